@@ -1,0 +1,74 @@
+// Package agents runs Claude Code and Codex as subprocesses of their own CLIs
+// (never an HTTP client of ours) and turns what they print into one stream of
+// events.Activity. It also parses Claude Code session transcripts into the
+// same type, so every renderer reads one thing.
+package agents
+
+import (
+	"errors"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// Agent names.
+const (
+	Claude = "claude"
+	Codex  = "codex"
+)
+
+// Role is the job an agent run does; it decides the permission policy.
+type Role string
+
+// The roles. Planner, reviewer and ask runs must not change the repository
+// (read-only tools / read-only sandbox); only the executor may edit.
+const (
+	RolePlanner  Role = "planner"
+	RoleReviewer Role = "reviewer"
+	RoleExecutor Role = "executor"
+	RoleAsk      Role = "ask"
+)
+
+// Request describes one agent run.
+type Request struct {
+	Agent          string        // Claude or Codex
+	Role           Role          // decides permissions / sandbox
+	Prompt         string        // passed as one argv element, never through a shell
+	Dir            string        // working directory (the repository root)
+	SessionDir     string        // .ai-session folder; commands.log is appended there ("" = no log)
+	Timeout        time.Duration // 0 = DefaultTimeout
+	AllowAPIKeyEnv bool          // pass API-key variables through (audited)
+	// OnActivity, when set, receives each activity as it is parsed, in order,
+	// from one goroutine.
+	OnActivity func(events.Activity)
+}
+
+// DefaultTimeout bounds a run when Request.Timeout is zero.
+const DefaultTimeout = 30 * time.Minute
+
+// Invocation is exactly what would be started: shown in previews.
+type Invocation struct {
+	Path     string   // resolved binary path
+	Argv     []string // argv[0] is the binary as configured
+	Dir      string
+	Policy   string   // one line: permission mode / sandbox
+	Stripped []string // names of environment variables removed (present in our env)
+	Passed   []string // names of API-key variables passed through (AllowAPIKeyEnv)
+	Env      []string // the child's full environment
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Agent     string
+	ExitCode  int // -1 when the process did not start or was killed
+	Duration  time.Duration
+	FinalText string // the agent's final answer
+	Usage     events.Usage
+	Cancelled bool
+	TimedOut  bool
+	Err       error  // why the run failed, if it did
+	Summary   string // one line: what happened
+}
+
+// ErrNotFound is wrapped by errors about a missing agent binary.
+var ErrNotFound = errors.New("agent binary not found")
