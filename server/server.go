@@ -1,0 +1,320 @@
+// Package server is relay-baton's localhost chat panel: an HTTP server bound
+// to 127.0.0.1 that serves one embedded page and a small JSON + SSE API over
+// the same session-chat file protocol the room uses. It holds no state of
+// its own: targets, queues and logs are read from the workspace, messages
+// are enqueued as inbox files, and replies are read from the session's
+// transcript.
+package server
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+//go:embed static
+var static embed.FS
+
+// DefaultPort is the port `relay-baton serve` listens on by default.
+const DefaultPort = 4181
+
+// MaxBody caps a POST body.
+const MaxBody = 96 << 10
+
+// Target is one session the panel can talk to.
+type Target struct {
+	ID             string    `json:"id"`
+	Lead           bool      `json:"lead"`
+	ChatCapable    bool      `json:"chatCapable"`
+	QueueDepth     int       `json:"queueDepth"`
+	OldestAgeMs    int64     `json:"oldestAgeMs,omitempty"`
+	LastActivity   time.Time `json:"lastActivity,omitzero"`
+	TranscriptPath string    `json:"transcriptPath,omitempty"`
+	Cwd            string    `json:"cwd,omitempty"`
+}
+
+// LogEntry is one line of a session's chat log.
+type LogEntry struct {
+	At     time.Time `json:"at"`
+	Role   string    `json:"role"` // "user" or "agent"
+	Text   string    `json:"text"`
+	ID     string    `json:"id,omitempty"`
+	Source string    `json:"source,omitempty"`
+}
+
+// Sent is the answer to a send.
+type Sent struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	Ahead     int       `json:"ahead"` // messages queued before this one
+}
+
+// Event is one server-sent event: Name is the SSE event name (queued,
+// delivered, thinking, activity, text, end_turn, notice), Data its JSON.
+type Event struct {
+	Name string
+	Data any
+}
+
+// Backend is what the server needs from the session-chat protocol.
+type Backend interface {
+	Targets() ([]Target, error)
+	Log(session string) ([]LogEntry, error)
+	Send(session, from, text string) (Sent, error)
+	// Check returns nil when session is a known target (else a wrapped
+	// ErrUnknownSession or ErrBadRequest).
+	Check(session string) error
+	// Watch streams the session's chat activity to fn until ctx is done.
+	Watch(ctx context.Context, session string, fn func(Event)) error
+}
+
+// ErrUnknownSession is returned (wrapped) by a Backend for a session it does
+// not know; the server answers 404.
+var ErrUnknownSession = errors.New("unknown session")
+
+// ErrBadRequest is returned (wrapped) by a Backend for a request it refuses
+// (an oversized message, an invalid id); the server answers 400.
+var ErrBadRequest = errors.New("bad request")
+
+// Server is the HTTP handler.
+type Server struct {
+	b         Backend
+	port      int
+	keepAlive time.Duration
+	mux       *http.ServeMux
+}
+
+// New returns a server for backend b that will listen on 127.0.0.1:port
+// (the port is needed to check Origin headers).
+func New(b Backend, port int) *Server {
+	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux()}
+	page, _ := fs.Sub(static, "static")
+	s.mux.Handle("GET /{$}", http.FileServerFS(page))
+	s.mux.HandleFunc("GET /api/targets", s.targets)
+	s.mux.HandleFunc("GET /api/log", s.log)
+	s.mux.HandleFunc("POST /api/send", s.send)
+	s.mux.HandleFunc("GET /api/events", s.events)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Listen binds 127.0.0.1:port. There is deliberately no host option.
+func Listen(port int) (net.Listener, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("port %d on 127.0.0.1 is already in use: stop the other server or pick another port with --port", port)
+		}
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func backendError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrUnknownSession):
+		fail(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrBadRequest):
+		fail(w, http.StatusBadRequest, err.Error())
+	default:
+		fail(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+func (s *Server) targets(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.b.Targets()
+	if err != nil {
+		backendError(w, err)
+		return
+	}
+	if ts == nil {
+		ts = []Target{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"targets": ts})
+}
+
+func (s *Server) log(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if id == "" {
+		fail(w, http.StatusBadRequest, "session is required")
+		return
+	}
+	es, err := s.b.Log(id)
+	if err != nil {
+		backendError(w, err)
+		return
+	}
+	if es == nil {
+		es = []LogEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
+}
+
+// sameOrigin accepts only this server's own loopback origins. A browser
+// always sends Origin on a cross-origin POST (and on same-origin fetch POSTs),
+// so a missing Origin means a non-browser client, which the loopback bind
+// already limits to local processes.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	p := strconv.Itoa(s.port)
+	return o == "http://127.0.0.1:"+p || o == "http://localhost:"+p
+}
+
+func (s *Server) send(w http.ResponseWriter, r *http.Request) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		fail(w, http.StatusUnsupportedMediaType, "POST /api/send takes Content-Type: application/json")
+		return
+	}
+	if !s.sameOrigin(r) {
+		fail(w, http.StatusForbidden, "cross-origin request refused")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxBody))
+			return
+		}
+		fail(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	var req struct {
+		Session string `json:"session"`
+		Text    string `json:"text"`
+		From    string `json:"from"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		fail(w, http.StatusBadRequest, "body is not JSON: "+err.Error())
+		return
+	}
+	if req.Session == "" {
+		fail(w, http.StatusBadRequest, "session is required")
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		fail(w, http.StatusBadRequest, "text is empty")
+		return
+	}
+	if req.From == "" {
+		req.From = "dashboard"
+	}
+	sent, err := s.b.Send(req.Session, req.From, req.Text)
+	if err != nil {
+		backendError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sent)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if id == "" {
+		fail(w, http.StatusBadRequest, "session is required")
+		return
+	}
+	if err := s.b.Check(id); err != nil {
+		backendError(w, err)
+		return
+	}
+	f, ok := w.(http.Flusher)
+	if !ok {
+		fail(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	evc := make(chan Event, 64)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.b.Watch(ctx, id, func(e Event) {
+			select {
+			case evc <- e:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": relay-baton\n\n")
+	f.Flush()
+	tick := time.NewTicker(s.keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case e := <-evc:
+			writeEvent(w, e)
+			f.Flush()
+		case <-tick.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			f.Flush()
+		case err := <-errc:
+			if err != nil && ctx.Err() == nil {
+				writeEvent(w, Event{Name: "notice", Data: map[string]string{"text": "reply stream ended: " + err.Error()}})
+				f.Flush()
+			}
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func writeEvent(w io.Writer, e Event) {
+	b, err := json.Marshal(e.Data)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, b)
+}
