@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds Debian's chromium. In CI (CI=true) a missing browser fails
+// the test: .ci/run installs it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found: .ci/run should have installed it (apt-get install chromium)")
+	}
+	t.Skip("chromium not found (apt-get install chromium)")
+	return ""
+}
+
+// artifactDir is where tests leave screenshots to look at.
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("RELAY_BATON_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+// browser starts headless chromium with the flags this machine needs.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 760),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
+}
+
+// waitText polls until the element's text contains want.
+func waitText(sel, want string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		for {
+			var got string
+			if err := chromedp.Text(sel, &got, chromedp.ByQuery).Do(ctx); err == nil && strings.Contains(got, want) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// panelScenario drives the page through one exchange: pick the target,
+// type, send with Ctrl+Enter, see it queued; then afterSend makes the
+// delivery and the reply happen (however the backend does that), and the
+// page must show the reply and the end of the turn.
+func panelScenario(t *testing.T, base, session, text string, sent func() bool, afterSend func(), reply string) {
+	t.Helper()
+	ctx := browser(t)
+	shot := filepath.Join(artifactDir(t), "panel-"+strings.ReplaceAll(t.Name(), "/", "_")+".png")
+	var png []byte
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitReady(`#target option[value="`+session+`"]`, chromedp.ByQuery),
+		chromedp.SetValue(`#target`, session, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("target").dispatchEvent(new Event("change"))`, nil),
+		chromedp.WaitEnabled(`#text`, chromedp.ByQuery),
+		chromedp.Click(`#text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#text`, text, chromedp.ByQuery),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(input.ModifierCtrl)),
+		waitText(`#activity`, "queued"),
+		waitText(`#log`, text),
+	)
+	if err != nil {
+		t.Fatalf("send from the page: %v", err)
+	}
+	if !sent() {
+		t.Fatal("the page showed 'queued' but the backend has no message")
+	}
+	var draft string
+	if err := chromedp.Run(ctx, chromedp.Value(`#text`, &draft, chromedp.ByQuery)); err != nil || draft != "" {
+		t.Fatalf("composer not cleared after send: %q %v", draft, err)
+	}
+	afterSend()
+	err = chromedp.Run(ctx,
+		waitText(`#log`, reply),
+		waitText(`#activity`, "end of turn"),
+		chromedp.FullScreenshot(&png, 100),
+	)
+	if err != nil {
+		t.Fatalf("reply on the page: %v", err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+func TestPanelInBrowserFakeBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	fb := &fakeBackend{watch: make(chan Event, 8)}
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Serve(ctx, ln, New(fb, port))
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	panelScenario(t, base, sid, "hello from the browser",
+		func() bool {
+			fb.mu.Lock()
+			defer fb.mu.Unlock()
+			return len(fb.sent) == 1 && fb.sent[0] == "dashboard:hello from the browser"
+		},
+		func() {
+			fb.watch <- Event{Name: "delivered", Data: map[string]string{"lane": "hook"}}
+			fb.watch <- Event{Name: "thinking", Data: map[string]string{}}
+			fb.watch <- Event{Name: "text", Data: map[string]string{"text": "the reply from the session"}}
+			fb.watch <- Event{Name: "end_turn", Data: map[string]string{}}
+		},
+		"the reply from the session")
+}
