@@ -9,7 +9,7 @@ import (
 )
 
 func TestLineReaderLongLines(t *testing.T) {
-	big := strings.Repeat("x", 300<<10)   // 300 KB: delivered
+	big := strings.Repeat("x", 300<<10)    // 300 KB: delivered
 	huge := strings.Repeat("y", MaxLine+5) // over the cap: skipped, measured
 	in := "a\r\n" + big + "\n" + huge + "\n\nlast-no-newline"
 	var lines []string
