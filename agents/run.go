@@ -286,8 +286,10 @@ func Run(ctx context.Context, req Request) (res Result) {
 	var stderrTail tail
 	var readers sync.WaitGroup
 	readers.Add(2)
+	var cbPanic any // a panic in req.OnActivity: reported, output still drained
 	go func() {
 		defer readers.Done()
+		deliver := req.OnActivity
 		readLines(outR, func(line []byte, tooLong int) {
 			clog.line("stdout", line, tooLong)
 			var acts []events.Activity
@@ -296,13 +298,18 @@ func Run(ctx context.Context, req Request) (res Result) {
 			} else {
 				acts = parser.Line(line)
 			}
-			if req.OnActivity != nil {
+			if deliver != nil {
 				now := time.Now()
+				defer func() {
+					if r := recover(); r != nil {
+						cbPanic, deliver = r, nil
+					}
+				}()
 				for _, a := range acts {
 					if a.Time.IsZero() {
 						a.Time = now
 					}
-					req.OnActivity(a)
+					deliver(a)
 				}
 			}
 		})
@@ -369,6 +376,9 @@ func Run(ctx context.Context, req Request) (res Result) {
 	dur := res.Duration.Round(10 * time.Millisecond)
 
 	switch {
+	case cbPanic != nil:
+		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, cbPanic)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), 300)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())

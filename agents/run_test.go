@@ -349,3 +349,13 @@ func TestOrphanDoesNotHangProbe(t *testing.T) {
 		t.Fatalf("orphan survived: %v", left)
 	}
 }
+
+func TestCallbackPanicIsReported(t *testing.T) {
+	dir := t.TempDir()
+	res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "x", Dir: dir,
+		Env:        []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=env"},
+		OnActivity: func(events.Activity) { panic("renderer bug") }})
+	if res.Err == nil || !strings.Contains(res.Summary, "renderer bug") || res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
