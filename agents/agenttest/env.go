@@ -60,7 +60,7 @@ func needBin(t testing.TB, name string) string {
 // temporary HOME whose ~/.claude/settings.json has
 // {"apiKeyHelper":"echo sk-test"} (so no API-key variable is needed and
 // relay-baton's key stripping can stay on), ANTHROPIC_BASE_URL=a.URL,
-// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, and RELAY_BATON_CLAUDE=bin.
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, and RELAY_BATON_CLAUDE=bin (left out when bin is "").
 // It returns KEY=VALUE entries meant to be laid over os.Environ() (for
 // agents.Request.Env, or a relay-baton child process's cmd.Env).
 func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
@@ -73,13 +73,16 @@ func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
 	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"apiKeyHelper":"echo sk-test"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{
+	env := []string{
 		"HOME=" + home,
 		"ANTHROPIC_BASE_URL=" + a.URL,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
-		"RELAY_BATON_CLAUDE=" + bin,
 	}
+	if bin != "" {
+		env = append(env, "RELAY_BATON_CLAUDE="+bin)
+	}
+	return env
 }
 
 // CodexModel is the model name the mock provider is configured with.
@@ -107,7 +110,8 @@ func providerTOML(o *OpenAI) string {
 // CodexEnv builds an offline environment for codex against o: a fresh
 // CODEX_HOME whose config.toml selects the mock provider (model, base URL,
 // no retries, plugins off), MOCK_API_KEY=sk-test (the provider's key
-// variable, not one relay-baton strips), and RELAY_BATON_CODEX=bin.
+// variable, not one relay-baton strips), and RELAY_BATON_CODEX=bin (left
+// out when bin is "").
 func CodexEnv(t testing.TB, o *OpenAI, bin string) []string {
 	t.Helper()
 	home := t.TempDir()
@@ -129,11 +133,33 @@ unbounded_connection_retries = false
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{
+	env := []string{
 		"CODEX_HOME=" + home,
 		"MOCK_API_KEY=sk-test",
-		"RELAY_BATON_CODEX=" + bin,
 	}
+	if bin != "" {
+		env = append(env, "RELAY_BATON_CODEX="+bin)
+	}
+	return env
+}
+
+// OfflineEnv is the whole offline environment for a process that runs
+// agents (a built relay-baton in a pty test, say): ClaudeEnv for a and
+// CodexEnv for o (either may be nil), with RELAY_BATON_CLAUDE /
+// RELAY_BATON_CODEX set to the binaries found by ClaudeBin / CodexBin (so
+// the test skips, or fails under CI=true, when one is missing). Use it as
+// cmd.Env = append(os.Environ(), OfflineEnv(t, a, o)...); exec keeps the
+// last value of a repeated variable.
+func OfflineEnv(t testing.TB, a *Anthropic, o *OpenAI) []string {
+	t.Helper()
+	var env []string
+	if a != nil {
+		env = append(env, ClaudeEnv(t, a, ClaudeBin(t))...)
+	}
+	if o != nil {
+		env = append(env, CodexEnv(t, o, CodexBin(t))...)
+	}
+	return env
 }
 
 // RepoConfig is the shape of .relay-baton.json, for tests that write one.
