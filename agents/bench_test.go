@@ -26,43 +26,64 @@ func BenchmarkClaudeOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	report := func(b *testing.B, d []time.Duration) {
-		slices.Sort(d)
-		b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "median-ms")
+	direct := func(b *testing.B) time.Duration {
+		t0 := time.Now()
+		cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, out)
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	relay := func(b *testing.B) time.Duration {
+		t0 := time.Now()
+		n := 0
+		r := req
+		r.OnActivity = func(events.Activity) { n++ }
+		res := agents.Run(context.Background(), r)
+		if res.Err != nil || n == 0 {
+			b.Fatalf("%s", res.Summary)
+		}
+		return time.Since(t0)
 	}
 	b.Run("direct", func(b *testing.B) {
 		var d []time.Duration
 		for b.Loop() {
-			t0 := time.Now()
-			cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, out)
-			if err := cmd.Wait(); err != nil {
-				b.Fatal(err)
-			}
-			d = append(d, time.Since(t0))
+			d = append(d, direct(b))
 		}
-		report(b, d)
+		b.ReportMetric(median(d), "median-ms")
 	})
 	b.Run("relay-baton", func(b *testing.B) {
 		var d []time.Duration
 		for b.Loop() {
-			t0 := time.Now()
-			n := 0
-			r := req
-			r.OnActivity = func(events.Activity) { n++ }
-			res := agents.Run(context.Background(), r)
-			if res.Err != nil || n == 0 {
-				b.Fatalf("%s", res.Summary)
-			}
-			d = append(d, time.Since(t0))
+			d = append(d, relay(b))
 		}
-		report(b, d)
+		b.ReportMetric(median(d), "median-ms")
 	})
+	// paired alternates the two in one loop, so that load from other
+	// processes on the machine hits both alike; it reports both medians and
+	// relay-baton's overhead in percent.
+	b.Run("paired", func(b *testing.B) {
+		var dd, dr []time.Duration
+		for b.Loop() {
+			dd = append(dd, direct(b))
+			dr = append(dr, relay(b))
+		}
+		md, mr := median(dd), median(dr)
+		b.ReportMetric(md, "direct-median-ms")
+		b.ReportMetric(mr, "relay-median-ms")
+		b.ReportMetric(100*(mr-md)/md, "overhead-%")
+	})
+}
+
+func median(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Microseconds()) / 1000
 }
