@@ -25,6 +25,9 @@ func TestClaudePlannerE2E(t *testing.T) {
 		agenttest.Reply(agenttest.Thinking("Let me look at the repo."), agenttest.ToolUse("Write", map[string]any{"file_path": abs("new.txt"), "content": "x"})),
 		agenttest.Reply(agenttest.ToolUse("Edit", map[string]any{"file_path": abs("a.txt"), "old_string": "hello", "new_string": "bye"})),
 		agenttest.Reply(agenttest.Bash("touch "+abs("touched")+"; echo hi > "+abs("b.txt")+"; rm -f "+abs("a.txt"))),
+		agenttest.Reply(agenttest.Bash("find "+root+" -name a.txt -delete")),
+		agenttest.Reply(agenttest.Bash("sed -i s/hello/bye/ "+abs("a.txt"))),
+		agenttest.Reply(agenttest.Bash("cat "+abs("a.txt")+" > "+abs("copy.txt"))),
 		agenttest.Reply(agenttest.ToolUse("NotebookEdit", map[string]any{"notebook_path": abs("n.ipynb"), "new_source": "x"})),
 		agenttest.Reply(agenttest.Thinking("Now the plan."), agenttest.Text("## Goal\nShip it.")),
 	)
@@ -67,7 +70,7 @@ func TestClaudePlannerE2E(t *testing.T) {
 	}
 	// The mock saw the prompt and the refusals.
 	reqs := mock.Agent()
-	if len(reqs) < 5 || !strings.Contains(string(reqs[0].Body), "plan the work") {
+	if len(reqs) < 8 || !strings.Contains(string(reqs[0].Body), "plan the work") {
 		t.Fatalf("mock saw %d agent requests", len(reqs))
 	}
 	log, _ := os.ReadFile(filepath.Join(sess, agents.CommandsLogName))
