@@ -50,7 +50,7 @@ func init() {
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
-		{Name: "replay", Usage: "[--kind k1,k2] [--role r] [--limit N] ...", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
+		{Name: "replay", Usage: "[--kind k,..] [--limit N]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
 		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
 		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
 		{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)", Run: func(*Engine, context.Context, string) error { return errExit }},
@@ -593,4 +593,17 @@ func (e *Engine) planAge() time.Duration {
 		return -1
 	}
 	return e.now().Sub(fi.ModTime())
+}
+
+// Record logs a one-shot command line as a command event (the REPL logs
+// what was typed in Process).
+func (e *Engine) Record(line string) {
+	e.emit(events.RoleUser, events.KindCommand, line, nil, map[string]any{"oneShot": true})
+}
+
+// BudgetEvent measures the budget and logs a budget event.
+func (e *Engine) BudgetEvent(ctx context.Context) BudgetReport {
+	r := e.Budget(ctx)
+	e.emitBudget(r)
+	return r
 }
