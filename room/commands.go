@@ -586,13 +586,13 @@ func flagNames(fs *pflag.FlagSet) []string {
 	return n
 }
 
-// planAge is how long ago plan.md was written, or -1.
-func (e *Engine) planAge() time.Duration {
+// planAge is how long ago plan.md was written; ok is false without one.
+func (e *Engine) planAge() (age time.Duration, ok bool) {
 	fi, err := os.Stat(e.planPath())
 	if err != nil {
-		return -1
+		return 0, false
 	}
-	return e.now().Sub(fi.ModTime())
+	return max(0, e.now().Sub(fi.ModTime())), true
 }
 
 // Record logs a one-shot command line as a command event (the REPL logs

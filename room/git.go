@@ -110,14 +110,46 @@ func countLines(path string) int {
 	return bytes.Count(b, []byte("\n"))
 }
 
-// diffText is the working tree's diff against HEAD (excluding .ai-session).
+// maxNewFileDiff caps how much of one untracked file diffText includes.
+const maxNewFileDiff = 256 << 10
+
+// diffText is the working tree's diff against HEAD (excluding
+// .ai-session), followed by untracked text files as new-file diffs.
 func diffText(ctx context.Context, root string) string {
+	var s string
 	if head(ctx, root) == "" {
-		s, _ := git(ctx, root, "diff", "--cached", "--", ".", excludeSession)
-		return s
+		s, _ = git(ctx, root, "diff", "--cached", "--", ".", excludeSession)
+	} else {
+		s, _ = git(ctx, root, "diff", "HEAD", "--", ".", excludeSession)
 	}
-	s, _ := git(ctx, root, "diff", "HEAD", "--", ".", excludeSession)
-	return s
+	var b strings.Builder
+	b.WriteString(s)
+	un, _ := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", excludeSession)
+	for i, p := range strings.Split(un, "\x00") {
+		if p == "" || i > 2000 {
+			continue
+		}
+		f, err := os.Open(filepath.Join(root, p))
+		if err != nil {
+			continue
+		}
+		data, _ := io.ReadAll(io.LimitReader(f, maxNewFileDiff))
+		f.Close()
+		if bytes.IndexByte(data, 0) >= 0 {
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file (binary)\n", p, p)
+			continue
+		}
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file\n--- /dev/null\n+++ b/%s\n", p, p, p)
+		for _, l := range strings.SplitAfter(string(data), "\n") {
+			if l != "" {
+				b.WriteString("+" + l)
+			}
+		}
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // progressKey hashes the repository state an executor step can change:

@@ -1,7 +1,6 @@
 package room
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -32,7 +31,7 @@ type StatusReport struct {
 // Status gathers the session status and logs a status event.
 func (e *Engine) Status(ctx context.Context) StatusReport {
 	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
-	if age := e.planAge(); age >= 0 {
+	if age, ok := e.planAge(); ok {
 		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
 	}
 	if ch, err := changes(ctx, e.Root); err == nil {
@@ -171,7 +170,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 			r.TestsTouched = append(r.TestsTouched, c.Path)
 		}
 	}
-	// Added lines: the diff for tracked files, whole content for new ones.
+	// Added lines: diffText covers tracked changes and new files.
 	file := ""
 	for _, l := range strings.Split(diffText(ctx, e.Root), "\n") {
 		if strings.HasPrefix(l, "+++ b/") {
@@ -180,18 +179,6 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		}
 		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
 			r.Secrets = appendSecret(r.Secrets, file, l[1:])
-		}
-	}
-	for _, c := range ch {
-		if c.Status != "??" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(e.Root, c.Path))
-		if err != nil || len(b) > 2<<20 || bytes.IndexByte(b, 0) >= 0 {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			r.Secrets = appendSecret(r.Secrets, c.Path, l)
 		}
 	}
 	refs := map[string]string{}
