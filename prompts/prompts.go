@@ -14,7 +14,7 @@ import (
 var PlanSections = []string{"Goal", "Scope (in)", "Out of scope", "Approach", "Steps", "Risks", "Verification", "Next step"}
 
 var funcs = template.FuncMap{
-	"trim": strings.TrimSpace,
+	"trim":     strings.TrimSpace,
 	"sections": func() []string { return PlanSections },
 }
 

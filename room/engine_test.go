@@ -337,7 +337,9 @@ func TestEditWithScriptedEditor(t *testing.T) {
 	h.term.edit = func(text string) (string, error) {
 		return EditText(text, func(k string) string { return env[k] }, h.e.SessionDir, nil, h.out, h.out)
 	}
-	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result { return agents.Result{FinalText: "answer"} }
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		return agents.Result{FinalText: "answer"}
+	}
 	if _, err := h.e.Process(context.Background(), "what is this repo?"); err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,28 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		Stderr:            o.Err,
 		FuncIsTerminal:    func() bool { return o.Terminal },
 	}
+	if f, ok := in.(*os.File); ok && o.Terminal {
+		// Raw mode on the terminal we were given (readline's default is
+		// always fd 0).
+		fd := int(f.Fd())
+		var state *readline.State
+		cfg.FuncMakeRaw = func() (err error) {
+			state, err = readline.MakeRaw(fd)
+			return err
+		}
+		cfg.FuncExitRaw = func() error {
+			if state == nil {
+				return nil
+			}
+			return readline.Restore(fd, state)
+		}
+		cfg.FuncGetWidth = func() int {
+			if w, _, err := readline.GetSize(fd); err == nil && w > 0 {
+				return w
+			}
+			return 80
+		}
+	}
 	if !o.Terminal {
 		cfg.FuncMakeRaw = func() error { return nil }
 		cfg.FuncExitRaw = func() error { return nil }
