@@ -376,7 +376,9 @@ func startInProcess(t *testing.T, fr *fakeRunner, getenv func(string) string) *i
 		t.Fatal(err)
 	}
 	ip := &inProcess{screen: newScreen(master), e: e, fr: fr, dir: dir, done: make(chan error, 1)}
-	go func() { ip.done <- RunREPL(context.Background(), e, REPLOptions{In: slave, Out: slave, Err: slave, Terminal: true}) }()
+	go func() {
+		ip.done <- RunREPL(context.Background(), e, REPLOptions{In: slave, Out: slave, Err: slave, Terminal: true})
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-ip.done:
@@ -410,7 +412,9 @@ func TestPTYInProcessConfirm(t *testing.T) {
 
 func TestPTYInProcessEdit(t *testing.T) {
 	fr := &fakeRunner{}
-	fr.run = func(context.Context, int, agents.Request) agents.Result { return agents.Result{FinalText: "## Goal\nedited"} }
+	fr.run = func(context.Context, int, agents.Request) agents.Result {
+		return agents.Result{FinalText: "## Goal\nedited"}
+	}
 	bin := t.TempDir()
 	script := filepath.Join(bin, "ed")
 	os.WriteFile(script, []byte("#!/bin/sh\nprintf 'PROMPT FROM EDITOR' > \"$1\"\n"), 0o755)

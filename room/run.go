@@ -138,11 +138,11 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	if n <= previewPromptMax {
 		fmt.Fprintf(&b, "  prompt (%d chars):\n", n)
-		for _, l := range strings.Split(prompt, "\n") {
+		for _, l := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
 			fmt.Fprintf(&b, "  │ %s\n", l)
 		}
 	} else {
-		lines := strings.Split(prompt, "\n")
+		lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
 		fmt.Fprintf(&b, "  prompt (%d chars, first 12 lines; answer e to read or edit it in full):\n", n)
 		for _, l := range lines[:min(12, len(lines))] {
 			fmt.Fprintf(&b, "  │ %s\n", l)
