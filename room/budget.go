@@ -68,7 +68,8 @@ func (e *Engine) Budget(ctx context.Context) BudgetReport {
 		{Name: "plan.md", Chars: fileSize(filepath.Join(e.SessionDir, "plan.md")), Budget: d.Plan},
 		{Name: "diff", Chars: diff, Budget: d.Diff},
 		{Name: "repo map", Chars: len(repoMap(ctx, e.Root)), Budget: d.RepoMap},
-		{Name: "commands.log", Chars: fileSize(filepath.Join(e.SessionDir, "commands.log")), Budget: d.LogTail},
+		// Only the log's tail goes into a handoff: the whole file is not context.
+		{Name: "commands.log tail", Chars: min(fileSize(filepath.Join(e.SessionDir, "commands.log")), d.LogTail), Budget: d.LogTail},
 	}
 	r := BudgetReport{Diet: e.Diet, Handoff: d.Handoff, Ceiling: BudgetCeiling}
 	for i := range parts {
@@ -89,7 +90,7 @@ func (r BudgetReport) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "diet %s: %d chars (~%d tokens) of a %d-char handoff budget, ratio %.2f (ceiling %.2f)\n", r.Diet, r.Total, r.Tokens, r.Handoff, r.Ratio, r.Ceiling)
 	for _, p := range r.Parts {
-		fmt.Fprintf(&b, "  %-13s %8d / %-7d %5.0f%%\n", p.Name, p.Chars, p.Budget, p.Ratio*100)
+		fmt.Fprintf(&b, "  %-17s %8d / %-7d %5.0f%%\n", p.Name, p.Chars, p.Budget, p.Ratio*100)
 	}
 	if len(r.OverParts) > 0 {
 		fmt.Fprintf(&b, "over budget (truncated in a handoff): %s\n", strings.Join(r.OverParts, ", "))

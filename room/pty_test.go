@@ -513,3 +513,36 @@ func BenchmarkStartToPrompt(b *testing.B) {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "ms-median")
 }
+
+func TestPTYEditViaScriptedEditor(t *testing.T) {
+	if !agentsBuilt() {
+		t.Skip("agents.Prepare is still a stub in this tree; TestPTYInProcessEdit covers the same path with a fake runner")
+	}
+	_, fake := binaries(t)
+	dir := newRepo(t)
+	script := filepath.Join(t.TempDir(), "ed")
+	os.WriteFile(script, []byte("#!/bin/sh\nprintf 'EDITED BY SCRIPT' > \"$1\"\n"), 0o755)
+	p := startBinary(t, dir, "NO_COLOR=1", "RELAY_BATON_CLAUDE="+fake, "EDITOR="+script)
+	p.until(t, "claude› ")
+	p.send(t, "/plan add a flag\r")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "e\r")
+	p.until(t, "│ EDITED BY SCRIPT")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "\r") // Enter alone means No
+	p.until(t, "cancelled. nothing ran.")
+	p.send(t, "\x04")
+	p.wait(t)
+	var previews int
+	for _, e := range readLog(t, dir) {
+		if e.Kind == events.KindPromptPreview {
+			previews++
+			if previews == 2 && (e.Meta["edited"] != true || e.Meta["prompt"] != "EDITED BY SCRIPT") {
+				t.Fatalf("second preview %+v", e.Meta)
+			}
+		}
+	}
+	if previews != 2 {
+		t.Fatalf("%d previews", previews)
+	}
+}
