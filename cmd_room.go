@@ -37,7 +37,6 @@ var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note 
 type roomFlags struct {
 	path, agent, diet  string
 	allowKeys, yes, js bool
-	deep               bool
 }
 
 func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {

@@ -49,7 +49,7 @@ type Change struct {
 	Deleted int    `json:"deleted"`
 }
 
-// Deleted reports whether the path was removed.
+// IsDeleted reports whether the path was removed.
 func (c Change) IsDeleted() bool { return strings.Contains(c.Status, "D") }
 
 // changes lists the working tree's changes against HEAD (excluding
