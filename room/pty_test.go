@@ -546,3 +546,21 @@ func TestPTYEditViaScriptedEditor(t *testing.T) {
 		t.Fatalf("%d previews", previews)
 	}
 }
+
+func TestPTYHistoryKeepsCommandsNotAnswers(t *testing.T) {
+	fr := &fakeRunner{}
+	p := startInProcess(t, fr, func(string) string { return "" })
+	p.until(t, "claude› ")
+	p.send(t, "/plan add a flag\r")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "n\r")
+	p.until(t, "claude› ")
+	p.send(t, "\x1b[A") // Up: the previous command, not the "n" answer
+	p.until(t, "/plan add a flag")
+	p.send(t, "\x15\x04")
+	time.Sleep(50 * time.Millisecond)
+	b, _ := os.ReadFile(filepath.Join(p.dir, ".ai-session", "room_history"))
+	if strings.TrimSpace(string(b)) != "/plan add a flag" {
+		t.Fatalf("history %q", b)
+	}
+}

@@ -108,13 +108,15 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		HistoryFile:       filepath.Join(e.SessionDir, "room_history"),
 		HistoryLimit:      1000,
 		HistorySearchFold: true,
-		AutoComplete:      completer{e},
-		InterruptPrompt:   "^C",
-		EOFPrompt:         "exit",
-		Stdin:             rc,
-		Stdout:            o.Out,
-		Stderr:            o.Err,
-		FuncIsTerminal:    func() bool { return o.Terminal },
+		// Only room input goes into history, not answers to "run this?".
+		DisableAutoSaveHistory: true,
+		AutoComplete:           completer{e},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "exit",
+		Stdin:                  rc,
+		Stdout:                 o.Out,
+		Stderr:                 o.Err,
+		FuncIsTerminal:         func() bool { return o.Terminal },
 	}
 	if f, ok := in.(*os.File); ok && o.Terminal {
 		// Raw mode on the terminal we were given (readline's default is
@@ -199,6 +201,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		rl.SaveHistory(line)
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)
 		}
