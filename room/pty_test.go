@@ -564,3 +564,13 @@ func TestPTYHistoryKeepsCommandsNotAnswers(t *testing.T) {
 		t.Fatalf("history %q", b)
 	}
 }
+
+func TestPTYSIGTERMLeaves(t *testing.T) {
+	dir := newRepo(t)
+	p := startBinary(t, dir, "NO_COLOR=1")
+	p.until(t, "claude› ")
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

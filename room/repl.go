@@ -99,8 +99,15 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	rc, ok := in.(io.ReadCloser)
-	if !ok {
+	var rc io.ReadCloser
+	if f, ok := in.(*os.File); ok {
+		// Cancelable, so that ending ctx (SIGTERM, SIGHUP) ends a pending
+		// Readline; it reads only while readline asks, so an editor or an
+		// agent can own the terminal between prompts.
+		rc = readline.NewCancelableStdin(f)
+	} else if r, ok := in.(io.ReadCloser); ok {
+		rc = r
+	} else {
 		rc = io.NopCloser(in)
 	}
 	cfg := &readline.Config{
@@ -151,6 +158,16 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	}
 	defer rl.Close()
 	e.SetTerminal(&rlTerminal{rl: rl, e: e, opts: o})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			rc.Close()
+			rl.Close()
+		case <-stop:
+		}
+	}()
 
 	// SIGINT reaches us only while a command runs (readline reads ^C as a
 	// key in raw mode): it cancels that command.
@@ -158,7 +175,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	var cancelTurn context.CancelFunc
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt)
-	defer signal.Stop(sigc)
+	defer func() { signal.Stop(sigc); close(sigc) }()
 	go func() {
 		for range sigc {
 			mu.Lock()
@@ -189,6 +206,9 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			}
 			e.Say("press Ctrl-C again (or Ctrl-D, or /exit) to leave the room")
 			continue
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		if errors.Is(err, io.EOF) {
 			e.Say("bye.")
