@@ -112,7 +112,7 @@ func (p *printer) raw(s string) {
 // beginRun starts rendering a run of agent.
 func (p *printer) beginRun(agent string) {
 	p.mu.Lock()
-	p.agent, p.inText, p.thinking, p.usage = agent, false, true, nil
+	p.agent, p.inText, p.thinking, p.usage = agent, false, false, nil
 	p.startedAt, p.lastOut = time.Now(), time.Now()
 	p.mu.Unlock()
 	if p.spinner {
@@ -218,11 +218,8 @@ func (p *printer) activity(a events.Activity) {
 			text = strings.TrimLeft(text, "\n")
 		}
 		fmt.Fprint(p.w, text)
+		// Text ending in a newline closes the block: the next text is labelled.
 		p.inText = !strings.HasSuffix(text, "\n")
-		if !p.inText {
-			// the block ended with a newline; the next text starts a new label
-			p.inText = false
-		}
 	case events.ActTool:
 		p.clearLocked()
 		d := a.Detail
