@@ -94,7 +94,7 @@ func (p *printer) say(r events.Role, format string, a ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLocked()
-	msg := fmt.Sprintf(format, a...)
+	msg := clean(fmt.Sprintf(format, a...)) // errors may quote agent output
 	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
 		fmt.Fprintf(p.w, "%s %s\n", p.label(r), line)
 	}
@@ -191,8 +191,24 @@ func (p *printer) pulse(stop, done chan struct{}) {
 	}
 }
 
+// clean drops terminal control characters (escape sequences, bells,
+// carriage returns) from agent-supplied text, keeping newlines and tabs: an
+// agent's output must not be able to drive the user's terminal.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // activity renders one activity of the current run.
 func (p *printer) activity(a events.Activity) {
+	a.Text, a.Tool, a.Detail = clean(a.Text), clean(a.Tool), clean(a.Detail)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	role := events.Role(p.agent)

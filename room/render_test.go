@@ -79,3 +79,18 @@ type safeBuffer struct{ buf bytes.Buffer }
 
 func (s *safeBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
 func (s *safeBuffer) String() string              { return s.buf.String() }
+
+func TestRenderStripsTerminalControl(t *testing.T) {
+	var b bytes.Buffer
+	p := newPrinter(&b, false, false)
+	p.beginRun("claude")
+	p.activity(events.Activity{Kind: events.ActText, Text: "ok\x1b]0;pwned\x07 \x1b[2Jdone\r\n"})
+	p.activity(events.Activity{Kind: events.ActTool, Tool: "Bash", Detail: "echo \x1b[31mred"})
+	p.endRun(agents.Result{Agent: "claude"})
+	if strings.ContainsAny(b.String(), "\x1b\x07\r") {
+		t.Fatalf("%q", b.String())
+	}
+	if !strings.Contains(b.String(), "[claude] ok]0;pwned [2Jdone\n") {
+		t.Fatalf("%q", b.String())
+	}
+}
