@@ -433,7 +433,10 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 	first.Note = fmt.Sprintf("loop:    up to %d steps, one confirmation; each later step gets the previous outcome; stops on no progress, budget >= %.2f, failure or Ctrl-C", max, BudgetCeiling)
 	inv, err := e.confirm(ctx, &first)
 	if err != nil {
-		lr.Reason, lr.Detail = StopDeclined, err.Error()
+		lr.Reason, lr.Detail = StopFailure, err.Error()
+		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
+			lr.Reason = StopDeclined
+		}
 		return lr, err
 	}
 	baseline, err := progressKey(bg, e.Root)
