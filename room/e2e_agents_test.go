@@ -1,7 +1,3 @@
-//go:build room_e2e
-
-// This file needs the agents package's agenttest helpers, which land with
-// the agents branch: the lead removes the build constraint above at merge.
 
 package room
 
