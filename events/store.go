@@ -91,6 +91,8 @@ func (l *Log) Append(e Event) error {
 	if len(b)-1 > MaxLineBytes {
 		return fmt.Errorf("event %s is %d bytes, over the %d-byte line cap: put large content in a file and name it in refs", e.ID, len(b)-1, MaxLineBytes)
 	}
+	unlock := lockFile(l.f)
+	defer unlock()
 	if !l.needsNewline() {
 		b = b[1:]
 	}
@@ -101,8 +103,8 @@ func (l *Log) Append(e Event) error {
 }
 
 // needsNewline reports whether the file is non-empty and does not end in
-// '\n'. Another process may append between this check and our write; it
-// writes whole lines, so the worst case is a harmless blank line.
+// '\n'. Writers hold an flock while checking and writing; a writer that
+// does not (another tool) can at worst cause a harmless blank line.
 func (l *Log) needsNewline() bool {
 	fi, err := l.f.Stat()
 	if err != nil || fi.Size() == 0 {
