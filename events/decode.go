@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,9 @@ func DecodeEvent(line []byte, e *Event) error {
 		return errors.New("line is not valid UTF-8")
 	}
 	*e = Event{}
-	d := decoder{b: line}
+	// One string holds the whole line; fields without escapes are slices
+	// of it, so an event costs one allocation for all its strings.
+	d := decoder{b: line, s: string(line)}
 	if err := d.event(e); err != nil {
 		return err
 	}
@@ -31,6 +34,7 @@ var errSyntax = errors.New("not valid JSON")
 
 type decoder struct {
 	b     []byte
+	s     string // the same bytes as b
 	i     int
 	depth int
 	last  []byte // the quoted form of the last string read, for unescape
@@ -170,35 +174,24 @@ func (d *decoder) stringField(dst *string) error {
 	if d.literal("null") {
 		return nil
 	}
-	raw, err := d.rawString()
-	if err != nil {
-		return err
+	s, err := d.str()
+	if err == nil {
+		*dst = s
 	}
-	if raw == nil { // had escapes: decode the quoted form the slow way
-		return d.unescape(dst)
-	}
-	*dst = intern(raw)
-	return nil
+	return err
 }
 
-var internTable = func() map[string]string {
-	m := map[string]string{}
-	for _, r := range Roles {
-		m[string(r)] = string(r)
+// str reads a string value (not null).
+func (d *decoder) str() (string, error) {
+	start := d.i + 1
+	raw, err := d.rawString()
+	if err != nil {
+		return "", err
 	}
-	for _, k := range Kinds {
-		m[string(k)] = string(k)
+	if raw == nil { // had escapes: decode the quoted form the slow way
+		return d.unescape()
 	}
-	return m
-}()
-
-func intern(b []byte) string {
-	if len(b) <= 16 {
-		if s, ok := internTable[string(b)]; ok { // no allocation for the lookup
-			return s
-		}
-	}
-	return string(b)
+	return d.s[start : start+len(raw)], nil
 }
 
 // rawString consumes a JSON string. It returns its bytes when the string
@@ -210,33 +203,62 @@ func (d *decoder) rawString() ([]byte, error) {
 	start := d.i
 	d.i++
 	escaped := false
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
+	b := d.b
+	for {
+		i := plainRun(b, d.i)
+		if i >= len(b) {
+			return nil, fmt.Errorf("%w: unterminated string", errSyntax)
+		}
+		switch c := b[i]; {
 		case c == '"':
-			d.i++
-			d.last = d.b[start:d.i]
+			d.i = i + 1
+			d.last = b[start:d.i]
 			if escaped {
 				return nil, nil
 			}
-			return d.b[start+1 : d.i-1], nil
+			return b[start+1 : i], nil
 		case c == '\\':
 			escaped = true
-			d.i += 2
-		case c < 0x20:
-			return nil, fmt.Errorf("%w: control character in string at byte %d", errSyntax, d.i)
+			d.i = i + 2 // the escaped byte; unescape validates the escape
 		default:
-			d.i++
+			return nil, fmt.Errorf("%w: control character in string at byte %d", errSyntax, i)
 		}
 	}
-	return nil, fmt.Errorf("%w: unterminated string", errSyntax)
 }
 
-func (d *decoder) unescape(dst *string) error {
-	if err := json.Unmarshal(d.last, dst); err != nil {
-		return fmt.Errorf("%w: bad string escape", errSyntax)
+const (
+	lo7 = 0x0101010101010101
+	hi1 = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte at or after i that is a
+// quote, a backslash or a control character (len(b) if none), eight bytes
+// at a time.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * lo7)
+		s := x ^ ('\\' * lo7)
+		// A zero byte in q or s, or a byte below 0x20 in x, sets its high bit.
+		m := ((q - lo7) &^ q) | ((s - lo7) &^ s) | ((x - 0x20*lo7) &^ x)
+		if m&hi1 != 0 {
+			break
+		}
 	}
-	return nil
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
+func (d *decoder) unescape() (string, error) {
+	var s string
+	if err := json.Unmarshal(d.last, &s); err != nil {
+		return "", fmt.Errorf("%w: bad string escape", errSyntax)
+	}
+	return s, nil
 }
 
 func (d *decoder) refs(e *Event) error {
@@ -295,78 +317,25 @@ const maxDepth = 1000
 func (d *decoder) value() (any, error) {
 	switch c := d.peek(); {
 	case c == '"':
-		var s string
-		err := d.stringField(&s)
-		return s, err
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	case c == '{':
 		if d.depth++; d.depth > maxDepth {
 			return nil, errors.New("JSON nested too deeply")
 		}
-		defer func() { d.depth-- }()
-		d.i++
-		m := map[string]any{}
-		d.ws()
-		if d.peek() == '}' {
-			d.i++
-			return m, nil
-		}
-		for {
-			d.ws()
-			var k string
-			if d.peek() != '"' {
-				return nil, fmt.Errorf("%w: want a key at byte %d", errSyntax, d.i)
-			}
-			if err := d.stringField(&k); err != nil {
-				return nil, err
-			}
-			if err := d.expect(':'); err != nil {
-				return nil, err
-			}
-			d.ws()
-			v, err := d.value()
-			if err != nil {
-				return nil, err
-			}
-			m[k] = v
-			d.ws()
-			c := d.peek()
-			d.i++
-			if c == '}' {
-				return m, nil
-			}
-			if c != ',' {
-				return nil, fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, d.i-1)
-			}
-		}
+		m, err := d.object()
+		d.depth--
+		return m, err
 	case c == '[':
 		if d.depth++; d.depth > maxDepth {
 			return nil, errors.New("JSON nested too deeply")
 		}
-		defer func() { d.depth-- }()
-		d.i++
-		a := []any{}
-		d.ws()
-		if d.peek() == ']' {
-			d.i++
-			return a, nil
-		}
-		for {
-			d.ws()
-			v, err := d.value()
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-			d.ws()
-			c := d.peek()
-			d.i++
-			if c == ']' {
-				return a, nil
-			}
-			if c != ',' {
-				return nil, fmt.Errorf("%w: want ',' or ']' at byte %d", errSyntax, d.i-1)
-			}
-		}
+		a, err := d.array()
+		d.depth--
+		return a, err
 	case c == '-' || c >= '0' && c <= '9':
 		num, err := d.number()
 		if err != nil {
@@ -423,4 +392,71 @@ func (d *decoder) number() ([]byte, error) {
 		}
 	}
 	return d.b[start:d.i], nil
+}
+
+// object parses an object after its '{' is seen.
+func (d *decoder) object() (map[string]any, error) {
+	d.i++
+	m := make(map[string]any, 4)
+	d.ws()
+	if d.peek() == '}' {
+		d.i++
+		return m, nil
+	}
+	for {
+		d.ws()
+		if d.peek() != '"' {
+			return nil, fmt.Errorf("%w: want a key at byte %d", errSyntax, d.i)
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if err := d.expect(':'); err != nil {
+			return nil, err
+		}
+		d.ws()
+		v, err := d.value()
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.ws()
+		c := d.peek()
+		d.i++
+		if c == '}' {
+			return m, nil
+		}
+		if c != ',' {
+			return nil, fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, d.i-1)
+		}
+	}
+}
+
+// array parses an array after its '[' is seen.
+func (d *decoder) array() ([]any, error) {
+	d.i++
+	a := []any{}
+	d.ws()
+	if d.peek() == ']' {
+		d.i++
+		return a, nil
+	}
+	for {
+		d.ws()
+		v, err := d.value()
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		d.ws()
+		c := d.peek()
+		d.i++
+		if c == ']' {
+			return a, nil
+		}
+		if c != ',' {
+			return nil, fmt.Errorf("%w: want ',' or ']' at byte %d", errSyntax, d.i-1)
+		}
+	}
 }

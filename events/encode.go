@@ -3,7 +3,7 @@ package events
 import (
 	"encoding/json"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -13,6 +13,7 @@ import (
 // sorted, empty refs and meta left out) except that <, > and & are not
 // escaped. It is the fast path of replay --json.
 func AppendJSON(dst []byte, e Event) []byte {
+	var kbuf [8]string
 	dst = append(dst, `{"schemaVersion":`...)
 	dst = strconv.AppendInt(dst, int64(e.SchemaVersion), 10)
 	dst = append(dst, `,"id":`...)
@@ -29,7 +30,7 @@ func AppendJSON(dst []byte, e Event) []byte {
 	dst = appendString(dst, e.Text)
 	if len(e.Refs) > 0 {
 		dst = append(dst, `,"refs":{`...)
-		for i, k := range sortedKeys(e.Refs) {
+		for i, k := range sortedKeys(e.Refs, &kbuf) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -41,7 +42,7 @@ func AppendJSON(dst []byte, e Event) []byte {
 	}
 	if len(e.Meta) > 0 {
 		dst = append(dst, `,"meta":{`...)
-		for i, k := range sortedKeys(e.Meta) {
+		for i, k := range sortedKeys(e.Meta, &kbuf) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -54,17 +55,13 @@ func AppendJSON(dst []byte, e Event) []byte {
 	return append(dst, '}')
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	if len(m) == 1 {
-		for k := range m {
-			return []string{k}
-		}
-	}
-	keys := make([]string, 0, len(m))
+// sortedKeys returns m's keys sorted, in buf when they fit.
+func sortedKeys[V any](m map[string]V, buf *[8]string) []string {
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
@@ -113,6 +110,20 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time (no quote, backslash,
+		// control or non-ASCII byte).
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			q, bs := x^('"'*lo7), x^('\\'*lo7)
+			if ((q-lo7)&^q|(bs-lo7)&^bs|(x-0x20*lo7)&^x|x)&hi1 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -294,23 +294,7 @@ func ReadFileFrom(path string, offset int64, completeOnly bool, fn func(Event) e
 			return st, offset, fmt.Errorf("seek %s: %w", path, err)
 		}
 	}
-	var e Event
-	lr := newLineReader(f)
-	for {
-		line, n, terminated, tooLong, err := lr.next()
-		if n > 0 && (terminated || !completeOnly) {
-			offset += int64(n)
-			if herr := handle(&st, lr.line, line, tooLong, &e, fn); herr != nil {
-				return st, offset, herr
-			}
-		}
-		if err == io.EOF {
-			return st, offset, nil
-		}
-		if err != nil {
-			return st, offset, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
+	return readParallel(f, path, offset, completeOnly, fn)
 }
 
 // FollowPoll is how often Follow re-checks the file when fsnotify is not

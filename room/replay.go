@@ -481,14 +481,22 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, ' ')
-	who := string(e.Role)
-	if agent, ok := e.Meta["agent"].(string); ok && agent != "" && agent != who {
-		who += "/" + agent
+	agent, _ := e.Meta["agent"].(string)
+	if agent == string(e.Role) {
+		agent = ""
 	}
 	if c := roleColors[e.Role]; colored && c != nil {
+		who := string(e.Role)
+		if agent != "" {
+			who += "/" + agent
+		}
 		b = append(b, c.Sprint(who)...)
 	} else {
-		b = appendClean(b, who)
+		b = appendClean(b, string(e.Role))
+		if agent != "" {
+			b = append(b, '/')
+			b = appendClean(b, agent)
+		}
 	}
 	b = append(b, ' ')
 	b = appendClean(b, string(e.Kind))
@@ -500,7 +508,17 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 // in caret or \u form, and each newline followed by an indent.
 func appendClean(b []byte, s string) []byte {
 	start := 0
-	for i := 0; i < len(s); i++ {
+	i := 0
+	// Fast path: skip eight bytes at a time while all are printable ASCII.
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		const lo7, hi1 = 0x0101010101010101, 0x8080808080808080
+		if ((x-0x20*lo7)|x|(x+lo7))&hi1 != 0 { // a byte < 0x20, >= 0x80, or 0x7f
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '\n':
