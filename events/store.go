@@ -306,23 +306,29 @@ var FollowPoll = 250 * time.Millisecond
 // It watches the folder with fsnotify, so a log that is created, replaced or
 // truncated is picked up (after a truncation or replacement it starts again
 // from the top), and polls every FollowPoll as a fallback. The file may not
-// exist yet, but its folder must. Stats accumulate over the whole follow.
+// exist yet, nor its folder (.ai-session), but the folder's parent must.
+// Stats accumulate over the whole follow.
 func Follow(ctx context.Context, path string, offset int64, fn func(Event) error) (Stats, error) {
 	var total Stats
 	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if !isDir(dir) && !isDir(filepath.Dir(dir)) {
 		return total, fmt.Errorf("cannot follow %s: folder %s does not exist", path, dir)
 	}
 	var evC <-chan fsnotify.Event
 	var errC <-chan error
 	poll := FollowPoll
-	if w, err := fsnotify.NewWatcher(); err == nil {
+	w, werr := fsnotify.NewWatcher()
+	if werr == nil {
 		defer w.Close()
-		if w.Add(dir) == nil {
+	}
+	watching := false
+	watch := func() { // once the folder exists (it may be created later)
+		if werr == nil && !watching && isDir(dir) && w.Add(dir) == nil {
+			watching = true
 			evC, errC = w.Events, w.Errors
-			poll *= 4
 		}
 	}
+	watch()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 
@@ -330,6 +336,7 @@ func Follow(ctx context.Context, path string, offset int64, fn func(Event) error
 	var last os.FileInfo
 	lineBase := 0
 	for {
+		watch()
 		// Start over when the file was truncated or replaced.
 		if fi, err := os.Stat(path); err == nil {
 			if fi.IsDir() {
@@ -381,4 +388,9 @@ func merge(total *Stats, st Stats, lineBase int) {
 	if total.FirstError == "" {
 		total.FirstError = st.FirstError
 	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -325,7 +325,7 @@ func TestFollow(t *testing.T) {
 	t.Cleanup(func() { FollowPoll = old })
 
 	dir := t.TempDir()
-	path := filepath.Join(dir, "conversation.jsonl") // does not exist yet
+	path := filepath.Join(dir, ".ai-session", "conversation.jsonl") // nor does its folder, yet
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan string, 100)
 	done := make(chan error, 1)
@@ -347,6 +347,10 @@ func TestFollow(t *testing.T) {
 				t.Fatalf("timed out waiting for %q", w)
 			}
 		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
 	}
 	writeEvents(t, path, "created")
 	want("created")
@@ -397,7 +401,7 @@ func TestFollow(t *testing.T) {
 }
 
 func TestFollowNeedsFolder(t *testing.T) {
-	_, err := Follow(context.Background(), filepath.Join(t.TempDir(), "no", "c.jsonl"), 0, func(Event) error { return nil })
+	_, err := Follow(context.Background(), filepath.Join(t.TempDir(), "no", "such", "c.jsonl"), 0, func(Event) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("err = %v", err)
 	}
