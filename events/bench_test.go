@@ -63,3 +63,20 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppend measures one Append (flock, last-byte check, one write).
+func BenchmarkAppend(b *testing.B) {
+	l, err := OpenLog(b.TempDir() + "/conversation.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	e := New("s1", RoleCodex, KindExecute, "Done: 3 files changed, go test ./... passes.")
+	e.Meta = map[string]any{"agent": "codex", "exitCode": 0}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -319,12 +319,13 @@ func Replay(ctx context.Context, w io.Writer, o ReplayOptions) error {
 		}
 		return bw.Flush()
 	})
+	if st.FirstSkipped == 0 && fst.FirstSkipped > 0 {
+		st.FirstSkipped = st.Lines + fst.FirstSkipped // approximate: blank lines are not counted
+		st.FirstError = fst.FirstError
+	}
 	st.Lines += fst.Lines
 	st.Malformed += fst.Malformed
 	st.TooLong += fst.TooLong
-	if st.FirstError == "" {
-		st.FirstError = fst.FirstError
-	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		bw.Flush()
 		return err
