@@ -489,7 +489,7 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	if c := roleColors[e.Role]; colored && c != nil {
 		who := string(e.Role)
 		if agent != "" {
-			who += "/" + agent
+			who += "/" + string(appendClean(nil, agent))
 		}
 		b = append(b, c.Sprint(who)...)
 	} else {

@@ -159,6 +159,10 @@ func TestFormatEvent(t *testing.T) {
 	if got := FormatEvent(1, e, true); !strings.Contains(got, "\x1b[") {
 		t.Errorf("color=true gave no colour: %q", got)
 	}
+	e.Meta["agent"] = "evil\x1b]0;title\x07"
+	if got := FormatEvent(1, e, true); strings.Contains(got, "\x1b]") || !strings.Contains(got, "evil^[]0;title^G") {
+		t.Errorf("control characters of meta.agent reached the terminal: %q", got)
+	}
 }
 
 func TestReplayMissingAndDirectory(t *testing.T) {
