@@ -406,3 +406,51 @@ func TestFollowNeedsFolder(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The batch-parallel file reader delivers exactly what the sequential Scan
+// does, in order, across batch boundaries, long lines and bad lines.
+func TestReadFileMatchesScan(t *testing.T) {
+	var buf bytes.Buffer
+	for i := range 7000 {
+		switch {
+		case i%997 == 0:
+			buf.WriteString(strings.Repeat("q", MaxReadLineBytes+10) + "\n") // too long
+		case i%331 == 0:
+			e := New("s", RoleUser, KindMessage, strings.Repeat("L", 100<<10)) // over the 64 KiB buffer
+			buf.Write(AppendJSON(nil, e))
+			buf.WriteByte('\n')
+		case i%101 == 0:
+			buf.WriteString("{broken\n")
+		case i%53 == 0:
+			buf.WriteString("\n")
+		default:
+			e := New("s", RoleCodex, KindExecute, "n"+strconv.Itoa(i))
+			buf.Write(AppendJSON(nil, e))
+			buf.WriteByte('\n')
+		}
+	}
+	buf.WriteString(`{"partial":`) // unterminated last line
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	os.WriteFile(path, buf.Bytes(), 0o600)
+
+	var seq, par []string
+	st1, err1 := Scan(bytes.NewReader(buf.Bytes()), func(e Event) error { seq = append(seq, e.ID+e.Text[:min(5, len(e.Text))]); return nil })
+	st2, err2 := ReadFile(path, func(e Event) error { par = append(par, e.ID+e.Text[:min(5, len(e.Text))]); return nil })
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if st1 != st2 {
+		t.Errorf("stats differ: Scan %+v, ReadFile %+v", st1, st2)
+	}
+	if strings.Join(seq, "\n") != strings.Join(par, "\n") || len(seq) < 6000 {
+		t.Errorf("events differ: %d vs %d", len(seq), len(par))
+	}
+	if st2.TooLong != 8 || st2.FirstSkipped != 1 {
+		t.Errorf("stats %+v", st2)
+	}
+	// completeOnly leaves the unterminated line for later.
+	_, end, err := ReadFileFrom(path, 0, true, func(Event) error { return nil })
+	if err != nil || end != int64(bytes.LastIndexByte(buf.Bytes(), '\n')+1) {
+		t.Errorf("end %d, err %v", end, err)
+	}
+}
