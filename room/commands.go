@@ -564,6 +564,9 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	if err := fs.Parse(strings.Fields(args)); err != nil {
 		return fmt.Errorf("/replay: %v (flags: %s)", err, strings.Join(flagNames(fs), " "))
 	}
+	if o.File == "" { // AddReplayFlags resets it to the flag's default
+		o.File = e.LogPath()
+	}
 	if err := check(); err != nil {
 		return fmt.Errorf("/replay: %v", err)
 	}

@@ -40,6 +40,7 @@ func TestE2EPlanYesRunsClaude(t *testing.T) {
 	p.until(t, "claude› ")
 	p.send(t, "/replay\r")
 	p.until(t, "plan: plan.md written")
+	p.until(t, "events; roles {")
 	p.send(t, "\x04")
 	p.wait(t)
 	b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "plan.md"))

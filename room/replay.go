@@ -177,8 +177,8 @@ func (f *filter) match(e *events.Event) bool {
 	return true
 }
 
-// summary counts the events shown.
-type summary struct {
+// replaySummary counts the events shown.
+type replaySummary struct {
 	Total   int            `json:"total"`
 	ByRole  map[string]int `json:"byRole"`
 	ByKind  map[string]int `json:"byKind"`
@@ -194,11 +194,11 @@ type skipped struct {
 	TooLong   int `json:"tooLong"`
 }
 
-func newSummary() *summary {
-	return &summary{ByRole: map[string]int{}, ByKind: map[string]int{}}
+func newSummary() *replaySummary {
+	return &replaySummary{ByRole: map[string]int{}, ByKind: map[string]int{}}
 }
 
-func (s *summary) add(e *events.Event) {
+func (s *replaySummary) add(e *events.Event) {
 	s.Total++
 	s.ByRole[string(e.Role)]++
 	s.ByKind[string(e.Kind)]++
@@ -231,7 +231,7 @@ func counts(m map[string]int, order []string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (s *summary) footer() string {
+func (s *replaySummary) footer() string {
 	noun := "events"
 	if s.Total == 1 {
 		noun = "event"
@@ -342,7 +342,7 @@ type replayer struct {
 	o    ReplayOptions
 	w    *bufio.Writer
 	f    filter
-	sum  *summary
+	sum  *replaySummary
 	ring *ring
 	buf  []byte
 	n    int // entries printed
@@ -445,16 +445,20 @@ func (r *replayer) reportSkipped(st events.Stats) {
 // Role colours. EnableColor makes them ignore color.NoColor: FormatEvent's
 // color argument decides.
 var (
-	roleColors = map[events.Role]*color.Color{
-		events.RoleUser:         forced(color.FgCyan, color.Bold),
-		events.RoleClaude:       forced(color.FgYellow, color.Bold),
-		events.RoleCodex:        forced(color.FgGreen, color.Bold),
-		events.RoleOrchestrator: forced(color.FgMagenta, color.Bold),
-		events.RoleRelayBaton:   forced(color.FgBlue),
-	}
+	replayColors = forcedRoleColors()
 	faint     = forced(color.Faint)
 	warnColor = forced(color.FgYellow)
 )
+
+// forcedRoleColors builds replay's label colours from the room's one
+// per-role colour table, in bold.
+func forcedRoleColors() map[events.Role]*color.Color {
+	m := make(map[events.Role]*color.Color, len(roleColors))
+	for r, a := range roleColors {
+		m[r] = forced(a, color.Bold)
+	}
+	return m
+}
 
 func forced(attrs ...color.Attribute) *color.Color {
 	c := color.New(attrs...)
@@ -486,7 +490,7 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	if agent == string(e.Role) {
 		agent = ""
 	}
-	if c := roleColors[e.Role]; colored && c != nil {
+	if c := replayColors[e.Role]; colored && c != nil {
 		who := string(e.Role)
 		if agent != "" {
 			who += "/" + string(appendClean(nil, agent))
