@@ -446,8 +446,8 @@ func (r *replayer) reportSkipped(st events.Stats) {
 // color argument decides.
 var (
 	replayColors = forcedRoleColors()
-	faint     = forced(color.Faint)
-	warnColor = forced(color.FgYellow)
+	faint        = forced(color.Faint)
+	warnColor    = forced(color.FgYellow)
 )
 
 // forcedRoleColors builds replay's label colours from the room's one
