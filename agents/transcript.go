@@ -37,7 +37,12 @@ type transcriptLine struct {
 	SessionID   string          `json:"sessionId"`
 	UUID        string          `json:"uuid"`
 	Message     json.RawMessage `json:"message"`
-	Attachment  *struct {
+	Subtype     string          `json:"subtype"`
+	// system stop_hook_summary
+	HookErrors            []json.RawMessage `json:"hookErrors"`
+	PreventedContinuation bool              `json:"preventedContinuation"`
+	HasOutput             bool              `json:"hasOutput"`
+	Attachment            *struct {
 		Type        string          `json:"type"`
 		CommandMode string          `json:"commandMode"`
 		Prompt      json.RawMessage `json:"prompt"`
@@ -52,7 +57,12 @@ type transcriptLine struct {
 //     "Stop hook feedback:" meta line, an asyncRewake <system-reminder>, a
 //     task notification (Monitor);
 //   - attachment queued_command in task-notification mode: ActDelivered
-//     (an event absorbed during a busy turn).
+//     (an event absorbed during a busy turn);
+//   - system turn_duration, and a stop_hook_summary where no hook blocked:
+//     ActDone (older transcripts never record stop_reason end_turn).
+//
+// Consecutive ActDone activities (end_turn, then the summary lines) are
+// normal: consumers collapse them.
 //
 // Sidechain (subagent) lines, unknown types and JSON values that are not
 // objects yield nothing and no error. Only a line that is not JSON at all
@@ -122,6 +132,15 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 			return nil, nil
 		}
 		return stamp(acts), nil
+	case "system":
+		// Transcripts before 2.1.3xx carry stop_reason null on every line:
+		// the end of a turn shows as turn_duration, or as a Stop hook
+		// summary where no hook blocked.
+		switch {
+		case l.Subtype == "turn_duration",
+			l.Subtype == "stop_hook_summary" && len(l.HookErrors) == 0 && !l.PreventedContinuation && !l.HasOutput:
+			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDone, StopReason: l.Subtype, ID: l.UUID}}), nil
+		}
 	case "attachment":
 		if a := l.Attachment; a != nil && a.Type == "queued_command" && a.CommandMode == "task-notification" {
 			var body string

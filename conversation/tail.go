@@ -173,6 +173,25 @@ type tailer struct {
 	discard bool   // inside an over-long line
 	atEOF   bool
 	skip    func(int64, string)
+	done    bool // the last activity passed on was ActDone
+}
+
+// collapseDone drops an ActDone that follows another one with nothing in
+// between (end_turn, then turn_duration / stop_hook_summary lines).
+func (t *tailer) collapseDone(acts []events.Activity) []events.Activity {
+	out := acts[:0]
+	for _, a := range acts {
+		if a.Kind == events.ActDone {
+			if t.done {
+				continue
+			}
+			t.done = true
+		} else if a.Kind != events.ActUsage {
+			t.done = false
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func (t *tailer) close() {
@@ -268,6 +287,7 @@ func (t *tailer) step() (more bool, err error) {
 			t.skip(t.off, perr.Error())
 			continue
 		}
+		acts = t.collapseDone(acts)
 		if len(acts) > 0 && t.opts.OnActivity != nil && !t.opts.OnActivity(t.off, acts) {
 			return false, nil
 		}
