@@ -366,4 +366,3 @@ func TestResolveWorkspace(t *testing.T) {
 		t.Errorf("ResolveWorkspace = %q, want %q", got, ws)
 	}
 }
-
