@@ -29,7 +29,7 @@ func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, po
 	}
 	var wake <-chan fsnotify.Event
 	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
+		defer closeWatcher(w)
 		if w.Add(s.InboxDir()) == nil {
 			_ = w.Add(s.dir) // the busy mark's removal
 			wake = w.Events
@@ -225,7 +225,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duration, emit func(Update)) (*Message, error) {
 	var wake <-chan fsnotify.Event
 	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
+		defer closeWatcher(w)
 		if w.Add(s.InboxDir()) == nil {
 			_ = w.Add(s.DeliveredDir())
 			wake = w.Events

@@ -124,7 +124,7 @@ func Tail(ctx context.Context, opts TailOptions) error {
 	var werrs <-chan error
 	if opts.Follow {
 		if w, err := fsnotify.NewWatcher(); err == nil {
-			defer w.Close()
+			defer closeWatcher(w)
 			if w.Add(filepath.Dir(opts.Path)) == nil {
 				wake, werrs = w.Events, w.Errors
 			}
@@ -307,3 +307,8 @@ func Size(path string) int64 {
 	}
 	return fi.Size()
 }
+
+// closeWatcher closes an fsnotify watcher in the background: Close waits
+// for the watcher's reader to wake (about 8 ms with inotify), which would
+// otherwise sit between a claim and its delivery.
+func closeWatcher(w *fsnotify.Watcher) { go w.Close() }
