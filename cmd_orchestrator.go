@@ -534,7 +534,9 @@ func hookSessionStart(inv *invocation) error {
 	if err := s.Register(conversation.Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
-	_ = s.ClearBusy()
+	if p.Source != "compact" { // a compaction can happen mid-turn
+		_ = s.ClearBusy()
+	}
 	return nil
 }
 

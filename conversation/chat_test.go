@@ -366,3 +366,16 @@ func TestResolveWorkspace(t *testing.T) {
 		t.Errorf("ResolveWorkspace = %q, want %q", got, ws)
 	}
 }
+
+func TestIDShapes(t *testing.T) {
+	for id, want := range map[string]bool{testSID: true, strings.ToUpper(testSID): true, "0b7e2c1a-3f4d-4e5f-8a9b-0c1d2e3f4a5g": false, "0b7e2c1a-3f4d-4e5f-8a9b_0c1d2e3f4a5b": false, "": false} {
+		if got := ValidSessionID(id) == nil; got != want {
+			t.Errorf("ValidSessionID(%q) ok = %v", id, got)
+		}
+	}
+	for id, want := range map[string]bool{"ab12cd34": true, "a_b-c": true, "-ab": false, "a/b": false, "..": false, "a.b": false, strings.Repeat("a", 65): false, "": false} {
+		if got := validMessageID(id) == nil; got != want {
+			t.Errorf("validMessageID(%q) ok = %v", id, got)
+		}
+	}
+}

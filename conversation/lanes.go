@@ -138,11 +138,19 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		opts.Poll = time.Second
 	}
 	var mu sync.Mutex
+	finished := false
 	emit := func(u Update) {
 		mu.Lock()
 		defer mu.Unlock()
-		fn(u)
+		if !finished {
+			fn(u)
+		}
 	}
+	defer func() { // no call of fn after Watch returns (the confirm timer)
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+	}()
 	s, id := r.Session, r.Message.ID
 	m, err := waitDelivered(ctx, s, id, opts.Poll, emit)
 	if err != nil || m == nil {
