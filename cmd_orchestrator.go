@@ -39,14 +39,15 @@ Messages over 64 KB are refused.`,
 
 var targetsCommand = &command{
 	Name:  "targets",
-	Usage: "[--json]",
+	Usage: "[--json] [--set-lead ID|none]",
 	Short: "List Claude Code sessions in this workspace that can be chatted with",
 	Long: `Lists the sessions with a chat folder or a transcript for this workspace, most
 recently active first: whether each is chat-capable (its inbox exists: it
 started after 'relay-baton hook install'), its queue depth and oldest message
 age, whether it is in a turn (busy) and whether an idle-lane waiter is armed,
 its last activity and transcript path. The lead (marked *) is the one 'send'
-uses by default.`,
+uses by default: the session marked with --set-lead, else the most recently
+active chat-capable one.`,
 	Run: runTargets,
 }
 
@@ -229,6 +230,7 @@ func runSend(inv *invocation) error {
 func runTargets(inv *invocation) error {
 	fs := inv.flags()
 	asJSON := fs.Bool("json", false, "print JSON")
+	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.parse(fs); err != nil {
 		return err
@@ -236,6 +238,15 @@ func runTargets(inv *invocation) error {
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
 		return err
+	}
+	if *setLead != "" {
+		id := *setLead
+		if id == "none" {
+			id = ""
+		}
+		if err := conversation.SetLead(ws, id); err != nil {
+			return &usageError{msg: err.Error(), hint: "relay-baton targets"}
+		}
 	}
 	ts, err := conversation.ListTargets(ws)
 	if err != nil {

@@ -254,3 +254,39 @@ func appendLine(t *testing.T, p, line string) {
 	f.WriteString(line + "\n")
 	f.Close()
 }
+
+const corpusSession = "../../shared/corpus/marot-spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+// A real 2.1.39 session (3 MB, progress lines, a compaction) tails to the
+// same activities as parsing it line by line.
+func TestTailCorpusSession(t *testing.T) {
+	if _, err := os.Stat(corpusSession); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	var c collector
+	if err := Tail(context.Background(), TailOptions{Path: corpusSession, OnActivity: c.on, OnSkip: c.skip}); err != nil {
+		t.Fatal(err)
+	}
+	tools, texts := strings.Count(c.kinds(), "tool,")+strings.Count(c.kinds(), "tool_result"), strings.Count(c.kinds(), "text")
+	if tools < 100 || texts < 10 || len(c.skips) != 0 {
+		t.Errorf("tools %d, texts %d, skips %v", tools, texts, c.skips)
+	}
+}
+
+// The transcript scan `relay-baton tail --from-start --no-follow` does.
+func BenchmarkTailCorpusSession(b *testing.B) {
+	fi, err := os.Stat(corpusSession)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.SetBytes(fi.Size())
+	for b.Loop() {
+		n := 0
+		if err := Tail(context.Background(), TailOptions{Path: corpusSession, OnActivity: func(_ int64, a []events.Activity) bool { n += len(a); return true }}); err != nil || n == 0 {
+			b.Fatal(err, n)
+		}
+	}
+}
