@@ -258,6 +258,20 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].Depth != 2 || !ts[0].Lead || ts[0].TranscriptPath != tr {
 		t.Errorf("targets --json: %s", out)
 	}
+	if _, errOut, code := runInProcess(t, "", "targets", "--set-lead", "../x", "--workspace", ws); code != 2 || !strings.Contains(errOut, "UUID") {
+		t.Errorf("--set-lead traversal: %q %d", errOut, code)
+	}
+	other := "0ea7beef-1234-4abc-8def-0123456789ab"
+	out, _, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "* "+chatSID) {
+		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
+	}
+	os.MkdirAll(filepath.Join(ws, conversation.ChatDir, other, "inbox"), 0o700)
+	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
+	if !strings.Contains(out, "* "+other) || strings.Contains(out, "* "+chatSID) {
+		t.Errorf("marked lead not shown: %q", out)
+	}
+	runInProcess(t, "", "targets", "--set-lead", "none", "--workspace", ws)
 	out, _, code = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
 	if code != 0 || out != "⏺ Bash: List files\ndone here\n✓ end of turn\n" {
 		t.Errorf("tail: %q", out)
