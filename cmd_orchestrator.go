@@ -410,6 +410,9 @@ type hookPayload struct {
 	Source         string `json:"source"`
 }
 
+// busyFresh: a busy mark younger than this is this process's own.
+const busyFresh = 30 * time.Second
+
 // maxPayload caps what a hook reads from stdin (last_assistant_message can
 // be long).
 const maxPayload = 8 << 20
@@ -522,10 +525,17 @@ func hookPromptSubmit(inv *invocation) error {
 		return nil
 	}
 	_, s, ok := readHookSession(inv.IO.In)
-	if ok && s.ChatCapable() {
-		if err := s.MarkBusy(); err != nil {
-			s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
-		}
+	if !ok {
+		return nil
+	}
+	// In stream-json mode the first prompt's UserPromptSubmit can run
+	// before the SessionStart hook has created the folder: create it here.
+	err := s.Ensure()
+	if err == nil {
+		err = s.MarkBusy()
+	}
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
 	}
 	return nil
 }
@@ -545,8 +555,12 @@ func hookSessionStart(inv *invocation) error {
 	if err := s.Register(conversation.Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
-	if p.Source != "compact" { // a compaction can happen mid-turn
-		_ = s.ClearBusy()
+	// A busy mark left by a previous process of this session (killed
+	// mid-turn) would hold the idle lane back: drop it. Not after a
+	// compaction (it can happen mid-turn), and not a fresh mark: the first
+	// prompt's UserPromptSubmit may run before this hook.
+	if p.Source != "compact" {
+		_ = s.ClearBusyOlderThan(busyFresh)
 	}
 	return nil
 }

@@ -140,7 +140,14 @@ func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	ws := t.TempDir()
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	in := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + tr + `","source":"startup","hook_event_name":"SessionStart"}`
-	out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "session-start")
+	// In stream-json mode the first prompt's UserPromptSubmit can come
+	// before SessionStart's hook: the busy mark must
+	// survive it.
+	out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
+	if out != "" || errOut != "" || code != 0 {
+		t.Fatalf("prompt-submit first: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "session-start")
 	if out != "" || errOut != "" || code != 0 {
 		t.Fatalf("session-start: %q %q %d", out, errOut, code)
 	}
@@ -148,6 +155,13 @@ func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	r, ok := s.Registration()
 	if !ok || r.TranscriptPath != tr || r.Cwd != ws || !s.ChatCapable() {
 		t.Fatalf("registration %+v %v, chat-capable %v", r, ok, s.ChatCapable())
+	}
+	if !s.Busy(time.Now()) {
+		t.Fatal("session-start cleared a fresh busy mark")
+	}
+	relayBaton(t, context.Background(), nil, in, "hook", "stop")
+	if s.Busy(time.Now()) {
+		t.Fatal("busy after an empty-inbox Stop")
 	}
 	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
 	if out != "" || errOut != "" || code != 0 || !s.Busy(time.Now()) {

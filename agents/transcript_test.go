@@ -200,3 +200,42 @@ func BenchmarkParseTranscriptCorpus(b *testing.B) {
 		}
 	}
 }
+
+// testdata/claude-2.1.328-chat.jsonl is a real transcript recorded here
+// with Claude Code 2.1.328 against a mock API, hooks installed by
+// `relay-baton hook install` (lines carrying Claude Code's own system
+// prompt and tool listings removed): a prompt, a chat message delivered
+// by the Stop hook while the turn ran, one delivered by the asyncRewake
+// waiter while idle.
+func TestTranscriptClaude2328Chat(t *testing.T) {
+	_, acts, errs := parseFile(t, "testdata/claude-2.1.328-chat.jsonl")
+	if errs != 0 {
+		t.Fatalf("%d lines failed", errs)
+	}
+	var seq []string
+	for _, a := range acts {
+		s := string(a.Kind)
+		switch a.Kind {
+		case events.ActDelivered:
+			s += "(" + a.Detail + ")"
+		case events.ActText, events.ActUser:
+			s += "(" + a.Text + ")"
+		}
+		seq = append(seq, s)
+	}
+	// end_turn and the Stop hook summary both mark the end of a turn (not
+	// the summary of the Stop that blocked with the chat message);
+	// consumers collapse the pair.
+	want := "user(please be slow),text(ack 1),done,delivered(hook),text(ack 2),done,done,delivered(rewake),text(ack 3),done,done"
+	if got := strings.Join(seq, ","); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	for _, a := range acts {
+		if a.Kind == events.ActDelivered && !strings.Contains(a.Text, "[relay-baton chat message ") {
+			t.Errorf("delivered text lost the framing: %q", a.Text)
+		}
+		if a.Time.IsZero() || a.Session == "" {
+			t.Errorf("activity without time or session: %+v", a)
+		}
+	}
+}

@@ -379,3 +379,18 @@ func TestIDShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestClearBusyOlderThan(t *testing.T) {
+	s := newSession(t)
+	s.MarkBusy()
+	s.ClearBusyOlderThan(time.Minute)
+	if !s.Busy(time.Now()) {
+		t.Fatal("a fresh mark was cleared")
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(filepath.Join(s.Dir(), "busy"), old, old)
+	s.ClearBusyOlderThan(time.Minute)
+	if s.Busy(time.Now()) {
+		t.Fatal("a stale mark was kept")
+	}
+}

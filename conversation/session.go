@@ -79,6 +79,15 @@ func (s *Session) ClearBusy() error {
 	return err
 }
 
+// ClearBusyOlderThan removes the busy mark only when it is older than d.
+func (s *Session) ClearBusyOlderThan(d time.Duration) error {
+	fi, err := os.Lstat(s.busyPath())
+	if err != nil || time.Since(fi.ModTime()) < d {
+		return nil
+	}
+	return s.ClearBusy()
+}
+
 // Busy reports whether the session is in a turn: a busy mark younger than
 // BusyTTL.
 func (s *Session) Busy(now time.Time) bool {

@@ -290,3 +290,15 @@ func BenchmarkTailCorpusSession(b *testing.B) {
 		}
 	}
 }
+
+// The real 2.1.328 chat transcript (see agents/testdata): tailing it
+// collapses the end-of-turn pairs.
+func TestTailClaude2328Chat(t *testing.T) {
+	var c collector
+	if err := Tail(context.Background(), TailOptions{Path: "../agents/testdata/claude-2.1.328-chat.jsonl", OnActivity: c.on, OnSkip: c.skip}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.kinds(), "user,text,done,delivered,text,done,delivered,text,done"; got != want {
+		t.Errorf("kinds = %s, want %s", got, want)
+	}
+}
