@@ -568,7 +568,7 @@ func hookSessionStart(inv *invocation) error {
 // hookWait is the asyncRewake waiter.
 func hookWait(inv *invocation) error {
 	fs := inv.flags()
-	timeout := fs.Duration("timeout", (conversation.WaitHookTimeout-60)*time.Second, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	timeout := fs.Duration("timeout", conversation.DefaultWaitTimeout-conversation.WaiterMargin(conversation.DefaultWaitTimeout), "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -607,8 +607,9 @@ func hookInstall(inv *invocation) error {
 	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
+	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	wsFlag := workspaceFlag(fs)
-	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
+	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -627,7 +628,11 @@ func hookInstall(inv *invocation) error {
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
 	}
-	plan, err := conversation.PlanHooks(path, bin, *uninstall)
+	if *waitTimeout < 10*time.Second {
+		return usagef("--wait-timeout must be at least 10s")
+	}
+	opts := conversation.HookOptions{Binary: bin, WaitTimeout: *waitTimeout}
+	plan, err := conversation.PlanHooks(path, opts, *uninstall)
 	if err != nil {
 		return err
 	}
@@ -658,26 +663,24 @@ func hookInstall(inv *invocation) error {
 	default:
 		fmt.Fprintf(out, "relay-baton's chat hooks are already installed in %s:\n", path)
 	}
-	for _, h := range conversation.HookSpecs {
+	for _, h := range conversation.Hooks(opts) {
 		extra := ""
 		if h.AsyncRewake {
 			extra = ", asyncRewake"
 		}
-		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, conversation.HookCommand(bin, h.Sub), h.Timeout, extra)
+		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
 	}
 	fmt.Fprintf(out, `
 Adoption rule: Claude Code reads hooks when a session starts. Sessions started
 before this install are not chat-capable; start (or resume) them again.
 
 Lanes: the Stop hook delivers queued messages at turn ends; the asyncRewake
-waiter delivers while the session is idle (for up to %s after each turn).
+waiter delivers while the session is idle (for up to %s after each turn;
+a 'claude -p --input-format stream-json' session waits for it when its stdin
+closes: use --wait-timeout for such sessions, or end them with a signal).
 Optional Monitor lane, for a session that should arm it itself: ask it to run
 the Monitor tool with the command
   %s wait --session <its session id>
-`, time.Duration(conversation.WaitHookTimeout)*time.Second, shellQuoteArg(bin))
+`, *waitTimeout, conversation.ShellQuote(bin))
 	return nil
-}
-
-func shellQuoteArg(s string) string {
-	return strings.TrimSuffix(conversation.HookCommand(s, "x"), " hook x")
 }

@@ -8,39 +8,70 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
-// WaitHookTimeout is the timeout (seconds) registered for the asyncRewake
-// waiter: Claude Code kills a hook at its timeout and re-arms it only at
-// the next Stop, so an idle session is reachable for this long. The waiter
-// itself gives up a minute earlier, so it is never killed mid-claim.
-const WaitHookTimeout = 86400
+// DefaultWaitTimeout is the hook timeout registered for the asyncRewake
+// waiter: Claude Code kills a hook at its timeout and re-arms it only at the
+// next Stop, so an idle session is reachable for this long after each turn.
+// Note: `claude -p --input-format stream-json` waits for a running waiter
+// before it exits once its stdin closes (measured with 2.1.328): such
+// sessions should be installed with a shorter --wait-timeout, or killed.
+const DefaultWaitTimeout = 24 * time.Hour
 
-// HookSpec is one hook entry relay-baton registers.
-type HookSpec struct {
+// WaiterMargin is how long before its hook timeout the waiter gives up on
+// its own (exit 0, nothing claimed), so it is never killed mid-claim.
+func WaiterMargin(hookTimeout time.Duration) time.Duration {
+	return min(time.Minute, hookTimeout/10)
+}
+
+// HookOptions says what to register.
+type HookOptions struct {
+	Binary      string        // absolute path of relay-baton
+	WaitTimeout time.Duration // the waiter's hook timeout (0 = DefaultWaitTimeout)
+}
+
+// HookEntry is one hook relay-baton registers.
+type HookEntry struct {
 	Event       string // Stop, SessionStart, UserPromptSubmit
-	Sub         string // the relay-baton hook subcommand: stop, wait, ...
-	Timeout     int
+	Command     string
+	Timeout     int // seconds
 	AsyncRewake bool
 }
 
-// HookSpecs are the entries `relay-baton hook install` registers.
-var HookSpecs = []HookSpec{
-	{Event: "Stop", Sub: "stop", Timeout: 30},
-	{Event: "Stop", Sub: "wait", Timeout: WaitHookTimeout, AsyncRewake: true},
-	{Event: "SessionStart", Sub: "session-start", Timeout: 30},
-	{Event: "SessionStart", Sub: "wait", Timeout: WaitHookTimeout, AsyncRewake: true},
-	{Event: "UserPromptSubmit", Sub: "prompt-submit", Timeout: 30},
+// hookSubs are the relay-baton hook subcommands (what marks an entry ours).
+var hookSubs = []string{"stop", "wait", "session-start", "prompt-submit"}
+
+// Hooks returns the entries `relay-baton hook install` registers.
+func Hooks(o HookOptions) []HookEntry {
+	wt := o.WaitTimeout
+	if wt <= 0 {
+		wt = DefaultWaitTimeout
+	}
+	wait := HookCommand(o.Binary, "wait")
+	if wt != DefaultWaitTimeout {
+		wait += " --timeout " + (wt - WaiterMargin(wt)).String()
+	}
+	secs := int((wt + time.Second - 1) / time.Second)
+	return []HookEntry{
+		{Event: "Stop", Command: HookCommand(o.Binary, "stop"), Timeout: 30},
+		{Event: "Stop", Command: wait, Timeout: secs, AsyncRewake: true},
+		{Event: "SessionStart", Command: HookCommand(o.Binary, "session-start"), Timeout: 30},
+		{Event: "SessionStart", Command: wait, Timeout: secs, AsyncRewake: true},
+		{Event: "UserPromptSubmit", Command: HookCommand(o.Binary, "prompt-submit"), Timeout: 30},
+	}
 }
 
 // HookCommand is the command line of a hook: the binary (shell-quoted when
 // needed) followed by "hook <sub>".
 func HookCommand(binary, sub string) string {
-	return shellQuote(binary) + " hook " + sub
+	return ShellQuote(binary) + " hook " + sub
 }
 
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@", r))
 	}) < 0 {
@@ -50,14 +81,16 @@ func shellQuote(s string) string {
 }
 
 // isOurs reports whether a hook command is one relay-baton registered:
-// "<path to a relay-baton binary> hook <sub>".
+// "<path to a relay-baton binary> hook <sub> [flags]".
 func isOurs(cmd string) bool {
 	f := strings.Fields(cmd)
-	if len(f) < 3 || f[len(f)-2] != "hook" {
-		return false
+	for i := 1; i+1 < len(f); i++ {
+		if f[i] == "hook" && slices.Contains(hookSubs, f[i+1]) {
+			bin := strings.Trim(strings.Join(f[:i], " "), "'\"")
+			return strings.HasPrefix(filepath.Base(bin), "relay-baton")
+		}
 	}
-	bin := strings.Trim(strings.Join(f[:len(f)-2], " "), "'\"")
-	return strings.HasPrefix(filepath.Base(bin), "relay-baton")
+	return false
 }
 
 // HookPlan is the outcome of a settings merge.
@@ -69,10 +102,10 @@ type HookPlan struct {
 }
 
 // MergeHooks returns settings (the JSON text of a Claude Code settings
-// file, empty for none) with relay-baton's entries for binary replaced by
-// the current ones (uninstall=true: removed). Other hooks and unknown keys
+// file, empty for none) with relay-baton's entries (any binary path)
+// replaced by the ones for o (uninstall=true: removed). Other hooks and unknown keys
 // are kept; running it twice changes nothing.
-func MergeHooks(settings []byte, binary string, uninstall bool) ([]byte, error) {
+func MergeHooks(settings []byte, o HookOptions, uninstall bool) ([]byte, error) {
 	root := map[string]any{}
 	if len(bytes.TrimSpace(settings)) > 0 {
 		if err := json.Unmarshal(settings, &root); err != nil {
@@ -128,8 +161,8 @@ func MergeHooks(settings []byte, binary string, uninstall bool) ([]byte, error) 
 		}
 	}
 	if !uninstall {
-		for _, h := range HookSpecs {
-			entry := map[string]any{"type": "command", "command": HookCommand(binary, h.Sub), "timeout": h.Timeout}
+		for _, h := range Hooks(o) {
+			entry := map[string]any{"type": "command", "command": h.Command, "timeout": h.Timeout}
 			if h.AsyncRewake {
 				entry["asyncRewake"] = true
 			}
@@ -175,7 +208,7 @@ func SettingsPath(scope, workspace string) (string, error) {
 }
 
 // PlanHooks reads path and computes the merge without writing.
-func PlanHooks(path, binary string, uninstall bool) (HookPlan, error) {
+func PlanHooks(path string, o HookOptions, uninstall bool) (HookPlan, error) {
 	before, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return HookPlan{}, err
@@ -183,7 +216,7 @@ func PlanHooks(path, binary string, uninstall bool) (HookPlan, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		before = nil
 	}
-	after, err := MergeHooks(before, binary, uninstall)
+	after, err := MergeHooks(before, o, uninstall)
 	if err != nil {
 		return HookPlan{}, fmt.Errorf("%s: %w", path, err)
 	}
