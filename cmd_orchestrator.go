@@ -85,7 +85,7 @@ var hookCommand = &command{
                   while the session is idle, claims it and exits 2 with it.
   prompt-submit   UserPromptSubmit hook: marks the session busy.
   session-start   SessionStart hook: registers the session and creates its inbox.
-  install [--scope project|local|user] [--check] [--uninstall]
+  install [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]
                   merges these hooks into the Claude Code settings file.
 
 The hooks never print errors toward Claude Code: they record them in
