@@ -9,9 +9,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mattn/go-isatty v0.0.24
 	github.com/spf13/pflag v1.1.0
+	golang.org/x/sys v0.42.0
 )
 
-require (
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	golang.org/x/sys v0.42.0 // indirect
-)
+require github.com/mattn/go-colorable v0.1.14 // indirect
