@@ -1,7 +1,686 @@
 package main
 
-var sendCommand = &command{Name: "send", Usage: "[--session ID | --lead] [--from NAME] TEXT|-", Short: "Queue a chat message for a running Claude Code session", Run: notYet}
-var targetsCommand = &command{Name: "targets", Usage: "[--json]", Short: "List Claude Code sessions in this workspace that can be chatted with", Run: notYet}
-var tailCommand = &command{Name: "tail", Usage: "--session ID [--from-start] [--no-follow] [--json]", Short: "Stream a session's transcript as activity", Run: notYet}
-var waitCommand = &command{Name: "wait", Usage: "--session ID [--once]", Short: "Block until a chat message arrives, claim it and print it (Monitor lane)", Run: notYet}
-var hookCommand = &command{Name: "hook", Usage: "stop|wait|session-start|install", Short: "Claude Code hooks that deliver chat messages", Run: notYet}
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// This file holds the orchestrator lane's commands: send, targets, tail,
+// wait and the Claude Code hooks (stop, wait, prompt-submit,
+// session-start, install). The protocol itself lives in conversation/.
+
+var sendCommand = &command{
+	Name:  "send",
+	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
+	Short: "Queue a chat message for a running Claude Code session",
+	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
+(.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
+turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
+armed Monitor). Without --session, the lead session of the workspace is used
+(see 'relay-baton targets'). --follow waits for the delivery and prints the
+session's reply from its transcript until the end of its turn.
+
+Messages over 64 KB are refused.`,
+	Run: runSend,
+}
+
+var targetsCommand = &command{
+	Name:  "targets",
+	Usage: "[--json] [--set-lead ID|none]",
+	Short: "List Claude Code sessions in this workspace that can be chatted with",
+	Long: `Lists the sessions with a chat folder or a transcript for this workspace, most
+recently active first: whether each is chat-capable (its inbox exists: it
+started after 'relay-baton hook install'), its queue depth and oldest message
+age, whether it is in a turn (busy) and whether an idle-lane waiter is armed,
+its last activity and transcript path. The lead (marked *) is the one 'send'
+uses by default: the session marked with --set-lead, else the most recently
+active chat-capable one.`,
+	Run: runTargets,
+}
+
+var tailCommand = &command{
+	Name:  "tail",
+	Usage: "--session ID [--from-start] [--no-follow] [--json]",
+	Short: "Stream a session's transcript as activity",
+	Long: `Follows a Claude Code session's transcript (located from its registration,
+then ~/.claude/projects/<slug>/, then a scan) and prints what the session does:
+thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
+at the end of the file unless --from-start; --no-follow stops at the end.
+--json prints one activity object per line.`,
+	Run: runTail,
+}
+
+var waitCommand = &command{
+	Name:  "wait",
+	Usage: "--session ID [--once]",
+	Short: "Block until a chat message arrives, claim it and print it (Monitor lane)",
+	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
+It watches the inbox (fsnotify), claims each message while the session is not in
+a turn, and prints its framed text as one write. --once exits after the first
+message. Claiming is by rename, so it is safe beside the hooks.`,
+	Run: runWait,
+}
+
+var hookCommand = &command{
+	Name:  "hook",
+	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
+	Short: "Claude Code hooks that deliver chat messages",
+	Long: `Subcommands (the first four are run by Claude Code with a JSON payload on stdin):
+  stop            Stop hook: claims one queued message and blocks the stop with
+                  it; silent when the inbox is empty or stop_hook_active is true.
+  wait            asyncRewake waiter (Stop and SessionStart): waits for a message
+                  while the session is idle, claims it and exits 2 with it.
+  prompt-submit   UserPromptSubmit hook: marks the session busy.
+  session-start   SessionStart hook: registers the session and creates its inbox.
+  install [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]
+                  merges these hooks into the Claude Code settings file.
+
+The hooks never print errors toward Claude Code: they record them in
+.claude/session-chat/<sessionId>/errors.log.`,
+	Run: runHook,
+}
+
+// --- shared helpers ---
+
+func workspaceFlag(fs *pflag.FlagSet) *string {
+	return fs.String("workspace", "", "the workspace (default: nearest folder with .claude/session-chat, else the git root, else the current folder)")
+}
+
+func resolveWorkspace(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return conversation.ResolveWorkspace(wd)
+}
+
+// pickSession resolves --session / --lead to a session id.
+func pickSession(ws, id string, lead bool) (string, error) {
+	if id != "" && lead {
+		return "", usagef("give --session or --lead, not both")
+	}
+	if id != "" {
+		if err := conversation.ValidSessionID(id); err != nil {
+			return "", &usageError{msg: err.Error(), hint: "relay-baton targets"}
+		}
+		return id, nil
+	}
+	t, err := conversation.Lead(ws)
+	if err != nil {
+		return "", err
+	}
+	return t.SessionID, nil
+}
+
+func renderActivity(w io.Writer, a events.Activity) {
+	switch a.Kind {
+	case events.ActThinking:
+		fmt.Fprintln(w, "· thinking")
+	case events.ActTool:
+		if a.Detail != "" {
+			fmt.Fprintf(w, "⏺ %s: %s\n", a.Tool, a.Detail)
+		} else {
+			fmt.Fprintf(w, "⏺ %s\n", a.Tool)
+		}
+	case events.ActToolResult:
+		mark := "⎿"
+		if a.IsError {
+			mark = "⎿ error:"
+		}
+		if a.Text != "" {
+			fmt.Fprintf(w, "  %s %s\n", mark, a.Text)
+		}
+	case events.ActText:
+		fmt.Fprintln(w, a.Text)
+	case events.ActDone:
+		fmt.Fprintln(w, "✓ end of turn")
+	case events.ActDelivered:
+		fmt.Fprintf(w, "→ chat message delivered via %s\n", a.Detail)
+	case events.ActUser:
+		fmt.Fprintf(w, "> %s\n", firstLine(a.Text, 200))
+	case events.ActError:
+		fmt.Fprintf(w, "! %s\n", a.Text)
+	}
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// --- send ---
+
+func runSend(inv *invocation) error {
+	fs := inv.flags()
+	session := fs.String("session", "", "the session id (default: the lead)")
+	lead := fs.Bool("lead", false, "send to the workspace's lead session")
+	from := fs.String("from", "relay-baton", "who the message is from")
+	follow := fs.Bool("follow", false, "wait for the delivery and print the reply until the end of the turn")
+	wsFlag := workspaceFlag(fs)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &usageError{msg: "send takes one TEXT argument (or - to read standard input)", hint: `relay-baton send --lead "how is it going?"`}
+	}
+	text := fs.Arg(0)
+	if text == "-" {
+		b, err := io.ReadAll(io.LimitReader(inv.IO.In, conversation.MaxMessageBytes+1))
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	ws, err := resolveWorkspace(*wsFlag)
+	if err != nil {
+		return err
+	}
+	id, err := pickSession(ws, *session, *lead)
+	if err != nil {
+		return err
+	}
+	r, err := conversation.Send(ws, id, *from, text)
+	if err != nil {
+		return err
+	}
+	q, _ := r.Session.Queue()
+	fmt.Fprintf(inv.IO.Out, "queued %s for session %s (%d in the inbox)\n", r.Message.ID, id, q.Depth)
+	if !*follow {
+		return nil
+	}
+	return conversation.Watch(inv.Ctx, r, conversation.WatchOptions{}, func(u conversation.Update) {
+		switch u.Kind {
+		case conversation.UpdQueued:
+			fmt.Fprintf(inv.IO.Out, "queued (%d ahead)\n", u.Ahead)
+		case conversation.UpdCancelled:
+			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
+		case conversation.UpdDelivered:
+			fmt.Fprintf(inv.IO.Out, "delivered via %s at %s\n", u.Lane, u.At.Local().Format("15:04:05"))
+		case conversation.UpdUnconfirmed, conversation.UpdUnreadable:
+			fmt.Fprintf(inv.IO.Out, "! %v\n", u.Err)
+		case conversation.UpdActivity:
+			renderActivity(inv.IO.Out, u.Activity)
+		case conversation.UpdDone:
+			fmt.Fprintln(inv.IO.Out, "✓ end of turn")
+		}
+	})
+}
+
+// --- targets ---
+
+func runTargets(inv *invocation) error {
+	fs := inv.flags()
+	asJSON := fs.Bool("json", false, "print JSON")
+	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
+	wsFlag := workspaceFlag(fs)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	ws, err := resolveWorkspace(*wsFlag)
+	if err != nil {
+		return err
+	}
+	if *setLead != "" {
+		id := *setLead
+		if id == "none" {
+			id = ""
+		}
+		if err := conversation.SetLead(ws, id); err != nil {
+			return &usageError{msg: err.Error(), hint: "relay-baton targets"}
+		}
+	}
+	ts, err := conversation.ListTargets(ws)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if ts == nil {
+			ts = []conversation.Target{}
+		}
+		enc := json.NewEncoder(inv.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ts)
+	}
+	if len(ts) == 0 {
+		fmt.Fprintf(inv.IO.Out, "No Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(inv.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
+	for _, t := range ts {
+		mark := " "
+		if t.Lead {
+			mark = "*"
+		}
+		chat, state, queue := "no", "-", "-"
+		if t.ChatCapable {
+			chat = "yes"
+			switch {
+			case t.Busy:
+				state = "busy"
+			case t.Waiting:
+				state = "idle, waiter armed"
+			default:
+				state = "idle, not reachable"
+			}
+			queue = fmt.Sprint(t.Depth)
+			if t.Depth > 0 {
+				queue += fmt.Sprintf(" (oldest %s)", now.Sub(t.Oldest).Round(time.Second))
+			}
+		}
+		last := "-"
+		if !t.LastActivity.IsZero() {
+			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
+		}
+		tr := t.TranscriptPath
+		if tr == "" {
+			tr = "-"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, tr)
+	}
+	tw.Flush()
+	fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
+	return nil
+}
+
+// --- tail ---
+
+func runTail(inv *invocation) error {
+	fs := inv.flags()
+	session := fs.String("session", "", "the session id (default: the lead)")
+	fromStart := fs.Bool("from-start", false, "read the transcript from its start")
+	noFollow := fs.Bool("no-follow", false, "stop at the end of the transcript")
+	asJSON := fs.Bool("json", false, "print one activity JSON object per line")
+	wsFlag := workspaceFlag(fs)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("tail takes no arguments")
+	}
+	ws, err := resolveWorkspace(*wsFlag)
+	if err != nil {
+		return err
+	}
+	id, err := pickSession(ws, *session, false)
+	if err != nil {
+		return err
+	}
+	s, err := conversation.OpenSession(ws, id)
+	if err != nil {
+		return err
+	}
+	path := conversation.LocateTranscript(s)
+	if path == "" {
+		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s)", id, conversation.ProjectsRoot())
+	}
+	var off int64
+	if !*fromStart {
+		off = conversation.Size(path)
+	}
+	enc := json.NewEncoder(inv.IO.Out)
+	return conversation.Tail(inv.Ctx, conversation.TailOptions{
+		Path: path, Offset: off, Follow: !*noFollow,
+		OnSkip: func(_ int64, why string) { fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", why) },
+		OnActivity: func(_ int64, acts []events.Activity) bool {
+			for _, a := range acts {
+				if *asJSON {
+					_ = enc.Encode(a)
+				} else {
+					renderActivity(inv.IO.Out, a)
+				}
+			}
+			return true
+		},
+	})
+}
+
+// --- wait (Monitor lane) ---
+
+func runWait(inv *invocation) error {
+	fs := inv.flags()
+	session := fs.String("session", "", "the session id")
+	once := fs.Bool("once", false, "exit after the first message")
+	wsFlag := workspaceFlag(fs)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if *session == "" {
+		return &usageError{msg: "wait needs --session ID", hint: "relay-baton targets"}
+	}
+	ws, err := resolveWorkspace(*wsFlag)
+	if err != nil {
+		return err
+	}
+	s, err := conversation.OpenSession(ws, *session)
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	if !s.ChatCapable() {
+		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
+	}
+	for {
+		res, err := s.WaitClaim(inv.Ctx, conversation.LaneMonitor, true, 0)
+		for _, r := range res.Rejected {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
+		}
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return err
+		}
+		if _, err := io.WriteString(inv.IO.Out, s.Frame(res.Message)+"\n"); err != nil {
+			return err
+		}
+		if *once {
+			return nil
+		}
+	}
+}
+
+// --- hooks ---
+
+// hookPayload is the part of a Claude Code hook payload the hooks use.
+type hookPayload struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	StopHookActive bool   `json:"stop_hook_active"`
+	Source         string `json:"source"`
+}
+
+// busyFresh: a busy mark younger than this is this process's own.
+const busyFresh = 30 * time.Second
+
+// maxPayload caps what a hook reads from stdin (last_assistant_message can
+// be long).
+const maxPayload = 8 << 20
+
+// readHookSession reads the payload and opens its session; ok=false for
+// anything unusable (junk, empty, a bad id): the hook then stays silent.
+func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
+	var p hookPayload
+	if in == nil {
+		return p, nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
+	if err != nil || len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
+		return p, nil, false
+	}
+	ws := os.Getenv("CLAUDE_PROJECT_DIR")
+	if ws == "" {
+		ws = p.Cwd
+	}
+	if ws == "" || !filepath.IsAbs(ws) {
+		return p, nil, false
+	}
+	s, err := conversation.OpenSession(ws, p.SessionID)
+	if err != nil {
+		return p, nil, false
+	}
+	return p, s, true
+}
+
+func runHook(inv *invocation) error {
+	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
+		printCommandHelp(inv.IO.Out, inv.Cmd, nil)
+		if len(inv.Args) == 0 {
+			return &usageError{msg: "hook needs a subcommand", hint: "relay-baton hook --help"}
+		}
+		return nil
+	}
+	sub, rest := inv.Args[0], inv.Args[1:]
+	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: inv.Cmd, Args: rest, colorMode: inv.colorMode}
+	switch sub {
+	case "stop":
+		return hookStop(subInv)
+	case "wait":
+		return hookWait(subInv)
+	case "prompt-submit":
+		return hookPromptSubmit(subInv)
+	case "session-start":
+		return hookSessionStart(subInv)
+	case "install":
+		return hookInstall(subInv)
+	}
+	return &usageError{msg: fmt.Sprintf("unknown hook %q", sub), hint: "relay-baton hook --help"}
+}
+
+// hookHelp handles --help for a hook subcommand (they take no other flag
+// except install and wait).
+func hookHelp(inv *invocation, usage, short string) bool {
+	for _, a := range inv.Args {
+		if a == "--help" || a == "-h" {
+			fmt.Fprintf(inv.IO.Out, "Usage: relay-baton hook %s\n\n%s\n", usage, short)
+			return true
+		}
+	}
+	return false
+}
+
+// hookStop is the Stop hook. Its empty-inbox path is one payload decode,
+// one directory read and one unlink (the busy mark).
+func hookStop(inv *invocation) error {
+	if hookHelp(inv, "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true.") {
+		return nil
+	}
+	p, s, ok := readHookSession(inv.IO.In)
+	if !ok {
+		return nil
+	}
+	if p.StopHookActive {
+		_ = s.ClearBusy()
+		return nil
+	}
+	has, err := s.HasPending()
+	if err != nil || !has {
+		if err != nil {
+			s.RecordError(fmt.Errorf("hook stop: %w", err))
+		}
+		_ = s.ClearBusy()
+		return nil
+	}
+	res, err := s.Claim(conversation.LaneHook)
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook stop: %w", err))
+	}
+	if !res.OK {
+		_ = s.ClearBusy()
+		return nil
+	}
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}{"block", s.Frame(res.Message)})
+	_, _ = io.WriteString(inv.IO.Out, buf.String()) // one line, one write
+	return nil
+}
+
+func hookPromptSubmit(inv *invocation) error {
+	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
+		return nil
+	}
+	_, s, ok := readHookSession(inv.IO.In)
+	if !ok {
+		return nil
+	}
+	// In stream-json mode the first prompt's UserPromptSubmit can run
+	// before the SessionStart hook has created the folder: create it here.
+	err := s.Ensure()
+	if err == nil {
+		err = s.MarkBusy()
+	}
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
+	}
+	return nil
+}
+
+func hookSessionStart(inv *invocation) error {
+	if hookHelp(inv, "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox.") {
+		return nil
+	}
+	p, s, ok := readHookSession(inv.IO.In)
+	if !ok {
+		return nil
+	}
+	tp := p.TranscriptPath
+	if tp != "" && !filepath.IsAbs(tp) {
+		tp = ""
+	}
+	if err := s.Register(conversation.Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
+	}
+	// A busy mark left by a previous process of this session (killed
+	// mid-turn) would hold the idle lane back: drop it. Not after a
+	// compaction (it can happen mid-turn), and not a fresh mark: the first
+	// prompt's UserPromptSubmit may run before this hook.
+	if p.Source != "compact" {
+		_ = s.ClearBusyOlderThan(busyFresh)
+	}
+	return nil
+}
+
+// hookWait is the asyncRewake waiter.
+func hookWait(inv *invocation) error {
+	fs := inv.flags()
+	timeout := fs.Duration("timeout", conversation.DefaultWaitTimeout-conversation.WaiterMargin(conversation.DefaultWaitTimeout), "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	_, s, ok := readHookSession(inv.IO.In)
+	if !ok {
+		return nil
+	}
+	if err := s.Ensure(); err != nil {
+		s.RecordError(fmt.Errorf("hook wait: %w", err))
+		return nil
+	}
+	lock, ok, err := s.LockWaiter()
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook wait: %w", err))
+		return nil
+	}
+	if !ok {
+		return nil // another waiter is armed
+	}
+	defer lock.Release()
+	ctx, cancel := context.WithTimeout(inv.Ctx, *timeout)
+	defer cancel()
+	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.RecordError(fmt.Errorf("hook wait: %w", err))
+		}
+		return nil
+	}
+	_, _ = io.WriteString(inv.IO.Err, s.Frame(res.Message)+"\n")
+	return &exitError{code: 2}
+}
+
+func hookInstall(inv *invocation) error {
+	fs := inv.flags()
+	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
+	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
+	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
+	wsFlag := workspaceFlag(fs)
+	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	ws, err := resolveWorkspace(*wsFlag)
+	if err != nil {
+		return err
+	}
+	path, err := conversation.SettingsPath(*scope, ws)
+	if err != nil {
+		return &usageError{msg: err.Error(), hint: "relay-baton hook install --help"}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	if *waitTimeout < 10*time.Second {
+		return usagef("--wait-timeout must be at least 10s")
+	}
+	opts := conversation.HookOptions{Binary: bin, WaitTimeout: *waitTimeout}
+	plan, err := conversation.PlanHooks(path, opts, *uninstall)
+	if err != nil {
+		return err
+	}
+	out := inv.IO.Out
+	if *check {
+		if *uninstall {
+			return usagef("--check and --uninstall do not go together")
+		}
+		if plan.Changed {
+			fmt.Fprintf(out, "%s: relay-baton hooks missing or out of date (run 'relay-baton hook install --scope %s')\n", path, *scope)
+			return errSilent
+		}
+		fmt.Fprintf(out, "%s: relay-baton hooks installed and current (%s)\n", path, bin)
+		return nil
+	}
+	if err := plan.Apply(); err != nil {
+		return err
+	}
+	switch {
+	case *uninstall && plan.Changed:
+		fmt.Fprintf(out, "Removed relay-baton's hooks from %s (other hooks kept).\n", path)
+		return nil
+	case *uninstall:
+		fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
+		return nil
+	case plan.Changed:
+		fmt.Fprintf(out, "Installed relay-baton's chat hooks in %s (other hooks kept):\n", path)
+	default:
+		fmt.Fprintf(out, "relay-baton's chat hooks are already installed in %s:\n", path)
+	}
+	for _, h := range conversation.Hooks(opts) {
+		extra := ""
+		if h.AsyncRewake {
+			extra = ", asyncRewake"
+		}
+		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
+	}
+	fmt.Fprintf(out, `
+Adoption rule: Claude Code reads hooks when a session starts. Sessions started
+before this install are not chat-capable; start (or resume) them again.
+
+Lanes: the Stop hook delivers queued messages at turn ends; the asyncRewake
+waiter delivers while the session is idle (for up to %s after each turn;
+a 'claude -p --input-format stream-json' session waits for it when its stdin
+closes: use --wait-timeout for such sessions, or end them with a signal).
+Optional Monitor lane, for a session that should arm it itself: ask it to run
+the Monitor tool with the command
+  %s wait --session <its session id>
+`, *waitTimeout, conversation.ShellQuote(bin))
+	return nil
+}

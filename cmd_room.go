@@ -1,11 +1,300 @@
 package main
 
-var chatCommand = &command{Name: "chat", Aliases: []string{"room"}, Short: "Open the Agent Room: a turn-based REPL with Claude and Codex", Run: notYet}
-var planCommand = &command{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Run: notYet}
-var executeCommand = &command{Name: "execute", Short: "Run the executor against plan.md (preview first)", Run: notYet}
-var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex", Short: "Build handoff.md and launch the next agent (preview first)", Run: notYet}
-var reviewCommand = &command{Name: "review", Short: "Review changed files against the plan (read-only)", Run: notYet}
-var statusCommand = &command{Name: "status", Short: "Show session status (read-only)", Run: notYet}
-var budgetCommand = &command{Name: "budget", Short: "Show context-budget usage (read-only)", Run: notYet}
-var doctorCommand = &command{Name: "doctor", Usage: "[--deep]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: notYet}
-var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: notYet}
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/room"
+	"github.com/spf13/pflag"
+)
+
+var chatCommand = &command{
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex] [--allow-api-key-env]",
+	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
+	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
+the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
+stripped env) and runs only after you answer y. Ctrl-C cancels a running agent; Ctrl-C twice
+on an empty prompt, Ctrl-D or /exit leaves.`,
+	Run: runChat,
+}
+var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
+var executeCommand = &command{Name: "execute", Usage: "[--yes]", Short: "Run the executor against plan.md (preview first)", Run: runExecute}
+var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
+var reviewCommand = &command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)", Run: runReview}
+var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)", Run: runStatus}
+var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
+var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
+var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
+
+// roomFlags are the flags the room's commands share.
+type roomFlags struct {
+	path, agent, diet  string
+	allowKeys, yes, js bool
+}
+
+func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
+	fs.StringVar(&f.path, "path", ".", "a directory inside the git repository")
+	fs.StringVar(&f.diet, "diet", "", "diet profile: off, lite, balanced (default), caveman, ultra")
+	if agentRun {
+		fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
+		fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+	}
+	if report {
+		fs.BoolVar(&f.js, "json", false, "print JSON")
+	}
+}
+
+func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, error) {
+	var term room.Terminal
+	if inv.IO.InTTY {
+		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
+	}
+	e, err := room.New(room.Config{
+		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
+		Term: term, AutoYes: f.yes, AllowAPIKeyEnv: f.allowKeys, Agent: f.agent, Diet: f.diet,
+	})
+	if err != nil {
+		if errors.Is(err, conversation.ErrNotGitRepo) {
+			return nil, &usageError{msg: err.Error()}
+		}
+		if strings.HasPrefix(err.Error(), "unknown") {
+			return nil, &usageError{msg: err.Error(), hint: "relay-baton " + inv.Cmd.Name + " --help"}
+		}
+		return nil, err
+	}
+	if lt, ok := term.(*room.LineTerminal); ok {
+		lt.Dir = e.SessionDir
+	}
+	return e, nil
+}
+
+// roomErr maps engine errors to exit codes: declined 1 (already said),
+// usage / no plan / no terminal 2, agent failure 4.
+func roomErr(err error) error {
+	var ae *room.AgentError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, room.ErrDeclined):
+		return errSilent
+	case errors.Is(err, room.ErrNoPlan), errors.Is(err, room.ErrNeedYes):
+		return &usageError{msg: err.Error()}
+	case errors.As(err, &ae):
+		return &exitError{code: 4, err: err}
+	}
+	return err
+}
+
+func printJSON(inv *invocation, v any) error {
+	enc := json.NewEncoder(inv.IO.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runChat(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, false, false)
+	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude or codex")
+	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	e, err := openEngine(inv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	e.SetTerminal(nil)
+	// Ctrl-C belongs to the room (it cancels a running agent); SIGTERM and
+	// SIGHUP end it.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(inv.Ctx))
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color})
+}
+
+func runPlan(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, true, false)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if task == "" {
+		return &usageError{msg: "plan needs a task", hint: `relay-baton plan "add a --verbose flag"`}
+	}
+	e, err := openEngine(inv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := needYes(inv, &f); err != nil {
+		return err
+	}
+	e.Record("plan " + task)
+	return roomErr(e.Plan(inv.Ctx, task, false))
+}
+
+func needYes(inv *invocation, f *roomFlags) error {
+	if !inv.IO.InTTY && !f.yes {
+		return &usageError{msg: room.ErrNeedYes.Error(), hint: "relay-baton " + inv.Cmd.Name + " --yes ..."}
+	}
+	return nil
+}
+
+func runExecute(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, true, false)
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("execute takes no arguments (it runs .ai-session/plan.md)")
+	}
+	e, err := openEngine(inv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := needYes(inv, &f); err != nil {
+		return err
+	}
+	e.Record("execute")
+	return roomErr(e.Execute(inv.Ctx))
+}
+
+func runHandoff(inv *invocation) error {
+	var f roomFlags
+	var to string
+	fs := inv.flags()
+	f.define(fs, true, false)
+	fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if to == "" && fs.NArg() == 1 {
+		to = fs.Arg(0)
+	}
+	if to != "claude" && to != "codex" {
+		return &usageError{msg: "handoff needs --to claude or --to codex", hint: "relay-baton handoff --to codex"}
+	}
+	e, err := openEngine(inv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := needYes(inv, &f); err != nil {
+		return err
+	}
+	e.Record("handoff --to " + to)
+	return roomErr(e.Handoff(inv.Ctx, to))
+}
+
+// reportCommand runs a read-only report: JSON or text.
+func reportCommand(inv *invocation, name string, extra func(*pflag.FlagSet), fn func(*room.Engine, *roomFlags) (any, string, error)) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, false, true)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s takes no arguments, got %q", name, strings.Join(fs.Args(), " "))
+	}
+	e, err := openEngine(inv, &f, false)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	e.Record(strings.TrimSpace(name + " " + strings.Join(inv.Args, " ")))
+	v, text, err := fn(e, &f)
+	if err != nil {
+		return roomErr(err)
+	}
+	if f.js {
+		return printJSON(inv, v)
+	}
+	_, err = inv.IO.Out.Write([]byte(text))
+	return err
+}
+
+func runReview(inv *invocation) error {
+	return reportCommand(inv, "review", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+		r, err := e.Review(inv.Ctx)
+		return r, r.Text(), err
+	})
+}
+
+func runStatus(inv *invocation) error {
+	return reportCommand(inv, "status", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+		s := e.Status(inv.Ctx)
+		return s, s.Text(), nil
+	})
+}
+
+func runBudget(inv *invocation) error {
+	return reportCommand(inv, "budget", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+		b := e.BudgetEvent(inv.Ctx)
+		return b, b.Text(), nil
+	})
+}
+
+func runDoctor(inv *invocation) error {
+	var deep bool
+	var failed bool
+	err := reportCommand(inv, "doctor", func(fs *pflag.FlagSet) {
+		fs.BoolVar(&deep, "deep", false, "also check agent versions and arguments, .ai-session health and conversation.jsonl")
+	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+		r := e.Doctor(inv.Ctx, deep)
+		failed = r.Failed()
+		return r, r.Text(), nil
+	})
+	if err == nil && failed {
+		return &exitError{code: 1}
+	}
+	return err
+}
+
+func runNote(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	fs.StringVar(&f.path, "path", ".", "a directory inside the git repository")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if text == "" {
+		return &usageError{msg: "note needs text", hint: `relay-baton note "tried X, it failed"`}
+	}
+	e, err := openEngine(inv, &f, false)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return e.Note(text)
+}

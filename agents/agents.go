@@ -38,9 +38,16 @@ type Request struct {
 	SessionDir     string        // .ai-session folder; commands.log is appended there ("" = no log)
 	Timeout        time.Duration // 0 = DefaultTimeout
 	AllowAPIKeyEnv bool          // pass API-key variables through (audited)
+	// Env is laid over the parent's environment (KEY=VALUE; later entries
+	// win) before the key policy is applied. RELAY_BATON_CLAUDE and
+	// RELAY_BATON_CODEX are looked up here first.
+	Env []string
 	// OnActivity, when set, receives each activity as it is parsed, in order,
 	// from one goroutine.
 	OnActivity func(events.Activity)
+	// OnStart, when set, is called once the process has started, with its
+	// pid, which is also its process group id.
+	OnStart func(pid int)
 }
 
 // DefaultTimeout bounds a run when Request.Timeout is zero.
@@ -51,10 +58,12 @@ type Invocation struct {
 	Path     string   // resolved binary path
 	Argv     []string // argv[0] is the binary as configured
 	Dir      string
-	Policy   string   // one line: permission mode / sandbox
-	Stripped []string // names of environment variables removed (present in our env)
-	Passed   []string // names of API-key variables passed through (AllowAPIKeyEnv)
-	Env      []string // the child's full environment
+	Policy   string        // one line: permission mode / sandbox
+	Stripped []string      // names of environment variables removed (present in our env)
+	Passed   []string      // names of API-key variables passed through (AllowAPIKeyEnv)
+	Env      []string      // the child's full environment (holds secrets: never log it)
+	Timeout  time.Duration // the run's timeout (Request, else config, else DefaultTimeout)
+	Config   string        // the .relay-baton.json read ("" when none)
 }
 
 // Result is the outcome of a run.
@@ -66,8 +75,11 @@ type Result struct {
 	Usage     events.Usage
 	Cancelled bool
 	TimedOut  bool
-	Err       error  // why the run failed, if it did
-	Summary   string // one line: what happened
+	Err       error    // why the run failed, if it did
+	Summary   string   // one line: what happened
+	Session   string   // claude session id / codex thread id, when reported
+	Stripped  []string // names of API-key variables removed from the child's env
+	Passed    []string // names of API-key variables passed (AllowAPIKeyEnv): audit them
 }
 
 // ErrNotFound is wrapped by errors about a missing agent binary.

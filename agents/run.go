@@ -2,20 +2,474 @@ package agents
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
+
+// KeyVars are the API-key variables removed from an agent's environment
+// unless Request.AllowAPIKeyEnv: the CLIs authenticate with their own login.
+var KeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
+
+// Binary environment variables and install hints.
+const (
+	ClaudeBinEnv = "RELAY_BATON_CLAUDE"
+	CodexBinEnv  = "RELAY_BATON_CODEX"
+)
+
+// Grace is how long a cancelled agent gets between SIGTERM and SIGKILL to
+// its process group; it also bounds how long output pipes are drained after
+// the agent exits (orphaned grandchildren holding them open).
+var Grace = 3 * time.Second
+
+// MaxLine caps one output line; a longer line is reported as an ActRaw
+// note and skipped, never fatal.
+const MaxLine = 16 << 20
+
+// readOnlyTools are denied outright for read-only claude roles, on top of
+// plan mode (which already refuses writes and unapproved Bash).
+const readOnlyDenied = "Write,Edit,NotebookEdit"
 
 // Prepare resolves the binary and builds the exact argv, environment and
 // policy for req, without starting anything. The room shows it as the
 // preview; Run starts exactly this.
 func Prepare(req Request) (Invocation, error) {
-	return Invocation{}, errors.New("agents.Prepare: not built yet")
+	var inv Invocation
+	switch req.Agent {
+	case Claude, Codex:
+	default:
+		return inv, fmt.Errorf("unknown agent %q (want %q or %q)", req.Agent, Claude, Codex)
+	}
+	switch req.Role {
+	case RolePlanner, RoleReviewer, RoleExecutor, RoleAsk:
+	default:
+		return inv, fmt.Errorf("unknown role %q (want planner, reviewer, executor or ask)", req.Role)
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return inv, fmt.Errorf("agent %s: %w", req.Agent, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return inv, fmt.Errorf("agent %s: working directory %s is not a directory", req.Agent, dir)
+	}
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return inv, err
+	}
+	env := mergeEnv(os.Environ(), req.Env)
+	path, name, err := resolveBinary(req.Agent, env)
+	if err != nil {
+		return inv, err
+	}
+	inv.Path, inv.Dir, inv.Config = path, dir, cfg.Path
+	extra := cfg.Args(req.Agent)
+	readOnly := req.Role != RoleExecutor
+	switch req.Agent {
+	case Claude:
+		inv.Argv = []string{name, "-p", "--output-format", "stream-json", "--verbose"}
+		if readOnly {
+			inv.Argv = append(inv.Argv, "--permission-mode", "plan", "--disallowedTools", readOnlyDenied)
+			inv.Policy = "read-only: --permission-mode plan, " + readOnlyDenied + " denied"
+		} else {
+			inv.Argv = append(inv.Argv, "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+			inv.Policy = "edits: --permission-mode acceptEdits, Bash allowed"
+		}
+		inv.Argv = append(inv.Argv, extra...)
+		inv.Argv = append(inv.Argv, "--", req.Prompt)
+	case Codex:
+		sandbox := "workspace-write"
+		if readOnly {
+			sandbox = "read-only"
+		}
+		inv.Argv = []string{name, "exec", "--json", "--sandbox", sandbox, "-C", dir}
+		inv.Argv = append(inv.Argv, extra...)
+		inv.Argv = append(inv.Argv, "--", req.Prompt)
+		inv.Policy = "sandbox " + sandbox
+	}
+	if bad := ForbiddenArgs(inv.Argv[1 : len(inv.Argv)-1]); len(bad) > 0 {
+		return inv, fmt.Errorf("agent %s: refusing forbidden arguments %s", req.Agent, strings.Join(bad, ", "))
+	}
+	inv.Env, inv.Stripped, inv.Passed = keyPolicy(env, req.AllowAPIKeyEnv)
+	inv.Timeout = req.Timeout
+	if inv.Timeout <= 0 {
+		inv.Timeout = cfg.Timeout
+	}
+	if inv.Timeout <= 0 {
+		inv.Timeout = DefaultTimeout
+	}
+	return inv, nil
+}
+
+// resolveBinary finds the agent's binary: $RELAY_BATON_CLAUDE /
+// $RELAY_BATON_CODEX, else claude / codex on PATH.
+func resolveBinary(agent string, env []string) (path, name string, err error) {
+	envName, pkg := ClaudeBinEnv, "@anthropic-ai/claude-code"
+	if agent == Codex {
+		envName, pkg = CodexBinEnv, "@openai/codex"
+	}
+	name = lookupEnv(env, envName)
+	if name == "" {
+		name = agent
+	}
+	p, lerr := lookPath(name, lookupEnv(env, "PATH"))
+	if lerr != nil {
+		return "", name, fmt.Errorf("%s: %q: %w (install it with `npm install -g %s`, or set %s to its path)", agent, name, ErrNotFound, pkg, envName)
+	}
+	return p, name, nil
+}
+
+// lookPath is exec.LookPath against the child's PATH.
+func lookPath(name, pathEnv string) (string, error) {
+	if strings.Contains(name, "/") {
+		return exec.LookPath(name)
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// mergeEnv lays over onto base: a later KEY=VALUE replaces an earlier one.
+func mergeEnv(base, over []string) []string {
+	idx := map[string]int{}
+	out := make([]string, 0, len(base)+len(over))
+	for _, kv := range append(append([]string(nil), base...), over...) {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if i, seen := idx[k]; seen {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// keyPolicy removes the API-key variables unless allow; it returns the
+// child's environment and the names stripped or passed (never values).
+func keyPolicy(env []string, allow bool) (out, stripped, passed []string) {
+	out = make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		isKey := false
+		for _, kk := range KeyVars {
+			if k == kk {
+				isKey = true
+			}
+		}
+		switch {
+		case !isKey:
+			out = append(out, kv)
+		case allow:
+			out = append(out, kv)
+			passed = append(passed, k)
+		default:
+			stripped = append(stripped, k)
+		}
+	}
+	return out, stripped, passed
+}
+
+// AuditEvent is the conversation event that records API-key variables
+// passed to an agent (names only), or false when none were passed.
+func AuditEvent(sessionID, agent string, passed []string) (events.Event, bool) {
+	if len(passed) == 0 {
+		return events.Event{}, false
+	}
+	e := events.New(sessionID, events.RoleRelayBaton, events.KindAudit,
+		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")))
+	e.Meta = map[string]any{"agent": agent, "apiKeyEnv": append([]string(nil), passed...)}
+	return e, true
 }
 
 // Run starts the agent, streams its activity to req.OnActivity, and waits.
 // It never panics and always returns a Result whose Summary says what
 // happened in one line; Err is set when the run did not succeed.
-func Run(ctx context.Context, req Request) Result {
-	err := errors.New("agents.Run: not built yet")
-	return Result{Agent: req.Agent, ExitCode: -1, Err: err, Summary: err.Error()}
+func Run(ctx context.Context, req Request) (res Result) {
+	start := time.Now()
+	res = Result{Agent: req.Agent, ExitCode: -1}
+	label := strings.TrimSpace(req.Agent + " " + string(req.Role))
+	defer func() {
+		if r := recover(); r != nil {
+			res.Err = fmt.Errorf("agent %s: internal error: %v", req.Agent, r)
+			res.Summary = label + " failed: " + res.Err.Error()
+		}
+		res.Duration = time.Since(start)
+	}()
+	inv, err := Prepare(req)
+	if err != nil {
+		res.Err = err
+		res.Summary = label + ": " + firstLine(err.Error())
+		return res
+	}
+	res.Stripped, res.Passed = inv.Stripped, inv.Passed
+
+	var clog *commandLog
+	if req.SessionDir != "" {
+		clog, err = openCommandLog(req.SessionDir)
+		if err != nil {
+			res.Err = err
+			res.Summary = label + ": " + firstLine(err.Error())
+			return res
+		}
+		defer clog.Close()
+		clog.start(inv.Argv)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
+	defer cancel()
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		res.Err = fmt.Errorf("agent %s: %w", req.Agent, err)
+		res.Summary = label + ": " + res.Err.Error()
+		return res
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		res.Err = fmt.Errorf("agent %s: %w", req.Agent, err)
+		res.Summary = label + ": " + res.Err.Error()
+		return res
+	}
+	cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env, Stdout: outW, Stderr: errW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stdin stays nil: the child reads /dev/null.
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, err)
+		res.Summary = label + ": " + firstLine(res.Err.Error())
+		clog.exit(-1)
+		return res
+	}
+	pgid := cmd.Process.Pid
+	if req.OnStart != nil {
+		req.OnStart(pgid)
+	}
+
+	parser := NewParser(req.Agent)
+	var stderrTail tail
+	var readers sync.WaitGroup
+	readers.Add(2)
+	var cbPanic any // a panic in req.OnActivity: reported, output still drained
+	go func() {
+		defer readers.Done()
+		deliver := req.OnActivity
+		readLines(outR, func(line []byte, tooLong int) {
+			clog.line("stdout", line, tooLong)
+			var acts []events.Activity
+			if tooLong > 0 {
+				acts = []events.Activity{{Source: req.Agent, Kind: events.ActRaw, Text: fmt.Sprintf("(output line of %d bytes skipped: over the %d-byte limit)", tooLong, MaxLine)}}
+			} else {
+				acts = parser.Line(line)
+			}
+			if deliver != nil {
+				now := time.Now()
+				defer func() {
+					if r := recover(); r != nil {
+						cbPanic, deliver = r, nil
+					}
+				}()
+				for _, a := range acts {
+					if a.Time.IsZero() {
+						a.Time = now
+					}
+					deliver(a)
+				}
+			}
+		})
+	}()
+	go func() {
+		defer readers.Done()
+		readLines(errR, func(line []byte, tooLong int) {
+			clog.line("stderr", line, tooLong)
+			if tooLong == 0 {
+				stderrTail.add(string(line))
+			}
+		})
+	}()
+
+	// Cancellation and timeout: SIGTERM to the group, SIGKILL after Grace.
+	exited := make(chan struct{})
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		select {
+		case <-exited:
+			return
+		case <-runCtx.Done():
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(Grace):
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}()
+
+	waitErr := cmd.Wait()
+	close(exited)
+	<-killed
+	// Whatever the agent left behind in its group goes with it: that is
+	// what lets the output pipes reach EOF.
+	if runCtx.Err() != nil {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	} else {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(Grace):
+		// Backstop: a process that left the group still holds the pipes.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	if st := cmd.ProcessState; st != nil {
+		res.ExitCode = st.ExitCode()
+	}
+	clog.exit(res.ExitCode)
+	out := parser.Outcome()
+	res.FinalText, res.Usage, res.Session = out.FinalText, out.Usage, out.Session
+	res.Duration = time.Since(start)
+	dur := res.Duration.Round(10 * time.Millisecond)
+
+	switch {
+	case cbPanic != nil:
+		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, cbPanic)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), 300)
+	case ctx.Err() != nil:
+		res.Cancelled = true
+		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
+		res.Summary = fmt.Sprintf("%s cancelled after %s", label, dur)
+	case runCtx.Err() != nil:
+		res.TimedOut = true
+		res.Err = fmt.Errorf("agent %s: timed out after %s: %w", req.Agent, inv.Timeout, context.DeadlineExceeded)
+		res.Summary = fmt.Sprintf("%s timed out after %s (limit %s)", label, dur, inv.Timeout)
+	case waitErr != nil || out.IsError || res.ExitCode != 0:
+		why := out.ErrorText
+		if why == "" {
+			why = stderrTail.last()
+		}
+		if why == "" && waitErr != nil {
+			why = waitErr.Error()
+		}
+		if why == "" {
+			why = "the CLI reported an error"
+		}
+		head := fmt.Sprintf("%s exited %d", label, res.ExitCode)
+		if res.ExitCode == 0 {
+			head = label + " failed"
+		} else if res.ExitCode < 0 && waitErr != nil {
+			head = fmt.Sprintf("%s ended (%s)", label, waitErr)
+		}
+		res.Err = fmt.Errorf("agent %s: %s", req.Agent, why)
+		res.Summary = fmt.Sprintf("%s after %s: %s", head, dur, why)
+	default:
+		res.Summary = fmt.Sprintf("%s ok in %s%s", label, dur, usageNote(out))
+	}
+	return res
+}
+
+// usageNote is " ($0.0123, 1200 in / 340 out)" when usage is known.
+func usageNote(o Outcome) string {
+	if !o.HasUsage {
+		return ""
+	}
+	var parts []string
+	if o.Usage.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", o.Usage.CostUSD))
+	}
+	parts = append(parts, fmt.Sprintf("%d in / %d out tokens", o.Usage.InputTokens+o.Usage.CachedInputTokens, o.Usage.OutputTokens))
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// readLines calls fn for each line of r (without the newline). A line over
+// MaxLine is not delivered: fn gets (nil, its length) instead. It returns at
+// EOF or on a read error (the pipe closed by the backstop).
+func readLines(r io.Reader, fn func(line []byte, tooLong int)) {
+	br := newLineReader(r)
+	for {
+		line, tooLong, err := br.next()
+		if line != nil || tooLong > 0 {
+			fn(line, tooLong)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// tail keeps the last few stderr lines, for the summary of a failed run.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *tail) add(s string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, s)
+	if len(t.lines) > 8 {
+		t.lines = t.lines[1:]
+	}
+}
+
+// last is the last stderr line that says something (not a known notice).
+func (t *tail) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.lines) - 1; i >= 0; i-- {
+		l := t.lines[i]
+		if strings.HasPrefix(l, "Reading additional input from stdin") || strings.HasPrefix(l, "WARNING: proceeding") {
+			continue
+		}
+		return oneLine(l, 300)
+	}
+	return ""
 }

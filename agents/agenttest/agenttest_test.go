@@ -1,0 +1,124 @@
+package agenttest
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// events reads an SSE response and returns its event names.
+func sseEvents(t *testing.T, resp *http.Response) (names []string, data []string) {
+	t.Helper()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		l := sc.Text()
+		if n, ok := strings.CutPrefix(l, "event: "); ok {
+			names = append(names, n)
+		}
+		if d, ok := strings.CutPrefix(l, "data: "); ok {
+			data = append(data, d)
+		}
+	}
+	return names, data
+}
+
+func post(t *testing.T, ctx context.Context, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
+}
+
+func TestAnthropicScript(t *testing.T) {
+	a := NewAnthropic(t,
+		Reply(Thinking("hm"), Text("hi"), Bash("ls")),
+		Step{Status: 500, Message: "boom"},
+	)
+	withTools := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":[{"type":"text","text":"hello"}]}]}`
+	// A side query without tools does not consume the script.
+	resp, err := post(t, context.Background(), a.URL+"/v1/messages?beta=true", `{"messages":[]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := sseEvents(t, resp)
+	resp.Body.Close()
+	if len(names) != 6 || names[0] != "message_start" {
+		t.Fatalf("side query: %v", names)
+	}
+	resp, err = post(t, context.Background(), a.URL+"/v1/messages?beta=true", withTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, data := sseEvents(t, resp)
+	resp.Body.Close()
+	want := "message_start content_block_start content_block_delta content_block_delta content_block_stop " +
+		"content_block_start content_block_delta content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("events %v", names)
+	}
+	if !strings.Contains(strings.Join(data, "\n"), `"stop_reason":"tool_use"`) || !strings.Contains(strings.Join(data, "\n"), `"thinking_delta"`) {
+		t.Fatalf("data %v", data)
+	}
+	resp, err = post(t, context.Background(), a.URL+"/v1/messages", withTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 500 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if got := len(a.Agent()); got != 2 || len(a.Requests()) != 3 {
+		t.Fatalf("recorded %d agent / %d all", got, len(a.Requests()))
+	}
+	if LastUserText(a.Agent()[0]) != "hello\n" {
+		t.Fatalf("last user text %q", LastUserText(a.Agent()[0]))
+	}
+}
+
+func TestStallEndsOnClose(t *testing.T) {
+	o := NewOpenAI(t, Step{Stall: true})
+	resp, err := post(t, context.Background(), o.URL+"/responses", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string)
+	go func() { n, _ := sseEvents(t, resp); done <- n }()
+	select {
+	case n := <-done:
+		t.Fatalf("stalled stream ended early: %v", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	o.Close()
+	select {
+	case n := <-done:
+		if len(n) != 1 || n[0] != "response.created" {
+			t.Fatalf("events %v", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the stalled stream")
+	}
+}
+
+func TestOpenAIScript(t *testing.T) {
+	o := NewOpenAI(t, Reply(Thinking("r"), Exec("echo hi"), Text("ok")))
+	resp, err := post(t, context.Background(), o.URL+"/responses", `{"input":[]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, data := sseEvents(t, resp)
+	resp.Body.Close()
+	want := "response.created response.output_item.done response.output_item.done response.output_item.added response.output_text.delta response.output_item.done response.completed"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("events %v", names)
+	}
+	all := strings.Join(data, "\n")
+	if !strings.Contains(all, `"name":"exec_command"`) || !strings.Contains(all, `"arguments":"{\"cmd\":\"echo hi\"}"`) || !strings.Contains(all, `"usage"`) {
+		t.Fatalf("data %s", all)
+	}
+	if len(o.Requests()) != 1 {
+		t.Fatal("request not recorded")
+	}
+}

@@ -1,0 +1,358 @@
+// Package agenttest is test support for driving the real claude and codex
+// CLIs offline: scriptable mock servers for the Anthropic Messages API and
+// the OpenAI Responses API (SSE, on 127.0.0.1 with a random port), finders
+// for the pinned CLI binaries, and helpers that build the offline
+// environment each CLI needs (temporary HOME / CODEX_HOME, base URLs, a
+// fake key that never comes from an API-key variable).
+//
+// Other packages' end-to-end tests use it too, including tests that run a
+// built relay-baton binary: everything a run needs is carried by
+// environment variables plus a .relay-baton.json in the repository (see
+// ClaudeEnv, CodexEnv and WriteRepoConfig).
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Block is one content block of a scripted assistant reply.
+type Block struct {
+	Type  string // "text", "thinking" or "tool_use"
+	Text  string // text or thinking
+	Name  string // tool name (tool_use)
+	Input any    // tool input, marshalled to JSON (tool_use)
+	ID    string // tool_use id; generated when empty
+}
+
+// Text is a text block.
+func Text(s string) Block { return Block{Type: "text", Text: s} }
+
+// Thinking is a thinking block.
+func Thinking(s string) Block { return Block{Type: "thinking", Text: s} }
+
+// ToolUse is a tool_use block asking the CLI to run tool name with input.
+func ToolUse(name string, input any) Block { return Block{Type: "tool_use", Name: name, Input: input} }
+
+// Bash is a tool_use block for Claude Code's Bash tool.
+func Bash(command string) Block {
+	return ToolUse("Bash", map[string]any{"command": command, "description": "run " + command})
+}
+
+// Step is the mock's answer to one request. The zero Step answers "ok".
+type Step struct {
+	Blocks     []Block
+	StopReason string // default: "tool_use" when a tool_use block is present, else "end_turn"
+	// Status, when not 0 or 200, answers with that HTTP status and an error
+	// body instead of a stream.
+	Status  int
+	Message string // error message for Status
+	// Delay is slept before each SSE event (a slow stream).
+	Delay time.Duration
+	// Stall sends the first event(s) of the stream and then hangs until the
+	// client goes away or the server is closed.
+	Stall bool
+	// InputTokens / OutputTokens are reported in usage (defaults 10 / 5).
+	InputTokens, OutputTokens int
+}
+
+// Reply is a Step answering with blocks.
+func Reply(blocks ...Block) Step { return Step{Blocks: blocks} }
+
+// Recorded is one request the mock received.
+type Recorded struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map (nil if it is not JSON).
+func (r Recorded) JSON() map[string]any {
+	var m map[string]any
+	if json.Unmarshal(r.Body, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// server is what both mocks share: a script, recorded requests, stall control.
+type server struct {
+	mu       sync.Mutex
+	steps    []Step
+	next     int
+	fallback Step
+	reqs     []Recorded
+	srv      *httptest.Server
+	closing  chan struct{}
+	once     sync.Once
+}
+
+func (s *server) record(r *http.Request) Recorded {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, rec)
+	s.mu.Unlock()
+	return rec
+}
+
+// take returns the next scripted step, or the fallback once the script is used up.
+func (s *server) take() Step {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next < len(s.steps) {
+		st := s.steps[s.next]
+		s.next++
+		return st
+	}
+	return s.fallback
+}
+
+func (s *server) requests(path string) []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Recorded
+	for _, r := range s.reqs {
+		if path == "" || r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *server) close() {
+	s.once.Do(func() { close(s.closing) })
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// sse writes SSE events, honouring Delay and Stall.
+type sse struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	step    Step
+	closing <-chan struct{}
+	n       int
+}
+
+func (e *sse) event(name string, data any) bool {
+	if e.step.Delay > 0 {
+		select {
+		case <-time.After(e.step.Delay):
+		case <-e.r.Context().Done():
+			return false
+		case <-e.closing:
+			return false
+		}
+	}
+	b, _ := json.Marshal(data)
+	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
+		return false
+	}
+	e.w.(http.Flusher).Flush()
+	e.n++
+	if e.step.Stall && e.n == 1 {
+		select {
+		case <-e.r.Context().Done():
+		case <-e.closing:
+		}
+		return false
+	}
+	return true
+}
+
+// Anthropic is a mock Anthropic Messages API. POST /v1/messages answers
+// with the next scripted Step as an SSE stream; GET requests answer
+// {"data":[]}. Requests that carry no tools (Claude Code's side queries:
+// titles, summaries, ...) are answered "ok" without consuming the script.
+type Anthropic struct {
+	URL string // base URL, for ANTHROPIC_BASE_URL
+	s   *server
+}
+
+// NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port,
+// closed when the test ends. Once the script is used up every request
+// answers "done".
+func NewAnthropic(t testing.TB, steps ...Step) *Anthropic {
+	t.Helper()
+	a := &Anthropic{s: &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}}
+	a.s.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	a.URL = a.s.srv.URL
+	t.Cleanup(a.Close)
+	return a
+}
+
+// Close stops the server, ending any stalled stream.
+func (a *Anthropic) Close() { a.s.close() }
+
+// Requests returns the recorded POST /v1/messages requests, in order.
+func (a *Anthropic) Requests() []Recorded { return a.s.requests("/v1/messages") }
+
+// Agent returns the recorded requests that carried tools: the agent loop's
+// turns (what the script answered), in order.
+func (a *Anthropic) Agent() []Recorded {
+	var out []Recorded
+	for _, r := range a.Requests() {
+		if m := r.JSON(); m != nil {
+			if tools, _ := m["tools"].([]any); len(tools) > 0 {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// LastUserText returns the text of the last user message of a request
+// (string content, text blocks and tool_result contents concatenated).
+func LastUserText(r Recorded) string {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(r.Body, &req) != nil {
+		return ""
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return flatten(req.Messages[i].Content)
+		}
+	}
+	return ""
+}
+
+func flatten(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, b := range blocks {
+		sb.WriteString(b.Text)
+		if len(b.Content) > 0 {
+			sb.WriteString(flatten(b.Content))
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
+	rec := a.s.record(r)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[],"has_more":false}`)
+		return
+	}
+	if !strings.HasSuffix(r.URL.Path, "/messages") {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+		return
+	}
+	var req struct {
+		Model string `json:"model"`
+		Tools []any  `json:"tools"`
+	}
+	_ = json.Unmarshal(rec.Body, &req)
+	step := Reply(Text("ok"))
+	if len(req.Tools) > 0 {
+		step = a.s.take()
+	}
+	if step.Status != 0 && step.Status != http.StatusOK {
+		msg := step.Message
+		if msg == "" {
+			msg = "mock error"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(step.Status)
+		typ := "api_error"
+		if step.Status == 529 {
+			typ = "overloaded_error"
+		}
+		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+		w.Write(b)
+		return
+	}
+	in, out := step.InputTokens, step.OutputTokens
+	if in == 0 {
+		in = 10
+	}
+	if out == 0 {
+		out = 5
+	}
+	model := req.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	e := &sse{w: w, r: r, step: step, closing: a.s.closing}
+	msgID := fmt.Sprintf("msg_mock_%d", time.Now().UnixNano())
+	if !e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": in, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+	}}) {
+		return
+	}
+	stop := step.StopReason
+	for i, b := range step.Blocks {
+		var start, delta map[string]any
+		switch b.Type {
+		case "thinking":
+			start = map[string]any{"type": "thinking", "thinking": "", "signature": ""}
+			delta = map[string]any{"type": "thinking_delta", "thinking": b.Text}
+		case "tool_use":
+			id := b.ID
+			if id == "" {
+				id = fmt.Sprintf("toolu_mock_%d_%d", time.Now().UnixNano(), i)
+			}
+			start = map[string]any{"type": "tool_use", "id": id, "name": b.Name, "input": map[string]any{}}
+			in, _ := json.Marshal(b.Input)
+			delta = map[string]any{"type": "input_json_delta", "partial_json": string(in)}
+			if stop == "" {
+				stop = "tool_use"
+			}
+		default:
+			start = map[string]any{"type": "text", "text": ""}
+			delta = map[string]any{"type": "text_delta", "text": b.Text}
+		}
+		if !e.event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": start}) ||
+			!e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": delta}) {
+			return
+		}
+		if b.Type == "thinking" {
+			if !e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "signature_delta", "signature": "mock-signature"}}) {
+				return
+			}
+		}
+		if !e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i}) {
+			return
+		}
+	}
+	if stop == "" {
+		stop = "end_turn"
+	}
+	if !e.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": out}}) {
+		return
+	}
+	e.event("message_stop", map[string]any{"type": "message_stop"})
+}

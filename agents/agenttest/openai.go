@@ -1,0 +1,119 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// Exec is a Responses API function_call of codex's shell tool
+// (exec_command with {"cmd": command}). Use it in a Step for NewOpenAI.
+func Exec(command string) Block {
+	return Block{Type: "function_call", Name: "exec_command", Input: map[string]any{"cmd": command}}
+}
+
+// FunctionCall is a Responses API function_call of any tool.
+func FunctionCall(name string, args any) Block {
+	return Block{Type: "function_call", Name: name, Input: args}
+}
+
+// OpenAI is a mock OpenAI Responses API. POST /v1/responses answers with
+// the next scripted Step as an SSE stream: Text blocks become assistant
+// messages (output_text), Exec / FunctionCall blocks become function_call
+// items; Thinking blocks become reasoning items. Other requests answer {}.
+type OpenAI struct {
+	URL string // base URL including /v1, for the codex provider's base_url
+	s   *server
+}
+
+// NewOpenAI starts a mock Responses API on 127.0.0.1 with a random port,
+// closed when the test ends. Once the script is used up every request
+// answers "done".
+func NewOpenAI(t testing.TB, steps ...Step) *OpenAI {
+	t.Helper()
+	o := &OpenAI{s: &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}}
+	o.s.srv = httptest.NewServer(http.HandlerFunc(o.serve))
+	o.URL = o.s.srv.URL + "/v1"
+	t.Cleanup(o.Close)
+	return o
+}
+
+// Close stops the server, ending any stalled stream.
+func (o *OpenAI) Close() { o.s.close() }
+
+// Requests returns the recorded POST /v1/responses requests, in order.
+func (o *OpenAI) Requests() []Recorded { return o.s.requests("/v1/responses") }
+
+func (o *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	o.s.record(r)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[]}`)
+		return
+	}
+	step := o.s.take()
+	if step.Status != 0 && step.Status != http.StatusOK {
+		msg := step.Message
+		if msg == "" {
+			msg = "mock error"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(step.Status)
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": nil}})
+		w.Write(b)
+		return
+	}
+	in, out := step.InputTokens, step.OutputTokens
+	if in == 0 {
+		in = 10
+	}
+	if out == 0 {
+		out = 5
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	e := &sse{w: w, r: r, step: step, closing: o.s.closing}
+	respID := fmt.Sprintf("resp_mock_%d", time.Now().UnixNano())
+	if !e.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID}}) {
+		return
+	}
+	for i, b := range step.Blocks {
+		var item map[string]any
+		switch b.Type {
+		case "function_call":
+			args, _ := json.Marshal(b.Input)
+			id := b.ID
+			if id == "" {
+				id = fmt.Sprintf("call_mock_%d_%d", time.Now().UnixNano(), i)
+			}
+			item = map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": b.Name, "arguments": string(args)}
+		case "thinking":
+			item = map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", i),
+				"summary": []any{map[string]any{"type": "summary_text", "text": b.Text}}}
+		default:
+			id := fmt.Sprintf("msg_mock_%d", i)
+			if !e.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": i,
+				"item": map[string]any{"type": "message", "role": "assistant", "id": id, "content": []any{}}}) {
+				return
+			}
+			if !e.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "output_index": i, "content_index": 0, "item_id": id, "delta": b.Text}) {
+				return
+			}
+			item = map[string]any{"type": "message", "role": "assistant", "id": id,
+				"content": []any{map[string]any{"type": "output_text", "text": b.Text}}}
+		}
+		if !e.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": item}) {
+			return
+		}
+	}
+	e.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": respID,
+		"usage": map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + out},
+	}})
+}

@@ -1,0 +1,156 @@
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CommandsLogName is the raw-output log inside the session folder.
+const CommandsLogName = "commands.log"
+
+// commandLog appends one run's raw output to <SessionDir>/commands.log in
+// the reference format:
+//
+//	--- <ISO> START <cmd> <args> ---
+//	[stdout] ...
+//	[stderr] ...
+//	--- exit <code> ---
+//
+// Each record is one write on an O_APPEND descriptor. A nil *commandLog
+// logs nothing.
+type commandLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte
+}
+
+func openCommandLog(sessionDir string) (*commandLog, error) {
+	if err := os.MkdirAll(sessionDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", sessionDir, err)
+	}
+	p := filepath.Join(sessionDir, CommandsLogName)
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", p, err)
+	}
+	return &commandLog{f: f}, nil
+}
+
+func (l *commandLog) write(b []byte) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.f.Write(b)
+}
+
+// maxLoggedArg is how long an argument may be in the START header before it
+// is shortened (prompts can be tens of KB).
+const maxLoggedArg = 200
+
+func (l *commandLog) start(argv []string) {
+	if l == nil {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("--- ")
+	sb.WriteString(time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	sb.WriteString(" START")
+	for _, a := range argv {
+		sb.WriteByte(' ')
+		sb.WriteString(headerArg(a))
+	}
+	sb.WriteString(" ---\n")
+	l.write([]byte(sb.String()))
+}
+
+// headerArg quotes an argument when needed and shortens a long one to its
+// start plus its length.
+func headerArg(a string) string {
+	if r := []rune(a); len(r) > maxLoggedArg {
+		return strconv.Quote(string(r[:80])+"…") + fmt.Sprintf("(%d chars)", len(r))
+	}
+	if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+		return strconv.Quote(a)
+	}
+	return a
+}
+
+func (l *commandLog) line(stream string, line []byte, tooLong int) {
+	if l == nil {
+		return
+	}
+	var b []byte
+	if tooLong > 0 {
+		b = fmt.Appendf(nil, "[%s] (line of %d bytes skipped)\n", stream, tooLong)
+	} else {
+		b = make([]byte, 0, len(line)+len(stream)+4)
+		b = append(b, '[')
+		b = append(b, stream...)
+		b = append(b, "] "...)
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	l.write(b)
+}
+
+func (l *commandLog) exit(code int) {
+	if l == nil {
+		return
+	}
+	l.write(fmt.Appendf(nil, "--- exit %d ---\n", code))
+}
+
+func (l *commandLog) Close() {
+	if l != nil {
+		_ = l.f.Close()
+	}
+}
+
+// lineReader splits a stream into lines of any length up to MaxLine,
+// skipping (and measuring) longer ones instead of failing.
+type lineReader struct {
+	br  *bufio.Reader
+	acc []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 256<<10)}
+}
+
+// next returns the next line without its newline (and a trailing \r), or
+// tooLong > 0 with a nil line when the line was over MaxLine. err is
+// io.EOF (or the read error) after the last line.
+func (lr *lineReader) next() (line []byte, tooLong int, err error) {
+	lr.acc = lr.acc[:0]
+	n := 0
+	for {
+		frag, err := lr.br.ReadSlice('\n')
+		n += len(frag)
+		if n <= MaxLine+1 {
+			lr.acc = append(lr.acc, frag...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && n == 0 {
+			return nil, 0, err
+		}
+		if n > MaxLine+1 {
+			return nil, n, err
+		}
+		out := bytes.TrimSuffix(lr.acc, []byte("\n"))
+		out = bytes.TrimSuffix(out, []byte("\r"))
+		return out, 0, err
+	}
+}

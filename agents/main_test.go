@@ -1,0 +1,79 @@
+package agents_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// probeEnv makes the test binary act as a fake agent CLI instead of running
+// tests: RELAY_BATON_PROBE=<mode>. Modes:
+//
+//	env     print the names of every environment variable, one per line,
+//	        as "ENV <name>", then a stream-json result line
+//	exit3   print a stream-json init line, "fatal: probe failure" on stderr, exit 3
+//	tree    start `sh -c 'sleep 59.1234 & sleep 59.1234'` in the group and wait
+//	        (cancellation must take the whole tree down)
+//	orphan  leave a grandchild holding stdout, then exit 0
+const probeEnv = "RELAY_BATON_PROBE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(probeEnv); mode != "" {
+		os.Exit(probe(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func probe(mode string) int {
+	switch mode {
+	case "env":
+		var names []string
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Println("ENV " + n)
+		}
+		fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"env listed","session_id":"probe","total_cost_usd":0}`)
+		return 0
+	case "exit3":
+		fmt.Println(`{"type":"system","subtype":"init","session_id":"probe"}`)
+		fmt.Fprintln(os.Stderr, "fatal: probe failure")
+		return 3
+	case "tree":
+		fmt.Println(`{"type":"system","subtype":"init","session_id":"probe"}`)
+		cmd := exec.Command("sh", "-c", "sleep 59.1234 & sleep 59.1234")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return 1
+		}
+		return 0
+	case "orphan":
+		cmd := exec.Command("sh", "-c", "sleep 59.4321")
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			return 1
+		}
+		fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"left one behind"}`)
+		time.Sleep(50 * time.Millisecond)
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown probe mode", mode)
+	return 2
+}
+
+// self is the test binary, used as a fake agent.
+func self(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,367 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// Parser turns an agent CLI's stdout, one line at a time, into activities.
+// Line never panics and never fails: unknown event types are ignored, lines
+// that are not a JSON object come back as one ActRaw activity, blank lines
+// as nothing. A Parser is not safe for concurrent use.
+type Parser interface {
+	Line(line []byte) []events.Activity
+	// Outcome is what the lines so far say about the run.
+	Outcome() Outcome
+}
+
+// Outcome is what an agent's output said about its run.
+type Outcome struct {
+	Session   string       // claude session id / codex thread id
+	FinalText string       // the final answer (claude: result; codex: last agent_message)
+	Usage     events.Usage // totals, as reported
+	HasUsage  bool
+	Done      bool   // a result / turn.completed / turn.failed line was seen
+	IsError   bool   // the CLI reported the run as failed
+	ErrorText string // the CLI's own error message, first line
+}
+
+// NewParser returns the parser for agent (Claude or Codex); nil for an
+// unknown agent.
+func NewParser(agent string) Parser {
+	switch agent {
+	case Claude:
+		return NewClaudeParser()
+	case Codex:
+		return NewCodexParser()
+	}
+	return nil
+}
+
+// rawLine is the activity for a line that is not a JSON object.
+func rawLine(source string, line []byte) []events.Activity {
+	return []events.Activity{{Source: source, Kind: events.ActRaw, Text: strings.ToValidUTF8(string(line), "\uFFFD")}}
+}
+
+// object reports whether line looks like a JSON object and decodes it.
+func object(line []byte, v any) bool {
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	return json.Unmarshal(line, v) == nil
+}
+
+// ClaudeParser parses `claude -p --output-format stream-json --verbose`.
+type ClaudeParser struct {
+	out Outcome
+}
+
+// NewClaudeParser returns a parser for claude's stream-json output.
+func NewClaudeParser() *ClaudeParser { return &ClaudeParser{} }
+
+// Outcome implements Parser.
+func (p *ClaudeParser) Outcome() Outcome { return p.out }
+
+type claudeLine struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	SessionID string          `json:"session_id"`
+	Message   json.RawMessage `json:"message"`
+	// result
+	Result       *string         `json:"result"`
+	IsError      bool            `json:"is_error"`
+	TotalCostUSD float64         `json:"total_cost_usd"`
+	Usage        *anthropicUsage `json:"usage"`
+	StopReason   string          `json:"stop_reason"`
+	Errors       []string        `json:"errors"`
+	APIError     json.RawMessage `json:"api_error_status"`
+}
+
+// Line implements Parser.
+func (p *ClaudeParser) Line(line []byte) []events.Activity {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	var l claudeLine
+	if !object(line, &l) {
+		return rawLine(Claude, line)
+	}
+	if l.SessionID != "" {
+		p.out.Session = l.SessionID
+	}
+	switch l.Type {
+	case "assistant", "user":
+		if len(l.Message) == 0 {
+			return nil
+		}
+		acts, err := MessageActivities(Claude, l.Message)
+		if err != nil {
+			return nil
+		}
+		for i := range acts {
+			acts[i].Session = p.out.Session
+		}
+		return acts
+	case "result":
+		return p.result(&l)
+	}
+	return nil
+}
+
+func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
+	p.out.Done = true
+	if l.Result != nil {
+		p.out.FinalText = *l.Result
+	}
+	var acts []events.Activity
+	if u := l.Usage.usage(); u != nil || l.TotalCostUSD != 0 {
+		if u == nil {
+			u = &events.Usage{}
+		}
+		u.CostUSD = l.TotalCostUSD
+		p.out.Usage = *u
+		p.out.HasUsage = true
+		acts = append(acts, events.Activity{Source: Claude, Kind: events.ActUsage, Usage: u, Session: p.out.Session})
+	}
+	failed := l.IsError || (l.Subtype != "" && l.Subtype != "success")
+	if failed {
+		p.out.IsError = true
+		msg := p.out.FinalText
+		if msg == "" && len(l.Errors) > 0 {
+			msg = strings.Join(l.Errors, "; ")
+		}
+		if msg == "" {
+			msg = l.Subtype
+		}
+		if status := strings.Trim(string(l.APIError), `"`); status != "" && status != "null" && !strings.Contains(msg, status) {
+			msg = "HTTP " + status + ": " + msg
+		}
+		p.out.ErrorText = firstLine(msg)
+		acts = append(acts, events.Activity{Source: Claude, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: p.out.Session})
+	}
+	stop := l.StopReason
+	if stop == "" {
+		stop = l.Subtype
+	}
+	acts = append(acts, events.Activity{Source: Claude, Kind: events.ActDone, StopReason: stop, IsError: failed, Session: p.out.Session})
+	return acts
+}
+
+// CodexParser parses `codex exec --json`.
+type CodexParser struct {
+	out     Outcome
+	started map[string]bool // item ids whose item.started was seen
+}
+
+// NewCodexParser returns a parser for codex's --json output.
+func NewCodexParser() *CodexParser { return &CodexParser{started: map[string]bool{}} }
+
+// Outcome implements Parser.
+func (p *CodexParser) Outcome() Outcome { return p.out }
+
+type codexLine struct {
+	Type     string     `json:"type"`
+	ThreadID string     `json:"thread_id"`
+	Item     *codexItem `json:"item"`
+	Usage    *struct {
+		InputTokens           int64 `json:"input_tokens"`
+		CachedInputTokens     int64 `json:"cached_input_tokens"`
+		OutputTokens          int64 `json:"output_tokens"`
+		ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+	} `json:"usage"`
+	Message string `json:"message"`
+	Error   *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type codexItem struct {
+	ID               string `json:"id"`
+	Type             string `json:"type"`
+	Text             string `json:"text"`
+	Command          string `json:"command"`
+	AggregatedOutput string `json:"aggregated_output"`
+	ExitCode         *int   `json:"exit_code"`
+	Status           string `json:"status"`
+	Message          string `json:"message"`
+	Changes          []struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	} `json:"changes"`
+	Server string          `json:"server"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"arguments"`
+	Query  string          `json:"query"`
+	Items  []struct {
+		Text      string `json:"text"`
+		Completed bool   `json:"completed"`
+	} `json:"items"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Line implements Parser.
+func (p *CodexParser) Line(line []byte) []events.Activity {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	var l codexLine
+	if !object(line, &l) {
+		return rawLine(Codex, line)
+	}
+	s := p.out.Session
+	switch l.Type {
+	case "thread.started":
+		p.out.Session = l.ThreadID
+	case "item.started":
+		if l.Item != nil {
+			return p.itemStarted(l.Item)
+		}
+	case "item.completed":
+		if l.Item != nil {
+			return p.itemCompleted(l.Item)
+		}
+	case "turn.completed":
+		p.out.Done = true
+		var acts []events.Activity
+		if l.Usage != nil {
+			u := events.Usage{
+				InputTokens:       l.Usage.InputTokens,
+				CachedInputTokens: l.Usage.CachedInputTokens,
+				OutputTokens:      l.Usage.OutputTokens,
+				ReasoningTokens:   l.Usage.ReasoningOutputTokens,
+			}
+			p.out.Usage, p.out.HasUsage = u, true
+			acts = append(acts, events.Activity{Source: Codex, Kind: events.ActUsage, Usage: &u, Session: s})
+		}
+		return append(acts, events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "end_turn", Session: s})
+	case "turn.failed":
+		p.out.Done, p.out.IsError = true, true
+		msg := "turn failed"
+		if l.Error != nil && l.Error.Message != "" {
+			msg = l.Error.Message
+		}
+		p.out.ErrorText = firstLine(msg)
+		return []events.Activity{
+			{Source: Codex, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: s},
+			{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s},
+		}
+	case "error":
+		msg := l.Message
+		if msg == "" && l.Error != nil {
+			msg = l.Error.Message
+		}
+		if p.out.ErrorText == "" {
+			p.out.ErrorText = firstLine(msg)
+		}
+		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: oneLine(msg, 500), IsError: true, Session: s}}
+	}
+	return nil
+}
+
+func (p *CodexParser) itemStarted(it *codexItem) []events.Activity {
+	act, ok := p.toolActivity(it)
+	if !ok {
+		return nil
+	}
+	p.started[it.ID] = true
+	return []events.Activity{act}
+}
+
+// toolActivity is the ActTool for items that are tool calls.
+func (p *CodexParser) toolActivity(it *codexItem) (events.Activity, bool) {
+	a := events.Activity{Source: Codex, Kind: events.ActTool, ID: it.ID, Session: p.out.Session, Tool: it.Type}
+	switch it.Type {
+	case "command_execution":
+		a.Detail = oneLine(unwrapShell(it.Command), 160)
+	case "mcp_tool_call":
+		a.Tool = it.Server + "." + it.Tool
+		a.Detail = ToolDetail(a.Tool, it.Args)
+	case "web_search":
+		a.Detail = oneLine(it.Query, 160)
+	case "file_change":
+		parts := make([]string, 0, len(it.Changes))
+		for _, c := range it.Changes {
+			parts = append(parts, c.Kind+" "+c.Path)
+		}
+		a.Detail = oneLine(strings.Join(parts, ", "), 160)
+	case "todo_list":
+		done := 0
+		for _, t := range it.Items {
+			if t.Completed {
+				done++
+			}
+		}
+		a.Detail = fmt.Sprintf("%d/%d done", done, len(it.Items))
+	default:
+		return a, false
+	}
+	return a, true
+}
+
+func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
+	s := p.out.Session
+	switch it.Type {
+	case "agent_message":
+		p.out.FinalText = it.Text
+		return []events.Activity{{Source: Codex, Kind: events.ActText, Text: it.Text, ID: it.ID, Session: s}}
+	case "reasoning":
+		return []events.Activity{{Source: Codex, Kind: events.ActThinking, Text: it.Text, ID: it.ID, Session: s}}
+	case "error":
+		msg := it.Message
+		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: oneLine(msg, 500), IsError: true, ID: it.ID, Session: s}}
+	}
+	tool, ok := p.toolActivity(it)
+	if !ok {
+		return nil
+	}
+	var acts []events.Activity
+	if !p.started[it.ID] {
+		acts = append(acts, tool)
+	}
+	delete(p.started, it.ID)
+	res := events.Activity{Source: Codex, Kind: events.ActToolResult, Tool: tool.Tool, ID: it.ID, Session: s, ExitCode: it.ExitCode}
+	res.IsError = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
+	switch {
+	case it.AggregatedOutput != "":
+		res.Text = oneLine(it.AggregatedOutput, 200)
+	case it.Error != nil:
+		res.Text, res.IsError = oneLine(it.Error.Message, 200), true
+	case it.Status != "":
+		res.Text = it.Status
+	}
+	return append(acts, res)
+}
+
+// unwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`.
+func unwrapShell(cmd string) string {
+	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
+		rest, ok := strings.CutPrefix(cmd, sh)
+		if !ok {
+			continue
+		}
+		if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' {
+			inner := rest[1 : len(rest)-1]
+			return strings.ReplaceAll(inner, `'"'"'`, `'`)
+		}
+		return rest
+	}
+	return cmd
+}
+
+// firstLine is the first non-blank line of s, cut to 300 runes.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return oneLine(l, 300)
+		}
+	}
+	return ""
+}

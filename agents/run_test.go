@@ -1,0 +1,361 @@
+package agents_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// collector gathers activities from OnActivity.
+type collector struct {
+	mu   sync.Mutex
+	acts []events.Activity
+	on   func(events.Activity)
+}
+
+func (c *collector) add(a events.Activity) {
+	c.mu.Lock()
+	c.acts = append(c.acts, a)
+	on := c.on
+	c.mu.Unlock()
+	if on != nil {
+		on(a)
+	}
+}
+
+func (c *collector) all() []events.Activity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]events.Activity(nil), c.acts...)
+}
+
+func (c *collector) find(kind events.ActivityKind, match func(events.Activity) bool) (events.Activity, bool) {
+	for _, a := range c.all() {
+		if a.Kind == kind && (match == nil || match(a)) {
+			return a, true
+		}
+	}
+	return events.Activity{}, false
+}
+
+// groupAlive lists the pids still in process group pgid, and of any process
+// whose command line contains marker.
+func groupAlive(t *testing.T, pgid int, marker string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces; cut after ')'.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cl := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if f[2] == strconv.Itoa(pgid) || (marker != "" && strings.Contains(cl, marker)) {
+			out = append(out, strconv.Itoa(pid)+" "+cl)
+		}
+	}
+	return out
+}
+
+func waitGone(t *testing.T, pgid int, marker string, within time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := groupAlive(t, pgid, marker)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	dir := t.TempDir()
+	for _, agent := range []string{agents.Claude, agents.Codex} {
+		env := agents.ClaudeBinEnv
+		pkg := "@anthropic-ai/claude-code"
+		if agent == agents.Codex {
+			env, pkg = agents.CodexBinEnv, "@openai/codex"
+		}
+		req := agents.Request{Agent: agent, Role: agents.RolePlanner, Prompt: "hi", Dir: dir,
+			Env: []string{env + "=/nonexistent/bin/" + agent}}
+		_, err := agents.Prepare(req)
+		if !errors.Is(err, agents.ErrNotFound) {
+			t.Fatalf("%s: Prepare err = %v, want ErrNotFound", agent, err)
+		}
+		res := agents.Run(context.Background(), req)
+		if !errors.Is(res.Err, agents.ErrNotFound) || res.ExitCode != -1 {
+			t.Fatalf("%s: Run = %+v", agent, res)
+		}
+		if strings.Contains(res.Summary, "\n") || !strings.Contains(res.Summary, "npm install -g "+pkg) || !strings.Contains(res.Summary, env) {
+			t.Fatalf("%s: summary %q should be one line naming the install command and %s", agent, res.Summary, env)
+		}
+		// Not on PATH either.
+		req.Env = []string{env + "=", "PATH=" + t.TempDir()}
+		if _, err := agents.Prepare(req); !errors.Is(err, agents.ErrNotFound) {
+			t.Fatalf("%s: empty PATH: %v", agent, err)
+		}
+	}
+}
+
+func TestPrepareArgvAndPolicy(t *testing.T) {
+	dir := t.TempDir()
+	bin := self(t)
+	cases := []struct {
+		agent   string
+		role    agents.Role
+		want    []string
+		without []string
+	}{
+		{agents.Claude, agents.RolePlanner, []string{"-p", "--output-format stream-json", "--verbose", "--permission-mode plan", "--disallowedTools Write,Edit,NotebookEdit", "-- -rm -rf"}, []string{"acceptEdits"}},
+		{agents.Claude, agents.RoleReviewer, []string{"--permission-mode plan"}, []string{"acceptEdits"}},
+		{agents.Claude, agents.RoleAsk, []string{"--permission-mode plan"}, []string{"acceptEdits"}},
+		{agents.Claude, agents.RoleExecutor, []string{"--permission-mode acceptEdits", "--allowedTools Bash"}, []string{"plan"}},
+		{agents.Codex, agents.RoleExecutor, []string{"exec --json", "--sandbox workspace-write", "-C " + dir, "-- -rm -rf"}, []string{"read-only", "--full-auto", "--skip-git-repo-check"}},
+		{agents.Codex, agents.RolePlanner, []string{"--sandbox read-only"}, []string{"workspace-write"}},
+	}
+	for _, c := range cases {
+		inv, err := agents.Prepare(agents.Request{Agent: c.agent, Role: c.role, Prompt: "-rm -rf", Dir: dir,
+			Env: []string{agents.ClaudeBinEnv + "=" + bin, agents.CodexBinEnv + "=" + bin}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Join(inv.Argv, " ")
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s %s: argv %q lacks %q", c.agent, c.role, line, w)
+			}
+		}
+		for _, w := range c.without {
+			if strings.Contains(line, w) {
+				t.Errorf("%s %s: argv %q has %q", c.agent, c.role, line, w)
+			}
+		}
+		if inv.Argv[len(inv.Argv)-1] != "-rm -rf" || inv.Argv[len(inv.Argv)-2] != "--" {
+			t.Errorf("prompt must be one argv element after --: %q", inv.Argv)
+		}
+		if inv.Path != bin || inv.Policy == "" || inv.Timeout != agents.DefaultTimeout {
+			t.Errorf("%s %s: path %q policy %q timeout %v", c.agent, c.role, inv.Path, inv.Policy, inv.Timeout)
+		}
+	}
+	if _, err := agents.Prepare(agents.Request{Agent: "gemini", Role: agents.RolePlanner, Dir: dir}); err == nil {
+		t.Error("unknown agent accepted")
+	}
+	if _, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: "boss", Dir: dir}); err == nil {
+		t.Error("unknown role accepted")
+	}
+}
+
+func TestPrepareUsesConfig(t *testing.T) {
+	dir := t.TempDir()
+	agenttest.WriteRepoConfig(t, dir, agenttest.RepoConfig{ClaudeArgs: []string{"--model", "opus"}, CodexArgs: []string{"-c", "x=1"}, Timeout: "45m"})
+	inv, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(inv.Argv, " "), "--model opus -- p") || inv.Timeout != 45*time.Minute {
+		t.Fatalf("argv %q timeout %v", inv.Argv, inv.Timeout)
+	}
+	inv, err = agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Timeout: time.Second, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
+	if err != nil || inv.Timeout != time.Second {
+		t.Fatalf("request timeout should win: %v %v", inv.Timeout, err)
+	}
+	os.WriteFile(filepath.Join(dir, agents.ConfigName), []byte(`{"claude":{"args":["--dangerously-skip-permissions"]}}`), 0o644)
+	if _, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}}); err == nil || !strings.Contains(err.Error(), "--dangerously-skip-permissions") {
+		t.Fatalf("forbidden config arg: %v", err)
+	}
+}
+
+func TestEnvPolicyProbe(t *testing.T) {
+	dir := t.TempDir()
+	secret := "sk-ant-SECRET-VALUE-123"
+	base := []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=env",
+		"ANTHROPIC_API_KEY=" + secret, "OPENAI_API_KEY=" + secret, "CODEX_API_KEY=" + secret, "ANTHROPIC_AUTH_TOKEN=" + secret,
+		"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
+	run := func(allow bool) (map[string]bool, agents.Result, string) {
+		sess := filepath.Join(t.TempDir(), ".ai-session")
+		var c collector
+		res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "env?", Dir: dir,
+			SessionDir: sess, Env: base, AllowAPIKeyEnv: allow, OnActivity: c.add})
+		if res.Err != nil {
+			t.Fatalf("probe run: %v (%s)", res.Err, res.Summary)
+		}
+		seen := map[string]bool{}
+		for _, a := range c.all() {
+			if a.Kind == events.ActRaw && strings.HasPrefix(a.Text, "ENV ") {
+				seen[strings.TrimPrefix(a.Text, "ENV ")] = true
+			}
+		}
+		if !seen["ANTHROPIC_BASE_URL"] || !seen["PATH"] {
+			t.Fatalf("probe saw no environment: %v", seen)
+		}
+		log, _ := os.ReadFile(filepath.Join(sess, agents.CommandsLogName))
+		return seen, res, string(log)
+	}
+
+	seen, res, log := run(false)
+	for _, k := range agents.KeyVars {
+		if seen[k] {
+			t.Errorf("%s reached the child without AllowAPIKeyEnv", k)
+		}
+	}
+	if strings.Join(res.Stripped, ",") == "" || len(res.Passed) != 0 || len(res.Stripped) != 4 {
+		t.Errorf("Stripped %v Passed %v", res.Stripped, res.Passed)
+	}
+	if _, ok := agents.AuditEvent("s1", agents.Claude, res.Passed); ok {
+		t.Error("audit event without passed keys")
+	}
+	if strings.Contains(log, secret) {
+		t.Error("commands.log holds a key value")
+	}
+
+	seen, res, log = run(true)
+	for _, k := range agents.KeyVars {
+		if !seen[k] {
+			t.Errorf("%s not passed with AllowAPIKeyEnv", k)
+		}
+	}
+	ev, ok := agents.AuditEvent("s1", agents.Claude, res.Passed)
+	if !ok || ev.Kind != events.KindAudit || len(res.Passed) != 4 {
+		t.Fatalf("audit event %+v ok=%v passed=%v", ev, ok, res.Passed)
+	}
+	if err := ev.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range agents.KeyVars {
+		if !strings.Contains(ev.Text, k) {
+			t.Errorf("audit text %q lacks %s", ev.Text, k)
+		}
+	}
+	if strings.Contains(ev.Text, secret) || strings.Contains(log, secret) {
+		t.Error("a key value leaked into the audit event or commands.log")
+	}
+}
+
+func TestNonZeroExitProbe(t *testing.T) {
+	dir := t.TempDir()
+	sess := filepath.Join(dir, ".ai-session")
+	res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: dir, SessionDir: sess,
+		Env: []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=exit3"}})
+	if res.ExitCode != 3 || res.Err == nil || res.Session != "probe" {
+		t.Fatalf("result %+v", res)
+	}
+	if strings.Contains(res.Summary, "\n") || !strings.Contains(res.Summary, "exited 3") || !strings.Contains(res.Summary, "fatal: probe failure") {
+		t.Fatalf("summary %q", res.Summary)
+	}
+	log, err := os.ReadFile(filepath.Join(sess, agents.CommandsLogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if !strings.HasPrefix(lines[0], "--- ") || !strings.Contains(lines[0], " START ") || !strings.HasSuffix(lines[0], " ---") ||
+		lines[len(lines)-1] != "--- exit 3 ---" || !strings.Contains(string(log), "[stdout] {\"type\":\"system\"") ||
+		!strings.Contains(string(log), "[stderr] fatal: probe failure") {
+		t.Fatalf("commands.log:\n%s", log)
+	}
+	if _, err := time.Parse("2006-01-02T15:04:05.000Z", strings.Fields(lines[0])[1]); err != nil {
+		t.Fatalf("header timestamp: %v", err)
+	}
+}
+
+func TestCancelKillsTreeProbe(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pgid int
+	started := make(chan struct{})
+	var c collector
+	c.on = func(a events.Activity) {}
+	done := make(chan agents.Result)
+	go func() {
+		done <- agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: dir,
+			Env:        []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=tree"},
+			OnStart:    func(pid int) { pgid = pid; close(started) },
+			OnActivity: c.add})
+	}()
+	<-started
+	// Wait until the grandchildren exist.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(groupAlive(t, pgid, "59.1234")) < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	t0 := time.Now()
+	cancel()
+	res := <-done
+	if left := waitGone(t, pgid, "59.1234", 2*time.Second-time.Since(t0)); len(left) > 0 {
+		t.Fatalf("still running 2 s after cancel: %v", left)
+	}
+	if !res.Cancelled || !errors.Is(res.Err, context.Canceled) || !strings.Contains(res.Summary, "cancelled") {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestTimeoutProbe(t *testing.T) {
+	dir := t.TempDir()
+	var pgid int
+	res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: dir,
+		Timeout: 300 * time.Millisecond, OnStart: func(pid int) { pgid = pid },
+		Env: []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=tree"}})
+	if !res.TimedOut || res.Cancelled || !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Summary, "timed out") {
+		t.Fatalf("result %+v", res)
+	}
+	if left := waitGone(t, pgid, "59.1234", 2*time.Second); len(left) > 0 {
+		t.Fatalf("still running after timeout: %v", left)
+	}
+}
+
+func TestOrphanDoesNotHangProbe(t *testing.T) {
+	dir := t.TempDir()
+	var pgid int
+	t0 := time.Now()
+	res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: dir,
+		OnStart: func(pid int) { pgid = pid },
+		Env:     []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=orphan"}})
+	if res.Err != nil || res.FinalText != "left one behind" {
+		t.Fatalf("result %+v", res)
+	}
+	if d := time.Since(t0); d > agents.Grace+time.Second {
+		t.Fatalf("Run took %v: the orphan's open stdout held it", d)
+	}
+	if left := waitGone(t, pgid, "59.4321", 2*time.Second); len(left) > 0 {
+		t.Fatalf("orphan survived: %v", left)
+	}
+}
+
+func TestCallbackPanicIsReported(t *testing.T) {
+	dir := t.TempDir()
+	res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "x", Dir: dir,
+		Env:        []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=env"},
+		OnActivity: func(events.Activity) { panic("renderer bug") }})
+	if res.Err == nil || !strings.Contains(res.Summary, "renderer bug") || res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}

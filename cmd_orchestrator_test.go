@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
+)
+
+// With RELAY_BATON_TEST_AS_MAIN=1 the test binary is relay-baton itself:
+// the hook tests run it as a real process, as Claude Code would.
+func init() {
+	if os.Getenv("RELAY_BATON_TEST_AS_MAIN") == "1" {
+		main()
+	}
+}
+
+const chatSID = "5c0ffee0-1234-4abc-8def-0123456789ab"
+
+// chatWorkspace makes a workspace with a chat-capable session.
+func chatWorkspace(t testing.TB) (string, *conversation.Session) {
+	t.Helper()
+	ws := t.TempDir()
+	s, err := conversation.OpenSession(ws, chatSID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	return ws, s
+}
+
+func payload(ws string, extra string) string {
+	return `{"session_id":"` + chatSID + `","cwd":"` + ws + `","hook_event_name":"Stop"` + extra + `}`
+}
+
+// relayBaton runs the test binary as relay-baton with stdin and returns
+// stdout, stderr and the exit code.
+func relayBaton(t testing.TB, ctx context.Context, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "RELAY_BATON_TEST_AS_MAIN=1", "CLAUDE_PROJECT_DIR="), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func runInProcess(t testing.TB, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return out.String(), errb.String(), code
+}
+
+func TestHookStopBadInputIsSilent(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	m, _ := s.Enqueue("x", "must stay queued")
+	cases := map[string]string{
+		"junk":                "this is not json {",
+		"empty":               "",
+		"json array":          "[1,2,3]",
+		"traversal id":        `{"session_id":"../../../etc","cwd":"` + ws + `"}`,
+		"uuid then traversal": `{"session_id":"` + chatSID + `/../../x","cwd":"` + ws + `"}`,
+		"stop_hook_active":    payload(ws, `,"stop_hook_active":true`),
+		"relative cwd":        `{"session_id":"` + chatSID + `","cwd":"relative/dir"}`,
+		"no cwd":              `{"session_id":"` + chatSID + `"}`,
+		"unknown session":     `{"session_id":"99999999-1234-4abc-8def-0123456789ab","cwd":"` + ws + `"}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "stop")
+			if out != "" || errOut != "" || code != 0 {
+				t.Errorf("stdout %q, stderr %q, exit %d; want silent exit 0", out, errOut, code)
+			}
+			if st, err := s.State(m.ID); err != nil || !st.Queued {
+				t.Fatalf("message no longer queued: %+v %v", st, err)
+			}
+		})
+	}
+}
+
+func TestHookStopDeliversOneMessage(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	m1, _ := s.Enqueue("room", "first <b>question</b>")
+	time.Sleep(2 * time.Millisecond)
+	m2, _ := s.Enqueue("room", "second")
+	s.MarkBusy()
+	// CLAUDE_PROJECT_DIR wins over the payload's cwd (a sub-folder).
+	out, errOut, code := relayBaton(t, context.Background(), []string{"CLAUDE_PROJECT_DIR=" + ws}, payload(filepath.Join(ws, "sub"), ""), "hook", "stop")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one line, got %q", out)
+	}
+	var d struct{ Decision, Reason string }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Decision != "block" {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	for _, want := range []string{m1.ID, "first <b>question</b>", "live chat message", "not a new work order", "carry on", "already claimed"} {
+		if !strings.Contains(d.Reason, want) {
+			t.Errorf("reason lacks %q:\n%s", want, d.Reason)
+		}
+	}
+	if st, _ := s.State(m1.ID); st.Delivered == nil || st.Delivered.Lane != conversation.LaneHook {
+		t.Errorf("first message state %+v", st)
+	}
+	if st, _ := s.State(m2.ID); !st.Queued {
+		t.Errorf("second message state %+v, want still queued", st)
+	}
+	if !s.Busy(time.Now()) {
+		t.Error("a blocking Stop hook cleared the busy mark (the session continues)")
+	}
+	// stop_hook_active: silent, and the session goes idle.
+	out, _, _ = relayBaton(t, context.Background(), nil, payload(ws, `,"stop_hook_active":true`), "hook", "stop")
+	if out != "" || s.Busy(time.Now()) {
+		t.Errorf("stop_hook_active: output %q, busy %v", out, s.Busy(time.Now()))
+	}
+}
+
+func TestHookSessionStartAndPromptSubmit(t *testing.T) {
+	ws := t.TempDir()
+	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
+	in := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + tr + `","source":"startup","hook_event_name":"SessionStart"}`
+	// In stream-json mode the first prompt's UserPromptSubmit can come
+	// before SessionStart's hook: the busy mark must
+	// survive it.
+	out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
+	if out != "" || errOut != "" || code != 0 {
+		t.Fatalf("prompt-submit first: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "session-start")
+	if out != "" || errOut != "" || code != 0 {
+		t.Fatalf("session-start: %q %q %d", out, errOut, code)
+	}
+	s, _ := conversation.OpenSession(ws, chatSID)
+	r, ok := s.Registration()
+	if !ok || r.TranscriptPath != tr || r.Cwd != ws || !s.ChatCapable() {
+		t.Fatalf("registration %+v %v, chat-capable %v", r, ok, s.ChatCapable())
+	}
+	if !s.Busy(time.Now()) {
+		t.Fatal("session-start cleared a fresh busy mark")
+	}
+	relayBaton(t, context.Background(), nil, in, "hook", "stop")
+	if s.Busy(time.Now()) {
+		t.Fatal("busy after an empty-inbox Stop")
+	}
+	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
+	if out != "" || errOut != "" || code != 0 || !s.Busy(time.Now()) {
+		t.Fatalf("prompt-submit: %q %q %d busy=%v", out, errOut, code, s.Busy(time.Now()))
+	}
+	relayBaton(t, context.Background(), nil, in, "hook", "stop")
+	if s.Busy(time.Now()) {
+		t.Error("an empty-inbox Stop hook did not clear the busy mark")
+	}
+}
+
+func TestHookWaitProcess(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type result struct {
+		out, err string
+		code     int
+	}
+	first := make(chan result, 1)
+	go func() {
+		o, e, c := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
+		first <- result{o, e, c}
+	}()
+	// Wait until the first waiter holds the lock.
+	for deadline := time.Now().Add(10 * time.Second); !s.Waiting(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("waiter never took its lock")
+		}
+	}
+	// At most one waiter: a second one leaves at once, silently.
+	start := time.Now()
+	o, e, c := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
+	if o != "" || e != "" || c != 0 || time.Since(start) > 5*time.Second {
+		t.Errorf("second waiter: %q %q exit %d after %v", o, e, c, time.Since(start))
+	}
+	m, _ := s.Enqueue("room", "are you there?")
+	sent := time.Now()
+	select {
+	case r := <-first:
+		if r.code != 2 || !strings.Contains(r.err, "are you there?") || !strings.Contains(r.err, m.ID) || r.out != "" {
+			t.Fatalf("waiter: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		t.Logf("enqueue -> waiter exit 2: %v", time.Since(sent))
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiter did not deliver")
+	}
+	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != conversation.LaneRewake {
+		t.Errorf("state %+v", st)
+	}
+	// Busy session: the waiter times out with exit 0 and strands nothing.
+	s.MarkBusy()
+	m2, _ := s.Enqueue("room", "later")
+	o, e, c = relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait", "--timeout", "300ms")
+	if o != "" || e != "" || c != 0 {
+		t.Errorf("timed-out waiter: %q %q exit %d", o, e, c)
+	}
+	if st, _ := s.State(m2.ID); !st.Queued {
+		t.Errorf("timed-out waiter stranded the message: %+v", st)
+	}
+}
+
+func TestWaitMonitorOnce(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	m, _ := s.Enqueue("room", "monitor me")
+	out, errOut, code := relayBaton(t, context.Background(), nil, "", "wait", "--session", chatSID, "--once", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "monitor me") || !strings.Contains(out, m.ID) || errOut != "" {
+		t.Fatalf("wait --once: %q %q %d", out, errOut, code)
+	}
+	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != conversation.LaneMonitor {
+		t.Errorf("state %+v", st)
+	}
+	_, errOut, code = relayBaton(t, context.Background(), nil, "", "wait", "--session", "../x", "--workspace", ws)
+	if code != 2 || !strings.Contains(errOut, "UUID") {
+		t.Errorf("bad id: %q %d", errOut, code)
+	}
+}
+
+func TestSendTargetsTailInProcess(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	ws, s := chatWorkspace(t)
+	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
+	os.WriteFile(tr, []byte(`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","description":"List files"}},{"type":"text","text":"done here"}],"stop_reason":"end_turn"}}`+"\n{\"type\":\"unknown\"}\n"), 0o600)
+	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
+
+	out, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hello")
+	if code != 0 || !strings.Contains(out, "queued ") || !strings.Contains(out, chatSID) {
+		t.Fatalf("send: %q %q %d", out, errOut, code)
+	}
+	out, _, code = runInProcess(t, "from stdin\n", "send", "--session", chatSID, "--workspace", ws, "-")
+	if code != 0 || !strings.Contains(out, "(2 in the inbox)") {
+		t.Fatalf("send -: %q %d", out, code)
+	}
+	_, errOut, code = runInProcess(t, strings.Repeat("x", 70<<10), "send", "--session", chatSID, "--workspace", ws, "-")
+	if code != 1 || !strings.Contains(errOut, "64 KB") {
+		t.Errorf("oversize: %q %d", errOut, code)
+	}
+	_, errOut, code = runInProcess(t, "", "send", "--session", "../../etc", "--workspace", ws, "x")
+	if code != 2 {
+		t.Errorf("traversal: %q %d", errOut, code)
+	}
+	out, _, code = runInProcess(t, "", "targets", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "* "+chatSID) || !strings.Contains(out, "yes") {
+		t.Errorf("targets: %q", out)
+	}
+	out, _, code = runInProcess(t, "", "targets", "--json", "--workspace", ws)
+	var ts []conversation.Target
+	if code != 0 || json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].Depth != 2 || !ts[0].Lead || ts[0].TranscriptPath != tr {
+		t.Errorf("targets --json: %s", out)
+	}
+	if _, errOut, code := runInProcess(t, "", "targets", "--set-lead", "../x", "--workspace", ws); code != 2 || !strings.Contains(errOut, "UUID") {
+		t.Errorf("--set-lead traversal: %q %d", errOut, code)
+	}
+	other := "0ea7beef-1234-4abc-8def-0123456789ab"
+	out, _, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "* "+chatSID) {
+		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
+	}
+	os.MkdirAll(filepath.Join(ws, conversation.ChatDir, other, "inbox"), 0o700)
+	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
+	if !strings.Contains(out, "* "+other) || strings.Contains(out, "* "+chatSID) {
+		t.Errorf("marked lead not shown: %q", out)
+	}
+	runInProcess(t, "", "targets", "--set-lead", "none", "--workspace", ws)
+	out, _, code = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
+	if code != 0 || out != "⏺ Bash: List files\ndone here\n✓ end of turn\n" {
+		t.Errorf("tail: %q", out)
+	}
+	out, _, _ = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow", "--json")
+	if strings.Count(out, "\n") != 3 || !strings.Contains(out, `"kind":"tool"`) {
+		t.Errorf("tail --json: %q", out)
+	}
+}
+
+func TestHookInstallCommand(t *testing.T) {
+	ws := t.TempDir()
+	settings := filepath.Join(ws, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}]},"model":"x"}`), 0o644)
+	_, _, code := runInProcess(t, "", "hook", "install", "--check", "--workspace", ws)
+	if code != 1 {
+		t.Errorf("--check before install: exit %d, want 1", code)
+	}
+	out, errOut, code := runInProcess(t, "", "hook", "install", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "Installed") || !strings.Contains(out, "Adoption rule") || !strings.Contains(out, "wait --session") {
+		t.Fatalf("install: %q %q %d", out, errOut, code)
+	}
+	exe, _ := os.Executable()
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"model": "x"`) || !strings.Contains(string(b), exe+" hook stop") || !strings.Contains(string(b), `"asyncRewake": true`) {
+		t.Errorf("settings after install:\n%s", b)
+	}
+	out, _, code = runInProcess(t, "", "hook", "install", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "already installed") {
+		t.Errorf("second install: %q", out)
+	}
+	if _, _, code = runInProcess(t, "", "hook", "install", "--check", "--workspace", ws); code != 0 {
+		t.Errorf("--check after install: exit %d", code)
+	}
+	out, _, code = runInProcess(t, "", "hook", "install", "--uninstall", "--workspace", ws)
+	b, _ = os.ReadFile(settings)
+	if code != 0 || strings.Contains(string(b), "relay-baton") || !strings.Contains(string(b), `"mine"`) {
+		t.Errorf("uninstall: %q\n%s", out, b)
+	}
+	if _, errOut, code := runInProcess(t, "", "hook", "install", "--scope", "everywhere", "--workspace", ws); code != 2 || !strings.Contains(errOut, "scope") {
+		t.Errorf("bad scope: %q %d", errOut, code)
+	}
+}
+
+func TestOrchestratorHelp(t *testing.T) {
+	for _, args := range [][]string{{"send", "--help"}, {"targets", "--help"}, {"tail", "--help"}, {"wait", "--help"}, {"hook", "--help"}, {"hook", "stop", "--help"}, {"hook", "wait", "--help"}, {"hook", "install", "--help"}, {"hook", "session-start", "--help"}, {"hook", "prompt-submit", "--help"}} {
+		out, errOut, code := runInProcess(t, "", args...)
+		if code != 0 || !strings.Contains(out, "Usage: relay-baton") || errOut != "" {
+			t.Errorf("%v: exit %d, out %q, err %q", args, code, out, errOut)
+		}
+	}
+	if _, errOut, code := runInProcess(t, "", "hook", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown hook") {
+		t.Errorf("unknown hook: %q %d", errOut, code)
+	}
+}
+
+// The Stop hook's empty-inbox path, in process (what it costs besides
+// process start-up).
+func BenchmarkHookStopEmptyInProcess(b *testing.B) {
+	ws, _ := chatWorkspace(b)
+	in := payload(ws, "")
+	for b.Loop() {
+		if _, _, code := runInProcess(b, in, "hook", "stop"); code != 0 {
+			b.Fatal(code)
+		}
+	}
+}
+
+// The same as a process, as Claude Code runs it at every turn end (this
+// is the test binary, a little larger than relay-baton).
+func BenchmarkHookStopEmptyProcess(b *testing.B) {
+	ws, _ := chatWorkspace(b)
+	in := payload(ws, "")
+	for b.Loop() {
+		if out, _, code := relayBaton(b, context.Background(), nil, in, "hook", "stop"); code != 0 || out != "" {
+			b.Fatal(code, out)
+		}
+	}
+}

@@ -1,0 +1,641 @@
+package conversation
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/prompts"
+)
+
+// The session-chat file protocol (CONTRACTS.md §3):
+//
+//	<workspace>/.claude/session-chat/<sessionId>/
+//	  inbox/<epochMs>-<id>.json   pending {id, from, text, createdAt}
+//	  delivered/<id>.json         claimed: + {deliveredAt, lane}
+//	  rejected/<name>             inbox files that could not be read
+//	  outbox/<id>.json            optional explicit reply {id, text}
+//	  log.jsonl                   derived chat log (a cache)
+//	  session.json                registration (transcript path, cwd)
+//	  busy                        the session is in a turn (UserPromptSubmit)
+//	  wait.lock                   held by the one asyncRewake waiter
+//	  errors.log                  internal errors of the hooks
+//
+// Any producer may enqueue: write a temporary file in inbox/ whose name
+// starts with "." and rename it to <epochMs>-<id>.json.
+
+// ChatDir is the chat folder of a workspace, relative to it.
+const ChatDir = ".claude/session-chat"
+
+// MaxMessageBytes caps a message's text.
+const MaxMessageBytes = 64 << 10
+
+// maxInboxFile caps an inbox file: the text plus JSON escaping and fields.
+const maxInboxFile = 8*MaxMessageBytes + 4096
+
+// BusyTTL is how long a busy mark counts: a turn that ends without a Stop
+// event (a crash, a kill) must not strand the idle lane forever.
+const BusyTTL = 2 * time.Hour
+
+// Lane says which lane claimed a message.
+type Lane string
+
+// The lanes.
+const (
+	LaneHook    Lane = "hook"    // the Stop hook, at a turn boundary
+	LaneRewake  Lane = "rewake"  // the asyncRewake waiter (hook wait), while idle
+	LaneMonitor Lane = "monitor" // relay-baton wait, armed by the Monitor tool
+)
+
+// Message is one chat message file.
+type Message struct {
+	ID          string     `json:"id"`
+	From        string     `json:"from"`
+	Text        string     `json:"text"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	DeliveredAt *time.Time `json:"deliveredAt,omitempty"`
+	Lane        Lane       `json:"lane,omitempty"`
+}
+
+// Errors callers may test for.
+var (
+	ErrBadSessionID = errors.New("session id must be a UUID (8-4-4-4-12 hex digits)")
+	ErrSymlink      = errors.New("refusing a symlinked session-chat folder")
+	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
+	ErrEmpty        = errors.New("message is empty")
+	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
+	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
+	ErrBadMessageID = errors.New("bad message id")
+)
+
+// isUUID reports whether id has the 8-4-4-4-12 hex shape. (Hand-written:
+// a package-level regexp would cost the Stop hook 0.2 ms at every start.)
+func isUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isMessageID: a letter or digit, then letters, digits, '_' or '-'; at most 64.
+func isMessageID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alnum && (i == 0 || c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidSessionID reports whether id is UUID-shaped; nothing else may become
+// a path component.
+func ValidSessionID(id string) error {
+	if !isUUID(id) {
+		return fmt.Errorf("%q: %w", oneLineCut(id, 80), ErrBadSessionID)
+	}
+	return nil
+}
+
+func validMessageID(id string) error {
+	if !isMessageID(id) {
+		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", oneLineCut(id, 80), ErrBadMessageID)
+	}
+	return nil
+}
+
+// Session is one session's chat folder. It is cheap to make; nothing is
+// created until Ensure or Enqueue.
+type Session struct {
+	Workspace string
+	ID        string
+	dir       string
+}
+
+// OpenSession validates id and returns the session's chat folder handle.
+func OpenSession(workspace, id string) (*Session, error) {
+	if err := ValidSessionID(id); err != nil {
+		return nil, err
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Workspace: ws, ID: id, dir: filepath.Join(ws, ChatDir, id)}, nil
+}
+
+// Dir returns the session's chat folder.
+func (s *Session) Dir() string { return s.dir }
+
+// InboxDir, DeliveredDir, OutboxDir, RejectedDir return the sub-folders.
+func (s *Session) InboxDir() string     { return filepath.Join(s.dir, "inbox") }
+func (s *Session) DeliveredDir() string { return filepath.Join(s.dir, "delivered") }
+func (s *Session) OutboxDir() string    { return filepath.Join(s.dir, "outbox") }
+func (s *Session) RejectedDir() string  { return filepath.Join(s.dir, "rejected") }
+
+// LogPath returns log.jsonl.
+func (s *Session) LogPath() string { return filepath.Join(s.dir, "log.jsonl") }
+
+// DeliveredPath returns delivered/<id>.json.
+func (s *Session) DeliveredPath(id string) string {
+	return filepath.Join(s.DeliveredDir(), id+".json")
+}
+
+// OutboxPath returns outbox/<id>.json.
+func (s *Session) OutboxPath(id string) string { return filepath.Join(s.OutboxDir(), id+".json") }
+
+// checkDir refuses a symlink at p; a missing p is fs.ErrNotExist.
+func checkDir(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w", p, ErrSymlink)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	return nil
+}
+
+// check refuses a symlinked session folder or inbox.
+func (s *Session) check() error {
+	if err := checkDir(s.dir); err != nil {
+		return err
+	}
+	return checkDir(s.InboxDir())
+}
+
+// ChatCapable reports whether the session's inbox exists (and is sane).
+func (s *Session) ChatCapable() bool { return s.check() == nil }
+
+// Ensure creates the session folder and its inbox, delivered, outbox and
+// rejected folders (0700), refusing symlinks.
+func (s *Session) Ensure() error {
+	for _, d := range []string{filepath.Join(s.Workspace, ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir()} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			if errors.Is(err, fs.ErrNotExist) {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					return fmt.Errorf("create %s: %w", d, err)
+				}
+				continue
+			}
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+		if d == filepath.Join(s.Workspace, ChatDir) {
+			continue
+		}
+		if err := checkDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newMessageID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeFileAtomic writes data to a temporary file in dir (name starting
+// with ".") and renames it to dir/name; mode 0600.
+func writeFileAtomic(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if werr != nil {
+		os.Remove(tmp)
+	}
+	return werr
+}
+
+// Enqueue writes a message into the inbox (temp file + rename) and returns
+// it. from defaults to "relay-baton". The session must be chat-capable
+// (Ensure it first to create the folders for a session not yet started).
+func (s *Session) Enqueue(from, text string) (Message, error) {
+	if strings.TrimSpace(text) == "" {
+		return Message{}, ErrEmpty
+	}
+	if len(text) > MaxMessageBytes {
+		return Message{}, fmt.Errorf("%d bytes: %w", len(text), ErrTooLarge)
+	}
+	if from == "" {
+		from = "relay-baton"
+	}
+	if err := s.check(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Message{}, fmt.Errorf("session %s: %w", s.ID, ErrNotChatReady)
+		}
+		return Message{}, err
+	}
+	id := newMessageID()
+	for range 8 { // an id never reused while its delivered file exists
+		if _, err := os.Lstat(s.DeliveredPath(id)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		id = newMessageID()
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	m := Message{ID: id, From: from, Text: text, CreatedAt: now}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return Message{}, err
+	}
+	name := fmt.Sprintf("%013d-%s.json", now.UnixMilli(), id)
+	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
+		return Message{}, fmt.Errorf("enqueue into %s: %w", s.InboxDir(), err)
+	}
+	return m, nil
+}
+
+// pending lists inbox message file names, oldest first.
+func pending(inbox string) ([]string, error) {
+	f, err := os.Open(inbox)
+	if err != nil {
+		return nil, err
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	out := names[:0]
+	for _, n := range names {
+		if strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// idFromName returns <id> of <epochMs>-<id>.json, or "".
+func idFromName(name string) string {
+	base := strings.TrimSuffix(name, ".json")
+	if i := strings.IndexByte(base, '-'); i > 0 {
+		return base[i+1:]
+	}
+	return ""
+}
+
+// HasPending reports cheaply (one directory read) whether the inbox holds a
+// message. A missing inbox is false with no error.
+func (s *Session) HasPending() (bool, error) {
+	names, err := pending(s.InboxDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return len(names) > 0, err
+}
+
+// Rejected is an inbox file the claimer moved aside.
+type Rejected struct {
+	Name   string // the file's name in rejected/
+	Reason string
+}
+
+// ClaimResult is what Claim did.
+type ClaimResult struct {
+	Message  Message
+	OK       bool       // a message was claimed
+	Rejected []Rejected // unreadable inbox files moved to rejected/ on the way
+}
+
+// Claim claims the oldest readable message for lane: it renames the inbox
+// file to delivered/<id>.json (a lost rename race means another lane won:
+// it tries the next), then rewrites that file with deliveredAt and lane.
+// Unparseable or oversized files are moved to rejected/ and reported.
+// An empty or missing inbox is OK=false with no error.
+func (s *Session) Claim(lane Lane) (ClaimResult, error) {
+	var res ClaimResult
+	names, err := pending(s.InboxDir())
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(names) == 0) {
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := s.check(); err != nil {
+		return res, err
+	}
+	if err := checkDir(s.DeliveredDir()); errors.Is(err, fs.ErrNotExist) {
+		if err := s.Ensure(); err != nil {
+			return res, err
+		}
+	} else if err != nil {
+		return res, err
+	}
+	for _, name := range names {
+		src := filepath.Join(s.InboxDir(), name)
+		id := idFromName(name)
+		if validMessageID(id) != nil {
+			if r, ok := s.reject(src, name, "file name is not <epochMs>-<id>.json"); ok {
+				res.Rejected = append(res.Rejected, r)
+			}
+			continue
+		}
+		dst := s.DeliveredPath(id)
+		switch err := renameNoReplace(src, dst); {
+		case err == nil:
+		case errors.Is(err, fs.ErrNotExist):
+			continue // another lane won
+		case errors.Is(err, fs.ErrExist):
+			// A different message with the same id was delivered before:
+			// keep both, under a unique name.
+			id = id + "-" + strings.SplitN(name, "-", 2)[0]
+			dst = s.DeliveredPath(id)
+			if err := renameNoReplace(src, dst); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return res, fmt.Errorf("claim %s: %w", name, err)
+			}
+		default:
+			return res, fmt.Errorf("claim %s: %w", name, err)
+		}
+		m, reason := readMessage(dst)
+		if reason != "" {
+			if r, ok := s.reject(dst, name, reason); ok {
+				res.Rejected = append(res.Rejected, r)
+			}
+			continue
+		}
+		m.ID = id
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		m.DeliveredAt, m.Lane = &now, lane
+		b, _ := json.Marshal(m)
+		if err := writeFileAtomic(s.DeliveredDir(), id+".json", b); err != nil {
+			s.RecordError(fmt.Errorf("record delivery of %s: %w", id, err))
+		}
+		res.Message, res.OK = m, true
+		return res, nil
+	}
+	return res, nil
+}
+
+// readMessage reads and validates a message file; reason != "" when it is
+// not a usable message.
+func readMessage(p string) (Message, string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return Message{}, err.Error()
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Message{}, err.Error()
+	}
+	if !fi.Mode().IsRegular() {
+		return Message{}, "not a regular file"
+	}
+	if fi.Size() > maxInboxFile {
+		return Message{}, fmt.Sprintf("file is %d bytes, over the cap", fi.Size())
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return Message{}, err.Error()
+	}
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Message{}, "not a JSON message: " + err.Error()
+	}
+	if strings.TrimSpace(m.Text) == "" {
+		return Message{}, "no text"
+	}
+	if len(m.Text) > MaxMessageBytes {
+		return Message{}, fmt.Sprintf("text is %d bytes, over %d KB", len(m.Text), MaxMessageBytes>>10)
+	}
+	if m.From == "" {
+		m.From = "dashboard"
+	}
+	return m, ""
+}
+
+// reject moves p into rejected/ and records why.
+func (s *Session) reject(p, name, reason string) (Rejected, bool) {
+	_ = os.Mkdir(s.RejectedDir(), 0o700)
+	dst := filepath.Join(s.RejectedDir(), strconv.FormatInt(time.Now().UnixNano(), 10)+"-"+filepath.Base(name))
+	if err := os.Rename(p, dst); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Rejected{}, false // another claimer moved it
+		}
+		s.RecordError(fmt.Errorf("move unreadable %s aside: %w", name, err))
+		return Rejected{}, false
+	}
+	s.RecordError(fmt.Errorf("inbox file %s moved to %s: %s", name, dst, reason))
+	return Rejected{Name: filepath.Base(dst), Reason: reason}, true
+}
+
+// Cancel removes a message that is still in the inbox.
+func (s *Session) Cancel(id string) error {
+	if err := validMessageID(id); err != nil {
+		return err
+	}
+	names, err := pending(s.InboxDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, n := range names {
+		if idFromName(n) == id {
+			if err := os.Remove(filepath.Join(s.InboxDir(), n)); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					break // claimed meanwhile
+				}
+				return err
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w", id, ErrNotQueued)
+}
+
+// QueueInfo is the inbox's depth and the oldest message's time.
+type QueueInfo struct {
+	Depth  int
+	Oldest time.Time // zero when empty
+}
+
+// Age is how long the oldest message has waited.
+func (q QueueInfo) Age(now time.Time) time.Duration {
+	if q.Oldest.IsZero() {
+		return 0
+	}
+	return now.Sub(q.Oldest)
+}
+
+// Queue reads the depth and the oldest message's age from file names only
+// (one directory read, no file opened).
+func (s *Session) Queue() (QueueInfo, error) {
+	names, err := pending(s.InboxDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return QueueInfo{}, nil
+	}
+	if err != nil {
+		return QueueInfo{}, err
+	}
+	q := QueueInfo{Depth: len(names)}
+	if len(names) > 0 {
+		if ms, err := strconv.ParseInt(strings.SplitN(names[0], "-", 2)[0], 10, 64); err == nil {
+			q.Oldest = time.UnixMilli(ms)
+		}
+	}
+	return q, nil
+}
+
+// State is where a message is.
+type State struct {
+	Queued    bool
+	Ahead     int // messages before it in the inbox, when queued
+	Delivered *Message
+}
+
+// State finds message id: queued (with how many are ahead), delivered, or
+// neither (ErrNotQueued: cancelled or unknown).
+func (s *Session) State(id string) (State, error) {
+	if err := validMessageID(id); err != nil {
+		return State{}, err
+	}
+	names, err := pending(s.InboxDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return State{}, err
+	}
+	for i, n := range names {
+		if idFromName(n) == id {
+			return State{Queued: true, Ahead: i}, nil
+		}
+	}
+	b, err := os.ReadFile(s.DeliveredPath(id))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// The inbox listing and the rename race: look once more.
+			if b, err = os.ReadFile(s.DeliveredPath(id)); err != nil {
+				return State{}, fmt.Errorf("%s: %w", id, ErrNotQueued)
+			}
+		} else {
+			return State{}, err
+		}
+	}
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
+	}
+	return State{Delivered: &m}, nil
+}
+
+// Frame returns the text the session receives for m.
+func (s *Session) Frame(m Message) string {
+	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID)})
+}
+
+// Reply reads outbox/<id>.json, the session's optional explicit reply.
+func (s *Session) Reply(id string) (string, bool) {
+	if validMessageID(id) != nil {
+		return "", false
+	}
+	b, err := os.ReadFile(s.OutboxPath(id))
+	if err != nil || len(b) > maxInboxFile {
+		return "", false
+	}
+	var r struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return "", false
+	}
+	return r.Text, true
+}
+
+// RecordError appends an internal error to errors.log in the session folder
+// (the hooks stay silent toward Claude Code). Best effort.
+func (s *Session) RecordError(err error) {
+	if err == nil {
+		return
+	}
+	if checkDir(s.dir) != nil {
+		return
+	}
+	f, ferr := os.OpenFile(filepath.Join(s.dir, "errors.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	if ferr != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), oneLineCut(err.Error(), 2000))
+}
+
+// LogEntry is one line of log.jsonl, the derived chat log.
+type LogEntry struct {
+	At     time.Time `json:"at"`
+	Role   string    `json:"role"` // "user" or "agent"
+	Text   string    `json:"text"`
+	ID     string    `json:"id,omitempty"`
+	Source string    `json:"source,omitempty"`
+}
+
+// AppendLog appends e to log.jsonl (one write, O_APPEND). The log is a
+// cache: the transcript is the source of truth.
+func (s *Session) AppendLog(e LogEntry) error {
+	if err := checkDir(s.dir); err != nil {
+		return err
+	}
+	if e.At.IsZero() {
+		e.At = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.LogPath(), os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(b, '\n'))
+	return err
+}
+
+func oneLineCut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,274 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// WaitClaim blocks until it claims a message for lane and returns it. With
+// respectBusy it claims only while the session is not in a turn (no fresh
+// busy mark), so idle-lane deliveries happen at turn boundaries. It watches
+// the inbox and the session folder with fsnotify (poll is the fallback and
+// the re-check interval for an expiring busy mark; default 2 s). It returns
+// ctx.Err() when ctx ends first; it never claims after that, so a timed-out
+// waiter strands nothing.
+func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration) (ClaimResult, error) {
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	if err := s.check(); err != nil {
+		return ClaimResult{}, err
+	}
+	var wake <-chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer closeWatcher(w)
+		if w.Add(s.InboxDir()) == nil {
+			_ = w.Add(s.dir) // the busy mark's removal
+			wake = w.Events
+		}
+	} else {
+		poll = min(poll, time.Second)
+	}
+	ticker := time.NewTicker(poll)
+	defer ticker.Stop()
+	var rejected []Rejected
+	for {
+		if ctx.Err() != nil {
+			return ClaimResult{Rejected: rejected}, ctx.Err()
+		}
+		if !respectBusy || !s.Busy(time.Now()) {
+			res, err := s.Claim(lane)
+			rejected = append(rejected, res.Rejected...)
+			res.Rejected = rejected
+			if err != nil || res.OK {
+				return res, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ClaimResult{Rejected: rejected}, ctx.Err()
+		case <-ticker.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil
+			}
+		}
+	}
+}
+
+// Receipt is what Send returns: the message, and where its reply will show.
+type Receipt struct {
+	Session        *Session
+	Message        Message
+	TranscriptPath string // "" when the transcript could not be located
+	Offset         int64  // the transcript's size at send time
+}
+
+// Send validates the session, records the transcript offset and enqueues
+// text. It is the one entry point for the CLI, the room and the server.
+func Send(workspace, sessionID, from, text string) (Receipt, error) {
+	s, err := OpenSession(workspace, sessionID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	path := LocateTranscript(s)
+	off := Size(path)
+	m, err := s.Enqueue(from, text)
+	if err != nil {
+		return Receipt{}, err
+	}
+	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
+	return Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}, nil
+}
+
+// UpdateKind says what changed for a sent message.
+type UpdateKind string
+
+// The update kinds, in the order they usually come.
+const (
+	UpdQueued      UpdateKind = "queued"      // in the inbox, Ahead messages before it
+	UpdCancelled   UpdateKind = "cancelled"   // gone from the inbox without being delivered
+	UpdDelivered   UpdateKind = "delivered"   // claimed by Lane at At
+	UpdConfirmed   UpdateKind = "confirmed"   // the delivery shows in the transcript
+	UpdUnconfirmed UpdateKind = "unconfirmed" // claimed, but not seen in the transcript in time
+	UpdActivity    UpdateKind = "activity"    // the session did something after the delivery
+	UpdDone        UpdateKind = "done"        // end of the turn that answered; Reply = outbox text if any
+	UpdUnreadable  UpdateKind = "unreadable"  // delivered, reply not readable (no transcript)
+)
+
+// Update is one change of a sent message's state or one activity of its
+// reply.
+type Update struct {
+	Kind     UpdateKind
+	Ahead    int
+	Lane     Lane
+	At       time.Time
+	Activity events.Activity
+	Reply    string
+	Err      error
+}
+
+// WatchOptions tunes Watch.
+type WatchOptions struct {
+	// ConfirmWithin is how long after the claim the delivery may take to
+	// show in the transcript before UpdUnconfirmed is sent (default 30 s).
+	ConfirmWithin time.Duration
+	Poll          time.Duration // fallback re-check interval (default 1 s)
+}
+
+// Watch follows a sent message: UpdQueued (each time the number ahead
+// changes), UpdDelivered, then, from the transcript, UpdConfirmed, the
+// reply's UpdActivity updates and UpdDone at end of turn. fn is never
+// called concurrently. It returns nil after UpdDone, UpdCancelled or
+// UpdUnreadable, or ctx.Err() when ctx ends first (the message stays where
+// it is).
+func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) error {
+	if opts.ConfirmWithin <= 0 {
+		opts.ConfirmWithin = 30 * time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	var mu sync.Mutex
+	finished := false
+	emit := func(u Update) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			fn(u)
+		}
+	}
+	defer func() { // no call of fn after Watch returns (the confirm timer)
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+	}()
+	s, id := r.Session, r.Message.ID
+	m, err := waitDelivered(ctx, s, id, opts.Poll, emit)
+	if err != nil || m == nil {
+		return err
+	}
+	at := time.Now()
+	if m.DeliveredAt != nil {
+		at = *m.DeliveredAt
+	}
+	emit(Update{Kind: UpdDelivered, Lane: m.Lane, At: at})
+
+	path := r.TranscriptPath
+	if path == "" {
+		path = LocateTranscript(s)
+	}
+	if path == "" {
+		emit(Update{Kind: UpdUnreadable, Err: errors.New("the session's transcript could not be located: delivered, reply not readable")})
+		return nil
+	}
+	var confirmed bool
+	var cmu sync.Mutex
+	timer := time.AfterFunc(opts.ConfirmWithin, func() {
+		cmu.Lock()
+		c := confirmed
+		cmu.Unlock()
+		if !c {
+			emit(Update{Kind: UpdUnconfirmed, Err: fmt.Errorf("message %s was claimed by %s but has not shown in the transcript within %s", id, m.Lane, opts.ConfirmWithin)})
+		}
+	})
+	defer timer.Stop()
+	var reply strings.Builder
+	done := false
+	err = Tail(ctx, TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
+		OnActivity: func(_ int64, acts []events.Activity) bool {
+			for _, a := range acts {
+				cmu.Lock()
+				c := confirmed
+				cmu.Unlock()
+				if !c {
+					if a.Kind == events.ActDelivered && strings.Contains(a.Text, id) {
+						cmu.Lock()
+						confirmed = true
+						cmu.Unlock()
+						emit(Update{Kind: UpdConfirmed, Lane: m.Lane, At: a.Time})
+					}
+					continue
+				}
+				if a.Kind == events.ActDone {
+					done = true
+					text, _ := s.Reply(id)
+					if text == "" {
+						text = reply.String()
+					}
+					_ = s.AppendLog(LogEntry{Role: "agent", Text: text, ID: id, Source: "transcript"})
+					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
+					return false
+				}
+				if a.Kind == events.ActText {
+					if reply.Len() > 0 {
+						reply.WriteString("\n")
+					}
+					reply.WriteString(a.Text)
+				}
+				emit(Update{Kind: UpdActivity, Activity: a})
+			}
+			return true
+		}})
+	if err != nil {
+		emit(Update{Kind: UpdUnreadable, Err: fmt.Errorf("delivered, reply not readable: %w", err)})
+		return nil
+	}
+	if !done && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// waitDelivered reports queue positions until id is delivered (returned)
+// or gone (nil, after UpdCancelled).
+func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duration, emit func(Update)) (*Message, error) {
+	var wake <-chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer closeWatcher(w)
+		if w.Add(s.InboxDir()) == nil {
+			_ = w.Add(s.DeliveredDir())
+			wake = w.Events
+		}
+	}
+	ticker := time.NewTicker(poll)
+	defer ticker.Stop()
+	lastAhead, retries := -1, 0
+	for {
+		st, err := s.State(id)
+		switch {
+		case errors.Is(err, ErrNotQueued):
+			emit(Update{Kind: UpdCancelled})
+			return nil, nil
+		case err != nil:
+			return nil, err
+		case st.Delivered != nil && st.Delivered.Lane == "" && retries < 100:
+			retries++
+			// Claimed a moment ago; the claimer is recording its lane.
+			time.Sleep(5 * time.Millisecond)
+			continue
+		case st.Delivered != nil:
+			return st.Delivered, nil
+		case st.Ahead != lastAhead:
+			lastAhead = st.Ahead
+			emit(Update{Kind: UpdQueued, Ahead: st.Ahead})
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ticker.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil
+			}
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package conversation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Registration is what the SessionStart hook records about a session, so
+// nothing has to guess where its transcript is.
+type Registration struct {
+	SessionID      string    `json:"sessionId"`
+	TranscriptPath string    `json:"transcriptPath,omitempty"`
+	Cwd            string    `json:"cwd,omitempty"`
+	Source         string    `json:"source,omitempty"` // startup, resume, clear, compact
+	RegisteredAt   time.Time `json:"registeredAt"`
+}
+
+func (s *Session) registrationPath() string { return filepath.Join(s.dir, "session.json") }
+
+// Register creates the session's folders and writes session.json.
+func (s *Session) Register(r Registration) error {
+	if err := s.Ensure(); err != nil {
+		return err
+	}
+	r.SessionID = s.ID
+	if r.RegisteredAt.IsZero() {
+		r.RegisteredAt = time.Now().UTC()
+	}
+	if r.TranscriptPath != "" && !filepath.IsAbs(r.TranscriptPath) {
+		return fmt.Errorf("transcript path %q is not absolute", r.TranscriptPath)
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return writeFileAtomic(s.dir, "session.json", append(b, '\n'))
+}
+
+// Registration reads session.json; ok is false when there is none.
+func (s *Session) Registration() (Registration, bool) {
+	b, err := os.ReadFile(s.registrationPath())
+	if err != nil {
+		return Registration{}, false
+	}
+	var r Registration
+	if json.Unmarshal(b, &r) != nil {
+		return Registration{}, false
+	}
+	return r, true
+}
+
+func (s *Session) busyPath() string { return filepath.Join(s.dir, "busy") }
+
+// MarkBusy records that the session is in a turn (the UserPromptSubmit
+// hook). The idle lanes do not claim while it is set.
+func (s *Session) MarkBusy() error {
+	if err := checkDir(s.dir); err != nil {
+		return err
+	}
+	now := time.Now()
+	f, err := os.OpenFile(s.busyPath(), os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chtimes(s.busyPath(), now, now)
+}
+
+// ClearBusy removes the busy mark (the Stop hook, when it does not block).
+func (s *Session) ClearBusy() error {
+	err := os.Remove(s.busyPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// ClearBusyOlderThan removes the busy mark only when it is older than d.
+func (s *Session) ClearBusyOlderThan(d time.Duration) error {
+	fi, err := os.Lstat(s.busyPath())
+	if err != nil || time.Since(fi.ModTime()) < d {
+		return nil
+	}
+	return s.ClearBusy()
+}
+
+// Busy reports whether the session is in a turn: a busy mark younger than
+// BusyTTL.
+func (s *Session) Busy(now time.Time) bool {
+	fi, err := os.Lstat(s.busyPath())
+	return err == nil && now.Sub(fi.ModTime()) < BusyTTL
+}
+
+// WaiterLock is the one-waiter-per-session lock of the idle lanes.
+type WaiterLock struct{ f *os.File }
+
+// Release drops the lock.
+func (l *WaiterLock) Release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// LockWaiter takes the session's waiter lock (flock on wait.lock; the
+// kernel drops it when the process dies). ok is false when another waiter
+// holds it.
+func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
+	if err := checkDir(s.dir); err != nil {
+		return nil, false, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR|syscallNoFollow, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := tryLock(f)
+	if !ok || err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	return &WaiterLock{f: f}, true, nil
+}
+
+// Waiting reports whether a waiter holds the lock now (the session is
+// reachable while idle).
+func (s *Session) Waiting() bool {
+	l, ok, err := s.LockWaiter()
+	if err != nil {
+		return false
+	}
+	if ok {
+		l.Release()
+		return false
+	}
+	return true
+}
+
+// leadPath is the file that marks the lead session of a workspace.
+func leadPath(workspace string) string { return filepath.Join(workspace, ChatDir, "lead") }
+
+// SetLead marks id as the workspace's lead session ("" clears the mark).
+func SetLead(workspace, id string) error {
+	if id == "" {
+		err := os.Remove(leadPath(workspace))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := ValidSessionID(id); err != nil {
+		return err
+	}
+	root := filepath.Join(workspace, ChatDir)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return err
+	}
+	return writeFileAtomic(root, "lead", []byte(id+"\n"))
+}
+
+// Target is a session of the workspace that could be chatted with.
+type Target struct {
+	SessionID      string    `json:"sessionId"`
+	ChatCapable    bool      `json:"chatCapable"` // its inbox exists
+	Lead           bool      `json:"lead"`
+	Busy           bool      `json:"busy"`    // in a turn (busy mark set)
+	Waiting        bool      `json:"waiting"` // an idle-lane waiter is armed
+	Depth          int       `json:"queueDepth"`
+	Oldest         time.Time `json:"oldestQueued,omitzero"`
+	LastActivity   time.Time `json:"lastActivity,omitzero"`
+	TranscriptPath string    `json:"transcriptPath,omitempty"`
+	Cwd            string    `json:"cwd,omitempty"`
+}
+
+// ListTargets returns the sessions that have a chat folder in workspace or
+// a transcript for it under the Claude Code projects folder, most recently
+// active first. The lead is the one marked with SetLead, else the most
+// recently active chat-capable session (else the most recently active).
+func ListTargets(workspace string) ([]Target, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Target{}
+	get := func(id string) *Target {
+		t := byID[id]
+		if t == nil {
+			t = &Target{SessionID: id}
+			byID[id] = t
+		}
+		return t
+	}
+	entries, err := os.ReadDir(filepath.Join(ws, ChatDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if ValidSessionID(e.Name()) == nil && e.IsDir() {
+			get(e.Name())
+		}
+	}
+	if dir := ProjectDir(ws); dir != "" {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+			if ok && ValidSessionID(id) == nil && e.Type().IsRegular() {
+				t := get(id)
+				t.TranscriptPath = filepath.Join(dir, e.Name())
+			}
+		}
+	}
+	now := time.Now()
+	out := make([]Target, 0, len(byID))
+	for id, t := range byID {
+		s, _ := OpenSession(ws, id)
+		t.ChatCapable = s.ChatCapable()
+		if r, ok := s.Registration(); ok {
+			if r.TranscriptPath != "" {
+				t.TranscriptPath = r.TranscriptPath
+			}
+			t.Cwd = r.Cwd
+			t.LastActivity = r.RegisteredAt
+		}
+		if t.TranscriptPath == "" {
+			t.TranscriptPath = LocateTranscript(s)
+		}
+		if t.TranscriptPath != "" {
+			if fi, err := os.Stat(t.TranscriptPath); err == nil && fi.ModTime().After(t.LastActivity) {
+				t.LastActivity = fi.ModTime()
+			}
+		}
+		if t.ChatCapable {
+			q, _ := s.Queue()
+			t.Depth, t.Oldest = q.Depth, q.Oldest
+			t.Busy = s.Busy(now)
+			t.Waiting = s.Waiting()
+		}
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastActivity.Equal(out[j].LastActivity) {
+			return out[i].LastActivity.After(out[j].LastActivity)
+		}
+		return out[i].SessionID < out[j].SessionID
+	})
+	lead := -1
+	if b, err := os.ReadFile(leadPath(ws)); err == nil {
+		id := strings.TrimSpace(string(b))
+		for i := range out {
+			if out[i].SessionID == id {
+				lead = i
+			}
+		}
+	}
+	if lead < 0 {
+		for i := range out {
+			if out[i].ChatCapable {
+				lead = i
+				break
+			}
+		}
+	}
+	if lead < 0 && len(out) > 0 {
+		lead = 0
+	}
+	if lead >= 0 {
+		out[lead].Lead = true
+	}
+	return out, nil
+}
+
+// Lead returns the workspace's lead session.
+func Lead(workspace string) (Target, error) {
+	ts, err := ListTargets(workspace)
+	if err != nil {
+		return Target{}, err
+	}
+	for _, t := range ts {
+		if t.Lead {
+			return t, nil
+		}
+	}
+	return Target{}, fmt.Errorf("no Claude Code session found in %s: start one after `relay-baton hook install`", workspace)
+}
+
+// ResolveWorkspace finds the workspace for start: the nearest directory up
+// from start holding .claude/session-chat, else the git root, else start.
+func ResolveWorkspace(start string) (string, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; {
+		if fi, err := os.Stat(filepath.Join(d, ChatDir)); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if root, err := FindRoot(dir); err == nil {
+		return root, nil
+	}
+	return dir, nil
+}

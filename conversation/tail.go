@@ -1,0 +1,314 @@
+package conversation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// ProjectsRoot is Claude Code's projects folder: $CLAUDE_CONFIG_DIR/projects,
+// else ~/.claude/projects ("" when no home is known).
+func ProjectsRoot() string {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Join(d, "projects")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".claude", "projects")
+}
+
+// ProjectSlug is Claude Code's folder name for a cwd: every character
+// outside [A-Za-z0-9] replaced by '-', one for one. Claude Code truncates
+// slugs over 200 characters and adds a hash: never rely on it alone.
+func ProjectSlug(cwd string) string {
+	b := []byte(cwd)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// ProjectDir is projects/<slug> of cwd, or "".
+func ProjectDir(cwd string) string {
+	root := ProjectsRoot()
+	if root == "" {
+		return ""
+	}
+	return filepath.Join(root, ProjectSlug(cwd))
+}
+
+// LocateTranscript finds a session's transcript: the path registered by the
+// SessionStart hook, then projects/<slug>/<id>.jsonl for the registered cwd
+// and the workspace, then a scan of projects/*/<id>.jsonl. "" when none.
+func LocateTranscript(s *Session) string {
+	exists := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	r, ok := s.Registration()
+	if ok && r.TranscriptPath != "" && exists(r.TranscriptPath) {
+		return r.TranscriptPath
+	}
+	for _, cwd := range []string{r.Cwd, s.Workspace} {
+		if cwd == "" {
+			continue
+		}
+		if d := ProjectDir(cwd); d != "" {
+			if p := filepath.Join(d, s.ID+".jsonl"); exists(p) {
+				return p
+			}
+		}
+	}
+	if root := ProjectsRoot(); root != "" {
+		if m, _ := filepath.Glob(filepath.Join(root, "*", s.ID+".jsonl")); len(m) > 0 {
+			return m[0]
+		}
+	}
+	if ok && r.TranscriptPath != "" {
+		return r.TranscriptPath // registered but not written yet
+	}
+	return ""
+}
+
+// MaxTranscriptLine caps a transcript line the tail parses; a longer line
+// is skipped (reported through OnSkip) without being held in memory.
+const MaxTranscriptLine = 8 << 20
+
+// TailOptions configures Tail.
+type TailOptions struct {
+	Path   string
+	Offset int64 // byte offset to start from (0 = the beginning)
+	Follow bool  // keep following after reaching the end
+	// OnActivity receives each line's activities with the offset just
+	// after the line. Returning false stops the tail (Tail returns nil).
+	OnActivity func(end int64, acts []events.Activity) bool
+	// OnSkip, when set, hears about lines that were skipped (too long, not
+	// JSON) and about a truncated or replaced file.
+	OnSkip func(offset int64, why string)
+	// Poll is the fallback re-check interval (default 1 s); fsnotify on the
+	// file's directory wakes the tail sooner.
+	Poll time.Duration
+}
+
+// Tail reads complete lines of a Claude Code transcript from opts.Offset
+// and hands their activities to opts.OnActivity. A torn last line waits for
+// its end; a line over MaxTranscriptLine is skipped; a truncated or
+// replaced file is read again from its start. Without Follow it returns at
+// the end of the file; with Follow it returns when ctx ends (nil) or when
+// OnActivity returns false. A missing file is waited for when following.
+func Tail(ctx context.Context, opts TailOptions) error {
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	skip := func(off int64, why string) {
+		if opts.OnSkip != nil {
+			opts.OnSkip(off, why)
+		}
+	}
+	var wake <-chan fsnotify.Event
+	var werrs <-chan error
+	if opts.Follow {
+		if w, err := fsnotify.NewWatcher(); err == nil {
+			defer closeWatcher(w)
+			if w.Add(filepath.Dir(opts.Path)) == nil {
+				wake, werrs = w.Events, w.Errors
+			}
+		}
+	}
+	t := &tailer{opts: opts, off: opts.Offset, skip: skip}
+	defer t.close()
+	ticker := time.NewTicker(opts.Poll)
+	defer ticker.Stop()
+	for {
+		more, err := t.step()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		if !opts.Follow && t.atEOF {
+			return nil
+		}
+		if !t.atEOF {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case ev, ok := <-wake:
+			if !ok {
+				wake = nil
+			} else if filepath.Clean(ev.Name) != filepath.Clean(opts.Path) {
+				continue
+			}
+		case <-werrs:
+		}
+	}
+}
+
+type tailer struct {
+	opts    TailOptions
+	f       *os.File
+	fi      os.FileInfo
+	off     int64 // offset of the next unread byte
+	buf     []byte
+	pending []byte // an incomplete last line
+	discard bool   // inside an over-long line
+	atEOF   bool
+	skip    func(int64, string)
+	done    bool // the last activity passed on was ActDone
+}
+
+// collapseDone drops an ActDone that follows another one with nothing in
+// between (end_turn, then turn_duration / stop_hook_summary lines).
+func (t *tailer) collapseDone(acts []events.Activity) []events.Activity {
+	out := acts[:0]
+	for _, a := range acts {
+		if a.Kind == events.ActDone {
+			if t.done {
+				continue
+			}
+			t.done = true
+		} else if a.Kind != events.ActUsage {
+			t.done = false
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (t *tailer) close() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
+}
+
+// step reads what is available; more=false when OnActivity asked to stop.
+func (t *tailer) step() (more bool, err error) {
+	t.atEOF = false
+	if t.f == nil {
+		f, err := os.Open(t.opts.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && t.opts.Follow {
+				t.atEOF = true
+				return true, nil
+			}
+			return false, fmt.Errorf("open transcript: %w", err)
+		}
+		fi, _ := f.Stat()
+		t.f, t.fi = f, fi
+		if fi != nil && t.off > fi.Size() {
+			t.skip(t.off, "transcript is shorter than the start offset: reading it from the start")
+			t.off = 0
+		}
+		if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+			return false, err
+		}
+	}
+	// Replaced or truncated?
+	if cur, err := os.Stat(t.opts.Path); err == nil {
+		if t.fi != nil && !os.SameFile(cur, t.fi) {
+			t.skip(t.off, "transcript was replaced: reading the new file from the start")
+			t.close()
+			t.off, t.pending, t.discard = 0, nil, false
+			return true, nil
+		}
+		if cur.Size() < t.off {
+			t.skip(t.off, "transcript was truncated: reading it from the start")
+			t.off, t.pending, t.discard = 0, nil, false
+			if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+				return false, err
+			}
+		}
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 256<<10)
+	}
+	n, err := t.f.Read(t.buf)
+	if n == 0 {
+		if err != nil && err != io.EOF {
+			return false, err
+		}
+		t.atEOF = true
+		return true, nil
+	}
+	data := t.buf[:n]
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if !t.discard {
+				t.pending = append(t.pending, data...)
+				if len(t.pending) > MaxTranscriptLine {
+					t.skip(t.off, fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20))
+					t.pending, t.discard = nil, true
+				}
+			}
+			t.off += int64(len(data))
+			break
+		}
+		chunk := data[:i]
+		t.off += int64(i + 1)
+		data = data[i+1:]
+		if t.discard {
+			t.discard = false
+			continue
+		}
+		line := chunk
+		if len(t.pending) > 0 {
+			t.pending = append(t.pending, chunk...)
+			line = t.pending
+		}
+		if len(line) > MaxTranscriptLine {
+			t.skip(t.off, fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20))
+			t.pending = t.pending[:0]
+			continue
+		}
+		acts, perr := agents.ParseTranscriptLine(line)
+		t.pending = t.pending[:0]
+		if perr != nil {
+			t.skip(t.off, perr.Error())
+			continue
+		}
+		acts = t.collapseDone(acts)
+		if len(acts) > 0 && t.opts.OnActivity != nil && !t.opts.OnActivity(t.off, acts) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Size returns the transcript's current size (the offset to tail from for
+// what comes next), 0 when it does not exist.
+func Size(path string) int64 {
+	if path == "" {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// closeWatcher closes an fsnotify watcher in the background: Close waits
+// for the watcher's reader to wake (about 8 ms with inotify), which would
+// otherwise sit between a claim and its delivery.
+func closeWatcher(w *fsnotify.Watcher) { go w.Close() }

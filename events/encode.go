@@ -1,0 +1,169 @@
+package events
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON appends e to dst as one compact JSON object, the same object
+// json.Marshal would produce (keys in struct order, refs and meta keys
+// sorted, empty refs and meta left out) except that <, > and & are not
+// escaped. It is the fast path of replay --json.
+func AppendJSON(dst []byte, e Event) []byte {
+	var kbuf [8]string
+	dst = append(dst, `{"schemaVersion":`...)
+	dst = strconv.AppendInt(dst, int64(e.SchemaVersion), 10)
+	dst = append(dst, `,"id":`...)
+	dst = appendString(dst, e.ID)
+	dst = append(dst, `,"ts":`...)
+	dst = appendString(dst, e.TS)
+	dst = append(dst, `,"sessionId":`...)
+	dst = appendString(dst, e.SessionID)
+	dst = append(dst, `,"role":`...)
+	dst = appendString(dst, string(e.Role))
+	dst = append(dst, `,"kind":`...)
+	dst = appendString(dst, string(e.Kind))
+	dst = append(dst, `,"text":`...)
+	dst = appendString(dst, e.Text)
+	if len(e.Refs) > 0 {
+		dst = append(dst, `,"refs":{`...)
+		for i, k := range sortedKeys(e.Refs, &kbuf) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, e.Refs[k])
+		}
+		dst = append(dst, '}')
+	}
+	if len(e.Meta) > 0 {
+		dst = append(dst, `,"meta":{`...)
+		for i, k := range sortedKeys(e.Meta, &kbuf) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendValue(dst, e.Meta[k])
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// sortedKeys returns m's keys sorted, in buf when they fit.
+func sortedKeys[V any](m map[string]V, buf *[8]string) []string {
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func appendValue(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case string:
+		return appendString(dst, v)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case float64:
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return appendFloat(dst, v)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, b...)
+}
+
+// appendFloat formats f as encoding/json does.
+func appendFloat(dst []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s quoted as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time (no quote, backslash,
+		// control or non-ASCII byte).
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			q, bs := x^('"'*lo7), x^('\\'*lo7)
+			if ((q-lo7)&^q|(bs-lo7)&^bs|(x-0x20*lo7)&^x|x)&hi1 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

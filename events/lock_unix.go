@@ -1,0 +1,24 @@
+//go:build unix
+
+package events
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockFile takes an advisory exclusive lock on f, held by every relay-baton
+// writer while it checks the file's last byte and appends, so that the
+// check sees whole lines. Readers never lock.
+func lockFile(f *os.File) (unlock func()) {
+	fd := int(f.Fd())
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX)
+		if err == nil {
+			return func() { syscall.Flock(fd, syscall.LOCK_UN) }
+		}
+		if err != syscall.EINTR {
+			return func() {} // no locking here (e.g. some network file systems): O_APPEND still keeps lines whole
+		}
+	}
+}

@@ -1,0 +1,51 @@
+// Package prompts renders the text relay-baton puts in front of a model:
+// the framing of a live chat message delivered into a running Claude Code
+// session, and (later) the planner, executor and reviewer prompts.
+package prompts
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ChatMessage is what the framing needs to know about a chat message.
+type ChatMessage struct {
+	ID        string
+	From      string
+	Text      string
+	CreatedAt time.Time
+	// OutboxPath is where the session may write an explicit reply
+	// ({"id","text"}); empty leaves the hint out.
+	OutboxPath string
+}
+
+// FrameChat returns the text a session receives for a chat message: it
+// says plainly that this is a live chat message typed by the user in
+// relay-baton, asks for a conversational answer in the response text, says
+// it is neither a new work order nor approval for anything gated, and asks
+// the session to carry on afterwards. The message is already claimed.
+func FrameChat(m ChatMessage) string {
+	from := m.From
+	if from == "" {
+		from = "relay-baton"
+	}
+	at := m.CreatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[relay-baton chat message %s from %s, typed by the user at %s]\n", m.ID, from, at.UTC().Format("2006-01-02 15:04:05 UTC"))
+	b.WriteString("This is a live chat message the user typed in relay-baton while this session runs. ")
+	b.WriteString("Answer it conversationally in your response text. ")
+	b.WriteString("It is not a new work order and not approval or consent for anything that needs approval; ")
+	b.WriteString("your standing rules still apply. After answering, carry on with what you were doing.\n")
+	fmt.Fprintf(&b, "The message (id %s) is already claimed: do not look for it in the inbox.", m.ID)
+	if m.OutboxPath != "" {
+		fmt.Fprintf(&b, " Optionally write your reply as JSON {\"id\":%q,\"text\":...} to %s.", m.ID, m.OutboxPath)
+	}
+	b.WriteString("\n\n<chat-message>\n")
+	b.WriteString(strings.ReplaceAll(m.Text, "</chat-message>", "</chat-message >"))
+	b.WriteString("\n</chat-message>")
+	return b.String()
+}

@@ -1,0 +1,184 @@
+// Package prompts renders the prompts relay-baton hands to agents: plan,
+// execute, one step of a bounded continue loop, review, handoff and a
+// free-text ask. Each is a text/template filled from a small input struct,
+// so what an agent receives is reviewable in one place and pinned by golden
+// tests (go test ./prompts -update rewrites them).
+package prompts
+
+import (
+	"strings"
+	"text/template"
+)
+
+// PlanSections are the headings a plan.md must have, in order.
+var PlanSections = []string{"Goal", "Scope (in)", "Out of scope", "Approach", "Steps", "Risks", "Verification", "Next step"}
+
+var funcs = template.FuncMap{
+	"trim":     strings.TrimSpace,
+	"sections": func() []string { return PlanSections },
+}
+
+var tmpl = template.Must(template.New("prompts").Funcs(funcs).Parse(`
+{{- define "rules" -}}
+Rules: do not commit, push or open a pull request; relay-baton and the user decide that.
+Never print secrets or API keys.
+{{- end -}}
+
+{{- define "plan" -}}
+You are the planner in a relay-baton session. Write an implementation plan for the task below.
+Do not change any file: relay-baton writes your final answer to .ai-session/plan.md.
+
+Task:
+{{trim .Task}}
+{{- if .Previous}}
+
+The current plan, which this one replaces (keep what still holds):
+{{trim .Previous}}
+{{- end}}
+{{- if .RepoMap}}
+
+Repository files (truncated to the budget):
+{{trim .RepoMap}}
+{{- end}}
+
+Answer with the plan only, in Markdown, with exactly these second-level headings in this order:
+{{range sections}}## {{.}}
+{{end -}}
+Under "## Steps" give a numbered list; each step names the files it touches.
+{{template "rules"}}
+{{end -}}
+
+{{- define "execute" -}}
+You are the executor in a relay-baton session. Implement the plan below in this repository.
+Work through its Steps in order, run the Verification it names, and keep changes minimal.
+
+Plan (.ai-session/plan.md):
+{{trim .Plan}}
+
+When you finish, answer with: the files you changed, what you verified (commands and results),
+and anything left undone.
+{{template "rules"}}
+{{end -}}
+
+{{- define "continue" -}}
+You are the executor in a relay-baton session, in step {{.Step}} of at most {{.MaxSteps}} of a bounded loop.
+Continue implementing the plan below from where the previous step left off. Make concrete
+progress on the next unfinished step; if everything is done, change nothing and say "done".
+
+Plan (.ai-session/plan.md):
+{{trim .Plan}}
+
+Outcome of the previous step:
+{{if .Previous}}{{trim .Previous}}{{else}}(none: this is the first step){{end}}
+
+When you finish, answer with: the files you changed, what you verified, and what remains.
+{{template "rules"}}
+{{end -}}
+
+{{- define "review" -}}
+You are the reviewer in a relay-baton session. Review the working-tree changes against the plan.
+Do not change any file.
+
+Plan (.ai-session/plan.md):
+{{if .Plan}}{{trim .Plan}}{{else}}(no plan.md){{end}}
+
+Changed files:
+{{if .ChangedFiles}}{{trim .ChangedFiles}}{{else}}(none){{end}}
+
+Diff (truncated to the budget):
+{{if .Diff}}{{trim .Diff}}{{else}}(empty){{end}}
+
+Answer with: plan steps done and not done, risky changes (deletions, large diffs, secrets,
+missing tests), and the tests you would add. Be specific: name files and lines.
+{{end -}}
+
+{{- define "handoff" -}}
+You are taking over a relay-baton session as {{.To}}{{if .From}} from {{.From}}{{end}}.
+The handoff document below says where the work stands. Read it, then continue with its
+"Next Steps" and "Instructions for Next Agent".
+
+Handoff (.ai-session/handoff.md):
+{{trim .Handoff}}
+
+When you finish, answer with: the files you changed, what you verified, and what remains.
+{{template "rules"}}
+{{end -}}
+
+{{- define "ask" -}}
+The user asks you a question from the relay-baton Agent Room. Answer it conversationally.
+This is a read-only turn: do not change any file and do not run commands that modify the
+repository.
+{{- if .Plan}}
+
+For context, the current plan (.ai-session/plan.md):
+{{trim .Plan}}
+{{- end}}
+
+Question:
+{{trim .Question}}
+{{end -}}
+`))
+
+func render(name string, data any) string {
+	var b strings.Builder
+	if err := tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		// The templates are fixed and their inputs are plain strings: an
+		// error here is a programming error caught by the golden tests.
+		panic("prompts: " + name + ": " + err.Error())
+	}
+	return b.String()
+}
+
+// PlanInput is what the plan prompt needs. Previous is the plan being
+// replaced (for /replan), RepoMap an optional file list.
+type PlanInput struct {
+	Task     string
+	Previous string
+	RepoMap  string
+}
+
+// Plan renders the planner's prompt.
+func Plan(in PlanInput) string { return render("plan", in) }
+
+// Execute renders the executor's prompt for the whole plan.
+func Execute(plan string) string { return render("execute", struct{ Plan string }{plan}) }
+
+// ContinueInput is one step of a bounded continue loop.
+type ContinueInput struct {
+	Plan     string
+	Step     int
+	MaxSteps int
+	Previous string // the previous step's outcome ("" before step 1)
+}
+
+// ContinueStep renders the executor's prompt for one loop step.
+func ContinueStep(in ContinueInput) string { return render("continue", in) }
+
+// ReviewInput is what the review prompt needs.
+type ReviewInput struct {
+	Plan         string
+	ChangedFiles string
+	Diff         string
+}
+
+// Review renders the reviewer's prompt.
+func Review(in ReviewInput) string { return render("review", in) }
+
+// HandoffInput is what the handoff prompt needs.
+type HandoffInput struct {
+	From    string
+	To      string
+	Handoff string // the content of handoff.md
+}
+
+// Handoff renders the prompt that launches the next agent with handoff.md.
+func Handoff(in HandoffInput) string { return render("handoff", in) }
+
+// AskInput is a free-text question to the active agent.
+type AskInput struct {
+	Question string
+	Plan     string // optional context
+}
+
+// Ask renders a read-only question turn.
+func Ask(in AskInput) string { return render("ask", in) }

@@ -1,0 +1,615 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/spf13/pflag"
+)
+
+// Command is one slash command. The table drives dispatch, /help and tab
+// completion, so they cannot drift apart.
+type Command struct {
+	Name    string
+	Aliases []string
+	Usage   string // arguments, e.g. "<task>"
+	Short   string
+	Agent   bool // may start an agent (previewed and confirmed)
+	// Args completes the arguments typed so far (fields before the one
+	// being completed are in done); nil = no argument completion.
+	Args func(e *Engine, done []string) []string
+	Run  func(e *Engine, ctx context.Context, args string) error
+}
+
+// errExit is returned by /exit.
+var errExit = errors.New("exit")
+
+// Commands is the room's command table, in /help order.
+var Commands []*Command
+
+func init() {
+	Commands = []*Command{
+		{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)", Args: argsAgents, Run: (*Engine).cmdAgent},
+		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
+		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
+		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
+		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded execute loop: stops on no progress, budget, failure (one confirmation)", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
+		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
+		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
+		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
+		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
+		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
+		{Name: "replay", Usage: "[--kind k,..] [--limit N]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
+		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
+		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
+		{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)", Run: func(*Engine, context.Context, string) error { return errExit }},
+	}
+}
+
+func argsFixed(words ...string) func(*Engine, []string) []string {
+	return func(_ *Engine, done []string) []string {
+		if len(done) > 0 {
+			return nil
+		}
+		return words
+	}
+}
+
+func argsAgents(_ *Engine, done []string) []string {
+	if len(done) > 0 {
+		return nil
+	}
+	return []string{agents.Claude, agents.Codex, "orchestrator"}
+}
+
+func argsContinue(_ *Engine, done []string) []string {
+	if len(done) > 0 {
+		return nil
+	}
+	return []string{"--max-steps"}
+}
+
+// Lookup finds a command by name or alias (case-insensitive).
+func Lookup(name string) *Command {
+	name = strings.ToLower(name)
+	for _, c := range Commands {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// Line is a parsed input line.
+type Line struct {
+	Cmd  *Command // nil for free text and empty lines
+	Name string   // the command name as typed, lower-cased
+	Args string   // the rest of the line, trimmed
+	Text string   // free text (Cmd == nil)
+}
+
+var commandRE = regexp.MustCompile(`^/([A-Za-z]+)(?:\s+(.*))?$`)
+
+// UnknownCommandError is the reference's message for a bad slash command.
+type UnknownCommandError struct{ Name string }
+
+func (e *UnknownCommandError) Error() string {
+	return fmt.Sprintf("unknown command: /%s (try /help)", e.Name)
+}
+
+// Parse reads one input line: a slash command (name case-insensitive),
+// free text, or nothing.
+func Parse(line string) (Line, error) {
+	s := strings.TrimSpace(line)
+	if s == "" {
+		return Line{}, nil
+	}
+	if !strings.HasPrefix(s, "/") {
+		return Line{Text: s}, nil
+	}
+	m := commandRE.FindStringSubmatch(s)
+	if m == nil {
+		name, _, _ := strings.Cut(s[1:], " ")
+		return Line{}, &UnknownCommandError{Name: name}
+	}
+	c := Lookup(m[1])
+	if c == nil {
+		return Line{}, &UnknownCommandError{Name: m[1]}
+	}
+	return Line{Cmd: c, Name: strings.ToLower(m[1]), Args: strings.TrimSpace(m[2])}, nil
+}
+
+// Process runs one input line. exit is true when the room should close;
+// err is the command's failure, to print: it never means "leave".
+func (e *Engine) Process(ctx context.Context, input string) (exit bool, err error) {
+	l, err := Parse(input)
+	if err != nil {
+		e.emit(events.RoleUser, events.KindCommand, strings.TrimSpace(input), nil, map[string]any{"error": err.Error()})
+		return false, err
+	}
+	switch {
+	case l.Cmd == nil && l.Text == "":
+		return false, nil
+	case l.Cmd == nil:
+		return false, e.Ask(ctx, l.Text)
+	}
+	if l.Cmd.Name != "note" {
+		e.emit(events.RoleUser, events.KindCommand, strings.TrimSpace(input), nil, map[string]any{"command": l.Cmd.Name})
+	}
+	if err := l.Cmd.Run(e, ctx, l.Args); err != nil {
+		if errors.Is(err, errExit) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
+}
+
+// Help renders the command table.
+func HelpText() string {
+	var b strings.Builder
+	width := 0
+	for _, c := range Commands {
+		width = max(width, len(c.Name)+1+len(c.Usage))
+	}
+	for _, c := range Commands {
+		u := c.Name
+		if c.Usage != "" {
+			u += " " + c.Usage
+		}
+		fmt.Fprintf(&b, "  /%-*s  %s\n", width, u, c.Short)
+	}
+	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
+	return b.String()
+}
+
+func (e *Engine) cmdHelp(context.Context, string) error {
+	e.out.raw(HelpText())
+	return nil
+}
+
+func (e *Engine) cmdAgent(_ context.Context, args string) error {
+	f := strings.Fields(strings.ToLower(args))
+	if len(f) == 0 {
+		e.Say("active agent: %s (choose with /agent claude|codex|orchestrator)", e.Active)
+		return nil
+	}
+	if len(f) > 1 {
+		return fmt.Errorf("/agent takes one name, not %q: /agent claude|codex|orchestrator", args)
+	}
+	switch f[0] {
+	case agents.Claude, agents.Codex:
+		e.Active = f[0]
+		e.Say("active agent: %s", e.Active)
+		e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: "+e.Active, nil, map[string]any{"agent": e.Active})
+		return nil
+	case "orchestrator":
+		return fmt.Errorf("the orchestrator lane is not available in this build yet; the active agent stays %s", e.Active)
+	}
+	return fmt.Errorf("unknown agent %q: choose claude, codex or orchestrator", f[0])
+}
+
+// Note logs text; nothing runs.
+func (e *Engine) Note(text string) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fmt.Errorf("/note needs text: /note <text>")
+	}
+	e.emit(events.RoleUser, events.KindMessage, text, nil, map[string]any{"note": true})
+	e.Say("noted.")
+	return nil
+}
+
+func (e *Engine) cmdNote(_ context.Context, args string) error { return e.Note(args) }
+
+// Ask sends free text to the active agent as a read-only ask turn.
+func (e *Engine) Ask(ctx context.Context, text string) error {
+	e.emit(events.RoleUser, events.KindMessage, summary(text, 2000), nil, map[string]any{"agent": e.Active})
+	plan, _ := e.readPlan()
+	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(prompts.AskInput{Question: text, Plan: plan}))}
+	res, err := e.runOnce(ctx, spec)
+	if err != nil {
+		return err
+	}
+	e.emit(events.Role(res.Agent), events.KindMessage, summary(res.FinalText, 1000), nil, map[string]any{"agent": res.Agent})
+	return nil
+}
+
+func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, "plan.md") }
+
+func (e *Engine) readPlan() (string, error) {
+	b, err := os.ReadFile(e.planPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNoPlan
+	}
+	return string(b), err
+}
+
+// Plan runs the planner on task and writes plan.md from its final answer.
+// With replan, the current plan.md is backed up first and given to the
+// planner.
+func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
+	cmd := "plan"
+	if replan {
+		cmd = "replan"
+	}
+	task = strings.TrimSpace(task)
+	if task == "" {
+		return fmt.Errorf("/%s needs a task: /%s <task>", cmd, cmd)
+	}
+	var previous string
+	if replan {
+		p, err := e.readPlan()
+		if err != nil && !errors.Is(err, ErrNoPlan) {
+			return err
+		}
+		previous = p
+	}
+	rm := repoMap(ctx, e.Root)
+	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
+		rm = rm[:lim] + "\n… (truncated)"
+	}
+	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm}))}
+	res, err := e.runOnce(ctx, spec)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(res.FinalText)
+	if text == "" {
+		e.emit(events.RoleRelayBaton, events.KindPlan, "plan.md not written: the planner's final answer was empty", nil, map[string]any{"agent": res.Agent, "written": false})
+		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
+	}
+	refs := map[string]string{"plan": "plan.md"}
+	if replan && previous != "" {
+		backup := "plan." + tsName(e.now()) + ".md"
+		if err := os.WriteFile(filepath.Join(e.SessionDir, backup), []byte(previous), 0o600); err != nil {
+			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
+		}
+		refs["backup"] = backup
+		e.Say("backed up the previous plan as .ai-session/%s", backup)
+	}
+	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
+		return err
+	}
+	missing := missingSections(text)
+	meta := map[string]any{"agent": res.Agent, "chars": len(text), "written": true}
+	if len(missing) > 0 {
+		meta["missingSections"] = missing
+		e.Say("note: the plan lacks sections: %s", strings.Join(missing, ", "))
+	}
+	e.Say("wrote .ai-session/plan.md (%d chars).", len(text))
+	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md written by %s (%d chars): %s", res.Agent, len(text), summary(task, 120)), refs, meta)
+	return nil
+}
+
+func missingSections(plan string) []string {
+	var miss []string
+	for _, s := range prompts.PlanSections {
+		if !regexp.MustCompile(`(?mi)^#+\s*` + regexp.QuoteMeta(s) + `\s*$`).MatchString(plan) {
+			miss = append(miss, s)
+		}
+	}
+	return miss
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
+func (e *Engine) cmdReplan(ctx context.Context, args string) error { return e.Plan(ctx, args, true) }
+
+// Execute runs the executor once on plan.md.
+func (e *Engine) Execute(ctx context.Context) error {
+	plan, err := e.readPlan()
+	if err != nil {
+		return err
+	}
+	spec := runSpec{Command: "execute", Req: e.request(e.Executor, agents.RoleExecutor, prompts.Execute(plan))}
+	res, err := e.runOnce(ctx, spec)
+	if res.Agent == "" { // nothing ran
+		return err
+	}
+	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
+	e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("execute by %s: exit %d, %d changed files; %s", res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
+		map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "changedFiles": len(ch)})
+	return err
+}
+
+func (e *Engine) cmdExecute(ctx context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("/execute takes no arguments (it runs plan.md)")
+	}
+	return e.Execute(ctx)
+}
+
+// Loop bounds.
+const (
+	DefaultMaxSteps = 3
+	MaxMaxSteps     = 20
+)
+
+// ParseMaxSteps reads /continue's arguments: "", "N", "-n N",
+// "--max-steps N" or "--max-steps=N". 0 means the default; the bound is 20.
+func ParseMaxSteps(args string) (int, error) {
+	f := strings.Fields(args)
+	var v string
+	switch {
+	case len(f) == 0:
+		return DefaultMaxSteps, nil
+	case len(f) == 1 && strings.HasPrefix(f[0], "--max-steps="):
+		v = strings.TrimPrefix(f[0], "--max-steps=")
+	case len(f) == 1 && !strings.HasPrefix(f[0], "-"):
+		v = f[0]
+	case len(f) == 2 && (f[0] == "--max-steps" || f[0] == "-n"):
+		v = f[1]
+	default:
+		return 0, fmt.Errorf("usage: /continue [--max-steps N | -n N | N], not %q", args)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("--max-steps must be a whole number from 0 to %d, not %q", MaxMaxSteps, v)
+	}
+	if n < 0 || n > MaxMaxSteps {
+		return 0, fmt.Errorf("--max-steps must be from 0 to %d (0 = default %d), not %d", MaxMaxSteps, DefaultMaxSteps, n)
+	}
+	if n == 0 {
+		n = DefaultMaxSteps
+	}
+	return n, nil
+}
+
+// StopReason says why a /continue loop ended.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopMaxSteps   StopReason = "max steps"
+	StopNoProgress StopReason = "no progress"
+	StopBudget     StopReason = "budget"
+	StopFailure    StopReason = "agent failure"
+	StopCancelled  StopReason = "cancelled"
+	StopDeclined   StopReason = "declined"
+)
+
+// LoopResult is what a /continue loop did.
+type LoopResult struct {
+	Steps  int        `json:"steps"`
+	Max    int        `json:"maxSteps"`
+	Reason StopReason `json:"reason"`
+	Detail string     `json:"detail"`
+}
+
+// Continue runs the bounded execute loop: one confirmation, a baseline
+// before step 1, then up to max steps of the executor on the plan plus the
+// previous step's outcome.
+func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
+	lr := LoopResult{Max: max}
+	plan, err := e.readPlan()
+	if err != nil {
+		return lr, err
+	}
+	bg := context.WithoutCancel(ctx)
+	step := func(i int, prev string) runSpec {
+		return runSpec{Command: "continue", Req: e.request(e.Executor, agents.RoleExecutor,
+			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: i, MaxSteps: max, Previous: prev}))}
+	}
+	first := step(1, "")
+	first.Note = fmt.Sprintf("loop:    up to %d steps, one confirmation; each later step gets the previous outcome; stops on no progress, budget >= %.2f, failure or Ctrl-C", max, BudgetCeiling)
+	inv, err := e.confirm(ctx, &first)
+	if err != nil {
+		lr.Reason, lr.Detail = StopFailure, err.Error()
+		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
+			lr.Reason = StopDeclined
+		}
+		return lr, err
+	}
+	baseline, err := progressKey(bg, e.Root)
+	if err != nil {
+		return lr, fmt.Errorf("baseline before step 1: %w", err)
+	}
+	prevKey, prev := baseline, ""
+	finish := func(r StopReason, detail string) (LoopResult, error) {
+		lr.Reason, lr.Detail = r, detail
+		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
+		e.emit(events.RoleRelayBaton, events.KindExecute, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
+			map[string]string{"plan": "plan.md"}, map[string]any{"agent": e.Executor, "steps": lr.Steps, "maxSteps": max, "stopReason": string(r)})
+		if r == StopFailure || r == StopCancelled {
+			return lr, fmt.Errorf("/continue: %s", detail)
+		}
+		return lr, nil
+	}
+	for i := 1; i <= max; i++ {
+		spec := first
+		if i > 1 {
+			spec = step(i, prev)
+			inv, err = e.runner.Prepare(spec.Req)
+			if err != nil {
+				return finish(StopFailure, fmt.Sprintf("step %d could not start: %v", i, err))
+			}
+			e.preview(&spec, inv, false)
+			e.emit(events.RoleRelayBaton, events.KindCommand, fmt.Sprintf("step %d/%d confirmed by the loop's confirmation", i, max), nil,
+				map[string]any{"agent": spec.Req.Agent, "command": "continue", "confirmed": true, "step": i})
+		}
+		e.Say("step %d of %d", i, max)
+		res := e.execute(ctx, spec, inv)
+		lr.Steps = i
+		ch, _ := changes(bg, e.Root)
+		e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %d changed files; %s", i, max, res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
+			map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "step": i, "maxSteps": max, "exitCode": res.ExitCode, "changedFiles": len(ch)})
+		switch {
+		case res.Cancelled || ctx.Err() != nil:
+			return finish(StopCancelled, fmt.Sprintf("step %d was cancelled", i))
+		case resultErr(res) != nil:
+			return finish(StopFailure, fmt.Sprintf("step %d: %v", i, resultErr(res)))
+		}
+		key, err := progressKey(bg, e.Root)
+		if err != nil {
+			return finish(StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", i, err))
+		}
+		if key == prevKey {
+			return finish(StopNoProgress, fmt.Sprintf("the repository diff did not change in step %d", i))
+		}
+		prevKey = key
+		if b := e.Budget(bg); b.Ratio >= BudgetCeiling {
+			return finish(StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
+		}
+		prev = fmt.Sprintf("step %d: exit %d; %d changed files. Its answer:\n%s", i, res.ExitCode, len(ch), summary(res.FinalText, 3000))
+	}
+	return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
+}
+
+func (e *Engine) cmdContinue(ctx context.Context, args string) error {
+	n, err := ParseMaxSteps(args)
+	if err != nil {
+		return err
+	}
+	_, err = e.Continue(ctx, n)
+	if errors.Is(err, ErrDeclined) {
+		return nil // already said
+	}
+	return err
+}
+
+func (e *Engine) cmdReview(ctx context.Context, args string) error {
+	switch strings.ToLower(strings.TrimSpace(args)) {
+	case "":
+		r, err := e.Review(ctx)
+		if err != nil {
+			return err
+		}
+		e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+		return nil
+	case agents.Claude:
+		return e.AgentReview(ctx)
+	}
+	return fmt.Errorf("usage: /review [claude], not /review %s", args)
+}
+
+func (e *Engine) cmdDiagnose(ctx context.Context, args string) error {
+	r := e.Doctor(ctx, true)
+	e.out.raw(r.Text())
+	return nil
+}
+
+func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
+	to := strings.ToLower(strings.TrimSpace(args))
+	if to == "" {
+		to = agents.Codex
+		if e.Active == agents.Codex {
+			to = agents.Claude
+		}
+	}
+	return e.Handoff(ctx, to)
+}
+
+func (e *Engine) cmdBudget(ctx context.Context, args string) error {
+	r := e.Budget(ctx)
+	e.emitBudget(r)
+	e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+	return nil
+}
+
+func (e *Engine) emitBudget(r BudgetReport) {
+	e.emit(events.RoleRelayBaton, events.KindBudget, fmt.Sprintf("diet %s: %d chars, ratio %.2f", r.Diet, r.Total, r.Ratio), nil,
+		map[string]any{"diet": r.Diet, "chars": r.Total, "ratio": r.Ratio})
+}
+
+func (e *Engine) cmdStatus(ctx context.Context, args string) error {
+	s := e.Status(ctx)
+	e.Say("%s", strings.TrimRight(s.Text(), "\n"))
+	return nil
+}
+
+func (e *Engine) cmdReplay(ctx context.Context, args string) error {
+	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
+	fs.SetOutput(discard{})
+	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
+	check := AddReplayFlags(fs, &o)
+	if err := fs.Parse(strings.Fields(args)); err != nil {
+		return fmt.Errorf("/replay: %v (flags: %s)", err, strings.Join(flagNames(fs), " "))
+	}
+	if o.File == "" { // AddReplayFlags resets it to the flag's default
+		o.File = e.LogPath()
+	}
+	if err := check(); err != nil {
+		return fmt.Errorf("/replay: %v", err)
+	}
+	if o.Follow {
+		return fmt.Errorf("/replay --follow is not available inside the room; run relay-baton replay --follow in another terminal")
+	}
+	var b strings.Builder
+	if err := Replay(ctx, &b, o); err != nil {
+		return err
+	}
+	e.out.raw(b.String())
+	return nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func flagNames(fs *pflag.FlagSet) []string {
+	var n []string
+	fs.VisitAll(func(f *pflag.Flag) { n = append(n, "--"+f.Name) })
+	sort.Strings(n)
+	return n
+}
+
+// planAge is how long ago plan.md was written; ok is false without one.
+func (e *Engine) planAge() (age time.Duration, ok bool) {
+	fi, err := os.Stat(e.planPath())
+	if err != nil {
+		return 0, false
+	}
+	return max(0, e.now().Sub(fi.ModTime())), true
+}
+
+// Record logs a one-shot command line as a command event (the REPL logs
+// what was typed in Process).
+func (e *Engine) Record(line string) {
+	e.emit(events.RoleUser, events.KindCommand, line, nil, map[string]any{"oneShot": true})
+}
+
+// BudgetEvent measures the budget and logs a budget event.
+func (e *Engine) BudgetEvent(ctx context.Context) BudgetReport {
+	r := e.Budget(ctx)
+	e.emitBudget(r)
+	return r
+}

@@ -1,0 +1,92 @@
+package room
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+func startOffline(t *testing.T, dir string, a *agenttest.Anthropic, o *agenttest.OpenAI) *proc {
+	t.Helper()
+	return startBinary(t, dir, append(agenttest.OfflineEnv(t, a, o), "NO_COLOR=1")...)
+}
+
+func kindsOf(list []events.Event) []string {
+	var k []string
+	for _, e := range list {
+		k = append(k, string(e.Kind))
+	}
+	return k
+}
+
+func TestE2EPlanYesRunsClaude(t *testing.T) {
+	a := agenttest.NewAnthropic(t,
+		agenttest.Reply(agenttest.Thinking("look"), agenttest.Bash("ls")),
+		agenttest.Reply(agenttest.Text("## Goal\nAdd --verbose.\n\n## Steps\n1. Edit main.go\n")),
+	)
+	dir := newRepo(t)
+	p := startOffline(t, dir, a, nil)
+	p.until(t, "claude› ")
+	p.send(t, "/plan add a --verbose flag\r")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "y\r")
+	p.until(t, "⚙ Bash")
+	p.until(t, "wrote .ai-session/plan.md")
+	p.until(t, "claude› ")
+	p.send(t, "/replay\r")
+	p.until(t, "plan: plan.md written")
+	p.until(t, "events; roles {")
+	p.send(t, "\x04")
+	p.wait(t)
+	b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "plan.md"))
+	if err != nil || !strings.Contains(string(b), "Add --verbose.") {
+		t.Fatalf("plan.md %q %v", b, err)
+	}
+	if got := strings.Join(kindsOf(readLog(t, dir)), ","); !strings.HasPrefix(got, "command,prompt_preview,command,agent_run,plan") {
+		t.Fatalf("events %s", got)
+	}
+	if len(a.Requests()) < 2 {
+		t.Fatalf("claude made %d requests", len(a.Requests()))
+	}
+}
+
+func continueSession(t *testing.T, o *agenttest.OpenAI) (*proc, string) {
+	t.Helper()
+	dir := newRepo(t)
+	os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700)
+	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Steps\n1. Write out.txt\n"), 0o600)
+	p := startOffline(t, dir, nil, o)
+	p.until(t, "claude› ")
+	p.send(t, "/continue --max-steps 3\r")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "y\r")
+	return p, dir
+}
+
+func TestE2EContinueStopsOnNoProgress(t *testing.T) {
+	o := agenttest.NewOpenAI(t,
+		agenttest.Reply(agenttest.Exec("echo one > out.txt")), agenttest.Reply(agenttest.Text("wrote out.txt")),
+		agenttest.Reply(agenttest.Exec("echo one > out.txt")), agenttest.Reply(agenttest.Text("wrote out.txt again")),
+	)
+	p, dir := continueSession(t, o)
+	p.until(t, "/continue stopped after 2 of 3 steps: no progress")
+	p.until(t, "claude› ")
+	p.send(t, "\x04")
+	p.wait(t)
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "one\n" {
+		t.Fatalf("out.txt %q", b)
+	}
+}
+
+func TestE2EContinueStopsOnFailure(t *testing.T) {
+	o := agenttest.NewOpenAI(t, agenttest.Step{Status: 500, Message: "mock failure"})
+	p, _ := continueSession(t, o)
+	p.until(t, "/continue stopped after 1 of 3 steps: agent failure")
+	p.until(t, "claude› ")
+	p.send(t, "\x04")
+	p.wait(t)
+}

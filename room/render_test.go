@@ -1,0 +1,96 @@
+package room
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+func TestRenderActivity(t *testing.T) {
+	var b bytes.Buffer
+	p := newPrinter(&b, false, false)
+	p.beginRun("codex")
+	one := 1
+	for _, a := range []events.Activity{
+		{Kind: events.ActThinking},
+		{Kind: events.ActThinking}, // one line per thinking streak
+		{Kind: events.ActTool, Tool: "command_execution", Detail: "go test ./..."},
+		{Kind: events.ActToolResult, IsError: true, ExitCode: &one},
+		{Kind: events.ActToolResult}, // successful results stay quiet
+		{Kind: events.ActText, Text: "Hello, "},
+		{Kind: events.ActText, Text: "world."},
+		{Kind: events.ActUsage, Usage: &events.Usage{InputTokens: 10, CachedInputTokens: 2, OutputTokens: 5, CostUSD: 0.5}},
+		{Kind: events.ActThinking},
+		{Kind: events.ActError, Text: "rate limited"},
+		{Kind: events.ActRaw, Text: "Reading additional input from stdin..."},
+	} {
+		p.activity(a)
+	}
+	p.endRun(agents.Result{Agent: "codex", ExitCode: 1, Duration: 1500 * time.Millisecond})
+	want := `[codex] … thinking
+[codex] ⚙ command_execution: go test ./...
+[codex]   ✗ tool failed (exit 1)
+[codex] Hello, world.
+[codex] … thinking
+[codex] error: rate limited
+[codex] Reading additional input from stdin...
+[relay-baton] codex: exit 1 · 1.5s · $0.5000 · 12 in / 5 out tokens
+`
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestRenderColourOnlyWhenAsked(t *testing.T) {
+	var plain, coloured bytes.Buffer
+	newPrinter(&plain, false, false).say(events.RoleClaude, "hi")
+	newPrinter(&coloured, true, false).say(events.RoleClaude, "hi")
+	if strings.Contains(plain.String(), "\x1b") || !strings.Contains(coloured.String(), "\x1b[") {
+		t.Fatalf("plain %q coloured %q", plain.String(), coloured.String())
+	}
+	if PromptFor("codex", false) != "codex› " || !strings.Contains(PromptFor("codex", true), "\x1b[") {
+		t.Fatalf("prompts %q %q", PromptFor("codex", false), PromptFor("codex", true))
+	}
+}
+
+func TestPulseUsesNoEscapeCodes(t *testing.T) {
+	var b safeBuffer
+	p := newPrinter(&b, false, true)
+	p.beginRun("claude")
+	time.Sleep(700 * time.Millisecond) // long enough for the pulse to draw
+	p.activity(events.Activity{Kind: events.ActText, Text: "answer\n"})
+	p.endRun(agents.Result{Agent: "claude"})
+	out := b.String()
+	if !strings.Contains(out, "claude thinking") || strings.Contains(out, "\x1b") {
+		t.Fatalf("%q", out)
+	}
+	if !strings.Contains(out, "[claude] answer\n") {
+		t.Fatalf("%q", out)
+	}
+}
+
+// safeBuffer is written by the pulse goroutine (under the printer's lock)
+// and read after endRun has joined it.
+type safeBuffer struct{ buf bytes.Buffer }
+
+func (s *safeBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
+func (s *safeBuffer) String() string              { return s.buf.String() }
+
+func TestRenderStripsTerminalControl(t *testing.T) {
+	var b bytes.Buffer
+	p := newPrinter(&b, false, false)
+	p.beginRun("claude")
+	p.activity(events.Activity{Kind: events.ActText, Text: "ok\x1b]0;pwned\x07 \x1b[2Jdone\r\n"})
+	p.activity(events.Activity{Kind: events.ActTool, Tool: "Bash", Detail: "echo \x1b[31mred"})
+	p.endRun(agents.Result{Agent: "claude"})
+	if strings.ContainsAny(b.String(), "\x1b\x07\r") {
+		t.Fatalf("%q", b.String())
+	}
+	if !strings.Contains(b.String(), "[claude] ok]0;pwned [2Jdone\n") {
+		t.Fatalf("%q", b.String())
+	}
+}

@@ -1,0 +1,575 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/prompts"
+)
+
+// StatusReport is what /status shows.
+type StatusReport struct {
+	Root         string   `json:"root"`
+	SessionID    string   `json:"sessionId"`
+	Active       string   `json:"activeAgent"`
+	Plan         bool     `json:"plan"`
+	PlanAgeSec   int64    `json:"planAgeSeconds,omitempty"`
+	ChangedFiles []string `json:"changedFiles"`
+	Head         string   `json:"head,omitempty"`
+	LastRun      *LastRun `json:"lastRun,omitempty"`
+	Diet         string   `json:"diet"`
+}
+
+// Status gathers the session status and logs a status event.
+func (e *Engine) Status(ctx context.Context) StatusReport {
+	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
+	if age, ok := e.planAge(); ok {
+		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
+	}
+	if ch, err := changes(ctx, e.Root); err == nil {
+		for _, c := range ch {
+			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
+		}
+	}
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %d changed files", s.Active, planWord(s), len(s.ChangedFiles)), nil,
+		map[string]any{"agent": s.Active, "changedFiles": len(s.ChangedFiles), "plan": s.Plan})
+	return s
+}
+
+func planWord(s StatusReport) string {
+	if !s.Plan {
+		return "none"
+	}
+	return "ready (" + (time.Duration(s.PlanAgeSec) * time.Second).String() + " old)"
+}
+
+// Text renders the report.
+func (s StatusReport) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
+	fmt.Fprintf(&b, "project: %s\n", s.Root)
+	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
+	fmt.Fprintf(&b, "changed: %d files", len(s.ChangedFiles))
+	for i, c := range s.ChangedFiles {
+		if i == 10 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s", c)
+	}
+	b.WriteString("\n")
+	if s.LastRun == nil {
+		b.WriteString("last run: none in this session\n")
+	} else {
+		l := s.LastRun
+		state := fmt.Sprintf("exit %d", l.ExitCode)
+		if l.Cancelled {
+			state = "cancelled"
+		}
+		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
+	}
+	return b.String()
+}
+
+// ReviewReport is the deterministic review.
+type ReviewReport struct {
+	Changed      []Change   `json:"changed"`
+	PlanSteps    []PlanStep `json:"planSteps"`
+	NotInPlan    []string   `json:"notInPlan"`
+	Deletions    []string   `json:"deletions"`
+	LargeDiffs   []string   `json:"largeDiffs"`
+	Secrets      []string   `json:"likelySecrets"`
+	TestsTouched []string   `json:"testsTouched"`
+	Plan         bool       `json:"plan"`
+}
+
+// PlanStep is one item of the plan's Steps section, with the changed
+// files it names.
+type PlanStep struct {
+	Text  string   `json:"text"`
+	Files []string `json:"changedFiles"`
+}
+
+// LargeDiffLines is the per-file changed-line count flagged as very large.
+const LargeDiffLines = 400
+
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+	regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}`),
+	regexp.MustCompile(`(?i)(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["'][^"'\s]{8,}["']`),
+}
+
+var testPathRE = regexp.MustCompile(`(?i)(_test\.go$|\.test\.[jt]sx?$|\.spec\.[jt]sx?$|(^|/)tests?/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)__tests__/)`)
+
+// planSteps extracts the list items of the plan's "Steps" section.
+func planSteps(plan string) []string {
+	var steps []string
+	in := false
+	for _, l := range strings.Split(plan, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), "Steps")
+			continue
+		}
+		if !in {
+			continue
+		}
+		if m := regexp.MustCompile(`^(?:\d+[.)]|[-*+])\s+(.*)$`).FindStringSubmatch(t); m != nil {
+			steps = append(steps, m[1])
+		}
+	}
+	return steps
+}
+
+// Review compares the working tree's changes with plan.md: which steps
+// name changed files, changed files no step names, deletions, very large
+// diffs, likely secrets in added lines, and tests touched. No model runs.
+func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
+	var r ReviewReport
+	ch, err := changes(ctx, e.Root)
+	if err != nil {
+		return r, err
+	}
+	r.Changed = ch
+	plan, err := e.readPlan()
+	r.Plan = err == nil
+	steps := planSteps(plan)
+	mentioned := map[string]bool{}
+	for _, s := range steps {
+		ps := PlanStep{Text: s, Files: []string{}}
+		for _, c := range ch {
+			if strings.Contains(s, c.Path) || strings.Contains(s, filepath.Base(c.Path)) {
+				ps.Files = append(ps.Files, c.Path)
+				mentioned[c.Path] = true
+			}
+		}
+		r.PlanSteps = append(r.PlanSteps, ps)
+	}
+	for _, c := range ch {
+		if r.Plan && !mentioned[c.Path] && !strings.Contains(plan, filepath.Base(c.Path)) {
+			r.NotInPlan = append(r.NotInPlan, c.Path)
+		}
+		if c.IsDeleted() {
+			r.Deletions = append(r.Deletions, c.Path)
+		}
+		if c.Added+c.Deleted >= LargeDiffLines {
+			r.LargeDiffs = append(r.LargeDiffs, fmt.Sprintf("%s (+%d -%d)", c.Path, c.Added, c.Deleted))
+		}
+		if testPathRE.MatchString(c.Path) {
+			r.TestsTouched = append(r.TestsTouched, c.Path)
+		}
+	}
+	// Added lines: diffText covers tracked changes and new files.
+	file := ""
+	for _, l := range strings.Split(diffText(ctx, e.Root), "\n") {
+		if strings.HasPrefix(l, "+++ b/") {
+			file = strings.TrimPrefix(l, "+++ b/")
+			continue
+		}
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+			r.Secrets = appendSecret(r.Secrets, file, l[1:])
+		}
+	}
+	refs := map[string]string{}
+	if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
+		refs["review"] = "review.md"
+	}
+	e.emit(events.RoleRelayBaton, events.KindReview, r.summaryLine(), refs, map[string]any{
+		"changedFiles": len(r.Changed), "deletions": len(r.Deletions), "largeDiffs": len(r.LargeDiffs),
+		"likelySecrets": len(r.Secrets), "testsTouched": len(r.TestsTouched), "notInPlan": len(r.NotInPlan), "deterministic": true,
+	})
+	return r, nil
+}
+
+func appendSecret(list []string, file, line string) []string {
+	for _, re := range secretPatterns {
+		if re.MatchString(line) {
+			entry := file + ": " + re.String()
+			for _, x := range list {
+				if x == entry {
+					return list
+				}
+			}
+			return append(list, entry)
+		}
+	}
+	return list
+}
+
+func (r ReviewReport) summaryLine() string {
+	return fmt.Sprintf("review: %d changed files, %d not in plan, %d deletions, %d very large, %d likely secrets, %d tests touched",
+		len(r.Changed), len(r.NotInPlan), len(r.Deletions), len(r.LargeDiffs), len(r.Secrets), len(r.TestsTouched))
+}
+
+// Text renders the review.
+func (r ReviewReport) Text() string {
+	var b strings.Builder
+	b.WriteString(r.summaryLine() + "\n")
+	if !r.Plan {
+		b.WriteString("no plan.md: changes are not compared with plan steps\n")
+	}
+	for i, s := range r.PlanSteps {
+		mark := "·"
+		if len(s.Files) > 0 {
+			mark = "✓"
+		}
+		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, summary(s.Text, 100))
+		if len(s.Files) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(s.Files, ", "))
+		}
+		b.WriteString("\n")
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s:\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "  - %s\n", it)
+		}
+	}
+	list("changed but not named in the plan", r.NotInPlan)
+	list("RISK deletions", r.Deletions)
+	list(fmt.Sprintf("RISK very large diffs (>= %d lines)", LargeDiffLines), r.LargeDiffs)
+	list("RISK likely secrets in added lines (pattern matched)", r.Secrets)
+	if len(r.Changed) > 0 && len(r.TestsTouched) == 0 {
+		b.WriteString("no tests touched\n")
+	}
+	list("tests touched", r.TestsTouched)
+	return b.String()
+}
+
+// AgentReview asks the reviewer (claude) for a review, previewed.
+func (e *Engine) AgentReview(ctx context.Context) error {
+	plan, _ := e.readPlan()
+	ch, err := changes(ctx, e.Root)
+	if err != nil {
+		return err
+	}
+	var files strings.Builder
+	for _, c := range ch {
+		fmt.Fprintf(&files, "%s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
+	}
+	diff := diffText(ctx, e.Root)
+	if lim := Diets[e.Diet].Diff; len(diff) > lim {
+		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
+	}
+	spec := runSpec{Command: "review", Req: e.request(e.Reviewer, agents.RoleReviewer, prompts.Review(prompts.ReviewInput{Plan: plan, ChangedFiles: files.String(), Diff: diff}))}
+	res, err := e.runOnce(ctx, spec)
+	if res.Agent == "" {
+		return err
+	}
+	refs := map[string]string{}
+	if strings.TrimSpace(res.FinalText) != "" {
+		if werr := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(res.FinalText+"\n")); werr == nil {
+			refs["review"] = "review.md"
+		}
+	}
+	e.emit(events.Role(res.Agent), events.KindReview, fmt.Sprintf("review by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
+		map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "deterministic": false})
+	return err
+}
+
+// Check is one doctor line.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warn, fail
+	Detail string `json:"detail"`
+}
+
+// DoctorReport is what doctor / /diagnose shows.
+type DoctorReport struct {
+	Deep   bool    `json:"deep"`
+	Checks []Check `json:"checks"`
+}
+
+// Failed reports whether any check failed.
+func (r DoctorReport) Failed() bool {
+	for _, c := range r.Checks {
+		if c.Status == "fail" {
+			return true
+		}
+	}
+	return false
+}
+
+// Text renders the report.
+func (r DoctorReport) Text() string {
+	var b strings.Builder
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "%-4s %-22s %s\n", c.Status, c.Name, c.Detail)
+	}
+	return b.String()
+}
+
+// APIKeyVars are the variables relay-baton strips from agents' environments
+// unless --allow-api-key-env.
+var APIKeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
+
+// ForbiddenArgs are agent arguments that disable the safety rails.
+var ForbiddenArgs = []string{"--full-auto", "--dangerously-bypass-approvals-and-sandbox", "bypassPermissions", "--dangerously-skip-permissions"}
+
+// Doctor checks the environment; deep adds agent versions, .ai-session
+// health, conversation.jsonl parse errors and forbidden agent arguments.
+func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
+	r := DoctorReport{Deep: deep}
+	add := func(name, status, detail string) { r.Checks = append(r.Checks, Check{name, status, detail}) }
+	if v, err := git(ctx, e.Root, "--version"); err != nil {
+		add("git", "fail", err.Error())
+	} else {
+		add("git", "ok", strings.TrimSpace(v)+" · repository "+e.Root)
+	}
+	for _, name := range []string{agents.Claude, agents.Codex} {
+		roles := []agents.Role{agents.RolePlanner, agents.RoleExecutor, agents.RoleReviewer, agents.RoleAsk}
+		inv, err := e.runner.Prepare(agents.Request{Agent: name, Role: roles[0], Prompt: "doctor", Dir: e.Root, AllowAPIKeyEnv: e.allow})
+		if err != nil {
+			add(name, "fail", err.Error())
+			continue
+		}
+		detail := inv.Path
+		if deep {
+			detail += " · " + agentVersion(ctx, inv.Path)
+		}
+		add(name, "ok", detail)
+		if deep {
+			var bad []string
+			for _, role := range roles {
+				inv, err := e.runner.Prepare(agents.Request{Agent: name, Role: role, Prompt: "doctor", Dir: e.Root})
+				if err != nil {
+					continue
+				}
+				for _, a := range inv.Argv {
+					for _, f := range ForbiddenArgs {
+						if strings.Contains(a, f) {
+							bad = append(bad, fmt.Sprintf("%s (%s)", f, role))
+						}
+					}
+				}
+			}
+			if len(bad) > 0 {
+				add(name+" arguments", "fail", "forbidden: "+strings.Join(bad, ", "))
+			} else {
+				add(name+" arguments", "ok", "no --full-auto or bypass flags in any role's argv")
+			}
+		}
+	}
+	var present []string
+	for _, k := range APIKeyVars {
+		if e.getenv(k) != "" {
+			present = append(present, k)
+		}
+	}
+	switch {
+	case len(present) == 0:
+		add("api keys", "ok", "none set (agents use their CLI login)")
+	case e.allow:
+		add("api keys", "warn", "PASSED to agents (--allow-api-key-env, audited): "+strings.Join(present, ", "))
+	default:
+		add("api keys", "ok", "present, blocked from agents: "+strings.Join(present, ", "))
+	}
+	if deep {
+		if fi, err := os.Stat(e.SessionDir); err != nil || !fi.IsDir() {
+			add(".ai-session", "fail", fmt.Sprintf("%s missing", e.SessionDir))
+		} else if f, err := os.CreateTemp(e.SessionDir, ".doctor-*"); err != nil {
+			add(".ai-session", "fail", "not writable: "+err.Error())
+		} else {
+			f.Close()
+			os.Remove(f.Name())
+			var files []string
+			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log", "conversation.jsonl"} {
+				if s := fileSize(filepath.Join(e.SessionDir, n)); s > 0 {
+					files = append(files, fmt.Sprintf("%s %dB", n, s))
+				}
+			}
+			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
+		}
+		if f, err := os.Open(e.LogPath()); err != nil {
+			add("conversation.jsonl", "warn", err.Error())
+		} else {
+			st, err := events.Scan(f, func(events.Event) error { return nil })
+			f.Close()
+			switch {
+			case err != nil:
+				add("conversation.jsonl", "fail", err.Error())
+			case st.Skipped() > 0:
+				add("conversation.jsonl", "warn", fmt.Sprintf("%d events, %d lines fail to parse (%d malformed, %d too long): readers skip them", st.Events, st.Skipped(), st.Malformed, st.TooLong))
+			default:
+				add("conversation.jsonl", "ok", fmt.Sprintf("%d events, all lines parse", st.Events))
+			}
+		}
+	}
+	kind := "doctor"
+	if deep {
+		kind = "doctor --deep"
+	}
+	fails, warns := 0, 0
+	for _, c := range r.Checks {
+		switch c.Status {
+		case "fail":
+			fails++
+		case "warn":
+			warns++
+		}
+	}
+	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %d checks, %d failed, %d warnings", kind, len(r.Checks), fails, warns), nil,
+		map[string]any{"deep": deep, "failed": fails, "warnings": warns})
+	return r
+}
+
+func agentVersion(ctx context.Context, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "version unknown: " + err.Error()
+	}
+	return summary(string(out), 80)
+}
+
+// Handoff writes handoff.md (backing up the previous one) within the diet
+// budget and launches agent `to` with it, previewed.
+func (e *Engine) Handoff(ctx context.Context, to string) error {
+	if to != agents.Claude && to != agents.Codex {
+		return fmt.Errorf("unknown agent %q for /handoff: choose claude or codex", to)
+	}
+	doc := e.HandoffDoc(ctx, to)
+	path := filepath.Join(e.SessionDir, "handoff.md")
+	refs := map[string]string{"handoff": "handoff.md"}
+	if old, err := os.ReadFile(path); err == nil {
+		backup := "handoff." + tsName(e.now()) + ".md"
+		if err := os.WriteFile(filepath.Join(e.SessionDir, backup), old, 0o600); err != nil {
+			return fmt.Errorf("back up handoff.md: %w", err)
+		}
+		refs["backup"] = backup
+	}
+	if err := writeFileAtomic(path, []byte(doc)); err != nil {
+		return err
+	}
+	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
+	e.emit(events.RoleRelayBaton, events.KindHandoff, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
+		map[string]any{"agent": to, "from": e.Active, "chars": len(doc), "diet": e.Diet})
+	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
+	_, err := e.runOnce(ctx, spec)
+	return err
+}
+
+// HandoffDoc builds handoff.md with the reference's sections, each part cut
+// to its diet budget and the whole to the handoff budget.
+func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
+	d := Diets[e.Diet]
+	cut := func(s string, n int) string {
+		if len(s) <= n {
+			return strings.TrimRight(s, "\n")
+		}
+		return strings.TrimRight(s[:n], "\n") + "\n… (truncated to the diet budget)"
+	}
+	plan, _ := e.readPlan()
+	goal := "(no plan.md)"
+	if plan != "" {
+		goal = sectionOf(plan, "Goal")
+	}
+	ch, _ := changes(ctx, e.Root)
+	var files strings.Builder
+	for _, c := range ch {
+		fmt.Fprintf(&files, "- %s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
+	}
+	last := "none in this session"
+	if e.last != nil {
+		last = fmt.Sprintf("%s /%s: exit %d in %s", e.last.Agent, e.last.Command, e.last.ExitCode, e.last.Duration.Round(time.Millisecond))
+	}
+	tail := ""
+	if b, err := os.ReadFile(filepath.Join(e.SessionDir, "commands.log")); err == nil {
+		if len(b) > d.LogTail {
+			b = b[len(b)-d.LogTail:]
+		}
+		tail = string(b)
+	}
+	known := grepLines(tail, regexp.MustCompile(`(?i)\b(error|fail|panic)`), 20)
+	tests := grepLines(tail, regexp.MustCompile(`(?i)(^|\s)(ok|FAIL|PASS|passed|failed)\b`), 20)
+	budget := e.Budget(ctx)
+	var s strings.Builder
+	sec := func(title, body string) {
+		if strings.TrimSpace(body) == "" {
+			body = "(none)"
+		}
+		fmt.Fprintf(&s, "## %s\n%s\n\n", title, strings.TrimRight(body, "\n"))
+	}
+	s.WriteString("# Handoff\n\n")
+	sec("Goal", goal)
+	sec("Previous Agent", e.Active)
+	sec("Next Agent", to)
+	sec("Fallback Reason", "Handoff requested by the user with /handoff.")
+	sec("Token Diet Summary", fmt.Sprintf("diet %s; context %d chars (~%d tokens), ratio %.2f of the %d-char handoff budget", e.Diet, budget.Total, budget.Tokens, budget.Ratio, d.Handoff))
+	sec("Current Repository State", fmt.Sprintf("HEAD %s; %d changed files; last run: %s", short(head(ctx, e.Root)), len(ch), last))
+	sec("Repo Map", cut(repoMap(ctx, e.Root), d.RepoMap))
+	sec("Relevant Files", cut(relevantFiles(plan, ch), d.RepoMap/2))
+	sec("Changed Files", files.String())
+	sec("Progress Summary", cut(plan, d.Plan/2))
+	sec("Important Diff", "```diff\n"+cut(diffText(ctx, e.Root), d.Diff)+"\n```")
+	sec("Known Errors", known)
+	sec("Test Results", tests)
+	sec("Next Steps", sectionOf(plan, "Next step"))
+	sec("Instructions for Next Agent", "Continue the plan from where it stands; keep changes minimal; run the plan's Verification. Do not commit, push or open a pull request.")
+	return cut(s.String(), d.Handoff) + "\n"
+}
+
+func sectionOf(md, title string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(md, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			if in {
+				break
+			}
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), title)
+			continue
+		}
+		if in {
+			out = append(out, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+func grepLines(s string, re *regexp.Regexp, n int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if re.MatchString(l) {
+			out = append(out, summary(l, 200))
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return strings.Join(out, "\n")
+}
+
+func relevantFiles(plan string, ch []Change) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range ch {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, "- "+c.Path)
+		}
+	}
+	for _, m := range regexp.MustCompile("`([^`\\s]+\\.[A-Za-z0-9]+)`").FindAllStringSubmatch(plan, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, "- "+m[1])
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,227 @@
+// Package room is the Agent Room: a terminal-free engine (Engine) that
+// parses and runs the room's slash commands, previews and confirms every
+// agent run, writes every turn to .ai-session/conversation.jsonl, and the
+// readline REPL (RunREPL) that drives it from a terminal. The one-shot
+// commands (plan, execute, handoff, review, status, budget, doctor, note)
+// call the same Engine methods, so no logic lives in the REPL layer.
+//
+// Agent runs go through the small Runner interface: production uses the
+// agents package (AgentsRunner), tests use fakes.
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// Runner starts agents. AgentsRunner is the production implementation.
+type Runner interface {
+	Prepare(agents.Request) (agents.Invocation, error)
+	Run(context.Context, agents.Request) agents.Result
+}
+
+// AgentsRunner runs agents through the agents package.
+type AgentsRunner struct{}
+
+// Prepare calls agents.Prepare.
+func (AgentsRunner) Prepare(r agents.Request) (agents.Invocation, error) { return agents.Prepare(r) }
+
+// Run calls agents.Run.
+func (AgentsRunner) Run(ctx context.Context, r agents.Request) agents.Result {
+	return agents.Run(ctx, r)
+}
+
+// Terminal is how the engine talks to a person: it asks a question and
+// reads one answer line, and lets them edit a prompt. The REPL implements
+// it with readline; one-shot commands with a line reader.
+type Terminal interface {
+	Ask(question string) (string, error)
+	Edit(text string) (string, error)
+}
+
+// Errors the one-shot commands map to exit codes.
+var (
+	// ErrDeclined: the user did not confirm; nothing ran.
+	ErrDeclined = errors.New("cancelled. nothing ran.")
+	// ErrNoPlan: a command needs .ai-session/plan.md.
+	ErrNoPlan = errors.New("no plan: .ai-session/plan.md does not exist (run /plan <task> first)")
+	// ErrNeedYes: confirmation needed but there is no terminal to ask.
+	ErrNeedYes = errors.New("stdin is not a terminal: pass --yes to run without the confirmation prompt")
+)
+
+// AgentError says an agent run did not succeed.
+type AgentError struct {
+	Agent     string
+	ExitCode  int
+	Cancelled bool
+	Err       error
+}
+
+func (e *AgentError) Error() string {
+	switch {
+	case e.Cancelled:
+		return e.Agent + " run cancelled"
+	case e.Err != nil:
+		return fmt.Sprintf("%s failed (exit %d): %v", e.Agent, e.ExitCode, e.Err)
+	}
+	return fmt.Sprintf("%s failed (exit %d)", e.Agent, e.ExitCode)
+}
+
+func (e *AgentError) Unwrap() error { return e.Err }
+
+// Config builds an Engine.
+type Config struct {
+	Dir            string // any directory inside the repository ("" = cwd)
+	Runner         Runner // nil = AgentsRunner
+	Out            io.Writer
+	Color          bool
+	Spinner        bool     // animate a pulse while an agent thinks (terminal output only)
+	Term           Terminal // nil: confirmations need AutoYes
+	AutoYes        bool     // --yes: confirm every preview
+	AllowAPIKeyEnv bool
+	Agent          string // active agent at start ("" = claude)
+	Diet           string // diet profile ("" = balanced)
+	Timeout        time.Duration
+	Getenv         func(string) string // nil = os.Getenv
+	Now            func() time.Time    // nil = time.Now
+}
+
+// LastRun is what /status shows about the latest agent run.
+type LastRun struct {
+	Command   string        `json:"command"`
+	Agent     string        `json:"agent"`
+	ExitCode  int           `json:"exitCode"`
+	Duration  time.Duration `json:"durationNs"`
+	Cancelled bool          `json:"cancelled,omitempty"`
+	At        time.Time     `json:"at"`
+	Summary   string        `json:"summary,omitempty"`
+}
+
+// Engine is the room's state and command processor. Methods are not safe
+// for concurrent use (one turn at a time), except that agent activity is
+// rendered from the runner's goroutine under the output lock.
+type Engine struct {
+	Root       string
+	SessionDir string
+	SessionID  string
+	Active     string // claude or codex
+	Planner    string
+	Executor   string
+	Reviewer   string
+	Diet       string
+
+	runner  Runner
+	log     *events.Log
+	out     *printer
+	term    Terminal
+	autoYes bool
+	allow   bool
+	timeout time.Duration
+	getenv  func(string) string
+	now     func() time.Time
+	last    *LastRun
+	logWarn sync.Once
+}
+
+// New opens the room for the repository containing cfg.Dir: it creates
+// .ai-session if needed and opens the conversation log.
+func New(cfg Config) (*Engine, error) {
+	dir := cfg.Dir
+	if dir == "" {
+		dir = "."
+	}
+	root, err := conversation.FindRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := conversation.EnsureSessionDir(root)
+	if err != nil {
+		return nil, err
+	}
+	lg, err := events.OpenLog(conversation.LogPath(root))
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
+		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
+		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
+		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+	}
+	if e.Active == "" {
+		e.Active = agents.Claude
+	}
+	if e.Active != agents.Claude && e.Active != agents.Codex {
+		lg.Close()
+		return nil, fmt.Errorf("unknown agent %q: choose claude or codex", e.Active)
+	}
+	if e.Diet == "" {
+		e.Diet = DefaultDiet
+	}
+	if _, ok := Diets[e.Diet]; !ok {
+		lg.Close()
+		return nil, fmt.Errorf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))
+	}
+	if e.runner == nil {
+		e.runner = AgentsRunner{}
+	}
+	if e.getenv == nil {
+		e.getenv = os.Getenv
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	out := cfg.Out
+	if out == nil {
+		out = io.Discard
+	}
+	e.out = newPrinter(out, cfg.Color, cfg.Spinner)
+	return e, nil
+}
+
+// Close closes the conversation log.
+func (e *Engine) Close() error { return e.log.Close() }
+
+// SetTerminal replaces the terminal used for confirmations.
+func (e *Engine) SetTerminal(t Terminal) { e.term = t }
+
+// Last returns the latest agent run, or nil.
+func (e *Engine) Last() *LastRun { return e.last }
+
+// LogPath is the conversation log's path.
+func (e *Engine) LogPath() string { return e.log.Path() }
+
+// emit appends an event; a failure to log is reported once, never fatal.
+func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[string]string, meta map[string]any) string {
+	ev := events.New(e.SessionID, role, kind, text)
+	ev.TS = e.now().UTC().Format(events.TimeFormat)
+	ev.Refs = refs
+	ev.Meta = meta
+	if err := e.log.Append(ev); err != nil {
+		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
+	}
+	return ev.ID
+}
+
+// Say prints a relay-baton line.
+func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton, format, a...) }
+
+// summary shortens s to one line of at most n runes for event text.
+func summary(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

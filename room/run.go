@@ -1,0 +1,264 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// inlinePromptMax is the largest prompt stored inside a prompt_preview
+// event; longer ones go to .ai-session/prompts/ and the event refers to it.
+const inlinePromptMax = 4000
+
+// previewPromptMax is the largest prompt printed in full in a preview.
+const previewPromptMax = 1500
+
+// runSpec is one agent run a command wants.
+type runSpec struct {
+	Command string // the room command that asked for it (plan, execute, ...)
+	Req     agents.Request
+	Note    string // an extra preview line (e.g. the loop bound)
+}
+
+func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
+	return agents.Request{
+		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow,
+	}
+}
+
+// quoteArg quotes an argv element for display only (nothing is run
+// through a shell).
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// argvSummary is argv with the prompt replaced by its size.
+func argvSummary(argv []string, prompt string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == prompt && prompt != "" {
+			parts[i] = fmt.Sprintf("<prompt, %d chars>", len([]rune(prompt)))
+			continue
+		}
+		parts[i] = quoteArg(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// confirm previews spec and asks. It returns the invocation to run (the
+// prompt may have been edited) or ErrDeclined / a Prepare error; both are
+// logged.
+func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
+	edited := false
+	for {
+		inv, err := e.runner.Prepare(spec.Req)
+		if err != nil {
+			e.emit(events.RoleRelayBaton, events.KindAgentRun, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+				nil, map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": false, "ran": false, "error": err.Error()})
+			return inv, fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
+		}
+		previewID := e.preview(spec, inv, edited)
+		answer := "y"
+		if !e.autoYes {
+			if e.term == nil {
+				e.declined(spec, inv, previewID, "no terminal to confirm on")
+				return inv, ErrNeedYes
+			}
+			a, err := e.term.Ask("run this? [y/N/e] ")
+			if err != nil {
+				a = ""
+			}
+			answer = strings.ToLower(strings.TrimSpace(a))
+		}
+		switch answer {
+		case "y", "yes":
+			e.emit(events.RoleUser, events.KindCommand, "confirmed: run "+spec.Req.Agent, nil,
+				map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": true, "previewId": previewID, "autoYes": e.autoYes})
+			return inv, nil
+		case "e", "edit":
+			text, err := e.term.Edit(spec.Req.Prompt)
+			if err != nil {
+				e.Say("edit failed: %v", err)
+				e.declined(spec, inv, previewID, "edit failed")
+				return inv, ErrDeclined
+			}
+			if strings.TrimSpace(text) == "" {
+				e.Say("the edited prompt is empty.")
+				e.declined(spec, inv, previewID, "empty prompt after edit")
+				return inv, ErrDeclined
+			}
+			spec.Req.Prompt = strings.TrimRight(text, "\n")
+			edited = true
+			continue
+		default:
+			e.declined(spec, inv, previewID, "declined")
+			return inv, ErrDeclined
+		}
+	}
+}
+
+func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
+	e.Say("cancelled. nothing ran.")
+	e.emit(events.RoleRelayBaton, events.KindAgentRun, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
+		map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": false, "ran": false, "cancelled": true,
+			"reason": why, "previewId": previewID, "argv": argvSummary(inv.Argv, spec.Req.Prompt)})
+}
+
+// preview prints what would run and logs a prompt_preview event.
+func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
+	prompt := spec.Req.Prompt
+	n := len([]rune(prompt))
+	argv := argvSummary(inv.Argv, prompt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "preview: /%s → %s (%s)\n", spec.Command, spec.Req.Agent, spec.Req.Role)
+	fmt.Fprintf(&b, "  argv:    %s\n", argv)
+	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
+	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
+	stripped := "none"
+	if len(inv.Stripped) > 0 {
+		stripped = strings.Join(inv.Stripped, ", ")
+	}
+	fmt.Fprintf(&b, "  env stripped: %s\n", stripped)
+	if len(inv.Passed) > 0 {
+		fmt.Fprintf(&b, "  env PASSED (--allow-api-key-env): %s\n", strings.Join(inv.Passed, ", "))
+	}
+	if spec.Note != "" {
+		fmt.Fprintf(&b, "  %s\n", spec.Note)
+	}
+	if n <= previewPromptMax {
+		fmt.Fprintf(&b, "  prompt (%d chars):\n", n)
+		for _, l := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
+			fmt.Fprintf(&b, "  │ %s\n", l)
+		}
+	} else {
+		lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
+		fmt.Fprintf(&b, "  prompt (%d chars, first 12 lines; answer e to read or edit it in full):\n", n)
+		for _, l := range lines[:min(12, len(lines))] {
+			fmt.Fprintf(&b, "  │ %s\n", l)
+		}
+		fmt.Fprintf(&b, "  │ …\n")
+	}
+	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
+
+	meta := map[string]any{
+		"agent": spec.Req.Agent, "role": string(spec.Req.Role), "command": spec.Command, "argv": argv,
+		"cwd": inv.Dir, "policy": inv.Policy, "stripped": inv.Stripped, "promptChars": n,
+	}
+	if edited {
+		meta["edited"] = true
+	}
+	var refs map[string]string
+	if n <= inlinePromptMax {
+		meta["prompt"] = prompt
+	} else if rel, err := e.savePrompt(spec.Command, prompt); err == nil {
+		refs = map[string]string{"prompt": rel}
+	} else {
+		meta["promptError"] = err.Error()
+	}
+	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
+	return e.emit(events.RoleRelayBaton, events.KindPromptPreview, text, refs, meta)
+}
+
+// savePrompt writes a long prompt to .ai-session/prompts/ and returns its
+// path relative to .ai-session.
+func (e *Engine) savePrompt(command, prompt string) (string, error) {
+	dir := filepath.Join(e.SessionDir, "prompts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(prompt), 0o600); err != nil {
+		return "", err
+	}
+	return "prompts/" + name, nil
+}
+
+// tsName is an ISO timestamp with ':' and '.' replaced by '-', as in the
+// reference's backup names.
+func tsName(t time.Time) string {
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return strings.NewReplacer(":", "-", ".", "-").Replace(s)
+}
+
+// execute runs a confirmed invocation, renders its activity and logs an
+// agent_run event (plus audit events for passed API keys and a moved HEAD).
+func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
+	bg := context.WithoutCancel(ctx)
+	before := head(bg, e.Root)
+	if len(inv.Passed) > 0 {
+		e.emit(events.RoleRelayBaton, events.KindAudit, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
+			map[string]any{"agent": spec.Req.Agent, "vars": inv.Passed})
+	}
+	req := spec.Req
+	req.OnActivity = e.out.activity
+	e.out.beginRun(req.Agent)
+	res := e.runner.Run(ctx, req)
+	e.out.endRun(res)
+	after := head(bg, e.Root)
+	meta := map[string]any{
+		"agent": req.Agent, "role": string(req.Role), "command": spec.Command, "argv": argvSummary(inv.Argv, req.Prompt),
+		"confirmed": true, "ran": true, "exitCode": res.ExitCode, "durationMs": res.Duration.Milliseconds(),
+		"cancelled": res.Cancelled,
+	}
+	if res.TimedOut {
+		meta["timedOut"] = true
+	}
+	if res.Usage.CostUSD > 0 {
+		meta["costUsd"] = res.Usage.CostUSD
+	}
+	if res.Err != nil {
+		meta["error"] = res.Err.Error()
+	}
+	if before != after {
+		meta["headBefore"], meta["headAfter"] = before, after
+		e.Say("HEAD moved during the run: %s → %s. relay-baton never commits; the agent (or someone else) did.", short(before), short(after))
+	}
+	text := fmt.Sprintf("%s %s: exit %d in %s", req.Agent, spec.Command, res.ExitCode, res.Duration.Round(time.Millisecond))
+	if res.Cancelled {
+		text = fmt.Sprintf("%s %s: cancelled after %s", req.Agent, spec.Command, res.Duration.Round(time.Millisecond))
+	}
+	e.emit(events.Role(req.Agent), events.KindAgentRun, text, nil, meta)
+	if before != after {
+		e.emit(events.RoleRelayBaton, events.KindAudit, fmt.Sprintf("HEAD moved during %s %s: %s -> %s", req.Agent, spec.Command, short(before), short(after)), nil,
+			map[string]any{"agent": req.Agent, "headBefore": before, "headAfter": after})
+	}
+	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary}
+	return res
+}
+
+func short(id string) string {
+	if id == "" {
+		return "(no commit)"
+	}
+	return id[:min(10, len(id))]
+}
+
+// runOnce previews, confirms and runs one agent turn. It returns the
+// result and an error when nothing ran or the run failed.
+func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, error) {
+	inv, err := e.confirm(ctx, &spec)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	res := e.execute(ctx, spec, inv)
+	return res, resultErr(res)
+}
+
+func resultErr(res agents.Result) error {
+	if res.Cancelled || res.TimedOut || res.Err != nil || res.ExitCode != 0 {
+		return &AgentError{Agent: res.Agent, ExitCode: res.ExitCode, Cancelled: res.Cancelled, Err: res.Err}
+	}
+	return nil
+}
