@@ -114,6 +114,7 @@ func panelScenario(t *testing.T, base, session, text string, sent func() bool, a
 	}
 	afterSend()
 	err = chromedp.Run(ctx,
+		waitText(`#log`, "delivered via hook"),
 		waitText(`#log`, reply),
 		waitText(`#activity`, "end of turn"),
 		chromedp.FullScreenshot(&png, 100),

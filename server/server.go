@@ -162,6 +162,8 @@ func backendError(w http.ResponseWriter, err error) {
 		fail(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, ErrBadRequest):
 		fail(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, ErrConflict):
+		fail(w, http.StatusConflict, err.Error())
 	default:
 		fail(w, http.StatusInternalServerError, err.Error())
 	}

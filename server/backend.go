@@ -1,0 +1,290 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// ErrConflict is returned (wrapped) for a session that exists but cannot
+// take a message now (not chat-capable); the server answers 409.
+var ErrConflict = errors.New("conflict")
+
+// Workspace is the Backend over the session-chat file protocol of one
+// workspace: the same conversation package the room and the CLI use, so a
+// message sent here and one sent from the room share one queue.
+type Workspace struct {
+	Dir string
+	// ctx bounds the background watchers that record replies in log.jsonl.
+	ctx context.Context
+	wg  sync.WaitGroup
+}
+
+// NewWorkspace returns the backend for workspace dir. Background reply
+// watchers stop when ctx ends.
+func NewWorkspace(ctx context.Context, dir string) *Workspace {
+	return &Workspace{Dir: dir, ctx: ctx}
+}
+
+// Wait waits for background reply watchers (after ctx ends).
+func (w *Workspace) Wait() { w.wg.Wait() }
+
+// Targets lists the workspace's sessions, the lead first.
+func (w *Workspace) Targets() ([]Target, error) {
+	ts, err := conversation.ListTargets(w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]Target, 0, len(ts))
+	for _, t := range ts {
+		x := Target{
+			ID: t.SessionID, Lead: t.Lead, ChatCapable: t.ChatCapable, QueueDepth: t.Depth,
+			LastActivity: t.LastActivity, TranscriptPath: t.TranscriptPath, Cwd: t.Cwd,
+		}
+		if !t.Oldest.IsZero() {
+			x.OldestAgeMs = max(now.Sub(t.Oldest).Milliseconds(), 0)
+		}
+		out = append(out, x)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Lead && !out[j].Lead })
+	return out, nil
+}
+
+func (w *Workspace) open(id string) (*conversation.Session, error) {
+	s, err := conversation.OpenSession(w.Dir, id)
+	if err != nil {
+		if errors.Is(err, conversation.ErrBadSessionID) {
+			return nil, fmt.Errorf("%w: %v", ErrUnknownSession, err)
+		}
+		if errors.Is(err, conversation.ErrSymlink) {
+			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+		return nil, err
+	}
+	if !s.ChatCapable() && conversation.LocateTranscript(s) == "" {
+		return nil, fmt.Errorf("%w: no chat folder or transcript for session %s in %s", ErrUnknownSession, id, w.Dir)
+	}
+	return s, nil
+}
+
+// Check reports whether id is a session of this workspace.
+func (w *Workspace) Check(id string) error {
+	_, err := w.open(id)
+	return err
+}
+
+// Log returns the session's chat log (log.jsonl, a cache of what was sent
+// and answered), oldest first, at most the newest 500 entries. Damaged
+// lines are skipped.
+func (w *Workspace) Log(id string) ([]LogEntry, error) {
+	s, err := w.open(id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.LogPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const keep = 500
+	var out []LogEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e LogEntry
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Text == "" {
+			continue
+		}
+		out = append(out, e)
+		if len(out) > 2*keep {
+			out = append(out[:0], out[len(out)-keep:]...)
+		}
+	}
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out, nil
+}
+
+// Send enqueues text for session id and, in the background, follows the
+// message to its reply so the reply lands in log.jsonl.
+func (w *Workspace) Send(id, from, text string) (Sent, error) {
+	if _, err := w.open(id); err != nil {
+		return Sent{}, err
+	}
+	r, err := conversation.Send(w.Dir, id, from, text)
+	if err != nil {
+		switch {
+		case errors.Is(err, conversation.ErrTooLarge), errors.Is(err, conversation.ErrEmpty):
+			return Sent{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		case errors.Is(err, conversation.ErrNotChatReady):
+			return Sent{}, fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+		return Sent{}, err
+	}
+	st, _ := r.Session.State(r.Message.ID)
+	if w.ctx != nil {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			_ = conversation.Watch(w.ctx, r, conversation.WatchOptions{}, func(conversation.Update) {})
+		}()
+	}
+	return Sent{ID: r.Message.ID, CreatedAt: r.Message.CreatedAt, Ahead: st.Ahead}, nil
+}
+
+// Watch streams the session's chat activity: queue depth changes,
+// deliveries (from delivered/), and what the session does (from its
+// transcript, followed from its current end).
+func (w *Workspace) Watch(ctx context.Context, id string, fn func(Event)) error {
+	s, err := w.open(id)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	emit := func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(e)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.followTranscript(ctx, s, emit)
+	}()
+	err = w.watchQueue(ctx, s, emit)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// followTranscript maps transcript activity onto panel events. A missing
+// transcript is looked for again every second.
+func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Session, emit func(Event)) {
+	path := conversation.LocateTranscript(s)
+	for path == "" {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		path = conversation.LocateTranscript(s)
+	}
+	err := conversation.Tail(ctx, conversation.TailOptions{
+		Path: path, Offset: conversation.Size(path), Follow: true,
+		OnActivity: func(_ int64, acts []events.Activity) bool {
+			for _, a := range acts {
+				if e, ok := panelEvent(a); ok {
+					emit(e)
+				}
+			}
+			return true
+		},
+	})
+	if err != nil && ctx.Err() == nil {
+		emit(Event{Name: "notice", Data: map[string]any{"text": "reply not readable: " + err.Error(), "at": time.Now().UTC()}})
+	}
+}
+
+// panelEvent maps one activity onto the panel's SSE vocabulary.
+func panelEvent(a events.Activity) (Event, bool) {
+	at := a.Time
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	switch a.Kind {
+	case events.ActThinking:
+		return Event{Name: "thinking", Data: map[string]any{"at": at}}, true
+	case events.ActTool:
+		return Event{Name: "activity", Data: map[string]any{"tool": a.Tool, "detail": a.Detail, "at": at}}, true
+	case events.ActText:
+		if strings.TrimSpace(a.Text) == "" {
+			return Event{}, false
+		}
+		return Event{Name: "text", Data: map[string]any{"text": a.Text, "at": at}}, true
+	case events.ActDone:
+		return Event{Name: "end_turn", Data: map[string]any{"at": at}}, true
+	case events.ActError:
+		return Event{Name: "notice", Data: map[string]any{"text": a.Text, "at": at}}, true
+	}
+	return Event{}, false
+}
+
+// watchQueue reports queue depth changes and new deliveries until ctx ends.
+func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
+	seen := map[string]bool{}
+	for _, n := range listJSON(s.DeliveredDir()) {
+		seen[n] = true
+	}
+	lastDepth := -1
+	var wake <-chan fsnotify.Event
+	if fw, err := fsnotify.NewWatcher(); err == nil {
+		defer func() { go fw.Close() }()
+		_ = fw.Add(s.InboxDir())
+		_ = fw.Add(s.DeliveredDir())
+		wake = fw.Events
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if q, err := s.Queue(); err == nil && q.Depth != lastDepth {
+			lastDepth = q.Depth
+			emit(Event{Name: "queued", Data: map[string]any{"depth": q.Depth, "ahead": max(q.Depth-1, 0)}})
+		}
+		for _, n := range listJSON(s.DeliveredDir()) {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			var m conversation.Message
+			b, err := os.ReadFile(s.DeliveredDir() + "/" + n)
+			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
+				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
+				continue
+			}
+			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil
+			}
+		}
+	}
+}
+
+func listJSON(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

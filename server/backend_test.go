@@ -1,0 +1,225 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
+)
+
+// rbBin is the relay-baton binary built once for these tests: the browser
+// test claims messages with the real `relay-baton hook stop`.
+var rbBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rb-server-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	rbBin = filepath.Join(dir, "relay-baton")
+	out, err := exec.Command("go", "build", "-o", rbBin, "github.com/relay-baton/relay-baton").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build relay-baton: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// chatWorkspace makes a workspace with one chat-capable, registered session
+// whose transcript exists (empty).
+func chatWorkspace(t *testing.T) (ws string, s *conversation.Session, transcript string) {
+	t.Helper()
+	ws = t.TempDir()
+	s, err := conversation.OpenSession(ws, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	transcript = filepath.Join(t.TempDir(), sid+".jsonl")
+	if err := os.WriteFile(transcript, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(conversation.Registration{SessionID: sid, TranscriptPath: transcript, Cwd: ws}); err != nil {
+		t.Fatal(err)
+	}
+	return ws, s, transcript
+}
+
+func startWorkspaceServer(t *testing.T, ws string) (string, *Workspace) {
+	t.Helper()
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithCancel(context.Background())
+	b := NewWorkspace(ctx, ws)
+	done := make(chan struct{})
+	go func() { Serve(ctx, ln, New(b, port)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; b.Wait() })
+	return "http://127.0.0.1:" + strconv.Itoa(port), b
+}
+
+func TestWorkspaceBackendRoutes(t *testing.T) {
+	ws, s, _ := chatWorkspace(t)
+	base, _ := startWorkspaceServer(t, ws)
+
+	code, body := post(t, base+"/api/send", "application/json", base, `{"session":"`+sid+`","text":"first"}`)
+	if code != 200 || body["id"] == "" {
+		t.Fatalf("send: %d %v", code, body)
+	}
+	code, body = post(t, base+"/api/send", "application/json", base, `{"session":"`+sid+`","text":"second"}`)
+	if code != 200 || body["ahead"] != float64(1) {
+		t.Fatalf("second send: %d %v (want ahead 1)", code, body)
+	}
+	if q, _ := s.Queue(); q.Depth != 2 {
+		t.Fatalf("inbox depth %d, want 2", q.Depth)
+	}
+	var tg struct{ Targets []Target }
+	getJSON(t, base+"/api/targets", 200, &tg)
+	if len(tg.Targets) != 1 || tg.Targets[0].ID != sid || !tg.Targets[0].Lead || !tg.Targets[0].ChatCapable || tg.Targets[0].QueueDepth != 2 {
+		t.Fatalf("targets: %+v", tg.Targets)
+	}
+	var lg struct{ Entries []LogEntry }
+	getJSON(t, base+"/api/log?session="+sid, 200, &lg)
+	if len(lg.Entries) != 2 || lg.Entries[0].Text != "first" || lg.Entries[0].Role != "user" {
+		t.Fatalf("log: %+v", lg.Entries)
+	}
+
+	// Refusals that depend on the protocol.
+	for _, id := range []string{"../../etc/passwd", "not-a-uuid", "11111111-2222-3333-4444-555555555555"} {
+		b, _ := json.Marshal(map[string]string{"session": id, "text": "x"})
+		if code, body := post(t, base+"/api/send", "application/json", base, string(b)); code != 404 {
+			t.Fatalf("session %q: %d %v, want 404", id, code, body)
+		}
+		getJSON(t, base+"/api/log?session="+id, 404, nil)
+	}
+	big := strings.Repeat("x", 70<<10) // over the protocol's 64 KB, under the body cap
+	b, _ := json.Marshal(map[string]string{"session": sid, "text": big})
+	if code, body := post(t, base+"/api/send", "application/json", base, string(b)); code != 400 || !strings.Contains(fmt.Sprint(body["error"]), "KB") {
+		t.Fatalf("oversized message: %d %v, want 400 with the size in the error", code, body)
+	}
+
+	// A session with a transcript but no inbox (started before hook install) is
+	// listed but not chat-capable: 409 with the reason.
+	other := "22222222-3333-4444-8555-666666666666"
+	cfg := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
+	pdir := conversation.ProjectDir(ws)
+	if err := os.MkdirAll(pdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pdir, other+".jsonl"), []byte(`{"type":"user"}`+"\n"), 0o600)
+	getJSON(t, base+"/api/targets", 200, &tg)
+	if len(tg.Targets) != 2 {
+		t.Fatalf("targets with a transcript-only session: %+v", tg.Targets)
+	}
+	if code, body := post(t, base+"/api/send", "application/json", base, `{"session":"`+other+`","text":"hi"}`); code != 409 || !strings.Contains(fmt.Sprint(body["error"]), "hook install") {
+		t.Fatalf("not chat-capable: %d %v", code, body)
+	}
+	if q, _ := s.Queue(); q.Depth != 2 {
+		t.Fatalf("a refused send changed the queue: depth %d", q.Depth)
+	}
+}
+
+// appendLines appends transcript lines as Claude Code would.
+func appendLines(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPanelInBrowser is the issue's acceptance path on the real protocol:
+// the page sends, the real `relay-baton hook stop` claims the message at a
+// turn boundary, the reply is appended to the transcript as Claude Code
+// writes it, and the page shows the reply and the end of the turn.
+func TestPanelInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	ws, s, transcript := chatWorkspace(t)
+	base, _ := startWorkspaceServer(t, ws)
+	const text = "how is the refactor going?"
+	var claimed struct {
+		Decision, Reason string
+	}
+	panelScenario(t, base, sid, text,
+		func() bool {
+			q, _ := s.Queue()
+			return q.Depth == 1
+		},
+		func() {
+			payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":%q,"cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, sid, transcript, ws)
+			cmd := exec.Command(rbBin, "hook", "stop")
+			cmd.Stdin = strings.NewReader(payload)
+			cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+ws)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Errorf("hook stop: %v", err)
+				return
+			}
+			if err := json.Unmarshal(out, &claimed); err != nil || claimed.Decision != "block" || !strings.Contains(claimed.Reason, text) {
+				t.Errorf("hook stop printed %q (%v)", out, err)
+				return
+			}
+			now := time.Now().UTC().Format(time.RFC3339Nano)
+			feedback, _ := json.Marshal("Stop hook feedback:\n" + claimed.Reason)
+			appendLines(t, transcript,
+				`{"type":"user","isMeta":true,"isSidechain":false,"timestamp":"`+now+`","message":{"role":"user","content":`+string(feedback)+`}}`,
+				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"thinking","thinking":""}],"stop_reason":null}}`,
+				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}],"stop_reason":"tool_use"}}`,
+				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Halfway there: the parser split is done and the tests are green."}],"stop_reason":"end_turn"}}`,
+				`{"type":"system","subtype":"turn_duration","durationMs":1200,"timestamp":"`+now+`"}`,
+			)
+		},
+		"the parser split is done")
+	// The delivery is on disk with its lane, and the reply reached log.jsonl.
+	ents, _ := os.ReadDir(s.DeliveredDir())
+	if len(ents) != 1 {
+		t.Fatalf("delivered/ has %d files", len(ents))
+	}
+	var m conversation.Message
+	b, _ := os.ReadFile(filepath.Join(s.DeliveredDir(), ents[0].Name()))
+	if json.Unmarshal(b, &m) != nil || m.Lane != conversation.LaneHook || m.DeliveredAt == nil {
+		t.Fatalf("delivered file: %s", b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var lg struct{ Entries []LogEntry }
+		resp, err := http.Get(base + "/api/log?session=" + sid)
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&lg)
+			resp.Body.Close()
+		}
+		if len(lg.Entries) == 2 && lg.Entries[1].Role == "agent" && strings.Contains(lg.Entries[1].Text, "parser split") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reply not in log.jsonl: %+v", lg.Entries)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
