@@ -223,3 +223,79 @@ func TestPanelInBrowser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestServerAndRoomShareTheQueue sends through the server and, at the same
+// time, straight through the protocol (as the room does), while a Stop-hook
+// style claimer drains the inbox: every message is delivered exactly once.
+func TestServerAndRoomShareTheQueue(t *testing.T) {
+	ws, s, _ := chatWorkspace(t)
+	base, _ := startWorkspaceServer(t, ws)
+	const each = 150
+	errc := make(chan error, 2)
+	go func() {
+		for i := 0; i < each; i++ {
+			b, _ := json.Marshal(map[string]string{"session": sid, "text": fmt.Sprintf("server %d", i)})
+			req, _ := http.NewRequest("POST", base+"/api/send", strings.NewReader(string(b)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Origin", base)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errc <- err
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				errc <- fmt.Errorf("server send %d: HTTP %d", i, resp.StatusCode)
+				return
+			}
+		}
+		errc <- nil
+	}()
+	go func() {
+		for i := 0; i < each; i++ {
+			if _, err := conversation.Send(ws, sid, "room", fmt.Sprintf("room %d", i)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	got := map[string]int{}
+	senders := 2
+	deadline := time.Now().Add(60 * time.Second)
+	for len(got) < 2*each && time.Now().Before(deadline) {
+		res, err := s.Claim(conversation.LaneHook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OK {
+			got[res.Message.Text]++
+			continue
+		}
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Fatal(err)
+			}
+			senders--
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for senders > 0 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		senders--
+	}
+	for i := 0; i < each; i++ {
+		for _, k := range []string{fmt.Sprintf("server %d", i), fmt.Sprintf("room %d", i)} {
+			if got[k] != 1 {
+				t.Fatalf("%q delivered %d times", k, got[k])
+			}
+		}
+	}
+	if q, _ := s.Queue(); q.Depth != 0 {
+		t.Fatalf("%d left in the inbox", q.Depth)
+	}
+}
