@@ -156,3 +156,55 @@ func TestPanelInBrowserFakeBackend(t *testing.T) {
 		},
 		"the reply from the session")
 }
+
+// TestPanelDraftAndUnreachable: a half-typed draft survives a reload, and
+// when the server goes away the composer is disabled with the reason.
+func TestPanelDraftAndUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	fb := &fakeBackend{watch: make(chan Event, 8)}
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { Serve(sctx, ln, New(fb, port)); close(served) }()
+	defer stop()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	ctx := browser(t)
+	var draft string
+	var disabled bool
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitEnabled(`#text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#text`, "half a thought", chromedp.ByQuery),
+		chromedp.Reload(),
+		chromedp.WaitEnabled(`#text`, chromedp.ByQuery),
+		chromedp.Value(`#text`, &draft, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if draft != "half a thought" {
+		t.Fatalf("draft after reload: %q", draft)
+	}
+	stop()
+	<-served
+	err = chromedp.Run(ctx,
+		waitText(`#reason`, "not reachable"),
+		chromedp.Evaluate(`document.getElementById("text").disabled`, &disabled),
+		chromedp.Value(`#text`, &draft, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !disabled || draft != "half a thought" {
+		t.Fatalf("server down: composer disabled=%v, draft %q (want disabled, draft kept)", disabled, draft)
+	}
+	if len(fb.sent) != 0 {
+		t.Fatalf("nothing was sent, backend has %v", fb.sent)
+	}
+}
