@@ -128,20 +128,29 @@ func panelScenario(t *testing.T, base, session, text string, sent func() bool, a
 	t.Logf("screenshot: %s", shot)
 }
 
-func TestPanelInBrowserFakeBackend(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test")
-	}
-	fb := &fakeBackend{watch: make(chan Event, 8)}
+// serveFake serves a fake backend on a free loopback port; stop shuts the
+// server down and waits for it.
+func serveFake(t *testing.T) (fb *fakeBackend, base string, stop func()) {
+	t.Helper()
+	fb = &fakeBackend{watch: make(chan Event, 8)}
 	ln, err := Listen(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go Serve(ctx, ln, New(fb, port))
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	served := make(chan struct{})
+	go func() { Serve(ctx, ln, New(fb, port)); close(served) }()
+	stop = func() { cancel(); <-served }
+	t.Cleanup(stop)
+	return fb, "http://127.0.0.1:" + strconv.Itoa(port), stop
+}
+
+func TestPanelInBrowserFakeBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	fb, base, _ := serveFake(t)
 	panelScenario(t, base, sid, "hello from the browser",
 		func() bool {
 			fb.mu.Lock()
@@ -163,21 +172,11 @@ func TestPanelDraftAndUnreachable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
-	fb := &fakeBackend{watch: make(chan Event, 8)}
-	ln, err := Listen(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	sctx, stop := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { Serve(sctx, ln, New(fb, port)); close(served) }()
-	defer stop()
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	fb, base, stop := serveFake(t)
 	ctx := browser(t)
 	var draft string
 	var disabled bool
-	err = chromedp.Run(ctx,
+	err := chromedp.Run(ctx,
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitEnabled(`#text`, chromedp.ByQuery),
 		chromedp.SendKeys(`#text`, "half a thought", chromedp.ByQuery),
@@ -192,7 +191,6 @@ func TestPanelDraftAndUnreachable(t *testing.T) {
 		t.Fatalf("draft after reload: %q", draft)
 	}
 	stop()
-	<-served
 	err = chromedp.Run(ctx,
 		waitText(`#reason`, "not reachable"),
 		chromedp.Evaluate(`document.getElementById("text").disabled`, &disabled),

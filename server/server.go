@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 //go:embed static
@@ -44,14 +46,8 @@ type Target struct {
 	Cwd            string    `json:"cwd,omitempty"`
 }
 
-// LogEntry is one line of a session's chat log.
-type LogEntry struct {
-	At     time.Time `json:"at"`
-	Role   string    `json:"role"` // "user" or "agent"
-	Text   string    `json:"text"`
-	ID     string    `json:"id,omitempty"`
-	Source string    `json:"source,omitempty"`
-}
+// LogEntry is one line of a session's chat log (log.jsonl).
+type LogEntry = conversation.LogEntry
 
 // Sent is the answer to a send.
 type Sent struct {
