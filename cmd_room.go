@@ -20,8 +20,10 @@ var chatCommand = &command{
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
-stripped env) and runs only after you answer y. Ctrl-C cancels a running agent; Ctrl-C twice
-on an empty prompt, Ctrl-D or /exit leaves.`,
+stripped env) and runs only after you answer y. /agent orchestrator chats with a running
+Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
+previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
+(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.`,
 	Run: runChat,
 }
 var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}

@@ -279,8 +279,10 @@ func TestE2EOrchestratorBusyHookLane(t *testing.T) {
 	a := agenttest.NewAnthropic(t,
 		agenttest.Reply(agenttest.Bash("echo waiting && sleep 5 && echo done")),
 		agenttest.Reply(agenttest.Text("The slow command finished.")),
+		agenttest.Reply(agenttest.Text(answer)), // after the chat turn's tool
 	)
-	a.When("BUSY-QUESTION-7", agenttest.Reply(agenttest.Thinking("the user asks about the build"), agenttest.Text(answer)))
+	// The chat turn: a look at the build (a tool), then the answer.
+	a.When("BUSY-QUESTION-7", agenttest.Reply(agenttest.Thinking("the user asks about the build"), agenttest.Bash("echo build-status: green")))
 	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
 	installHooks(t, dir)
 	env := agenttest.ClaudeEnv(t, a, "")
@@ -294,6 +296,7 @@ func TestE2EOrchestratorBusyHookLane(t *testing.T) {
 	sendFromRoom(t, p, s.ID, question, "in a turn: a message is delivered when the turn ends (Stop hook)")
 	p.until(t, "(0 ahead)")
 	p.untilWithin(t, "delivered via hook at ", 30*time.Second)
+	p.untilWithin(t, "[orchestrator] ⚙ Bash: run echo build-status: green", 30*time.Second)
 	p.untilWithin(t, "[orchestrator] "+answer, 30*time.Second)
 	p.untilWithin(t, "orchestrator: ✓ end of turn", 30*time.Second)
 	p.until(t, "orchestrator› ")
