@@ -480,7 +480,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	e.emit(events.RoleUser, events.KindChatSent, summary(text, 2000), refs,
 		map[string]any{"agent": AgentOrchestrator, "session": sid, "messageId": id, "ahead": ahead, "from": ChatFrom,
 			"chars": len(text), "transcriptOffset": r.Offset, "workspace": ws})
-	e.Say("queued %s (%d ahead)", id, ahead)
+	e.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
 	return e.follow(ctx, r, sent, ahead)
 }
 

@@ -122,7 +122,7 @@ func TestChatThroughTheHookLane(t *testing.T) {
 		"preview: chat → orchestrator (Claude Code session " + simSID + ")",
 		"[relay-baton chat message <id> from relay-baton room",
 		"│ how is it going?",
-		"queued " + m.ID + " (0 ahead)",
+		"queued (0 ahead): message " + m.ID + " for session " + simSID,
 		"delivered via hook at ",
 		"[orchestrator] ⚙ Bash: look",
 		"[orchestrator] All fine, the tests pass.",
