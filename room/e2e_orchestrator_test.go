@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,7 +92,14 @@ func startLiveSession(t *testing.T, dir string, env []string) *liveSession {
 	}()
 	t.Cleanup(func() {
 		// A stream-json session waits for an armed asyncRewake waiter when
-		// its stdin closes: end the whole process group instead.
+		// its stdin closes: end the whole process group instead, and the
+		// hooks it started (Claude Code runs each in a group of its own).
+		for _, pid := range descendants(cmd.Process.Pid) {
+			if pgid, err := syscall.Getpgid(pid); err == nil && pgid != syscall.Getpgrp() {
+				syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		ls.stdin.Close()
 		select {
@@ -113,6 +121,45 @@ func startLiveSession(t *testing.T, dir string, env []string) *liveSession {
 		}
 	})
 	return ls
+}
+
+// descendants lists the processes below pid (from /proc; empty elsewhere).
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 type lockedWriter struct {
