@@ -422,8 +422,13 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	if n <= previewPromptMax {
 		fmt.Fprintf(&b, "  framed text (%d chars; <id> is assigned when queued):\n", n)
 	} else {
-		fmt.Fprintf(&b, "  framed text (%d chars, first 12 lines; answer e to read or edit the message in full):\n", n)
+		fmt.Fprintf(&b, "  framed text (%d chars, first 12 lines, long lines cut; answer e to read or edit the message in full):\n", n)
 		lines = append(lines[:min(12, len(lines))], "…")
+		for i, l := range lines {
+			if r := []rune(l); len(r) > 400 {
+				lines[i] = string(r[:399]) + "…"
+			}
+		}
 	}
 	for _, l := range lines {
 		fmt.Fprintf(&b, "  │ %s\n", l)

@@ -324,3 +324,34 @@ func TestTargets(t *testing.T) {
 		t.Fatalf("back to claude: %v %s", err, h.e.Active)
 	}
 }
+
+func TestChatLongAndOversizedMessages(t *testing.T) {
+	h := newHarness(t, "n")
+	s, _ := simSession(t, h, simSID)
+	ctx := context.Background()
+	h.e.Process(ctx, "/agent orchestrator")
+	long := strings.Repeat("word ", 1200) // 6000 chars on one line
+	if _, err := h.e.Process(ctx, long); !errors.Is(err, ErrDeclined) {
+		t.Fatalf("err = %v", err)
+	}
+	out := h.out.String()
+	if !strings.Contains(out, "first 12 lines, long lines cut") || strings.Contains(out, strings.Repeat("word ", 100)) {
+		t.Fatalf("long preview:\n%.3000s", out)
+	}
+	var preview events.Event
+	for _, e := range h.events(t) {
+		if e.Kind == events.KindPromptPreview {
+			preview = e
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(h.e.SessionDir, preview.Refs["prompt"]))
+	if err != nil || string(b) != strings.TrimSpace(long) {
+		t.Fatalf("saved message %d bytes, %v (refs %v)", len(b), err, preview.Refs)
+	}
+	if _, err := h.e.Process(ctx, strings.Repeat("x", conversation.MaxMessageBytes+1)); !errors.Is(err, conversation.ErrTooLarge) {
+		t.Fatalf("oversized: %v", err)
+	}
+	if q, _ := s.Queue(); q.Depth != 0 {
+		t.Fatalf("queued %d", q.Depth)
+	}
+}
