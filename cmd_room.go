@@ -16,7 +16,7 @@ import (
 )
 
 var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--allow-api-key-env]",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
@@ -104,7 +104,7 @@ func runChat(inv *invocation) error {
 	var f roomFlags
 	fs := inv.flags()
 	f.define(fs, false, false)
-	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude or codex")
+	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
 	if err := inv.parse(fs); err != nil {
 		return err
@@ -112,11 +112,20 @@ func runChat(inv *invocation) error {
 	if fs.NArg() > 0 {
 		return usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
+	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
+	if orchestrator {
+		f.agent = ""
+	}
 	e, err := openEngine(inv, &f, true)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
+	if orchestrator {
+		if err := e.UseOrchestrator(""); err != nil {
+			return err
+		}
+	}
 	e.SetTerminal(nil)
 	// Ctrl-C belongs to the room (it cancels a running agent); SIGTERM and
 	// SIGHUP end it.
