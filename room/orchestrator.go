@@ -256,6 +256,14 @@ func argsQueued(e *Engine, done []string) []string {
 	return out
 }
 
+// lastSent is the id of the last message the room queued ("" for none).
+func (e *Engine) lastSent() string {
+	if len(e.chat.sent) == 0 {
+		return ""
+	}
+	return e.chat.sent[len(e.chat.sent)-1].ID
+}
+
 func (e *Engine) remember(m sentMessage) {
 	e.chat.sent = append(e.chat.sent, m)
 	if len(e.chat.sent) > maxSent {
@@ -334,11 +342,10 @@ func (e *Engine) cmdResend(ctx context.Context, args string) error {
 		return fmt.Errorf("no unconfirmed message to resend (a message is unconfirmed when a lane claimed it but it never showed in the session's transcript)")
 	}
 	e.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
+	before := e.lastSent()
 	err := e.chatTo(ctx, m.Workspace, m.Session, m.Text, "resend of "+m.ID)
-	if err == nil || !errors.Is(err, ErrDeclined) {
-		if e.chat.unconfirmed == m {
-			e.chat.unconfirmed = nil
-		}
+	if e.lastSent() != before && e.chat.unconfirmed == m {
+		e.chat.unconfirmed = nil // queued again
 	}
 	return err
 }

@@ -239,7 +239,7 @@ func TestChatCtrlCAfterDeliveryAndCancelTooLate(t *testing.T) {
 }
 
 func TestChatUnconfirmedThenResend(t *testing.T) {
-	h := newHarness(t, "y", "y")
+	h := newHarness(t, "y", "n", "y")
 	s, _ := simSession(t, h, simSID)
 	h.e.chat.confirmWithin = 200 * time.Millisecond
 	h.e.Process(context.Background(), "/agent orchestrator")
@@ -256,6 +256,10 @@ func TestChatUnconfirmedThenResend(t *testing.T) {
 	first := h.e.chat.sent[0].ID
 	if !strings.Contains(h.out.String(), "has not shown in the transcript within 200ms") || !strings.Contains(h.out.String(), "/resend queues it again") {
 		t.Fatalf("output:\n%s", h.out)
+	}
+	// Declined: nothing sent, still unconfirmed.
+	if _, err := h.e.Process(context.Background(), "/resend"); !errors.Is(err, ErrDeclined) || h.e.chat.unconfirmed == nil {
+		t.Fatalf("declined /resend: %v, unconfirmed %v", err, h.e.chat.unconfirmed)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
