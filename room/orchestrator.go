@@ -484,7 +484,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if st, err := s.State(id); err == nil && st.Queued {
 		ahead = st.Ahead
 	}
-	inboxFile := filepath.ToSlash(filepath.Join(inboxRel(sid), fmt.Sprintf("%013d-%s.json", r.Message.CreatedAt.UnixMilli(), id)))
+	inboxFile := filepath.ToSlash(filepath.Join(inboxRel(sid), r.Message.Inbox))
 	refs := map[string]string{"inbox": inboxFile}
 	if r.TranscriptPath != "" {
 		refs["transcript"] = r.TranscriptPath

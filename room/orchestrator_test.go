@@ -138,7 +138,7 @@ func TestChatThroughTheHookLane(t *testing.T) {
 	}
 	sent, del, reply := list[4], list[5], list[6]
 	if sent.Role != events.RoleUser || sent.Text != "how is it going?" || sent.Meta["messageId"] != m.ID || sent.Meta["session"] != simSID ||
-		sent.Meta["ahead"] != float64(0) || !strings.HasPrefix(sent.Refs["inbox"], ".claude/session-chat/"+simSID+"/inbox/") || sent.Refs["transcript"] != tr {
+		sent.Meta["ahead"] != float64(0) || !strings.HasPrefix(sent.Refs["inbox"], ".claude/session-chat/"+simSID+"/inbox/") || !strings.HasSuffix(sent.Refs["inbox"], "-"+m.ID+".json") || sent.Refs["transcript"] != tr {
 		t.Errorf("chat_sent %+v", sent)
 	}
 	if del.Meta["lane"] != "hook" || del.Meta["messageId"] != m.ID || del.Refs["delivered"] != ".claude/session-chat/"+simSID+"/delivered/"+m.ID+".json" {
