@@ -16,12 +16,14 @@ import (
 )
 
 var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--allow-api-key-env]",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
-stripped env) and runs only after you answer y. Ctrl-C cancels a running agent; Ctrl-C twice
-on an empty prompt, Ctrl-D or /exit leaves.`,
+stripped env) and runs only after you answer y. /agent orchestrator chats with a running
+Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
+previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
+(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.`,
 	Run: runChat,
 }
 var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
@@ -102,7 +104,7 @@ func runChat(inv *invocation) error {
 	var f roomFlags
 	fs := inv.flags()
 	f.define(fs, false, false)
-	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude or codex")
+	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
 	if err := inv.parse(fs); err != nil {
 		return err
@@ -110,11 +112,20 @@ func runChat(inv *invocation) error {
 	if fs.NArg() > 0 {
 		return usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
+	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
+	if orchestrator {
+		f.agent = ""
+	}
 	e, err := openEngine(inv, &f, true)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
+	if orchestrator {
+		if err := e.UseOrchestrator(""); err != nil {
+			return err
+		}
+	}
 	e.SetTerminal(nil)
 	// Ctrl-C belongs to the room (it cancels a running agent); SIGTERM and
 	// SIGHUP end it.

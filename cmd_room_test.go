@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 func roomRepo(t *testing.T) string {
@@ -92,5 +94,23 @@ func TestOneShotOutsideRepo(t *testing.T) {
 	code, _, errs := runCmd(t, "status", "--path", t.TempDir())
 	if code != 2 || !strings.Contains(errs, "not inside a git repository") {
 		t.Fatalf("%d %q", code, errs)
+	}
+}
+
+func TestChatAgentOrchestrator(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	dir := roomRepo(t)
+	code, _, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
+	if code == 0 || !strings.Contains(errs, "no chat-capable Claude Code session in "+dir+": run `relay-baton hook install` there, then start Claude Code") {
+		t.Fatalf("no session: exit %d, stderr %q", code, errs)
+	}
+	const sid = "0b7e3c1a-5d2f-4e8a-9c6b-1f2e3d4c5b6a"
+	s, _ := conversation.OpenSession(dir, sid)
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
+	if code != 0 || !strings.Contains(out, "active agent: orchestrator → Claude Code session "+sid+" (the lead)") || !strings.Contains(out, "active agent orchestrator") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }

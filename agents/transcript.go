@@ -110,7 +110,12 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 			StopReason string `json:"stop_reason"`
 		}
 		_ = json.Unmarshal(l.Message, &m)
-		if m.StopReason == "end_turn" {
+		// Claude Code writes one line per content block, each carrying the
+		// message's final stop_reason: a thinking block's line is not the
+		// end of the turn, the text that follows it is (measured with
+		// 2.1.328; a turn ending in thinking alone still ends with the
+		// stop_hook_summary / turn_duration line).
+		if m.StopReason == "end_turn" && hasOutput(acts) {
 			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: m.StopReason, ID: m.ID})
 		}
 		return stamp(acts), nil
@@ -151,6 +156,17 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 		}
 	}
 	return nil, nil
+}
+
+// hasOutput reports whether acts hold text or a tool call (not only
+// thinking or usage).
+func hasOutput(acts []events.Activity) bool {
+	for _, a := range acts {
+		if a.Kind == events.ActText || a.Kind == events.ActTool {
+			return true
+		}
+	}
+	return false
 }
 
 // userText returns the text of a user message whose content is a string or

@@ -117,6 +117,8 @@ func TestParseTranscriptLine(t *testing.T) {
 			[]events.ActivityKind{events.ActThinking, events.ActTool}, "", "", false},
 		{"end turn", `{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}}`,
 			[]events.ActivityKind{events.ActText, events.ActDone}, "", "hi", false},
+		{"thinking line of a split message is not the end", `{"type":"assistant","message":{"id":"m3","role":"assistant","content":[{"type":"thinking","thinking":"hm"}],"stop_reason":"end_turn"}}`,
+			[]events.ActivityKind{events.ActThinking}, "", "", false},
 		{"sidechain", `{"type":"assistant","isSidechain":true,"message":{"role":"assistant","content":[{"type":"text","text":"sub"}],"stop_reason":"end_turn"}}`, nil, "", "", false},
 		{"stop hook delivery", `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message ab12cd34 from x]"}}`,
 			[]events.ActivityKind{events.ActDelivered}, DeliveredByHook, "ab12cd34", false},

@@ -65,6 +65,8 @@ type Message struct {
 	CreatedAt   time.Time  `json:"createdAt"`
 	DeliveredAt *time.Time `json:"deliveredAt,omitempty"`
 	Lane        Lane       `json:"lane,omitempty"`
+	// Inbox is the inbox file name Enqueue wrote (not stored in the file).
+	Inbox string `json:"-"`
 }
 
 // Errors callers may test for.
@@ -280,10 +282,20 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	name := fmt.Sprintf("%013d-%s.json", now.UnixMilli(), id)
+	// Names sort oldest first only to the millisecond (then by the random
+	// id): the name's prefix goes past the newest pending message's, so one
+	// producer's messages keep their order (createdAt stays the real time).
+	ms := now.UnixMilli()
+	if names, err := pending(s.InboxDir()); err == nil && len(names) > 0 {
+		if last, err := strconv.ParseInt(strings.SplitN(names[len(names)-1], "-", 2)[0], 10, 64); err == nil && last >= ms {
+			ms = last + 1
+		}
+	}
+	name := fmt.Sprintf("%013d-%s.json", ms, id)
 	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
 		return Message{}, fmt.Errorf("enqueue into %s: %w", s.InboxDir(), err)
 	}
+	m.Inbox = name
 	return m, nil
 }
 

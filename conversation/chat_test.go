@@ -75,8 +75,27 @@ func TestEnqueueClaimOrderAndFiles(t *testing.T) {
 	// The inbox file name follows the protocol.
 	m, _ := s.Enqueue("", "x")
 	names, _ := pending(s.InboxDir())
-	if len(names) != 1 || !strings.HasSuffix(names[0], "-"+m.ID+".json") || len(strings.SplitN(names[0], "-", 2)[0]) != 13 || m.From != "relay-baton" {
+	if len(names) != 1 || names[0] != m.Inbox || !strings.HasSuffix(names[0], "-"+m.ID+".json") || len(strings.SplitN(names[0], "-", 2)[0]) != 13 || m.From != "relay-baton" {
 		t.Errorf("inbox names = %v, message %+v", names, m)
+	}
+}
+
+// Messages enqueued within one millisecond still come out in order.
+func TestEnqueueSameMillisecondKeepsOrder(t *testing.T) {
+	s := newSession(t)
+	var ids []string
+	for i := range 50 {
+		m, err := s.Enqueue("room", fmt.Sprintf("burst %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	for i, want := range ids {
+		res, err := s.Claim(LaneHook)
+		if err != nil || !res.OK || res.Message.ID != want {
+			t.Fatalf("claim %d = %s %v, want %s", i, res.Message.ID, err, want)
+		}
 	}
 }
 

@@ -41,6 +41,10 @@ var Commands []*Command
 func init() {
 	Commands = []*Command{
 		{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)", Args: argsAgents, Run: (*Engine).cmdAgent},
+		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
+		{Name: "targets", Short: "List the workspace's Claude Code sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
+		{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)", Args: argsQueued, Run: (*Engine).cmdCancel},
+		{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)", Run: (*Engine).cmdResend},
 		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
 		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
 		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
@@ -70,7 +74,7 @@ func argsAgents(_ *Engine, done []string) []string {
 	if len(done) > 0 {
 		return nil
 	}
-	return []string{agents.Claude, agents.Codex, "orchestrator"}
+	return []string{agents.Claude, agents.Codex, AgentOrchestrator}
 }
 
 func argsContinue(_ *Engine, done []string) []string {
@@ -146,6 +150,8 @@ func (e *Engine) Process(ctx context.Context, input string) (exit bool, err erro
 	switch {
 	case l.Cmd == nil && l.Text == "":
 		return false, nil
+	case l.Cmd == nil && e.Active == AgentOrchestrator:
+		return false, e.Chat(ctx, l.Text)
 	case l.Cmd == nil:
 		return false, e.Ask(ctx, l.Text)
 	}
@@ -176,6 +182,7 @@ func HelpText() string {
 		fmt.Fprintf(&b, "  /%-*s  %s\n", width, u, c.Short)
 	}
 	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
+	b.WriteString("  With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.\n")
 	return b.String()
 }
 
@@ -199,8 +206,8 @@ func (e *Engine) cmdAgent(_ context.Context, args string) error {
 		e.Say("active agent: %s", e.Active)
 		e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: "+e.Active, nil, map[string]any{"agent": e.Active})
 		return nil
-	case "orchestrator":
-		return fmt.Errorf("the orchestrator lane is not available in this build yet; the active agent stays %s", e.Active)
+	case AgentOrchestrator:
+		return e.UseOrchestrator(e.chat.target)
 	}
 	return fmt.Errorf("unknown agent %q: choose claude, codex or orchestrator", f[0])
 }

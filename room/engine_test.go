@@ -228,7 +228,7 @@ func TestAgentArgument(t *testing.T) {
 		{"", "claude", ""},
 		{"codex", "codex", ""},
 		{"CLAUDE", "claude", ""},
-		{"orchestrator", "claude", "orchestrator lane is not available"},
+		{"orchestrator", "claude", "no chat-capable Claude Code session in " + h.dir + ": run `relay-baton hook install` there, then start Claude Code"},
 		{"gemini", "claude", `unknown agent "gemini": choose claude, codex or orchestrator`},
 		{"claude codex", "claude", "takes one name"},
 	}
@@ -722,7 +722,9 @@ func TestComplete(t *testing.T) {
 	tests := map[string][]string{
 		"/con":        {"tinue "},
 		"/CON":        {"tinue "},
-		"/re":         {"plan ", "view ", "play "},
+		"/re":         {"send ", "plan ", "view ", "play "},
+		"/target ":    {"lead "},
+		"/ta":         {"rget ", "rgets "},
 		"/agent ":     {"claude ", "codex ", "orchestrator "},
 		"/agent c":    {"laude ", "odex "},
 		"/continue ":  {"--max-steps "},

@@ -131,6 +131,7 @@ type Engine struct {
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
+	chat    chatLane // the orchestrator lane (orchestrator.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates
@@ -158,6 +159,7 @@ func New(cfg Config) (*Engine, error) {
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
 		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 	}
+	e.chat.dir = dir
 	if e.Active == "" {
 		e.Active = agents.Claude
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,30 @@ func TestOpenAIScript(t *testing.T) {
 	}
 	if len(o.Requests()) != 1 {
 		t.Fatal("request not recorded")
+	}
+}
+
+func TestAnthropicWhen(t *testing.T) {
+	a := NewAnthropic(t, Reply(Text("scripted one")), Reply(Text("scripted two")))
+	a.When("CHAT-42", Reply(Text("answer to the chat")))
+	ask := func(text string) string {
+		body := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"earlier CHAT-42"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"text","text":` + strconv.Quote(text) + `}]}]}`
+		resp, err := post(t, context.Background(), a.URL+"/v1/messages", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, data := sseEvents(t, resp)
+		return strings.Join(data, "\n")
+	}
+	// Only the last user message counts; a match does not advance the script.
+	if got := ask("hello"); !strings.Contains(got, "scripted one") {
+		t.Fatalf("first: %s", got)
+	}
+	if got := ask("Stop hook feedback:\n<chat-message>CHAT-42</chat-message>"); !strings.Contains(got, "answer to the chat") {
+		t.Fatalf("matched: %s", got)
+	}
+	if got := ask("next"); !strings.Contains(got, "scripted two") {
+		t.Fatalf("after the match: %s", got)
 	}
 }

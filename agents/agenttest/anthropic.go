@@ -176,6 +176,43 @@ func (e *sse) event(name string, data any) bool {
 type Anthropic struct {
 	URL string // base URL, for ANTHROPIC_BASE_URL
 	s   *server
+
+	mu    sync.Mutex
+	rules []rule
+}
+
+// rule answers a request by its content (When).
+type rule struct {
+	contains string
+	step     Step
+}
+
+// When makes the mock answer step to any agent-loop request (one that
+// carries tools) whose last user message (LastUserText) contains substr,
+// before the script is consulted and without advancing it. The first
+// matching rule wins; rules stay in force. Use it for turns whose arrival
+// time is not fixed, such as a chat message delivered into a running
+// session.
+func (a *Anthropic) When(substr string, step Step) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rules = append(a.rules, rule{contains: substr, step: step})
+}
+
+// match returns the step of the first rule matching rec.
+func (a *Anthropic) match(rec Recorded) (Step, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.rules) == 0 {
+		return Step{}, false
+	}
+	last := LastUserText(rec)
+	for _, r := range a.rules {
+		if strings.Contains(last, r.contains) {
+			return r.step, true
+		}
+	}
+	return Step{}, false
 }
 
 // NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port,
@@ -273,7 +310,11 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(rec.Body, &req)
 	step := Reply(Text("ok"))
 	if len(req.Tools) > 0 {
-		step = a.s.take()
+		if st, ok := a.match(rec); ok {
+			step = st
+		} else {
+			step = a.s.take()
+		}
 	}
 	if step.Status != 0 && step.Status != http.StatusOK {
 		msg := step.Message

@@ -1,0 +1,617 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// This file is the orchestrator lane in the room: free text becomes a chat
+// message for an already-running Claude Code session of the workspace,
+// queued in its file inbox (conversation.Send) and delivered by the hooks;
+// the room then follows the delivery and streams the session's reply from
+// its transcript (conversation.Watch).
+
+// AgentOrchestrator is the active-agent name of the orchestrator lane.
+const AgentOrchestrator = "orchestrator"
+
+// ChatFrom is the sender the room writes into its messages.
+const ChatFrom = "relay-baton room"
+
+// DefaultChatConfirm is how long a claimed message may take to show in the
+// session's transcript before the room reports it unconfirmed.
+const DefaultChatConfirm = 30 * time.Second
+
+// maxSent bounds the messages the room remembers for /cancel and /resend.
+const maxSent = 50
+
+// chatLane is the room's orchestrator-lane state.
+type chatLane struct {
+	dir     string // the room's directory; the workspace is resolved from it
+	target  string // chosen with /target; "" = the workspace's lead
+	ws      string // the workspace in use
+	session string // the session in use
+
+	sent        []sentMessage // oldest first
+	unconfirmed *sentMessage  // claimed but never seen in the transcript
+
+	confirmWithin time.Duration // 0 = DefaultChatConfirm
+	poll          time.Duration // 0 = conversation's default
+}
+
+// sentMessage is a message the room queued.
+type sentMessage struct {
+	Workspace, Session, ID, Text string
+}
+
+// errNoChatSession is the message for a workspace with nothing to chat with.
+func errNoChatSession(ws, active string) error {
+	return fmt.Errorf("no chat-capable Claude Code session in %s: run `relay-baton hook install` there, then start Claude Code (sessions started before the install cannot be reached); the active agent stays %s", ws, active)
+}
+
+func (e *Engine) chatWorkspace() (string, error) {
+	if e.chat.ws != "" {
+		return e.chat.ws, nil
+	}
+	return conversation.ResolveWorkspace(e.chat.dir)
+}
+
+// findTarget resolves want (a session id, a unique prefix of one, or ""
+// / "lead" for the lead) among the workspace's sessions.
+func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
+	ts, err := conversation.ListTargets(ws)
+	if err != nil {
+		return conversation.Target{}, err
+	}
+	active := e.Active
+	if active == AgentOrchestrator {
+		active += " (" + short8(e.chat.session) + ")"
+	}
+	if want == "" || want == "lead" {
+		for _, t := range ts {
+			if t.Lead && t.ChatCapable {
+				return t, nil
+			}
+			if t.Lead {
+				return t, fmt.Errorf("the lead session %s is not chat-capable: it was started before `relay-baton hook install` (restart it), or pick another with /target <id> (/targets lists them)", t.SessionID)
+			}
+		}
+		return conversation.Target{}, errNoChatSession(ws, active)
+	}
+	var found []conversation.Target
+	for _, t := range ts {
+		if t.SessionID == want {
+			found = []conversation.Target{t}
+			break
+		}
+		if len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)) {
+			found = append(found, t)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return conversation.Target{}, fmt.Errorf("no Claude Code session %q in %s (/targets lists them)", want, ws)
+	case len(found) > 1:
+		return conversation.Target{}, fmt.Errorf("%q matches %d sessions: type more of the id (/targets lists them)", want, len(found))
+	case !found[0].ChatCapable:
+		return found[0], fmt.Errorf("session %s is not chat-capable: it was started before `relay-baton hook install`; restart it (or resume it) to reach it", found[0].SessionID)
+	}
+	return found[0], nil
+}
+
+// UseOrchestrator makes the orchestrator lane the active agent, talking to
+// session target ("" = the workspace's lead).
+func (e *Engine) UseOrchestrator(target string) error {
+	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	if err != nil {
+		return err
+	}
+	t, err := e.findTarget(ws, target)
+	if err != nil {
+		return err
+	}
+	if target != "" && target != "lead" {
+		e.chat.target = t.SessionID
+	} else {
+		e.chat.target = ""
+	}
+	e.chat.ws, e.chat.session = ws, t.SessionID
+	e.Active = AgentOrchestrator
+	s, _ := conversation.OpenSession(ws, t.SessionID)
+	which := "chosen with /target"
+	if e.chat.target == "" {
+		which = "the lead"
+	}
+	e.Say("active agent: orchestrator → Claude Code session %s (%s)\n  %s", t.SessionID, which, sessionState(s, time.Now()))
+	e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: orchestrator, session "+t.SessionID, nil,
+		map[string]any{"agent": AgentOrchestrator, "session": t.SessionID, "workspace": ws, "lead": t.Lead})
+	return nil
+}
+
+// sessionState says where a message sent now would go, and when.
+func sessionState(s *conversation.Session, now time.Time) string {
+	q, _ := s.Queue()
+	queue := fmt.Sprintf("%d queued", q.Depth)
+	switch {
+	case s.Busy(now):
+		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
+	case s.Waiting():
+		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
+	}
+	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
+}
+
+func short8(id string) string { return id[:min(8, len(id))] }
+
+func (e *Engine) cmdTarget(_ context.Context, args string) error {
+	f := strings.Fields(args)
+	switch {
+	case len(f) > 1:
+		return fmt.Errorf("/target takes one session id (or lead), not %q", args)
+	case len(f) == 0 && e.chat.session == "":
+		return fmt.Errorf("no target yet: /target <sessionId|lead> (/targets lists the sessions)")
+	case len(f) == 0:
+		which := "chosen with /target"
+		if e.chat.target == "" {
+			which = "the lead"
+		}
+		e.Say("target: Claude Code session %s (%s)", e.chat.session, which)
+		return nil
+	}
+	return e.UseOrchestrator(f[0])
+}
+
+func (e *Engine) cmdTargets(_ context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("/targets takes no arguments")
+	}
+	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	if err != nil {
+		return err
+	}
+	ts, err := conversation.ListTargets(ws)
+	if err != nil {
+		return err
+	}
+	if len(ts) == 0 {
+		e.Say("no Claude Code session found for %s: run `relay-baton hook install` there, then start Claude Code.", ws)
+		return nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
+	now := time.Now()
+	for _, t := range ts {
+		mark := []byte("  ")
+		if t.SessionID == e.chat.session && e.Active == AgentOrchestrator {
+			mark[0] = '>'
+		}
+		if t.Lead {
+			mark[1] = '*'
+		}
+		chat, state, queue := "no", "-", "-"
+		if t.ChatCapable {
+			chat, queue = "yes", fmt.Sprint(t.Depth)
+			switch {
+			case t.Busy:
+				state = "busy"
+			case t.Waiting:
+				state = "idle, waiter armed"
+			default:
+				state = "idle, not reachable"
+			}
+		}
+		last := "-"
+		if !t.LastActivity.IsZero() {
+			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last)
+	}
+	tw.Flush()
+	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
+	e.out.raw(b.String())
+	return nil
+}
+
+// argsTargets completes /target: the workspace's session ids and "lead".
+func argsTargets(e *Engine, done []string) []string {
+	if len(done) > 0 {
+		return nil
+	}
+	out := []string{"lead"}
+	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	if err != nil {
+		return out
+	}
+	ts, _ := conversation.ListTargets(ws)
+	for _, t := range ts {
+		if t.ChatCapable {
+			out = append(out, t.SessionID)
+		}
+	}
+	return out
+}
+
+// argsQueued completes /cancel: the room's messages still in an inbox.
+func argsQueued(e *Engine, done []string) []string {
+	if len(done) > 0 {
+		return nil
+	}
+	var out []string
+	for i := len(e.chat.sent) - 1; i >= 0; i-- {
+		m := e.chat.sent[i]
+		if s, err := conversation.OpenSession(m.Workspace, m.Session); err == nil {
+			if st, err := s.State(m.ID); err == nil && st.Queued {
+				out = append(out, m.ID)
+			}
+		}
+	}
+	return out
+}
+
+// lastSent is the id of the last message the room queued ("" for none).
+func (e *Engine) lastSent() string {
+	if len(e.chat.sent) == 0 {
+		return ""
+	}
+	return e.chat.sent[len(e.chat.sent)-1].ID
+}
+
+func (e *Engine) remember(m sentMessage) {
+	e.chat.sent = append(e.chat.sent, m)
+	if len(e.chat.sent) > maxSent {
+		e.chat.sent = e.chat.sent[len(e.chat.sent)-maxSent:]
+	}
+}
+
+func (e *Engine) cmdCancel(_ context.Context, args string) error {
+	f := strings.Fields(args)
+	if len(f) > 1 {
+		return fmt.Errorf("/cancel takes one message id, not %q", args)
+	}
+	var m *sentMessage
+	if len(f) == 0 {
+		for i := len(e.chat.sent) - 1; i >= 0 && m == nil; i-- {
+			c := e.chat.sent[i]
+			if s, err := conversation.OpenSession(c.Workspace, c.Session); err == nil {
+				if st, err := s.State(c.ID); err == nil && st.Queued {
+					m = &c
+				}
+			}
+		}
+		if m == nil {
+			return fmt.Errorf("none of the messages sent from this room is still queued (/cancel <id> removes another one)")
+		}
+	} else {
+		for i := len(e.chat.sent) - 1; i >= 0; i-- {
+			if e.chat.sent[i].ID == f[0] {
+				c := e.chat.sent[i]
+				m = &c
+				break
+			}
+		}
+		if m == nil {
+			if e.chat.session == "" {
+				return fmt.Errorf("message %s was not sent from this room: choose its session first (/target <id>)", f[0])
+			}
+			m = &sentMessage{Workspace: e.chat.ws, Session: e.chat.session, ID: f[0]}
+		}
+	}
+	s, err := conversation.OpenSession(m.Workspace, m.Session)
+	if err != nil {
+		return err
+	}
+	if err := s.Cancel(m.ID); err != nil {
+		if errors.Is(err, conversation.ErrNotQueued) {
+			if st, serr := s.State(m.ID); serr == nil && st.Delivered != nil {
+				return fmt.Errorf("message %s was already delivered%s: it can no longer be cancelled", m.ID, deliveredWhen(st.Delivered))
+			}
+		}
+		return err
+	}
+	e.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
+		map[string]string{"inbox": inboxRel(m.Session)}, map[string]any{"agent": AgentOrchestrator, "session": m.Session, "messageId": m.ID, "cancelled": true})
+	return nil
+}
+
+func deliveredWhen(m *conversation.Message) string {
+	s := ""
+	if m.Lane != "" {
+		s += " via " + string(m.Lane)
+	}
+	if m.DeliveredAt != nil {
+		s += " at " + m.DeliveredAt.Local().Format("15:04:05")
+	}
+	return s
+}
+
+func (e *Engine) cmdResend(ctx context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("/resend takes no arguments (it re-sends the last unconfirmed message)")
+	}
+	m := e.chat.unconfirmed
+	if m == nil {
+		return fmt.Errorf("no unconfirmed message to resend (a message is unconfirmed when a lane claimed it but it never showed in the session's transcript)")
+	}
+	e.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
+	before := e.lastSent()
+	err := e.chatTo(ctx, m.Workspace, m.Session, m.Text, "resend of "+m.ID)
+	if e.lastSent() != before && e.chat.unconfirmed == m {
+		e.chat.unconfirmed = nil // queued again
+	}
+	return err
+}
+
+// Chat sends free text to the orchestrator session: preview, confirm,
+// enqueue, then follow the delivery and the reply until the end of the
+// session's turn (or Ctrl-C).
+func (e *Engine) Chat(ctx context.Context, text string) error {
+	if e.chat.session == "" {
+		return fmt.Errorf("no orchestrator session chosen: /agent orchestrator or /target <id>")
+	}
+	return e.chatTo(ctx, e.chat.ws, e.chat.session, text, "")
+}
+
+// inboxRel is a session's inbox folder relative to the workspace.
+func inboxRel(session string) string {
+	return filepath.ToSlash(filepath.Join(conversation.ChatDir, session, "inbox"))
+}
+
+// confirmChat previews the framed message and asks; it returns the
+// (possibly edited) text, or ErrDeclined / ErrNeedYes.
+func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string, error) {
+	edited := false
+	for {
+		previewID := e.previewChat(s, text, note, edited)
+		answer := "y"
+		if !e.autoYes {
+			if e.term == nil {
+				e.chatDeclined(s, previewID, "no terminal to confirm on")
+				return "", ErrNeedYes
+			}
+			a, err := e.term.Ask("send this? [y/N/e] ")
+			if err != nil {
+				a = ""
+			}
+			answer = strings.ToLower(strings.TrimSpace(a))
+		}
+		switch answer {
+		case "y", "yes":
+			e.emit(events.RoleUser, events.KindCommand, "confirmed: send to orchestrator", nil,
+				map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": true, "previewId": previewID, "autoYes": e.autoYes})
+			return text, nil
+		case "e", "edit":
+			t, err := e.term.Edit(text)
+			if err != nil {
+				e.Say("edit failed: %v", err)
+				e.chatDeclined(s, previewID, "edit failed")
+				return "", ErrDeclined
+			}
+			if strings.TrimSpace(t) == "" {
+				e.Say("the edited message is empty.")
+				e.chatDeclined(s, previewID, "empty message after edit")
+				return "", ErrDeclined
+			}
+			text, edited = strings.TrimRight(t, "\n"), true
+		default:
+			e.chatDeclined(s, previewID, "declined")
+			return "", ErrDeclined
+		}
+	}
+}
+
+func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
+	e.Say("cancelled. nothing was sent.")
+	e.emit(events.RoleRelayBaton, events.KindCommand, "chat message not sent: "+why, nil,
+		map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": false, "sent": false, "reason": why, "previewId": previewID})
+}
+
+// previewChat prints what would be queued and logs a prompt_preview event.
+func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
+	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	n := len([]rune(framed))
+	var b strings.Builder
+	fmt.Fprintf(&b, "preview: chat → orchestrator (Claude Code session %s)\n", s.ID)
+	if note != "" {
+		fmt.Fprintf(&b, "  note:    %s\n", note)
+	}
+	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
+	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
+	lines := strings.Split(framed, "\n")
+	if n <= previewPromptMax {
+		fmt.Fprintf(&b, "  framed text (%d chars; <id> is assigned when queued):\n", n)
+	} else {
+		fmt.Fprintf(&b, "  framed text (%d chars, first 12 lines, long lines cut; answer e to read or edit the message in full):\n", n)
+		lines = append(lines[:min(12, len(lines))], "…")
+		for i, l := range lines {
+			if r := []rune(l); len(r) > 400 {
+				lines[i] = string(r[:399]) + "…"
+			}
+		}
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  │ %s\n", l)
+	}
+	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
+	meta := map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "promptChars": n, "messageChars": len(text)}
+	if edited {
+		meta["edited"] = true
+	}
+	var refs map[string]string
+	if len(text) <= inlinePromptMax {
+		meta["prompt"] = text
+	} else if rel, err := e.savePrompt("chat", text); err == nil {
+		refs = map[string]string{"prompt": rel}
+	} else {
+		meta["promptError"] = err.Error()
+	}
+	return e.emit(events.RoleRelayBaton, events.KindPromptPreview,
+		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
+}
+
+func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
+	text = strings.TrimSpace(text)
+	s, err := conversation.OpenSession(ws, sid)
+	if err != nil {
+		return err
+	}
+	if !s.ChatCapable() {
+		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
+	}
+	if len(text) > conversation.MaxMessageBytes {
+		return fmt.Errorf("%d bytes: %w", len(text), conversation.ErrTooLarge)
+	}
+	text, err = e.confirmChat(s, text, note)
+	if err != nil {
+		return err
+	}
+	r, err := conversation.Send(ws, sid, ChatFrom, text)
+	if err != nil {
+		return err
+	}
+	id := r.Message.ID
+	sent := sentMessage{Workspace: ws, Session: sid, ID: id, Text: text}
+	e.remember(sent)
+	ahead := 0
+	if st, err := s.State(id); err == nil && st.Queued {
+		ahead = st.Ahead
+	}
+	inboxFile := filepath.ToSlash(filepath.Join(inboxRel(sid), r.Message.Inbox))
+	refs := map[string]string{"inbox": inboxFile}
+	if r.TranscriptPath != "" {
+		refs["transcript"] = r.TranscriptPath
+	}
+	e.emit(events.RoleUser, events.KindChatSent, summary(text, 2000), refs,
+		map[string]any{"agent": AgentOrchestrator, "session": sid, "messageId": id, "ahead": ahead, "from": ChatFrom,
+			"chars": len(text), "transcriptOffset": r.Offset, "workspace": ws})
+	e.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
+	return e.follow(ctx, r, sent, ahead)
+}
+
+// follow watches a sent message until the end of the session's turn that
+// answers it, rendering the delivery and the reply.
+func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
+	s, id := r.Session, r.Message.ID
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var (
+		printedAhead          = ahead
+		lane                  conversation.Lane
+		deliveredAt           time.Time
+		started, done, unconf bool
+		cancelled             bool
+		reply                 string
+		unreadable, unconfErr error
+		path                  = r.TranscriptPath
+	)
+	confirm := e.chat.confirmWithin
+	if confirm <= 0 {
+		confirm = DefaultChatConfirm
+	}
+	err := conversation.Watch(wctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, func(u conversation.Update) {
+		switch u.Kind {
+		case conversation.UpdQueued:
+			if u.Ahead != printedAhead {
+				printedAhead = u.Ahead
+				e.Say("queued (%d ahead)", u.Ahead)
+			}
+		case conversation.UpdCancelled:
+			cancelled = true
+		case conversation.UpdDelivered:
+			lane, deliveredAt = u.Lane, u.At
+			e.Say("delivered via %s at %s", u.Lane, u.At.Local().Format("15:04:05"))
+			e.emit(events.RoleRelayBaton, events.KindChatDelivered, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
+				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
+				map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(u.Lane),
+					"at": u.At.UTC().Format(events.TimeFormat), "sentAt": r.Message.CreatedAt.UTC().Format(events.TimeFormat),
+					"latencyMs": u.At.Sub(r.Message.CreatedAt).Milliseconds()})
+			e.out.beginRun(AgentOrchestrator)
+			started = true
+		case conversation.UpdActivity:
+			e.out.activity(u.Activity)
+		case conversation.UpdDone:
+			done, reply = true, u.Reply
+		case conversation.UpdUnconfirmed:
+			unconf, unconfErr = true, u.Err
+			stop()
+		case conversation.UpdUnreadable:
+			unreadable = u.Err
+		}
+	})
+	if started {
+		e.out.endPulse()
+	}
+	if path == "" {
+		path = conversation.LocateTranscript(s)
+	}
+	switch {
+	case done:
+		took := ""
+		if !deliveredAt.IsZero() {
+			took = fmt.Sprintf(" · %s after delivery", time.Since(deliveredAt).Round(100*time.Millisecond))
+		}
+		e.Say("orchestrator: ✓ end of turn%s", took)
+		refs := map[string]string{}
+		if path != "" {
+			refs["transcript"] = path
+		}
+		outbox := false
+		if _, ok := s.Reply(id); ok {
+			outbox = true
+			refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
+		}
+		text := summary(reply, 1000)
+		if text == "" {
+			text = "(the session's turn ended without reply text)"
+		}
+		e.emit(events.RoleOrchestrator, events.KindChatReply, text, refs,
+			map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "chars": len(reply),
+				"transcriptFrom": r.Offset, "transcriptTo": conversation.Size(path), "outbox": outbox})
+		return nil
+	case cancelled:
+		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
+		return nil
+	case unconf:
+		e.chat.unconfirmed = &sent
+		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", unconfErr)
+		e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
+			nil, map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "unconfirmed": true})
+		return nil
+	case unreadable != nil:
+		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", unreadable, s.ID)
+		return nil
+	case ctx.Err() != nil:
+		st, serr := s.State(id)
+		switch {
+		case serr == nil && st.Queued:
+			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.", id, st.Ahead)
+		case serr == nil && st.Delivered != nil:
+			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).", id, deliveredWhen(st.Delivered), s.ID)
+		default:
+			e.Say("stopped waiting for message %s.", id)
+		}
+		return nil
+	}
+	return err
+}
+
+// endPulse stops the pulse of a run begun with beginRun and ends an open
+// text line.
+func (p *printer) endPulse() {
+	if p.stopSpin != nil {
+		close(p.stopSpin)
+		<-p.spinDone
+		p.stopSpin = nil
+	}
+	p.mu.Lock()
+	p.clearLocked()
+	p.mu.Unlock()
+}
