@@ -24,7 +24,35 @@ const sid = "0b5c5ad4-4c1f-4f53-9d7a-3a0a6a1b9a11"
 type fakeBackend struct {
 	mu    sync.Mutex
 	sent  []string
-	watch chan Event
+	watch chan Event // events to broadcast to every open Watch
+	subs  map[chan Event]bool
+	once  sync.Once
+}
+
+// fanOut copies fb.watch to every subscriber, so a stream that the page
+// closed and reopened cannot swallow an event meant for the live one.
+func (f *fakeBackend) fanOut() {
+	go func() {
+		for e := range f.watch {
+			for { // hold the event until a stream is open
+				f.mu.Lock()
+				n := len(f.subs)
+				f.mu.Unlock()
+				if n > 0 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			f.mu.Lock()
+			for c := range f.subs {
+				select {
+				case c <- e:
+				default:
+				}
+			}
+			f.mu.Unlock()
+		}
+	}()
 }
 
 func (f *fakeBackend) Targets() ([]Target, error) {
@@ -58,9 +86,22 @@ func (f *fakeBackend) Send(id, from, text string) (Sent, error) {
 }
 
 func (f *fakeBackend) Watch(ctx context.Context, id string, fn func(Event)) error {
+	f.once.Do(f.fanOut)
+	c := make(chan Event, 16)
+	f.mu.Lock()
+	if f.subs == nil {
+		f.subs = map[chan Event]bool{}
+	}
+	f.subs[c] = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.subs, c)
+		f.mu.Unlock()
+	}()
 	for {
 		select {
-		case e := <-f.watch:
+		case e := <-c:
 			fn(e)
 		case <-ctx.Done():
 			return nil
