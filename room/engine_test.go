@@ -722,7 +722,7 @@ func TestComplete(t *testing.T) {
 	tests := map[string][]string{
 		"/con":        {"tinue "},
 		"/CON":        {"tinue "},
-		"/re":         {"plan ", "view ", "play "},
+		"/re":         {"plan ", "view ", "sume ", "play "},
 		"/agent ":     {"claude ", "codex ", "orchestrator "},
 		"/agent c":    {"laude ", "odex "},
 		"/continue ":  {"--max-steps "},

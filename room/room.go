@@ -105,6 +105,7 @@ type LastRun struct {
 	Cancelled bool          `json:"cancelled,omitempty"`
 	At        time.Time     `json:"at"`
 	Summary   string        `json:"summary,omitempty"`
+	CostUSD   float64       `json:"costUsd,omitempty"`
 }
 
 // Engine is the room's state and command processor. Methods are not safe
@@ -131,6 +132,7 @@ type Engine struct {
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
+	cont    continuity // carried over by Resume (resume.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates
