@@ -439,7 +439,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	switch a := rs.Active; {
 	case a == agents.Claude || a == agents.Codex:
 		e.Active = a
-		lines = append(lines, fmt.Sprintf("active agent: %s (from %s, %s ago)", a, rs.ActiveFrom, ago(now.Sub(rs.ActiveAt))))
+		lines = append(lines, fmt.Sprintf("active agent: %s (restored from the log: %s %s ago)", a, activeWords[rs.ActiveFrom], ago(now.Sub(rs.ActiveAt))))
 	case a != "":
 		if cmd := Lookup("agent"); cmd != nil {
 			if err := cmd.Run(e, ctx, a); err != nil {
@@ -500,6 +500,8 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	}
 	return rs, nil
 }
+
+var activeWords = map[string]string{"/agent": "chosen with /agent", "status": "active", "ask": "last asked"}
 
 func runWords(l *LastRun, now time.Time) string {
 	state := fmt.Sprintf("exit %d", l.ExitCode)
