@@ -160,7 +160,9 @@ func compactDur(d time.Duration) string {
 }
 
 // Line is the compact one-line status, at most width-1 columns (so it
-// never wraps, even on terminals that wrap at the last column).
+// never wraps, even on terminals that wrap at the last column). The most
+// useful facts come first; those that do not fit are dropped whole and
+// replaced by "…".
 func (p Panel) Line(width int, useColor bool) string {
 	c := painter(useColor)
 	plan, ok := p.planCell(true)
@@ -172,26 +174,36 @@ func (p Panel) Line(width int, useColor bool) string {
 	parts := []part{
 		{p.Active, c.with(p.Active, roleColors[rolesByName(p.Active)], color.Bold)},
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
-		{fmt.Sprintf("budget %.2f %s", p.Ratio, p.Diet), fmt.Sprintf("budget %s %s", c.with(fmt.Sprintf("%.2f", p.Ratio), ratioAttr(p.Ratio)), p.Diet)},
 		{p.changedCell(), p.changedCell()},
+		{fmt.Sprintf("budget %.2f %s", p.Ratio, p.Diet), fmt.Sprintf("budget %s %s", c.with(fmt.Sprintf("%.2f", p.Ratio), ratioAttr(p.Ratio)), p.Diet)},
 		{"last " + p.lastCell(true), "last " + p.lastCell(true)},
 	}
 	if p.Target != "" {
 		parts = append(parts, part{"orch " + p.orchCell(true), "orch " + p.orchCell(true)})
 	}
-	sep := " · "
-	var plain, colored []string
-	for _, x := range parts {
-		plain, colored = append(plain, x.plain), append(colored, x.colored)
-	}
-	prefix := "ctx "
-	full := prefix + strings.Join(plain, sep)
+	const prefix, sep, more = "ctx ", " · ", " …"
 	limit := max(width-1, 10)
-	if utf8.RuneCountInString(full) <= limit {
-		return c.with(prefix, color.Faint) + strings.Join(colored, c.with(sep, color.Faint))
+	n := utf8.RuneCountInString(prefix)
+	var colored []string
+	for i, x := range parts {
+		w := utf8.RuneCountInString(x.plain)
+		if i > 0 {
+			w += utf8.RuneCountInString(sep)
+		}
+		reserve := 0
+		if i < len(parts)-1 {
+			reserve = utf8.RuneCountInString(more)
+		}
+		if n+w+reserve > limit && !(i == len(parts)-1 && n+w <= limit) {
+			if i == 0 { // not even the agent fits: cut
+				return c.with(fit(prefix+x.plain, limit), color.Faint)
+			}
+			return c.with(prefix, color.Faint) + strings.Join(colored, c.with(sep, color.Faint)) + c.with(more, color.Faint)
+		}
+		n += w
+		colored = append(colored, x.colored)
 	}
-	// Too wide: the plain text, cut (colour would be cut mid-sequence).
-	return c.with(fit(full, limit), color.Faint)
+	return c.with(prefix, color.Faint) + strings.Join(colored, c.with(sep, color.Faint))
 }
 
 func ratioAttr(r float64) color.Attribute {

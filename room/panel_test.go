@@ -41,13 +41,20 @@ func TestPanelLineFitsEveryWidth(t *testing.T) {
 				if utf8.RuneCountInString(full) > w-1 && !strings.HasSuffix(plain, "…") {
 					t.Fatalf("width %d: cut without an ellipsis: %q", w, plain)
 				}
+				if w >= 30 && !strings.HasPrefix(full, strings.TrimSuffix(plain, " …")) {
+					t.Fatalf("width %d: not whole facts from the start: %q", w, plain)
+				}
 			}
 		}
 	}
 	got := samplePanel().Line(200, false)
-	want := "ctx codex · plan 3h gate -2 · budget 0.81 balanced · 12 changed · last codex /execute exit 0 1m23s $0.031 · orch 0b6f6a3e q3, oldest 1h"
+	want := "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 balanced · last codex /execute exit 0 1m23s $0.031 · orch 0b6f6a3e q3, oldest 1h"
 	if got != want {
 		t.Fatalf("line\n got %q\nwant %q", got, want)
+	}
+	// At 60 columns: 62 runes with the budget, so it is dropped whole.
+	if got, want := samplePanel().Line(60, false), "ctx codex · plan 3h gate -2 · 12 changed …"; got != want {
+		t.Fatalf("line at 60: %q, want %q", got, want)
 	}
 }
 
@@ -108,10 +115,10 @@ func TestPanelBeforeEachPromptWithoutATerminal(t *testing.T) {
 	}
 	// One status line before each prompt that follows a command (not after
 	// the empty line), none drawn as a box.
-	if n := strings.Count(out.String(), "ctx claude · plan none"); n != 1 {
+	if n := strings.Count(out.String(), "ctx claude · plan none · 0 changed"); n != 1 {
 		t.Fatalf("%d claude status lines:\n%s", n, out.String())
 	}
-	if n := strings.Count(out.String(), "ctx codex · plan none"); n != 2 {
+	if n := strings.Count(out.String(), "ctx codex · plan none · 0 changed"); n != 2 {
 		t.Fatalf("%d codex status lines:\n%s", n, out.String())
 	}
 	if strings.Contains(out.String(), "┌") {
