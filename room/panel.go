@@ -105,7 +105,7 @@ func (p Panel) planCell(short bool) (text string, ok bool) {
 	if short {
 		return ago(p.PlanAge) + " " + gate, len(p.PlanMissing) == 0
 	}
-	return fmt.Sprintf("plan.md %s old, %s", ago(p.PlanAge), gate), len(p.PlanMissing) == 0
+	return fmt.Sprintf("%s old, %s", ago(p.PlanAge), gate), len(p.PlanMissing) == 0
 }
 
 func (p Panel) changedCell() string {
@@ -153,7 +153,7 @@ func compactDur(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return strconv.Itoa(int(d/time.Millisecond)) + "ms"
-	case d < time.Minute:
+	case d < 10*time.Second:
 		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
 	}
 	return d.Round(time.Second).String()
@@ -256,19 +256,21 @@ func (p Panel) Block(width int, useColor bool) []string {
 	cells := []cell{
 		{"agent", p.Active + " (" + mode + ")", []color.Attribute{roleColors[rolesByName(p.Active)], color.Bold}},
 		{"plan", plan, []color.Attribute{planAttr}},
-		{"budget", fmt.Sprintf("%.2f of the %s diet (stop at %.2f)", p.Ratio, p.Diet, BudgetCeiling), []color.Attribute{ratioAttr(p.Ratio)}},
-		{"changed", strings.TrimSuffix(p.changedCell(), " changed") + " files", nil},
+		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, BudgetCeiling), []color.Attribute{ratioAttr(p.Ratio)}},
+		{"changed", files(p.Changed), nil},
 		{"last run", p.lastCell(false), nil},
-		{"orchestrator", p.orchCell(false), nil},
+		{"orch", p.orchCell(false), nil},
 	}
-	const labelW = 13
+	// Two columns when each keeps room for its values; the left one (agent,
+	// budget, last run) gets the larger share.
+	const labelW = 9
 	render := func(x cell, n int) string {
 		v := fit(x.value, n-labelW)
 		return c.with(pad(x.label, labelW), color.Faint) + c.with(v, x.attrs...) + strings.Repeat(" ", n-labelW-utf8.RuneCountInString(v))
 	}
 	var rows []string
-	if inner >= 2*(labelW+24)+3 { // two columns
-		left := (inner - 3) / 2
+	if inner >= 2*(labelW+28)+3 {
+		left := (inner - 3) * 3 / 5
 		right := inner - 3 - left
 		for i := 0; i < len(cells); i += 2 {
 			rows = append(rows, render(cells[i], left)+c.with(" │ ", color.Faint)+render(cells[i+1], right))
@@ -284,6 +286,17 @@ func (p Panel) Block(width int, useColor bool) []string {
 		out = append(out, c.with("│ ", color.Faint)+r+c.with(" │", color.Faint))
 	}
 	return append(out, c.with("└"+strings.Repeat("─", w-2)+"┘", color.Faint))
+}
+
+// files is "1 file", "3 files", or "?" when git could not say.
+func files(n int) string {
+	switch {
+	case n < 0:
+		return "? (git status failed)"
+	case n == 1:
+		return "1 file"
+	}
+	return strconv.Itoa(n) + " files"
 }
 
 // rolesByName maps an agent name to its role (the colour table's key).
