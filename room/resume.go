@@ -236,7 +236,11 @@ func (r *resumeReader) take(e events.Event) error {
 			}
 		}
 	case events.KindStatus:
-		setActive(metaString(&e, "agent", &bad), "status")
+		// Only a switch (/agent) or a resume says what the room's agent
+		// was: a one-shot `relay-baton status` logs the default agent.
+		if strings.HasPrefix(e.Text, "active agent: ") || metaBool(&e, "resumed", &bad) {
+			setActive(metaString(&e, "agent", &bad), "status")
+		}
 	case events.KindMessage:
 		if e.Role == events.RoleUser && !metaBool(&e, "note", &bad) {
 			setActive(metaString(&e, "agent", &bad), "ask")
@@ -452,6 +456,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	if rs.Target != "" {
 		e.cont.target = rs.Target
 		lines = append(lines, "orchestrator target: "+rs.Target)
+		if cmd := Lookup("target"); cmd != nil {
+			// A build with the orchestrator lane restores it through /target.
+			if err := cmd.Run(e, ctx, rs.Target); err != nil {
+				lines = append(lines, fmt.Sprintf("orchestrator target not restored: %v", err))
+			}
+		}
 	}
 	age, havePlan := e.planAge()
 	switch {
