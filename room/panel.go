@@ -170,12 +170,16 @@ func (p Panel) Line(width int, useColor bool) string {
 	if !ok {
 		planAttr = color.FgYellow
 	}
+	ratio, diet := fmt.Sprintf("%.2f", p.Ratio), ""
+	if p.Diet != DefaultDiet { // the line names the diet only when it is not the default
+		diet = " " + p.Diet
+	}
 	type part struct{ plain, colored string }
 	parts := []part{
 		{p.Active, c.with(p.Active, roleColors[rolesByName(p.Active)], color.Bold)},
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
 		{p.changedCell(), p.changedCell()},
-		{fmt.Sprintf("budget %.2f %s", p.Ratio, p.Diet), fmt.Sprintf("budget %s %s", c.with(fmt.Sprintf("%.2f", p.Ratio), ratioAttr(p.Ratio)), p.Diet)},
+		{"budget " + ratio + diet, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + diet},
 		{"last " + p.lastCell(true), "last " + p.lastCell(true)},
 	}
 	if p.Target != "" {

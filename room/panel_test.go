@@ -48,12 +48,12 @@ func TestPanelLineFitsEveryWidth(t *testing.T) {
 		}
 	}
 	got := samplePanel().Line(200, false)
-	want := "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 balanced · last codex /execute exit 0 1m23s $0.031 · orch 0b6f6a3e q3, oldest 1h"
+	want := "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 · last codex /execute exit 0 1m23s $0.031 · orch 0b6f6a3e q3, oldest 1h"
 	if got != want {
 		t.Fatalf("line\n got %q\nwant %q", got, want)
 	}
-	// At 60 columns: 62 runes with the budget, so it is dropped whole.
-	if got, want := samplePanel().Line(60, false), "ctx codex · plan 3h gate -2 · 12 changed …"; got != want {
+	// At 60 columns the last run (95 runes with it) is dropped whole.
+	if got, want := samplePanel().Line(60, false), "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 …"; got != want {
 		t.Fatalf("line at 60: %q, want %q", got, want)
 	}
 }
