@@ -427,8 +427,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		e.Say("resume: nothing recorded yet in .ai-session/conversation.jsonl; starting fresh.")
 		return rs, nil
 	}
-	e.Say("resuming from .ai-session/conversation.jsonl: %d events, %s to %s", rs.Events,
-		rs.First.UTC().Format("2006-01-02 15:04Z"), rs.Last.UTC().Format("2006-01-02 15:04Z"))
+	if rs.First.IsZero() {
+		e.Say("resuming from .ai-session/conversation.jsonl: no usable events")
+	} else {
+		e.Say("resuming from .ai-session/conversation.jsonl: %d events, %s to %s", rs.Events,
+			rs.First.UTC().Format("2006-01-02 15:04Z"), rs.Last.UTC().Format("2006-01-02 15:04Z"))
+	}
 	if len(rs.Recap) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "last %d turns:\n", len(rs.Recap))

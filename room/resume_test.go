@@ -353,6 +353,37 @@ func TestResumeOtherSchemaVersion(t *testing.T) {
 	}
 }
 
+func TestResumeOrchestratorAndOnlyDamage(t *testing.T) {
+	h := newHarness(t)
+	line := func(id, ts, role, kind, text, meta string) string {
+		return `{"schemaVersion":1,"id":"` + id + `","ts":"2026-05-29T` + ts + `.000Z","sessionId":"s","role":"` + role + `","kind":"` + kind + `","text":"` + text + `","meta":` + meta + "}\n"
+	}
+	log := line("e1", "09:00:00", "user", "command", "/agent orchestrator", `{"command":"agent"}`) +
+		line("e2", "09:00:01", "relay-baton", "status", "active agent: orchestrator", `{"agent":"orchestrator"}`)
+	os.WriteFile(h.e.LogPath(), []byte(log), 0o600)
+	rs, err := h.e.Resume(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This build has no orchestrator lane: the switch is tried through
+	// /agent, which refuses, and the room says so and stays on claude.
+	if rs.Active != "orchestrator" || h.e.Active != agents.Claude ||
+		!strings.Contains(h.out.String(), "active agent was orchestrator; not restored: the orchestrator lane is not available") {
+		t.Fatalf("active %q / %q; output %s", rs.Active, h.e.Active, h.out.String())
+	}
+	// A log of nothing but damage says so, and resumes nothing.
+	h.out.Reset()
+	os.WriteFile(h.e.LogPath(), []byte("garbage\n{\"torn\n"), 0o600)
+	rs, err = h.e.Resume(context.Background(), 2)
+	if err != nil || rs.Events != 0 || rs.Stats.Malformed != 2 {
+		t.Fatalf("%+v %v", rs, err)
+	}
+	out := h.out.String()
+	if !strings.Contains(out, "no usable events") || !strings.Contains(out, "skipped 2 damaged line(s) (first at line 1") || strings.Contains(out, "0001-01-01") {
+		t.Fatalf("output %s", out)
+	}
+}
+
 func TestResumeCommandArgs(t *testing.T) {
 	h := newHarness(t)
 	withLog(t, h, "midloop.jsonl")
