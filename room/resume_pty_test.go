@@ -204,3 +204,58 @@ func planLog(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+func TestPTYResumeOffersTheUnfinishedLoop(t *testing.T) {
+	_, fake := binaries(t)
+	dir := newRepo(t)
+	sd := filepath.Join(dir, ".ai-session")
+	os.MkdirAll(sd, 0o700)
+	b, err := os.ReadFile(filepath.Join("testdata", "resume", "midloop.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(sd, "conversation.jsonl"), b, 0o600)
+	os.WriteFile(filepath.Join(sd, "plan.md"), []byte(fullPlan), 0o600)
+	env := []string{"NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "RELAY_BATON_CODEX=" + fake, "FAKE_AGENT_WRITE=" + filepath.Join(dir, "added.txt")}
+
+	// Declined: nothing runs, the prompt comes back.
+	p := startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p.until(t, "an unfinished /continue loop: 1 of 4 steps ran (the room closed during it")
+	p.until(t, "offering to continue from step 2 of 4")
+	p.until(t, "resume:  continues an unfinished loop at step 2 of 4")
+	p.until(t, "│ continue step 1/4 by codex: exit 0, 1 changed files; added the flag to main.go")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "\r")
+	p.until(t, "cancelled. nothing ran.")
+	p.until(t, "codex› ")
+	p.send(t, "\x04")
+	p.wait(t)
+	if _, err := os.Stat(filepath.Join(dir, "added.txt")); err == nil {
+		t.Fatal("the declined loop ran")
+	}
+
+	// Confirmed: steps 2 and 3 run; the fake codex writes the same file
+	// each time, so step 3 makes no progress and the loop stops.
+	p = startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p.until(t, "offering to continue from step 2 of 4")
+	p.until(t, "run this? [y/N/e] ")
+	p.send(t, "y\r")
+	p.until(t, "step 2 of 4")
+	p.until(t, "step 3 of 4")
+	p.until(t, "/continue stopped after 3 of 4 steps: no progress")
+	p.until(t, "changed  1 file")
+	p.until(t, "last run codex /continue exit 0")
+	p.until(t, "codex› ")
+	p.send(t, "\x04")
+	p.wait(t)
+
+	// Finished now: a third resume offers nothing.
+	p = startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p.until(t, "last run: codex /continue")
+	p.until(t, "codex› ")
+	p.send(t, "\x04")
+	p.wait(t)
+	if strings.Contains(p.String(), "unfinished /continue") {
+		t.Fatalf("a finished loop was offered:\n%s", p.String())
+	}
+}
