@@ -2,6 +2,10 @@ package room
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +127,34 @@ func TestPanelBeforeEachPromptWithoutATerminal(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "┌") {
 		t.Fatal("a box was drawn without a terminal")
+	}
+}
+
+// BenchmarkPanel measures gathering the context before a prompt (git
+// status, diff and ls-files, plan.md, budget) in a small repository.
+func BenchmarkPanel(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("%v %s", err, out)
+		}
+	}
+	for i := range 50 {
+		touch(dir, fmt.Sprintf("f%02d.go", i), "package main\n")
+	}
+	exec.Command("git", "-C", dir, "add", ".").Run()
+	exec.Command("git", "-C", dir, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init").Run()
+	touch(dir, "f01.go", "package main\n// changed\n")
+	e, err := New(Config{Dir: dir, Runner: &fakeRunner{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	os.WriteFile(filepath.Join(e.SessionDir, "plan.md"), []byte(fullPlan), 0o600)
+	ctx := context.Background()
+	for b.Loop() {
+		if p := e.Panel(ctx); p.Changed != 1 || !p.Plan {
+			b.Fatalf("%+v", p)
+		}
 	}
 }

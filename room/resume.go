@@ -69,6 +69,7 @@ type PendingChat struct {
 	Delivered   bool // per the log
 	Lane        string
 	DeliveredAt time.Time
+	Offset      int64 // the transcript's size when sent (meta.offset, optional)
 
 	State string // after resolve: queued, delivered, replied, gone, unreadable
 	Ahead int
@@ -310,7 +311,11 @@ func (r *resumeReader) take(e events.Event) error {
 			if r.chats[key] == nil {
 				r.order = append(r.order, key)
 			}
-			r.chats[key] = &PendingChat{Session: sid, MessageID: id, Text: e.Text, SentAt: at}
+			c := &PendingChat{Session: sid, MessageID: id, Text: e.Text, SentAt: at}
+			if off, ok := metaInt(&e, "offset", &bad); ok && off > 0 {
+				c.Offset = int64(off)
+			}
+			r.chats[key] = c
 			rs.Target = sid
 		case events.KindChatDelivered:
 			if c := r.chats[key]; c != nil {
@@ -365,17 +370,22 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 	if path == "" {
 		return
 	}
-	if text, ok := transcriptReply(ctx, path, c.MessageID); ok {
+	if text, ok := transcriptReply(ctx, path, c.Offset, c.MessageID); ok {
 		c.State, c.Reply = "replied", text
 	}
 }
 
-// transcriptReply scans a transcript for the delivery of message id and
-// returns the text of the turn that answered it, once that turn ended.
-func transcriptReply(ctx context.Context, path, id string) (string, bool) {
+// transcriptReply scans a transcript from offset (where it ended when the
+// message was sent, when known; a transcript shorter than that was replaced
+// and is read from its start) for the delivery of message id, and returns
+// the text of the turn that answered it, once that turn ended.
+func transcriptReply(ctx context.Context, path string, offset int64, id string) (string, bool) {
+	if offset > conversation.Size(path) {
+		offset = 0
+	}
 	var reply strings.Builder
 	seen, done := false, false
-	_ = conversation.Tail(ctx, conversation.TailOptions{Path: path, OnActivity: func(_ int64, acts []events.Activity) bool {
+	_ = conversation.Tail(ctx, conversation.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
 		for _, a := range acts {
 			switch {
 			case !seen:

@@ -300,6 +300,29 @@ func TestResumePendingChat(t *testing.T) {
 	}
 }
 
+func TestTranscriptReplyOffset(t *testing.T) {
+	const path = "../agents/testdata/claude-2.1.328-chat.jsonl"
+	ctx := context.Background()
+	for _, c := range []struct {
+		offset int64
+		id     string
+		reply  string
+		ok     bool
+	}{
+		{0, "fe869b44", "ack 2", true},
+		{3983, "fe869b44", "ack 2", true},    // sent after turn 1 ended
+		{11214, "fe869b44", "", false},       // past its delivery: not this transcript's
+		{0, "ebb22c4e", "ack 3", true},       // delivered inside a hook's text
+		{1 << 40, "fe869b44", "ack 2", true}, // a replaced (shorter) transcript is read from its start
+		{0, "00000000", "", false},
+	} {
+		got, ok := transcriptReply(ctx, path, c.offset, c.id)
+		if got != c.reply || ok != c.ok {
+			t.Errorf("offset %d id %s: %q %v, want %q %v", c.offset, c.id, got, ok, c.reply, c.ok)
+		}
+	}
+}
+
 func TestResumeDamagedLog(t *testing.T) {
 	h := newHarness(t)
 	withLog(t, h, "damaged.jsonl")
