@@ -98,6 +98,9 @@ type resumeReader struct {
 	rs      *ResumeState
 	recap   *ring
 	loopMax int // from the last typed /continue
+	// resumeFrom is the step a resume offered to continue a loop from; the
+	// confirmation that follows starts a loop already that far.
+	resumeFrom int
 	loop    *LoopRecord
 	stepOut map[int]string
 	chats   map[string]*PendingChat
@@ -230,13 +233,25 @@ func (r *resumeReader) take(e events.Event) error {
 			if err == nil {
 				r.loopMax = n
 			}
+			r.resumeFrom = 0
 		case cmd == "continue" && metaBool(&e, "confirmed", &bad):
 			if _, isStep := e.Meta["step"]; !isStep {
 				r.loop = &LoopRecord{Max: r.loopMax, At: at}
-				clear(r.stepOut)
+				if r.resumeFrom > 1 {
+					r.loop.Done = r.resumeFrom - 1 // the earlier steps' outcomes are kept
+				} else {
+					clear(r.stepOut)
+				}
+				r.resumeFrom = 0
 			}
 		}
 	case events.KindStatus:
+		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
+			r.resumeFrom = from
+			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
+				r.loopMax = m
+			}
+		}
 		// Only a switch (/agent) or a resume says what the room's agent
 		// was: a one-shot `relay-baton status` logs the default agent.
 		if strings.HasPrefix(e.Text, "active agent: ") || metaBool(&e, "resumed", &bad) {
@@ -629,6 +644,8 @@ func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) er
 		return nil
 	}
 	e.Say("offering to continue from step %d of %d: answer y to run it, anything else leaves it.", l.From, l.Max)
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("offered to continue the /continue loop at step %d of %d", l.From, l.Max), nil,
+		map[string]any{"loopResumeFrom": l.From, "maxSteps": l.Max})
 	yes := e.autoYes
 	e.autoYes = false
 	defer func() { e.autoYes = yes }()

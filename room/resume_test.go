@@ -158,6 +158,33 @@ func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 	}
 }
 
+func TestResumeInterruptedResumedLoop(t *testing.T) {
+	// A resume offered step 2, it was confirmed, and the room died during
+	// step 2: the next resume offers step 2 again, not step 1.
+	h := newHarness(t, "n")
+	withLog(t, h, "midloop.jsonl")
+	planAged(t, h, fullPlan, time.Hour)
+	if _, err := h.e.Resume(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	h.e.emit(events.RoleUser, events.KindCommand, "confirmed: run codex", nil, map[string]any{"agent": "codex", "command": "continue", "confirmed": true})
+	rs, err := ReadResume(h.e.LogPath(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Loop == nil || rs.Loop.From != 2 || rs.Loop.Max != 4 || !strings.Contains(rs.Loop.Previous, "step 1/4") {
+		t.Fatalf("loop %+v", rs.Loop)
+	}
+	// A declined offer leaves the loop as it was: offered again.
+	h2 := newHarness(t, "n")
+	withLog(t, h2, "midloop.jsonl")
+	planAged(t, h2, fullPlan, time.Hour)
+	h2.e.Resume(context.Background(), 0)
+	if rs, _ := ReadResume(h2.e.LogPath(), 0); rs.Loop == nil || rs.Loop.From != 2 {
+		t.Fatalf("after a declined offer: %+v", rs.Loop)
+	}
+}
+
 func TestResumeCancelledAndFinishedLoops(t *testing.T) {
 	h := newHarness(t)
 	withLog(t, h, "cancelled-loop.jsonl")
