@@ -101,10 +101,10 @@ type resumeReader struct {
 	// resumeFrom is the step a resume offered to continue a loop from; the
 	// confirmation that follows starts a loop already that far.
 	resumeFrom int
-	loop    *LoopRecord
-	stepOut map[int]string
-	chats   map[string]*PendingChat
-	order   []string
+	loop       *LoopRecord
+	stepOut    map[int]string
+	chats      map[string]*PendingChat
+	order      []string
 }
 
 // ReadResume streams the log at path (never holding more than the recap
