@@ -16,14 +16,19 @@ import (
 )
 
 var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--resume [--recap N]] [--allow-api-key-env]",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
 stripped env) and runs only after you answer y. /agent orchestrator chats with a running
 Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
 previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
-(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.`,
+(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.
+
+--resume rebuilds the room from .ai-session/conversation.jsonl (active agent, plan and its
+age, orchestrator target, an unfinished /continue loop, chat messages still waiting) and
+recaps the last turns. A context panel (terminals of 100 columns or more) or a one-line
+status precedes each prompt.`,
 	Run: runChat,
 }
 var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
@@ -106,11 +111,19 @@ func runChat(inv *invocation) error {
 	f.define(fs, false, false)
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
+	recap := fs.Int("recap", room.DefaultRecap, "with --resume: how many turns to recap (1 to 200)")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	if *recap < 1 || *recap > 200 {
+		return usagef("--recap must be from 1 to 200, not %d", *recap)
+	}
+	if *resume && fs.Changed("agent") {
+		return usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
 	}
 	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
 	if orchestrator {
@@ -141,7 +154,8 @@ func runChat(inv *invocation) error {
 		case <-ctx.Done():
 		}
 	}()
-	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color})
+	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
+		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 
 func runPlan(inv *invocation) error {

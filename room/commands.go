@@ -54,6 +54,7 @@ func init() {
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
+		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
 		{Name: "replay", Usage: "[--kind k,..] [--limit N]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
 		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
 		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
@@ -426,6 +427,12 @@ type LoopResult struct {
 // before step 1, then up to max steps of the executor on the plan plus the
 // previous step's outcome.
 func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
+	return e.continueLoop(ctx, 1, max, "")
+}
+
+// continueLoop runs the loop from step from (a resumed loop starts past 1,
+// with the outcome of the step before it as prev).
+func (e *Engine) continueLoop(ctx context.Context, from, max int, prev string) (LoopResult, error) {
 	lr := LoopResult{Max: max}
 	plan, err := e.readPlan()
 	if err != nil {
@@ -436,8 +443,11 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 		return runSpec{Command: "continue", Req: e.request(e.Executor, agents.RoleExecutor,
 			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: i, MaxSteps: max, Previous: prev}))}
 	}
-	first := step(1, "")
+	first := step(from, prev)
 	first.Note = fmt.Sprintf("loop:    up to %d steps, one confirmation; each later step gets the previous outcome; stops on no progress, budget >= %.2f, failure or Ctrl-C", max, BudgetCeiling)
+	if from > 1 {
+		first.Note += fmt.Sprintf("\n  resume:  continues an unfinished loop at step %d of %d", from, max)
+	}
 	inv, err := e.confirm(ctx, &first)
 	if err != nil {
 		lr.Reason, lr.Detail = StopFailure, err.Error()
@@ -450,7 +460,7 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 	if err != nil {
 		return lr, fmt.Errorf("baseline before step 1: %w", err)
 	}
-	prevKey, prev := baseline, ""
+	prevKey := baseline
 	finish := func(r StopReason, detail string) (LoopResult, error) {
 		lr.Reason, lr.Detail = r, detail
 		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
@@ -461,9 +471,9 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 		}
 		return lr, nil
 	}
-	for i := 1; i <= max; i++ {
+	for i := from; i <= max; i++ {
 		spec := first
-		if i > 1 {
+		if i > from {
 			spec = step(i, prev)
 			inv, err = e.runner.Prepare(spec.Req)
 			if err != nil {

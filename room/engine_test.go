@@ -722,7 +722,7 @@ func TestComplete(t *testing.T) {
 	tests := map[string][]string{
 		"/con":        {"tinue "},
 		"/CON":        {"tinue "},
-		"/re":         {"send ", "plan ", "view ", "play "},
+		"/re":         {"send ", "plan ", "view ", "sume ", "play "},
 		"/target ":    {"lead "},
 		"/ta":         {"rget ", "rgets "},
 		"/agent ":     {"claude ", "codex ", "orchestrator "},

@@ -24,6 +24,13 @@ type REPLOptions struct {
 	Err      io.Writer
 	Terminal bool // In is a terminal
 	Color    bool
+	// OutTerminal: Out is a terminal too (a wide one gets the boxed context
+	// panel; otherwise a one-line status precedes each prompt).
+	OutTerminal bool
+	// Resume rebuilds the state from conversation.jsonl before the first
+	// prompt (chat --resume), with a recap of Recap turns (0: DefaultRecap).
+	Resume bool
+	Recap  int
 }
 
 // completer implements readline.AutoCompleter from the command table.
@@ -187,13 +194,29 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	}()
 
 	e.Say("Agent Room · %s · active agent %s · /help lists commands, Ctrl-D leaves", e.Root, e.Active)
+	if o.Resume {
+		recap := o.Recap
+		if recap <= 0 {
+			recap = DefaultRecap
+		}
+		if _, err := e.Resume(ctx, recap); err != nil && !errors.Is(err, ErrDeclined) {
+			e.Say("error: %v", err)
+		}
+	}
 	interrupts := 0
+	redraw := true
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
 		rl.SetPrompt(PromptFor(e.Active, o.Color))
+		stopPanel := func() {}
+		if redraw {
+			stopPanel = e.startPanel(ctx, o, rl.Stdout())
+			redraw = false
+		}
 		line, err := rl.Readline()
+		stopPanel()
 		if errors.Is(err, readline.ErrInterrupt) {
 			if strings.TrimSpace(line) != "" {
 				interrupts = 0
@@ -221,6 +244,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		redraw = true
 		rl.SaveHistory(line)
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)

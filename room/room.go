@@ -105,6 +105,7 @@ type LastRun struct {
 	Cancelled bool          `json:"cancelled,omitempty"`
 	At        time.Time     `json:"at"`
 	Summary   string        `json:"summary,omitempty"`
+	CostUSD   float64       `json:"costUsd,omitempty"`
 }
 
 // Engine is the room's state and command processor. Methods are not safe
@@ -131,7 +132,8 @@ type Engine struct {
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
-	chat    chatLane // the orchestrator lane (orchestrator.go)
+	chat    chatLane   // the orchestrator lane (orchestrator.go)
+	cont    continuity // carried over by Resume (resume.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates

@@ -234,7 +234,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 			map[string]any{"agent": req.Agent, "headBefore": before, "headAfter": after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
-		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary}
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}
 	return res
 }
 

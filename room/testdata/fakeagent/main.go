@@ -3,7 +3,8 @@
 // it). It prints the CLI's JSON lines (codex when argv holds "exec", claude
 // stream-json otherwise), starts a grandchild `sleep` so that tests can
 // check the whole tree dies on Ctrl-C, records pids in $FAKE_AGENT_PIDS and
-// sleeps $FAKE_AGENT_SLEEP seconds before finishing.
+// sleeps $FAKE_AGENT_SLEEP seconds before finishing. As codex, it writes
+// the file $FAKE_AGENT_WRITE when set (an executor's change).
 package main
 
 import (
@@ -35,6 +36,9 @@ func main() {
 	}
 	time.Sleep(time.Duration(sleep * float64(time.Second)))
 	child.Process.Kill()
+	if w := os.Getenv("FAKE_AGENT_WRITE"); w != "" && codex {
+		os.WriteFile(w, []byte("changed by the fake codex\n"), 0o644)
+	}
 	if codex {
 		fmt.Println(`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"## Goal\nfake"}}`)
 		fmt.Println(`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0}}`)

@@ -1,0 +1,373 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chzyer/readline"
+	"github.com/fatih/color"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// PanelMinWidth is the narrowest terminal that gets the boxed context
+// panel; narrower terminals and pipes get the one-line status.
+const PanelMinWidth = 100
+
+// Panel is the room's context at a glance: what the context panel and the
+// one-line status show before each prompt.
+type Panel struct {
+	Active      string        `json:"activeAgent"`
+	Mode        string        `json:"mode"` // "agents" or "orchestrator"
+	Plan        bool          `json:"plan"`
+	PlanAge     time.Duration `json:"planAgeNs,omitempty"`
+	PlanMissing []string      `json:"planMissingSections,omitempty"` // the quality gate: required sections absent
+	Diet        string        `json:"diet"`
+	Ratio       float64       `json:"budgetRatio"`
+	Changed     int           `json:"changedFiles"` // -1 when git could not say
+	Last        *LastRun      `json:"lastRun,omitempty"`
+	LastAgo     time.Duration `json:"lastRunAgoNs,omitempty"`
+	Target      string        `json:"target,omitempty"`
+	QueueDepth  int           `json:"queueDepth"`
+	QueueAge    time.Duration `json:"queueOldestNs,omitempty"`
+}
+
+// orchestratorTarget is the orchestrator session the room talks to, ""
+// when none.
+func (e *Engine) orchestratorTarget() string {
+	if e.chat.session != "" {
+		return e.chat.session
+	}
+	return e.cont.target
+}
+
+// Panel gathers the context panel's facts (a few git calls and one
+// directory read; nothing is logged).
+func (e *Engine) Panel(ctx context.Context) Panel {
+	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1}
+	if e.Active == "orchestrator" {
+		p.Mode = "orchestrator"
+	}
+	if age, ok := e.planAge(); ok {
+		p.Plan, p.PlanAge = true, age
+		if text, err := e.readPlan(); err == nil {
+			p.PlanMissing = missingSections(text)
+		}
+	}
+	p.Ratio = e.Budget(ctx).Ratio
+	if ch, err := changes(ctx, e.Root); err == nil {
+		p.Changed = len(ch)
+	}
+	if p.Last != nil {
+		p.LastAgo = max(0, e.now().Sub(p.Last.At))
+	}
+	if t := e.orchestratorTarget(); t != "" {
+		p.Target = t
+		ws, err := conversation.ResolveWorkspace(e.Root)
+		if err != nil {
+			ws = e.Root
+		}
+		if s, err := conversation.OpenSession(ws, t); err == nil {
+			if q, err := s.Queue(); err == nil {
+				p.QueueDepth, p.QueueAge = q.Depth, q.Age(e.now())
+			}
+		}
+	}
+	return p
+}
+
+// painter colours panel text when enabled.
+type painter bool
+
+func (c painter) with(s string, attrs ...color.Attribute) string {
+	if !c || s == "" {
+		return s
+	}
+	col := color.New(attrs...)
+	col.EnableColor()
+	return col.Sprint(s)
+}
+
+func (p Panel) planCell(short bool) (text string, ok bool) {
+	if !p.Plan {
+		return "none", false
+	}
+	gate := "gate ok"
+	if len(p.PlanMissing) > 0 {
+		if short {
+			gate = fmt.Sprintf("gate -%d", len(p.PlanMissing))
+		} else {
+			gate = "gate: lacks " + strings.Join(p.PlanMissing, ", ")
+		}
+	}
+	if short {
+		return ago(p.PlanAge) + " " + gate, len(p.PlanMissing) == 0
+	}
+	return fmt.Sprintf("%s old, %s", ago(p.PlanAge), gate), len(p.PlanMissing) == 0
+}
+
+func (p Panel) changedCell() string {
+	if p.Changed < 0 {
+		return "? changed"
+	}
+	return strconv.Itoa(p.Changed) + " changed"
+}
+
+func (p Panel) lastCell(short bool) string {
+	l := p.Last
+	if l == nil {
+		return "none"
+	}
+	state := "exit " + strconv.Itoa(l.ExitCode)
+	if l.Cancelled {
+		state = "cancelled"
+	}
+	s := fmt.Sprintf("%s /%s %s %s", l.Agent, l.Command, state, compactDur(l.Duration))
+	if l.CostUSD > 0 {
+		s += fmt.Sprintf(" $%.3f", l.CostUSD)
+	}
+	if !short {
+		s += ", " + ago(p.LastAgo) + " ago"
+	}
+	return s
+}
+
+func (p Panel) orchCell(short bool) string {
+	if p.Target == "" {
+		return "none"
+	}
+	q := fmt.Sprintf("queue %d", p.QueueDepth)
+	if short {
+		q = fmt.Sprintf("q%d", p.QueueDepth)
+	}
+	if p.QueueDepth > 0 {
+		q += ", oldest " + ago(p.QueueAge)
+	}
+	return shortID(p.Target) + " " + q
+}
+
+// compactDur is a duration to at most three significant figures.
+func compactDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.Itoa(int(d/time.Millisecond)) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
+}
+
+// Line is the compact one-line status, at most width-1 columns (so it
+// never wraps, even on terminals that wrap at the last column). The most
+// useful facts come first; those that do not fit are dropped whole and
+// replaced by "…".
+func (p Panel) Line(width int, useColor bool) string {
+	c := painter(useColor)
+	plan, ok := p.planCell(true)
+	planAttr := color.FgGreen
+	if !ok {
+		planAttr = color.FgYellow
+	}
+	ratio, diet := fmt.Sprintf("%.2f", p.Ratio), ""
+	if p.Diet != DefaultDiet { // the line names the diet only when it is not the default
+		diet = " " + p.Diet
+	}
+	type part struct{ plain, colored string }
+	parts := []part{
+		{p.Active, c.with(p.Active, roleColors[rolesByName(p.Active)], color.Bold)},
+		{"plan " + plan, "plan " + c.with(plan, planAttr)},
+		{p.changedCell(), p.changedCell()},
+		{"budget " + ratio + diet, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + diet},
+		{"last " + p.lastCell(true), "last " + p.lastCell(true)},
+	}
+	if p.Target != "" {
+		parts = append(parts, part{"orch " + p.orchCell(true), "orch " + p.orchCell(true)})
+	}
+	const prefix, sep, more = "ctx ", " · ", " …"
+	limit := max(width-1, 10)
+	n := utf8.RuneCountInString(prefix)
+	var colored []string
+	for i, x := range parts {
+		w := utf8.RuneCountInString(x.plain)
+		if i > 0 {
+			w += utf8.RuneCountInString(sep)
+		}
+		reserve := 0
+		if i < len(parts)-1 {
+			reserve = utf8.RuneCountInString(more)
+		}
+		if n+w+reserve > limit && !(i == len(parts)-1 && n+w <= limit) {
+			if i == 0 { // not even the agent fits: cut
+				return c.with(fit(prefix+x.plain, limit), color.Faint)
+			}
+			return c.with(prefix, color.Faint) + strings.Join(colored, c.with(sep, color.Faint)) + c.with(more, color.Faint)
+		}
+		n += w
+		colored = append(colored, x.colored)
+	}
+	return c.with(prefix, color.Faint) + strings.Join(colored, c.with(sep, color.Faint))
+}
+
+func ratioAttr(r float64) color.Attribute {
+	switch {
+	case r >= BudgetCeiling:
+		return color.FgRed
+	case r >= 0.75:
+		return color.FgYellow
+	}
+	return color.FgGreen
+}
+
+// fit cuts s to n runes, with an ellipsis when cut.
+func fit(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// pad cuts or pads s to exactly n runes.
+func pad(s string, n int) string {
+	s = fit(s, n)
+	return s + strings.Repeat(" ", n-utf8.RuneCountInString(s))
+}
+
+// Block is the boxed context panel for a terminal of width columns
+// (PanelMinWidth or more): every line is exactly min(width-1, 160) runes.
+func (p Panel) Block(width int, useColor bool) []string {
+	c := painter(useColor)
+	w := min(width-1, 160)
+	inner := w - 4 // "│ " + " │"
+	plan, ok := p.planCell(false)
+	planAttr := color.FgGreen
+	if !ok {
+		planAttr = color.FgYellow
+	}
+	mode := "agent room"
+	if p.Mode == "orchestrator" {
+		mode = "orchestrator lane"
+	}
+	type cell struct {
+		label, value string
+		attrs        []color.Attribute
+	}
+	cells := []cell{
+		{"agent", p.Active + " (" + mode + ")", []color.Attribute{roleColors[rolesByName(p.Active)], color.Bold}},
+		{"plan", plan, []color.Attribute{planAttr}},
+		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, BudgetCeiling), []color.Attribute{ratioAttr(p.Ratio)}},
+		{"changed", files(p.Changed), nil},
+		{"last run", p.lastCell(false), nil},
+		{"orch", p.orchCell(false), nil},
+	}
+	// Two columns when each keeps room for its values; the left one (agent,
+	// budget, last run) gets the larger share.
+	const labelW = 9
+	render := func(x cell, n int) string {
+		v := fit(x.value, n-labelW)
+		return c.with(pad(x.label, labelW), color.Faint) + c.with(v, x.attrs...) + strings.Repeat(" ", n-labelW-utf8.RuneCountInString(v))
+	}
+	var rows []string
+	if inner >= 2*(labelW+28)+3 {
+		left := (inner - 3) * 3 / 5
+		right := inner - 3 - left
+		for i := 0; i < len(cells); i += 2 {
+			rows = append(rows, render(cells[i], left)+c.with(" │ ", color.Faint)+render(cells[i+1], right))
+		}
+	} else {
+		for _, x := range cells {
+			rows = append(rows, render(x, inner))
+		}
+	}
+	title := "─ context "
+	out := []string{c.with("┌"+title+strings.Repeat("─", w-2-utf8.RuneCountInString(title))+"┐", color.Faint)}
+	for _, r := range rows {
+		out = append(out, c.with("│ ", color.Faint)+r+c.with(" │", color.Faint))
+	}
+	return append(out, c.with("└"+strings.Repeat("─", w-2)+"┘", color.Faint))
+}
+
+// files is "1 file", "3 files", or "?" when git could not say.
+func files(n int) string {
+	switch {
+	case n < 0:
+		return "? (git status failed)"
+	case n == 1:
+		return "1 file"
+	}
+	return strconv.Itoa(n) + " files"
+}
+
+// rolesByName maps an agent name to its role (the colour table's key).
+func rolesByName(agent string) events.Role { return events.Role(agent) }
+
+// termWidth is the REPL terminal's width: the input terminal's size when
+// it is one, else $COLUMNS, else 80.
+func termWidth(o REPLOptions) int {
+	if f, ok := o.In.(*os.File); ok && o.Terminal {
+		if w, _, err := readline.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
+
+// panelText is the context to print before a prompt: the boxed panel on a
+// wide terminal, else the one-line status.
+func (e *Engine) panelText(ctx context.Context, o REPLOptions) string {
+	p := e.Panel(ctx)
+	w := termWidth(o)
+	if o.Terminal && o.OutTerminal && w >= PanelMinWidth {
+		return strings.Join(p.Block(w, o.Color), "\n") + "\n"
+	}
+	return p.Line(w, o.Color) + "\n"
+}
+
+// startPanel shows the context for the prompt about to be read. Without a
+// terminal it is printed at once, before the prompt. On a terminal it is
+// gathered in the background while readline already reads (so keys typed
+// meanwhile are not lost) and written through readline's writer, which
+// redraws the prompt and the line being edited below it. The returned stop
+// must be called when Readline returns: after it nothing more is written.
+func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer) (stop func()) {
+	if !o.Terminal {
+		e.out.raw(e.panelText(ctx, o))
+		return func() {}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var mu sync.Mutex
+	stale := false
+	go func() {
+		defer close(done)
+		text := e.panelText(pctx, o)
+		mu.Lock()
+		defer mu.Unlock()
+		if stale || pctx.Err() != nil {
+			return
+		}
+		e.out.mu.Lock()
+		io.WriteString(w, text)
+		e.out.mu.Unlock()
+	}()
+	return func() {
+		mu.Lock()
+		stale = true
+		mu.Unlock()
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,160 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/agents"
+)
+
+func samplePanel() Panel {
+	return Panel{
+		Active: agents.Codex, Mode: "agents", Plan: true, PlanAge: 3 * time.Hour, PlanMissing: []string{"Risks", "Verification"},
+		Diet: "balanced", Ratio: 0.81, Changed: 12,
+		Last:    &LastRun{Agent: agents.Codex, Command: "execute", ExitCode: 0, Duration: 83*time.Second + 400*time.Millisecond, CostUSD: 0.0312},
+		LastAgo: 2 * time.Minute, Target: "0b6f6a3e-1111-4222-8333-444455556666", QueueDepth: 3, QueueAge: 95 * time.Minute,
+	}
+}
+
+func TestPanelLineFitsEveryWidth(t *testing.T) {
+	for _, p := range []Panel{samplePanel(), {Active: agents.Claude, Diet: "ultra", Changed: -1}} {
+		full := sgrRE.ReplaceAllString(p.Line(1000, true), "")
+		if full != p.Line(1000, false) {
+			t.Fatalf("coloured and plain differ:\n%q\n%q", full, p.Line(1000, false))
+		}
+		for _, w := range []int{20, 40, 60, 80, 99, 100, 200} {
+			for _, c := range []bool{false, true} {
+				l := p.Line(w, c)
+				plain := sgrRE.ReplaceAllString(l, "")
+				if n := utf8.RuneCountInString(plain); n > w-1 {
+					t.Fatalf("width %d: %d runes: %q", w, n, plain)
+				}
+				if !c && strings.Contains(l, "\x1b") {
+					t.Fatalf("escape codes without colour: %q", l)
+				}
+				if strings.Contains(l, "\n") {
+					t.Fatalf("line has a newline: %q", l)
+				}
+				if utf8.RuneCountInString(full) > w-1 && !strings.HasSuffix(plain, "…") {
+					t.Fatalf("width %d: cut without an ellipsis: %q", w, plain)
+				}
+				if w >= 30 && !strings.HasPrefix(full, strings.TrimSuffix(plain, " …")) {
+					t.Fatalf("width %d: not whole facts from the start: %q", w, plain)
+				}
+			}
+		}
+	}
+	got := samplePanel().Line(200, false)
+	want := "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 · last codex /execute exit 0 1m23s $0.031 · orch 0b6f6a3e q3, oldest 1h"
+	if got != want {
+		t.Fatalf("line\n got %q\nwant %q", got, want)
+	}
+	// At 60 columns the last run (95 runes with it) is dropped whole.
+	if got, want := samplePanel().Line(60, false), "ctx codex · plan 3h gate -2 · 12 changed · budget 0.81 …"; got != want {
+		t.Fatalf("line at 60: %q, want %q", got, want)
+	}
+}
+
+func TestPanelBlockIsABoxOfTheWidth(t *testing.T) {
+	for _, w := range []int{100, 120, 161, 200, 400} {
+		for _, c := range []bool{false, true} {
+			lines := samplePanel().Block(w, c)
+			want := min(w-1, 160)
+			for i, l := range lines {
+				plain := sgrRE.ReplaceAllString(l, "")
+				if n := utf8.RuneCountInString(plain); n != want {
+					t.Fatalf("width %d line %d: %d runes, want %d: %q", w, i, n, want, plain)
+				}
+				if !c && strings.Contains(l, "\x1b") {
+					t.Fatalf("escape codes without colour: %q", l)
+				}
+			}
+			text := sgrRE.ReplaceAllString(strings.Join(lines, "\n"), "")
+			for _, s := range []string{"codex (agent room)", "3h old, gate: lacks Risks", "0.81 balanced (stops at 0.95)", "12 files",
+				"codex /execute exit 0 1m23s $0.031, 2m ago", "0b6f6a3e queue 3, oldest 1h"} {
+				if !strings.Contains(text, s) {
+					t.Fatalf("width %d: block lacks %q:\n%s", w, s, text)
+				}
+			}
+		}
+	}
+}
+
+func TestPanelFacts(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	p := h.e.Panel(ctx)
+	if p.Plan || p.Changed != 0 || p.Last != nil || p.Active != agents.Claude || p.Target != "" || p.Ratio <= 0 || p.Ratio > 0.01 {
+		t.Fatalf("empty room panel %+v", p)
+	}
+	planAged(t, h, "## Goal\nx\n## Steps\n1. main.go\n", 90*time.Minute)
+	touch(h.dir, "new.txt", "x")
+	touch(h.dir, "main.go", "package main // changed\n")
+	h.e.Active = agents.Codex
+	h.e.last = &LastRun{Agent: agents.Codex, Command: "execute", At: harnessNow.Add(-time.Minute)}
+	p = h.e.Panel(ctx)
+	if !p.Plan || p.PlanAge != 90*time.Minute || len(p.PlanMissing) != 6 || p.Changed != 2 || p.Last == nil || p.LastAgo != time.Minute || p.Ratio <= 0.0004 {
+		t.Fatalf("panel %+v", p)
+	}
+	planAged(t, h, fullPlan, time.Minute)
+	if p = h.e.Panel(ctx); len(p.PlanMissing) != 0 || !strings.Contains(p.Line(200, false), "plan 1m gate ok") {
+		t.Fatalf("full plan: %+v %q", p, p.Line(200, false))
+	}
+}
+
+func TestPanelBeforeEachPromptWithoutATerminal(t *testing.T) {
+	h := newHarness(t)
+	var out strings.Builder
+	o := REPLOptions{In: strings.NewReader("/agent codex\n\n/status\n"), Out: &out, Err: &out}
+	h.e.out = newPrinter(&out, false, false)
+	if err := RunREPL(context.Background(), h.e, o); err != nil {
+		t.Fatal(err)
+	}
+	// One status line before each prompt that follows a command (not after
+	// the empty line), none drawn as a box.
+	if n := strings.Count(out.String(), "ctx claude · plan none · 0 changed"); n != 1 {
+		t.Fatalf("%d claude status lines:\n%s", n, out.String())
+	}
+	if n := strings.Count(out.String(), "ctx codex · plan none · 0 changed"); n != 2 {
+		t.Fatalf("%d codex status lines:\n%s", n, out.String())
+	}
+	if strings.Contains(out.String(), "┌") {
+		t.Fatal("a box was drawn without a terminal")
+	}
+}
+
+// BenchmarkPanel measures gathering the context before a prompt (git
+// status, diff and ls-files, plan.md, budget) in a small repository.
+func BenchmarkPanel(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("%v %s", err, out)
+		}
+	}
+	for i := range 50 {
+		touch(dir, fmt.Sprintf("f%02d.go", i), "package main\n")
+	}
+	exec.Command("git", "-C", dir, "add", ".").Run()
+	exec.Command("git", "-C", dir, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init").Run()
+	touch(dir, "f01.go", "package main\n// changed\n")
+	e, err := New(Config{Dir: dir, Runner: &fakeRunner{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	os.WriteFile(filepath.Join(e.SessionDir, "plan.md"), []byte(fullPlan), 0o600)
+	ctx := context.Background()
+	for b.Loop() {
+		if p := e.Panel(ctx); p.Changed != 1 || !p.Plan {
+			b.Fatalf("%+v", p)
+		}
+	}
+}

@@ -1,0 +1,673 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// DefaultRecap is how many turns `chat --resume` and /resume replay.
+const DefaultRecap = 6
+
+// ResumeState is the room's state rebuilt from conversation.jsonl by
+// ReadResume: what the last sessions left behind.
+type ResumeState struct {
+	Active     string // "" when the log never named one
+	ActiveAt   time.Time
+	ActiveFrom string        // "/agent", "status", "ask"
+	Target     string        // the orchestrator session id, "" if none
+	Plan       *PlanRecord   // the last plan.md written, per the log
+	Loop       *LoopRecord   // an unfinished /continue loop, or nil
+	Chats      []PendingChat // chat messages sent without a recorded reply
+	LastRun    *LastRun      // the last agent run that ran
+	Recap      []events.Event
+	Events     int          // events read
+	Stats      events.Stats // lines read and skipped (damaged, too long)
+	// Versions counts events written with another schema version, by
+	// version; Unknown counts events skipped because their role or kind
+	// is not one this build knows.
+	Versions map[int]int
+	Unknown  int
+	BadMeta  int // events whose meta fields had unexpected types (those fields ignored)
+	First    time.Time
+	Last     time.Time
+}
+
+// PlanRecord is the last plan event that wrote plan.md.
+type PlanRecord struct {
+	At      time.Time
+	Agent   string
+	Text    string
+	Missing []string
+}
+
+// LoopRecord is a /continue loop that did not finish: interrupted (no stop
+// event), cancelled or stopped by an agent failure before its last step.
+type LoopRecord struct {
+	Max      int
+	Done     int    // steps that ran (the last may have been cancelled or failed)
+	From     int    // the step to continue from
+	Reason   string // the stop reason, "" when the loop never recorded one
+	At       time.Time
+	Previous string // the outcome of the step before From, for its prompt
+}
+
+// PendingChat is a chat message to the orchestrator with no chat_reply in
+// the log. Resolve fills State, Ahead, Reply from the chat folder.
+type PendingChat struct {
+	Session     string
+	MessageID   string
+	Text        string
+	SentAt      time.Time
+	Delivered   bool // per the log
+	Lane        string
+	DeliveredAt time.Time
+	Offset      int64 // the transcript's size when sent (meta.offset, optional)
+
+	State string // after resolve: queued, delivered, replied, gone, unreadable
+	Ahead int
+	Reply string
+	Err   error
+}
+
+// recapKind reports whether an event belongs in the recap: the turns, not
+// the bookkeeping around them (previews, confirmations, status lines).
+func recapKind(e *events.Event) bool {
+	switch e.Kind {
+	case events.KindPromptPreview, events.KindStatus, events.KindBudget:
+		return false
+	case events.KindCommand:
+		if _, ok := e.Meta["confirmed"]; ok {
+			return false
+		}
+		if c, _ := e.Meta["command"].(string); c == "resume" {
+			return false
+		}
+	}
+	return true
+}
+
+type resumeReader struct {
+	rs      *ResumeState
+	recap   *ring
+	loopMax int // from the last typed /continue
+	// resumeFrom is the step a resume offered to continue a loop from; the
+	// confirmation that follows starts a loop already that far.
+	resumeFrom int
+	loop       *LoopRecord
+	stepOut    map[int]string
+	chats      map[string]*PendingChat
+	order      []string
+}
+
+// ReadResume streams the log at path (never holding more than the recap
+// and the pending chat messages) and rebuilds the room's state. A missing
+// log gives a fresh state. Damaged lines and events this build does not
+// understand are skipped and counted.
+func ReadResume(path string, recap int) (*ResumeState, error) {
+	rs := &ResumeState{Versions: map[int]int{}}
+	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
+	if recap > 0 {
+		r.recap = &ring{buf: make([]events.Event, 0, recap)}
+	}
+	st, err := events.ReadFile(path, r.take)
+	rs.Stats = st
+	if err != nil && !errors.Is(err, events.ErrNoLog) {
+		return rs, err
+	}
+	if r.recap != nil {
+		r.recap.each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
+	}
+	if l := r.loop; l != nil && (l.Reason == "" || l.Reason == string(StopCancelled) || l.Reason == string(StopFailure)) {
+		l.From = l.Done + 1
+		if l.Reason != "" {
+			l.From = max(1, l.Done) // redo the step that was cancelled or failed
+		}
+		if l.From <= l.Max {
+			l.Previous = r.stepOut[l.From-1]
+			rs.Loop = l
+		}
+	}
+	for _, id := range r.order {
+		if c := r.chats[id]; c != nil {
+			rs.Chats = append(rs.Chats, *c)
+		}
+	}
+	return rs, nil
+}
+
+func metaString(e *events.Event, key string, bad *bool) string {
+	v, ok := e.Meta[key]
+	if !ok || v == nil {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		*bad = true
+	}
+	return s
+}
+
+func metaInt(e *events.Event, key string, bad *bool) (int, bool) {
+	v, ok := e.Meta[key]
+	if !ok || v == nil {
+		return 0, false
+	}
+	f, ok := v.(float64)
+	if !ok || f != float64(int(f)) {
+		*bad = true
+		return 0, false
+	}
+	return int(f), true
+}
+
+func metaBool(e *events.Event, key string, bad *bool) bool {
+	v, ok := e.Meta[key]
+	if !ok || v == nil {
+		return false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		*bad = true
+	}
+	return b
+}
+
+func validAgent(s string) bool {
+	return s == agents.Claude || s == agents.Codex || s == "orchestrator"
+}
+
+func (r *resumeReader) take(e events.Event) error {
+	rs := r.rs
+	rs.Events++
+	if e.SchemaVersion != events.SchemaVersion {
+		rs.Versions[e.SchemaVersion]++
+	}
+	if !events.ValidRole(e.Role) || !events.ValidKind(e.Kind) {
+		rs.Unknown++
+		return nil
+	}
+	at := e.Time()
+	if rs.First.IsZero() {
+		rs.First = at
+	}
+	rs.Last = at
+	if r.recap != nil && recapKind(&e) {
+		r.recap.push(e)
+	}
+	bad := false
+	defer func() {
+		if bad {
+			rs.BadMeta++
+		}
+	}()
+	setActive := func(a, from string) {
+		if validAgent(a) {
+			rs.Active, rs.ActiveAt, rs.ActiveFrom = a, at, from
+		}
+	}
+	switch e.Kind {
+	case events.KindCommand:
+		cmd := metaString(&e, "command", &bad)
+		if _, failed := e.Meta["error"]; failed {
+			return nil
+		}
+		f := strings.Fields(e.Text)
+		_, confirmation := e.Meta["confirmed"]
+		switch {
+		case cmd == "agent" && len(f) == 2 && (strings.EqualFold(f[1], agents.Claude) || strings.EqualFold(f[1], agents.Codex)):
+			// /agent orchestrator counts only through the status event a
+			// successful switch logs: the command may have been refused.
+			setActive(strings.ToLower(f[1]), "/agent")
+		case cmd == "target" && len(f) == 2 && conversation.ValidSessionID(f[1]) == nil:
+			rs.Target = f[1]
+		case cmd == "continue" && !confirmation:
+			n, err := ParseMaxSteps(strings.Join(f[1:], " "))
+			if err == nil {
+				r.loopMax = n
+			}
+			r.resumeFrom = 0
+		case cmd == "continue" && metaBool(&e, "confirmed", &bad):
+			if _, isStep := e.Meta["step"]; !isStep {
+				r.loop = &LoopRecord{Max: r.loopMax, At: at}
+				if r.resumeFrom > 1 {
+					r.loop.Done = r.resumeFrom - 1 // the earlier steps' outcomes are kept
+				} else {
+					clear(r.stepOut)
+				}
+				r.resumeFrom = 0
+			}
+		}
+	case events.KindStatus:
+		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
+			r.resumeFrom = from
+			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
+				r.loopMax = m
+			}
+		}
+		// Only a switch (/agent) or a resume says what the room's agent
+		// was: a one-shot `relay-baton status` logs the default agent.
+		if strings.HasPrefix(e.Text, "active agent: ") || metaBool(&e, "resumed", &bad) {
+			agent := metaString(&e, "agent", &bad)
+			setActive(agent, "status")
+			// A switch to the orchestrator names the session it talks to.
+			if sid := metaString(&e, "session", &bad); agent == AgentOrchestrator && conversation.ValidSessionID(sid) == nil {
+				rs.Target = sid
+			}
+		}
+	case events.KindMessage:
+		if e.Role == events.RoleUser && !metaBool(&e, "note", &bad) {
+			setActive(metaString(&e, "agent", &bad), "ask")
+		}
+	case events.KindPlan:
+		if !metaBool(&e, "written", &bad) {
+			return nil
+		}
+		p := &PlanRecord{At: at, Agent: metaString(&e, "agent", &bad), Text: e.Text}
+		if list, ok := e.Meta["missingSections"].([]any); ok {
+			for _, s := range list {
+				if s, ok := s.(string); ok {
+					p.Missing = append(p.Missing, s)
+				}
+			}
+		}
+		rs.Plan = p
+		r.loop = nil // a new plan makes an old loop moot
+	case events.KindExecute:
+		if r.loop == nil {
+			return nil
+		}
+		if reason := metaString(&e, "stopReason", &bad); reason != "" {
+			r.loop.Reason = reason
+			if n, ok := metaInt(&e, "steps", &bad); ok {
+				r.loop.Done = n
+			}
+			return nil
+		}
+		if step, ok := metaInt(&e, "step", &bad); ok {
+			r.loop.Done = step
+			r.loop.At = at
+			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
+				r.loop.Max = m
+			}
+			r.stepOut[step] = e.Text
+		}
+	case events.KindAgentRun:
+		if !metaBool(&e, "ran", &bad) {
+			return nil
+		}
+		l := &LastRun{Command: metaString(&e, "command", &bad), Agent: metaString(&e, "agent", &bad), At: at,
+			Cancelled: metaBool(&e, "cancelled", &bad)}
+		if l.Agent == "" {
+			l.Agent = string(e.Role)
+		}
+		l.ExitCode, _ = metaInt(&e, "exitCode", &bad)
+		if ms, ok := metaInt(&e, "durationMs", &bad); ok {
+			l.Duration = time.Duration(ms) * time.Millisecond
+		}
+		if c, ok := e.Meta["costUsd"].(float64); ok {
+			l.CostUSD = c
+		}
+		rs.LastRun = l
+		if l.Command == "ask" {
+			setActive(l.Agent, "ask")
+		}
+	case events.KindChatSent, events.KindChatDelivered, events.KindChatReply:
+		sid, id := metaString(&e, "session", &bad), metaString(&e, "messageId", &bad)
+		if sid == "" || id == "" || conversation.ValidSessionID(sid) != nil {
+			bad = true
+			return nil
+		}
+		key := sid + "/" + id
+		switch e.Kind {
+		case events.KindChatSent:
+			if r.chats[key] == nil {
+				r.order = append(r.order, key)
+			}
+			c := &PendingChat{Session: sid, MessageID: id, Text: e.Text, SentAt: at}
+			if off, ok := metaInt(&e, "offset", &bad); ok && off > 0 {
+				c.Offset = int64(off)
+			}
+			r.chats[key] = c
+			rs.Target = sid
+		case events.KindChatDelivered:
+			if c := r.chats[key]; c != nil {
+				c.Delivered, c.DeliveredAt, c.Lane = true, at, metaString(&e, "lane", &bad)
+			}
+		case events.KindChatReply:
+			delete(r.chats, key)
+		}
+	}
+	return nil
+}
+
+// continuity is what the room carries over from a resumed log that has no
+// other home in the engine yet.
+type continuity struct {
+	target string
+}
+
+// resolveChat looks message c up in the session's chat folder: still
+// queued, delivered (with the reply from the outbox or the transcript if it
+// came meanwhile), or gone.
+func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
+	s, err := conversation.OpenSession(workspace, c.Session)
+	if err != nil {
+		c.State, c.Err = "unreadable", err
+		return
+	}
+	st, err := s.State(c.MessageID)
+	switch {
+	case errors.Is(err, conversation.ErrNotQueued):
+		c.State = "gone"
+		return
+	case err != nil:
+		c.State, c.Err = "unreadable", err
+		return
+	case st.Queued:
+		c.State, c.Ahead = "queued", st.Ahead
+		return
+	}
+	c.Delivered, c.State = true, "delivered"
+	if st.Delivered.Lane != "" {
+		c.Lane = string(st.Delivered.Lane)
+	}
+	if st.Delivered.DeliveredAt != nil {
+		c.DeliveredAt = *st.Delivered.DeliveredAt
+	}
+	if text, ok := s.Reply(c.MessageID); ok && strings.TrimSpace(text) != "" {
+		c.State, c.Reply = "replied", text
+		return
+	}
+	path := conversation.LocateTranscript(s)
+	if path == "" {
+		return
+	}
+	if text, ok := transcriptReply(ctx, path, c.Offset, c.MessageID); ok {
+		c.State, c.Reply = "replied", text
+	}
+}
+
+// transcriptReply scans a transcript from offset (where it ended when the
+// message was sent, when known; a transcript shorter than that was replaced
+// and is read from its start) for the delivery of message id, and returns
+// the text of the turn that answered it, once that turn ended.
+func transcriptReply(ctx context.Context, path string, offset int64, id string) (string, bool) {
+	if offset > conversation.Size(path) {
+		offset = 0
+	}
+	var reply strings.Builder
+	seen, done := false, false
+	_ = conversation.Tail(ctx, conversation.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
+		for _, a := range acts {
+			switch {
+			case !seen:
+				seen = a.Kind == events.ActDelivered && strings.Contains(a.Text, id)
+			case a.Kind == events.ActText:
+				if reply.Len() > 0 {
+					reply.WriteString("\n")
+				}
+				reply.WriteString(a.Text)
+			case a.Kind == events.ActDone:
+				done = true
+				return false
+			}
+		}
+		return true
+	}})
+	return reply.String(), done
+}
+
+// ago renders how long ago t was, coarsely: 45s, 12m, 3h, 2d.
+func ago(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+		fallthrough
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// Resume rebuilds the room's state from the conversation log: it prints a
+// recap of the last recap turns (as replay renders them), applies the
+// active agent, the orchestrator target and the last run, shows chat
+// messages still waiting (picking up replies that arrived meanwhile), says
+// what it skipped, and offers to continue an unfinished /continue loop:
+// that runs only after its preview is confirmed.
+func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
+	rs, err := ReadResume(e.LogPath(), recap)
+	if err != nil {
+		return rs, fmt.Errorf("resume: %w", err)
+	}
+	now := e.now()
+	if rs.Events == 0 && rs.Stats.Skipped() == 0 {
+		e.Say("resume: nothing recorded yet in .ai-session/conversation.jsonl; starting fresh.")
+		return rs, nil
+	}
+	if rs.First.IsZero() {
+		e.Say("resuming from .ai-session/conversation.jsonl: no usable events")
+	} else {
+		e.Say("resuming from .ai-session/conversation.jsonl: %d events, %s to %s", rs.Events,
+			rs.First.UTC().Format("2006-01-02 15:04Z"), rs.Last.UTC().Format("2006-01-02 15:04Z"))
+	}
+	if len(rs.Recap) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "last %d turns:\n", len(rs.Recap))
+		for i, ev := range rs.Recap {
+			b.WriteString("  ")
+			b.WriteString(FormatEvent(i+1, ev, e.out.color))
+			b.WriteString("\n")
+		}
+		e.out.raw(b.String())
+	}
+	var lines []string
+	switch a := rs.Active; {
+	case a == agents.Claude || a == agents.Codex:
+		e.Active = a
+		lines = append(lines, fmt.Sprintf("active agent: %s (restored from the log: %s %s ago)", a, activeWords[rs.ActiveFrom], ago(now.Sub(rs.ActiveAt))))
+	case a == AgentOrchestrator:
+		// The switch says which session it talks to (the target, else the lead).
+		if err := e.UseOrchestrator(rs.Target); err != nil {
+			lines = append(lines, fmt.Sprintf("active agent was %s; not restored: %v", a, err))
+		}
+	case a != "":
+		lines = append(lines, fmt.Sprintf("active agent was %q, which this version does not know; staying on %s", a, e.Active))
+	default:
+		lines = append(lines, "active agent: "+e.Active+" (the log names none)")
+	}
+	if rs.Target != "" {
+		// Remembered for the next /agent orchestrator; it does not switch
+		// the active agent by itself.
+		e.cont.target = rs.Target
+		if e.Active != AgentOrchestrator {
+			e.chat.target = rs.Target
+		}
+		lines = append(lines, "orchestrator target: "+rs.Target)
+	}
+	age, havePlan := e.planAge()
+	switch {
+	case havePlan && rs.Plan != nil:
+		l := fmt.Sprintf("plan: .ai-session/plan.md, %s old (written by %s per the log, %s ago)", ago(age), rs.Plan.Agent, ago(now.Sub(rs.Plan.At)))
+		if len(rs.Plan.Missing) > 0 {
+			l += "; lacks " + strings.Join(rs.Plan.Missing, ", ")
+		}
+		lines = append(lines, l)
+	case havePlan:
+		lines = append(lines, fmt.Sprintf("plan: .ai-session/plan.md, %s old (not written in a logged turn)", ago(age)))
+	case rs.Plan != nil:
+		lines = append(lines, fmt.Sprintf("plan: the log says %s wrote one %s ago, but .ai-session/plan.md is gone", rs.Plan.Agent, ago(now.Sub(rs.Plan.At))))
+	default:
+		lines = append(lines, "plan: none")
+	}
+	if rs.LastRun != nil {
+		if e.last == nil {
+			e.last = rs.LastRun
+		}
+		lines = append(lines, "last run: "+runWords(rs.LastRun, now))
+	}
+	if len(rs.Chats) > 0 {
+		ws, err := conversation.ResolveWorkspace(e.Root)
+		if err != nil {
+			ws = e.Root
+		}
+		for i := range rs.Chats {
+			c := &rs.Chats[i]
+			resolveChat(ctx, ws, c)
+			lines = append(lines, chatWords(c, now))
+			if c.State == "replied" {
+				e.emit(events.RoleOrchestrator, events.KindChatReply, summary(c.Reply, 1000), nil,
+					map[string]any{"session": c.Session, "messageId": c.MessageID, "lane": c.Lane, "source": "resume"})
+			}
+		}
+	}
+	if s := skippedWords(rs); s != "" {
+		lines = append(lines, s)
+	}
+	e.Say("%s", strings.Join(lines, "\n"))
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("resumed from %d events (%d skipped)", rs.Events, rs.Stats.Skipped()+rs.Unknown), nil,
+		map[string]any{"agent": e.Active, "resumed": true, "events": rs.Events, "skippedLines": rs.Stats.Skipped(), "skippedEvents": rs.Unknown})
+	if rs.Loop != nil {
+		return rs, e.offerLoop(ctx, rs.Loop, now)
+	}
+	return rs, nil
+}
+
+var activeWords = map[string]string{"/agent": "chosen with /agent", "status": "active", "ask": "last asked"}
+
+func runWords(l *LastRun, now time.Time) string {
+	state := fmt.Sprintf("exit %d", l.ExitCode)
+	if l.Cancelled {
+		state = "cancelled"
+	}
+	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), ago(now.Sub(l.At)))
+	if l.CostUSD > 0 {
+		s += fmt.Sprintf(", $%.4f", l.CostUSD)
+	}
+	return s
+}
+
+func chatWords(c *PendingChat, now time.Time) string {
+	head := fmt.Sprintf("chat %s to %s (sent %s ago): ", c.MessageID, shortID(c.Session), ago(now.Sub(c.SentAt)))
+	switch c.State {
+	case "queued":
+		return head + fmt.Sprintf("still queued, %d ahead: %q", c.Ahead, summary(c.Text, 60))
+	case "replied":
+		return head + "reply (arrived while the room was closed):\n" + indent(c.Reply, "  │ ")
+	case "delivered":
+		via := ""
+		if c.Lane != "" {
+			via = " via the " + c.Lane + " lane"
+		}
+		when := ""
+		if !c.DeliveredAt.IsZero() {
+			when = " " + ago(now.Sub(c.DeliveredAt)) + " ago"
+		}
+		return head + "delivered" + via + when + ", no reply yet"
+	case "gone":
+		return head + "no longer in the inbox and never delivered (cancelled)"
+	}
+	return head + fmt.Sprintf("cannot read its chat folder: %v", c.Err)
+}
+
+func shortID(id string) string { return id[:min(8, len(id))] }
+
+func indent(s, prefix string) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range ls {
+		ls[i] = prefix + l
+	}
+	return strings.Join(ls, "\n")
+}
+
+// skippedWords says what the resume did not use, or "".
+func skippedWords(rs *ResumeState) string {
+	var parts []string
+	if n := rs.Stats.Skipped(); n > 0 {
+		s := fmt.Sprintf("skipped %d damaged line(s)", n)
+		if rs.Stats.FirstSkipped > 0 {
+			s += fmt.Sprintf(" (first at line %d", rs.Stats.FirstSkipped)
+			if rs.Stats.FirstError != "" {
+				s += ": " + summary(rs.Stats.FirstError, 80)
+			}
+			s += ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(rs.Versions) > 0 {
+		vs := make([]int, 0, len(rs.Versions))
+		n := 0
+		for v, c := range rs.Versions {
+			vs = append(vs, v)
+			n += c
+		}
+		sort.Ints(vs)
+		var names []string
+		for _, v := range vs {
+			names = append(names, fmt.Sprintf("v%d: %d", v, rs.Versions[v]))
+		}
+		parts = append(parts, fmt.Sprintf("%d event(s) of another schema version (%s; this build writes v%d): used what it understands", n, strings.Join(names, ", "), events.SchemaVersion))
+	}
+	if rs.Unknown > 0 {
+		parts = append(parts, fmt.Sprintf("skipped %d event(s) of a role or kind this build does not know", rs.Unknown))
+	}
+	if rs.BadMeta > 0 {
+		parts = append(parts, fmt.Sprintf("ignored unexpected fields in %d event(s)", rs.BadMeta))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "resume: " + strings.Join(parts, "; ")
+}
+
+// offerLoop offers to continue an unfinished loop from the step it stopped
+// at. It runs only after the step's preview is confirmed, even with --yes.
+func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) error {
+	why := "the room closed during it"
+	if l.Reason != "" {
+		why = "stopped: " + l.Reason
+	}
+	e.Say("an unfinished /continue loop: %d of %d steps ran (%s, %s ago).", l.Done, l.Max, why, ago(now.Sub(l.At)))
+	if e.term == nil {
+		e.Say("/continue starts a new loop; resuming this one needs a terminal to confirm on.")
+		return nil
+	}
+	if _, err := e.readPlan(); err != nil {
+		e.Say("not offered: %v", err)
+		return nil
+	}
+	e.Say("offering to continue from step %d of %d: answer y to run it, anything else leaves it.", l.From, l.Max)
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("offered to continue the /continue loop at step %d of %d", l.From, l.Max), nil,
+		map[string]any{"loopResumeFrom": l.From, "maxSteps": l.Max})
+	yes := e.autoYes
+	e.autoYes = false
+	defer func() { e.autoYes = yes }()
+	_, err := e.continueLoop(ctx, l.From, l.Max, l.Previous)
+	if errors.Is(err, ErrDeclined) {
+		return nil
+	}
+	return err
+}
+
+func (e *Engine) cmdResume(ctx context.Context, args string) error {
+	n := DefaultRecap
+	if f := strings.Fields(args); len(f) > 0 {
+		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 0 || n > 200 || len(f) > 1 {
+			return fmt.Errorf("usage: /resume [N] (N turns of recap, 0 to 200), not %q", args)
+		}
+	}
+	_, err := e.Resume(ctx, n)
+	return err
+}
