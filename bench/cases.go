@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/creack/pty"
@@ -205,6 +205,7 @@ func (b *bench) rewake() error {
 func transcriptLines() ([][]byte, error) {
 	var files []string
 	for _, pat := range []string{
+		"agents/testdata/claude-2.1.328-chat.jsonl", // recorded from the real CLI this project pins
 		"testdata/transcripts/*.jsonl",
 		"../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
 	} {
@@ -212,10 +213,14 @@ func transcriptLines() ([][]byte, error) {
 		files = append(files, m...)
 	}
 	var lines [][]byte
+	pinned := false
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
+		}
+		if strings.Contains(f, "claude-2.1.328") {
+			pinned = true
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(l)) > 0 && json.Valid(l) {
@@ -225,6 +230,9 @@ func transcriptLines() ([][]byte, error) {
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("no transcript lines found (run from the repo root, with ../shared/corpus beside it)")
+	}
+	if !pinned {
+		return nil, fmt.Errorf("agents/testdata/claude-2.1.328-chat.jsonl not found (run from the repo root)")
 	}
 	return lines, nil
 }
@@ -352,8 +360,11 @@ func (b *bench) follow() error {
 	return nil
 }
 
-// claim: throughput of 8 concurrent claimers against one claimer.
+// claim: throughput of 8 concurrent claimers (across the three lanes)
+// against one claimer. Every claimed id is checked against the enqueued
+// ones: the verdict is 0 lost and 0 doubled, counted, not assumed.
 func (b *bench) claim() error {
+	claimLost, claimDoubled := 0, 0
 	n := 10000
 	if *quick {
 		n = 2000
@@ -363,12 +374,20 @@ func (b *bench) claim() error {
 		if err != nil {
 			return 0, err
 		}
+		sent := make(map[string]bool, n)
 		for i := 0; i < n; i++ {
-			if _, err := s.Enqueue("bench", fmt.Sprintf("m%d", i)); err != nil {
+			m, err := s.Enqueue("bench", fmt.Sprintf("m%d", i))
+			if err != nil {
 				return 0, err
 			}
+			sent[m.ID] = true
 		}
-		var got atomic.Int64
+		if len(sent) != n {
+			return 0, fmt.Errorf("Enqueue returned %d distinct ids for %d messages", len(sent), n)
+		}
+		lanes := []conversation.Lane{conversation.LaneHook, conversation.LaneRewake, conversation.LaneMonitor}
+		got := make([][]string, claimers)
+		errs := make([]error, claimers)
 		var wg sync.WaitGroup
 		start := time.Now()
 		for c := 0; c < claimers; c++ {
@@ -376,18 +395,47 @@ func (b *bench) claim() error {
 			go func() {
 				defer wg.Done()
 				for {
-					res, err := s.Claim(conversation.LaneHook)
-					if err != nil || !res.OK {
+					res, err := s.Claim(lanes[c%len(lanes)])
+					if err != nil {
+						errs[c] = err
 						return
 					}
-					got.Add(1)
+					if !res.OK {
+						return
+					}
+					got[c] = append(got[c], res.Message.ID)
 				}
 			}()
 		}
 		wg.Wait()
 		el := time.Since(start)
-		if got.Load() != int64(n) {
-			return 0, fmt.Errorf("%d claimers claimed %d of %d", claimers, got.Load(), n)
+		if err := errors.Join(errs...); err != nil {
+			return 0, err
+		}
+		seen := make(map[string]int, n)
+		for _, ids := range got {
+			for _, id := range ids {
+				seen[id]++
+			}
+		}
+		var lost, doubled, unknown int
+		for id := range sent {
+			if seen[id] == 0 {
+				lost++
+			}
+		}
+		for id, k := range seen {
+			if k > 1 {
+				doubled += k - 1
+			}
+			if !sent[id] {
+				unknown++
+			}
+		}
+		claimLost += lost
+		claimDoubled += doubled + unknown
+		if lost+doubled+unknown > 0 {
+			fmt.Fprintf(os.Stderr, "  %d claimers: %d lost, %d doubled, %d unknown of %d\n", claimers, lost, doubled, unknown, n)
 		}
 		return float64(n) / el.Seconds(), nil
 	}
@@ -399,7 +447,7 @@ func (b *bench) claim() error {
 	if err != nil {
 		return err
 	}
-	add(row{fmt.Sprintf("claim throughput, 8 concurrent claimers (%d msgs)", n), fmt.Sprintf("%.0f msg/s", eight), fmt.Sprintf("%.0f msg/s (1 claimer)", one), fmt.Sprintf("%.2f×", eight/one), "0 lost, 0 doubled", "yes"})
+	add(row{fmt.Sprintf("claim throughput, 8 concurrent claimers (%d msgs, ids checked)", n), fmt.Sprintf("%.0f msg/s; %d lost, %d doubled", eight, claimLost, claimDoubled), fmt.Sprintf("%.0f msg/s (1 claimer)", one), fmt.Sprintf("%.2f×", eight/one), "0 lost, 0 doubled", verdict(claimLost == 0 && claimDoubled == 0)})
 	return nil
 }
 
