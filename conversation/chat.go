@@ -434,6 +434,12 @@ func readMessage(p string) (Message, string) {
 	if _, err := io.ReadFull(f, b); err != nil {
 		return Message{}, err.Error()
 	}
+	return parseMessage(b)
+}
+
+// parseMessage decodes and validates an inbox file's content; reason != ""
+// when it is not a usable message.
+func parseMessage(b []byte) (Message, string) {
 	var m Message
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Message{}, "not a JSON message: " + err.Error()

@@ -281,6 +281,10 @@ func (t *tailer) step() (more bool, err error) {
 			t.pending = t.pending[:0]
 			continue
 		}
+		if skipLine(line) {
+			t.pending = t.pending[:0]
+			continue
+		}
 		acts, perr := agents.ParseTranscriptLine(line)
 		t.pending = t.pending[:0]
 		if perr != nil {
