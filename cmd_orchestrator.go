@@ -333,7 +333,7 @@ func runTail(inv *invocation) error {
 	}
 	path := conversation.LocateTranscript(s)
 	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s)", id, conversation.ProjectsRoot())
+		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsRoot())
 	}
 	var off int64
 	if !*fromStart {
