@@ -282,19 +282,28 @@ func (b *bench) scan() error {
 		if err := s.Register(conversation.Registration{SessionID: benchSession, TranscriptPath: tp, Cwd: ws}); err != nil {
 			return err
 		}
+		oursArgs := []string{"tail", "--workspace", ws, "--session", benchSession, "--from-start", "--no-follow", "--json"}
+		jqArgs := []string{"-c", `select(.type == "assistant" and (.isSidechain | not)) | .message.content[]?`, tp}
 		var ours, refs []time.Duration
-		var oursRSS, refRSS int64
 		for i := 0; i < 3; i++ {
-			d, rss, err := runOnce(nil, nil, ws, b.bin, "tail", "--workspace", ws, "--session", benchSession, "--from-start", "--no-follow", "--json")
+			d, _, err := runOnce(nil, nil, ws, b.bin, oursArgs...)
 			if err != nil {
 				return err
 			}
-			ours, oursRSS = append(ours, d), max(oursRSS, rss)
-			d, rss, err = runOnce(nil, nil, ws, "jq", "-c", `select(.type == "assistant" and (.isSidechain | not)) | .message.content[]?`, tp)
+			ours = append(ours, d)
+			d, _, err = runOnce(nil, nil, ws, "jq", jqArgs...)
 			if err != nil {
 				return err
 			}
-			refs, refRSS = append(refs, d), max(refRSS, rss)
+			refs = append(refs, d)
+		}
+		oursRSS, err := peakRSS(ws, b.bin, oursArgs...)
+		if err != nil {
+			return err
+		}
+		refRSS, err := peakRSS(ws, "jq", jqArgs...)
+		if err != nil {
+			return err
 		}
 		o, r := median(ours), median(refs)
 		mbps := func(d time.Duration) string { return fmt.Sprintf("%.0f MB/s", float64(size)/1e6/d.Seconds()) }
@@ -493,7 +502,7 @@ func (b *bench) replay() error {
 		}
 		ref = append(ref, d)
 	}
-	_, rssSmall, err := runOnce(nil, nil, b.tmp, b.bin, "replay", "--file", p, "--limit", "20")
+	rssSmall, err := peakRSS(b.tmp, b.bin, "replay", "--file", p, "--limit", "20")
 	if err != nil {
 		return err
 	}
