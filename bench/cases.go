@@ -312,7 +312,7 @@ func (b *bench) scan() error {
 			label = "1 GB"
 		}
 		add(row{"transcript scan " + label + " (`tail --from-start --no-follow`)", fmt.Sprintf("%s, %s", ms(o), mbps(o)), fmt.Sprintf("%s, %s (jq)", ms(r), mbps(r)),
-			speedup(float64(r)/float64(o)), "≥ 10× jq", verdict(float64(r)/float64(o) >= 10)})
+			speedup(float64(r) / float64(o)), "≥ 10× jq", verdict(float64(r)/float64(o) >= 10)})
 		add(row{"transcript scan " + label + ": peak RSS", mib(oursRSS), mib(refRSS) + " (jq)", "", "≤ 32 MiB at 1 GB", verdict(size < 1<<30 || oursRSS <= 32<<20)})
 		os.Remove(tp)
 	}
@@ -507,7 +507,7 @@ func (b *bench) replay() error {
 		return err
 	}
 	label := fmt.Sprintf("%d events", n)
-	add(row{"replay " + label + ", text", ms(median(text)), ms(median(ref)) + " (jq)", speedup(float64(median(ref))/float64(median(text))), "< 1.5 s", verdict(median(text) < 1500*time.Millisecond)})
+	add(row{"replay " + label + ", text", ms(median(text)), ms(median(ref)) + " (jq)", speedup(float64(median(ref)) / float64(median(text))), "< 1.5 s", verdict(median(text) < 1500*time.Millisecond)})
 	add(row{"replay " + label + ", --json", ms(median(js)), "", "", "< 1.5 s", verdict(median(js) < 1500*time.Millisecond)})
 	add(row{"replay " + label + ", --limit 20: peak RSS", mib(rssSmall), "", "", "flat in log size", ""})
 	return nil
