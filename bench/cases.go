@@ -165,7 +165,7 @@ func (b *bench) rewake() error {
 		return err
 	}
 	payload := fmt.Sprintf(`{"session_id":%q,"cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, benchSession, ws)
-	n := 100
+	n := 200
 	if *quick {
 		n = 30
 	}
