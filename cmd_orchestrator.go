@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -332,23 +333,33 @@ func runTail(inv *invocation) error {
 	}
 	path := conversation.LocateTranscript(s)
 	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s)", id, conversation.ProjectsRoot())
+		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsRoot())
 	}
 	var off int64
 	if !*fromStart {
 		off = conversation.Size(path)
 	}
-	enc := json.NewEncoder(inv.IO.Out)
+	// Buffered: a scan of a big transcript would otherwise make one write
+	// per activity. Following flushes after each line, so nothing waits.
+	out := bufio.NewWriterSize(inv.IO.Out, 64<<10)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
-		OnSkip: func(_ int64, why string) { fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", why) },
+		OnSkip: func(_ int64, why string) {
+			out.Flush()
+			fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", why)
+		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				if *asJSON {
 					_ = enc.Encode(a)
 				} else {
-					renderActivity(inv.IO.Out, a)
+					renderActivity(out, a)
 				}
+			}
+			if !*noFollow {
+				out.Flush()
 			}
 			return true
 		},
@@ -425,14 +436,11 @@ func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 		return p, nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
-	if err != nil || len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
+	if err != nil {
 		return p, nil, false
 	}
-	ws := os.Getenv("CLAUDE_PROJECT_DIR")
-	if ws == "" {
-		ws = p.Cwd
-	}
-	if ws == "" || !filepath.IsAbs(ws) {
+	p, ws, ok := decodeHookPayload(b, os.Getenv("CLAUDE_PROJECT_DIR"))
+	if !ok {
 		return p, nil, false
 	}
 	s, err := conversation.OpenSession(ws, p.SessionID)
@@ -440,6 +448,24 @@ func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 		return p, nil, false
 	}
 	return p, s, true
+}
+
+// decodeHookPayload decodes a hook payload and picks its workspace:
+// projectDir (CLAUDE_PROJECT_DIR) when set, else the payload's cwd. ok=false
+// when the payload is over maxPayload, not JSON, or names no absolute
+// workspace.
+func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, ok bool) {
+	if len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
+		return p, "", false
+	}
+	ws = projectDir
+	if ws == "" {
+		ws = p.Cwd
+	}
+	if ws == "" || !filepath.IsAbs(ws) {
+		return p, "", false
+	}
+	return p, ws, true
 }
 
 func runHook(inv *invocation) error {

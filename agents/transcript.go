@@ -80,6 +80,9 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 	}
 	var l transcriptLine
 	if err := json.Unmarshal(line, &l); err != nil {
+		if json.Valid(line) {
+			return nil, nil // JSON of a shape we do not know (say "type": 5): skip
+		}
 		return nil, fmt.Errorf("transcript line: %w", err)
 	}
 	if l.IsSidechain {

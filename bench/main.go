@@ -176,7 +176,37 @@ type bench struct {
 	bin, tmp, ref string
 }
 
-// runOnce runs a command to completion and returns its wall time and peak RSS.
+// peakRSS runs a command once under GNU time and returns its peak RSS.
+// (The rusage a Go parent gets is no good for this: the child is cloned
+// sharing the parent's memory until exec, and Linux carries that
+// high-water mark into the child's ru_maxrss, so every child would show at
+// least the benchmark's own size.)
+func peakRSS(dir string, name string, args ...string) (int64, error) {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		return 0, fmt.Errorf("peak RSS needs GNU time at /usr/bin/time (apt-get install time)")
+	}
+	f, err := os.CreateTemp("", "rss-")
+	if err != nil {
+		return 0, err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	if _, _, err := runOnce(nil, nil, dir, "/usr/bin/time", append([]string{"-f", "%M", "-o", f.Name(), name}, args...)...); err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		return 0, err
+	}
+	var kb int64
+	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &kb); err != nil {
+		return 0, fmt.Errorf("GNU time said %q", b)
+	}
+	return kb * 1024, nil
+}
+
+// runOnce runs a command to completion and returns its wall time and its
+// ru_maxrss (see peakRSS for why that is not the peak RSS).
 func runOnce(stdin io.Reader, env []string, dir string, name string, args ...string) (time.Duration, int64, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Stdin = stdin

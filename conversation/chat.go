@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -72,7 +74,8 @@ type Message struct {
 // Errors callers may test for.
 var (
 	ErrBadSessionID = errors.New("session id must be a UUID (8-4-4-4-12 hex digits)")
-	ErrSymlink      = errors.New("refusing a symlinked session-chat folder")
+	ErrSymlink      = errors.New("refusing a symlinked session-chat folder (a link could redirect messages elsewhere): remove the link; the SessionStart hook recreates the folder")
+	ErrNotUTF8      = errors.New("message is not valid UTF-8: re-encode the text as UTF-8 (for example with iconv -t UTF-8) and send it again")
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
@@ -260,6 +263,9 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if len(text) > MaxMessageBytes {
 		return Message{}, fmt.Errorf("%d bytes: %w", len(text), ErrTooLarge)
 	}
+	if !utf8.ValidString(text) {
+		return Message{}, ErrNotUTF8
+	}
 	if from == "" {
 		from = "relay-baton"
 	}
@@ -293,7 +299,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	}
 	name := fmt.Sprintf("%013d-%s.json", ms, id)
 	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
-		return Message{}, fmt.Errorf("enqueue into %s: %w", s.InboxDir(), err)
+		return Message{}, fmt.Errorf("enqueue into %s: %w%s", s.InboxDir(), err, writeHint(err))
 	}
 	m.Inbox = name
 	return m, nil
@@ -446,6 +452,12 @@ func readMessage(p string) (Message, string) {
 	if _, err := io.ReadFull(f, b); err != nil {
 		return Message{}, err.Error()
 	}
+	return parseMessage(b)
+}
+
+// parseMessage decodes and validates an inbox file's content; reason != ""
+// when it is not a usable message.
+func parseMessage(b []byte) (Message, string) {
 	var m Message
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Message{}, "not a JSON message: " + err.Error()
@@ -650,4 +662,16 @@ func oneLineCut(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// writeHint says what to do about a failed write: nothing for errors it
+// does not recognise.
+func writeHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return " (the disk is full: free some space and send again; nothing was queued)"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		return " (the folder is not writable: check its mode and owner, `lsattr` for the immutable flag, and whether the file system is mounted read-only)"
+	}
+	return ""
 }

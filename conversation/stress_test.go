@@ -3,11 +3,13 @@ package conversation
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,9 @@ import (
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("RB_STRESS_CLAIMER"); spec != "" {
 		os.Exit(claimerMain(spec))
+	}
+	if spec := os.Getenv("RB_STRESS_ENQUEUER"); spec != "" {
+		os.Exit(enqueuerMain(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -73,53 +78,95 @@ func claimerMain(spec string) int {
 	}
 }
 
-// Eight claimer processes (four hook-style, four waiters) drain 10,000
-// messages enqueued while they run: none lost, none claimed twice, and
-// every delivered record carries its lane.
-func TestStressEightClaimerProcesses(t *testing.T) {
-	n := 10000
-	if testing.Short() {
-		n = 1000
-	}
-	s := newSession(t)
-	exe, err := os.Executable()
+// enqueuerMain enqueues n messages through Send, the one entry point the
+// room (room/orchestrator.go), `relay-baton serve` (server/backend.go) and
+// `relay-baton send` share, and writes each id on a line of its output
+// file. spec = workspace|from|n|out.
+func enqueuerMain(spec string) int {
+	parts := strings.Split(spec, "|")
+	ws, kind, out := parts[0], parts[1], parts[3]
+	n, _ := strconv.Atoi(parts[2])
+	s, err := OpenSession(ws, testSID)
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	outDir := t.TempDir()
-	var procs []*exec.Cmd
-	var outs []string
-	for i := range 8 {
-		lane := LaneHook
-		if i%2 == 1 {
-			lane = LaneRewake
-		}
-		out := filepath.Join(outDir, fmt.Sprintf("claimer-%d.txt", i))
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), "RB_STRESS_CLAIMER="+s.Workspace+"|"+string(lane)+"|"+out)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs, outs = append(procs, cmd), append(outs, out)
+	f, err := os.Create(out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	sent := make(map[string]bool, n)
-	start := time.Now()
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	defer w.Flush()
 	for i := range n {
-		m, err := s.Enqueue("stress", fmt.Sprintf("message %d", i))
+		r, err := Send(ws, testSID, kind, fmt.Sprintf("%s message %d", kind, i))
 		if err != nil {
-			t.Fatal(err)
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
-		if sent[m.ID] {
-			t.Fatalf("Enqueue reused id %s", m.ID)
-		}
-		sent[m.ID] = true
-		if i%200 == 199 { // keep the inbox listing realistic (a few hundred, not thousands)
+		fmt.Fprintln(w, r.Message.ID)
+		if i%100 == 99 { // keep the inbox listing realistic (a few hundred, not thousands)
 			for q, _ := s.Queue(); q.Depth > 200; q, _ = s.Queue() {
 				time.Sleep(5 * time.Millisecond)
 			}
 		}
 	}
+	return 0
+}
+
+// startChild re-executes the test binary with env set.
+func startChild(t *testing.T, env string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env, "HOME="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// readIDs reads the id files children wrote, one id a line.
+func readIDs(t *testing.T, files []string) (map[string]int, []int) {
+	t.Helper()
+	ids := map[string]int{}
+	per := make([]int, len(files))
+	for i, out := range files {
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range strings.Fields(string(b)) {
+			ids[id]++
+			per[i]++
+		}
+	}
+	return ids, per
+}
+
+var stressLanes = []Lane{LaneHook, LaneRewake, LaneMonitor}
+
+// stress starts 8 claimer processes across the three lanes, runs produce
+// (which returns every id it enqueued, each once), then checks that every
+// message was claimed exactly once: none lost, none doubled.
+func stress(t *testing.T, n int, produce func(s *Session) map[string]int) {
+	s := newSession(t)
+	outDir := t.TempDir()
+	var procs []*exec.Cmd
+	var outs []string
+	for i := range 8 {
+		lane := stressLanes[i%len(stressLanes)]
+		out := filepath.Join(outDir, fmt.Sprintf("claimer-%d.txt", i))
+		procs = append(procs, startChild(t, "RB_STRESS_CLAIMER="+s.Workspace+"|"+string(lane)+"|"+out))
+		outs = append(outs, out)
+	}
+	start := time.Now()
+	sent := produce(s)
 	os.WriteFile(filepath.Join(s.Workspace, "producer-done"), nil, 0o600)
 	for i, p := range procs {
 		if err := p.Wait(); err != nil {
@@ -127,28 +174,28 @@ func TestStressEightClaimerProcesses(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(start)
-	claimed := map[string]int{}
-	perProc := make([]int, len(outs))
-	for i, out := range outs {
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range strings.Fields(string(b)) {
-			claimed[id]++
-			perProc[i]++
+	if len(sent) != n {
+		t.Fatalf("%d distinct ids enqueued, want %d", len(sent), n)
+	}
+	for id, c := range sent {
+		if c != 1 {
+			t.Fatalf("Enqueue returned id %s %d times", id, c)
 		}
 	}
+	claimed, perProc := readIDs(t, outs)
+	lost, doubled := 0, 0
 	for id, c := range claimed {
 		if c != 1 {
+			doubled += c - 1
 			t.Errorf("message %s claimed %d times", id, c)
 		}
-		if !sent[id] {
+		if sent[id] == 0 {
 			t.Errorf("claimed unknown id %s", id)
 		}
 	}
 	for id := range sent {
 		if claimed[id] == 0 {
+			lost++
 			t.Errorf("message %s lost", id)
 		}
 	}
@@ -159,9 +206,90 @@ func TestStressEightClaimerProcesses(t *testing.T) {
 	if q, _ := s.Queue(); q.Depth != 0 {
 		t.Errorf("inbox still holds %d", q.Depth)
 	}
-	st, err := s.State(ents[len(ents)/2].Name()[:8])
-	if err != nil || st.Delivered == nil || (st.Delivered.Lane != LaneHook && st.Delivered.Lane != LaneRewake) {
-		t.Errorf("a delivered record: %+v %v", st, err)
+	lanes := map[Lane]int{}
+	for _, e := range ents {
+		st, err := s.State(strings.TrimSuffix(e.Name(), ".json"))
+		if err != nil || st.Delivered == nil {
+			t.Fatalf("delivered record %s: %+v %v", e.Name(), st, err)
+		}
+		lanes[st.Delivered.Lane]++
 	}
-	t.Logf("%d messages, 8 claimer processes: %v; per process %v", n, elapsed, perProc)
+	for _, l := range stressLanes {
+		if lanes[l] == 0 {
+			t.Errorf("no message delivered through the %s lane: %v", l, lanes)
+		}
+	}
+	t.Logf("%d messages, 8 claimer processes: %v; %d lost, %d doubled; per process %v; per lane %v", n, elapsed, lost, doubled, perProc, lanes)
+}
+
+// Eight claimer processes (hook-style single claims, rewake and monitor
+// waiters) drain 10,000 messages enqueued while they run: none lost, none
+// claimed twice, and every delivered record carries its lane.
+func TestStressEightClaimerProcesses(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	stress(t, n, func(s *Session) map[string]int {
+		sent := make(map[string]int, n)
+		for i := range n {
+			m, err := s.Enqueue("stress", fmt.Sprintf("message %d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent[m.ID]++
+			if i%200 == 199 {
+				for q, _ := s.Queue(); q.Depth > 200; q, _ = s.Queue() {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+		}
+		return sent
+	})
+}
+
+// The same with two producer processes at once, standing in for the room
+// and `relay-baton serve` enqueueing together: both reach the inbox through
+// conversation.Send (which also appends the session log), so each process
+// calls it as its own producer. (The server package is not on this branch;
+// its call is the one exercised here.)
+func TestStressTwoEnqueuerProcesses(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	stress(t, n, func(s *Session) map[string]int {
+		dir := t.TempDir()
+		var outs []string
+		var procs []*exec.Cmd
+		for _, kind := range []string{"room", "serve"} {
+			out := filepath.Join(dir, kind+".txt")
+			procs = append(procs, startChild(t, "RB_STRESS_ENQUEUER="+s.Workspace+"|"+kind+"|"+strconv.Itoa(n/2)+"|"+out))
+			outs = append(outs, out)
+		}
+		for i, p := range procs {
+			if err := p.Wait(); err != nil {
+				t.Fatalf("enqueuer %d: %v", i, err)
+			}
+		}
+		sent, per := readIDs(t, outs)
+		if per[0] != n/2 || per[1] != n/2 {
+			t.Fatalf("enqueuers wrote %v ids, want %d each", per, n/2)
+		}
+		// Both producers logged each message they sent, none torn.
+		logged := 0
+		if b, err := os.ReadFile(s.LogPath()); err == nil {
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var e LogEntry
+				if json.Unmarshal([]byte(l), &e) != nil || sent[e.ID] != 1 {
+					t.Fatalf("session log line %q is not a sent message", l)
+				}
+				logged++
+			}
+		}
+		if logged != n {
+			t.Errorf("session log holds %d lines, want %d", logged, n)
+		}
+		return sent
+	})
 }

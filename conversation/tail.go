@@ -211,9 +211,17 @@ func (t *tailer) step() (more bool, err error) {
 				t.atEOF = true
 				return true, nil
 			}
-			return false, fmt.Errorf("open transcript: %w", err)
+			return false, transcriptError(t.opts.Path, err)
 		}
 		fi, _ := f.Stat()
+		if fi != nil && !fi.Mode().IsRegular() {
+			f.Close()
+			what := "a directory"
+			if !fi.IsDir() {
+				what = "a " + fi.Mode().Type().String() + " file"
+			}
+			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
+		}
 		t.f, t.fi = f, fi
 		if fi != nil && t.off > fi.Size() {
 			t.skip(t.off, "transcript is shorter than the start offset: reading it from the start")
@@ -245,7 +253,7 @@ func (t *tailer) step() (more bool, err error) {
 	n, err := t.f.Read(t.buf)
 	if n == 0 {
 		if err != nil && err != io.EOF {
-			return false, err
+			return false, transcriptError(t.opts.Path, err)
 		}
 		t.atEOF = true
 		return true, nil
@@ -281,6 +289,10 @@ func (t *tailer) step() (more bool, err error) {
 			t.pending = t.pending[:0]
 			continue
 		}
+		if skipLine(line) {
+			t.pending = t.pending[:0]
+			continue
+		}
 		acts, perr := agents.ParseTranscriptLine(line)
 		t.pending = t.pending[:0]
 		if perr != nil {
@@ -312,3 +324,14 @@ func Size(path string) int64 {
 // for the watcher's reader to wake (about 8 ms with inotify), which would
 // otherwise sit between a claim and its delivery.
 func closeWatcher(w *fsnotify.Watcher) { go w.Close() }
+
+// transcriptError says why a transcript could not be read, and what to do.
+func transcriptError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("transcript %s does not exist: the session has not written it yet or it was removed; `relay-baton targets` lists the live sessions", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("cannot read transcript %s: permission denied: run as the user who runs the session, or fix the file's mode", path)
+	}
+	return fmt.Errorf("read transcript %s: %w", path, err)
+}

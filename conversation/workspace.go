@@ -56,7 +56,7 @@ func LogPath(root string) string { return filepath.Join(root, SessionDirName, Lo
 func EnsureSessionDir(root string) (string, error) {
 	d := SessionDir(root)
 	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", fmt.Errorf("create %s: %w", d, err)
+		return "", fmt.Errorf("create %s: %w%s", d, err, writeHint(err))
 	}
 	return d, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -35,6 +36,9 @@ type Log struct {
 	f    *os.File
 	path string
 	buf  bytes.Buffer
+	// writeFault, when set (tests only), replaces the write of a line: it
+	// injects a full disk where no small file system can be mounted.
+	writeFault func(f *os.File, b []byte) (int, error)
 }
 
 // OpenLog opens (creating, mode 0600) the log at path for appending. The
@@ -45,7 +49,7 @@ func OpenLog(path string) (*Log, error) {
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			return nil, fmt.Errorf("open conversation log: %s is a directory, not a file: move it aside", path)
 		}
-		return nil, fmt.Errorf("open conversation log: %w", err)
+		return nil, fmt.Errorf("open conversation log: %w%s", err, writeHint(err))
 	}
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		f.Close()
@@ -96,8 +100,8 @@ func (l *Log) Append(e Event) error {
 	if !l.needsNewline() {
 		b = b[1:]
 	}
-	if _, err := l.f.Write(b); err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
+	if _, err := l.write(b); err != nil {
+		return fmt.Errorf("append to %s: %w%s", l.path, err, writeHint(err))
 	}
 	return nil
 }
@@ -393,4 +397,24 @@ func merge(total *Stats, st Stats, lineBase int) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// write writes one line; tests replace it through writeFault.
+func (l *Log) write(b []byte) (int, error) {
+	if l.writeFault != nil {
+		return l.writeFault(l.f, b)
+	}
+	return l.f.Write(b)
+}
+
+// writeHint says what to do about a failed write or open: nothing for
+// errors it does not recognise.
+func writeHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return " (the disk is full: free some space; this event was not recorded, those before it are intact)"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		return " (the folder is not writable: check its mode and owner, `lsattr` for the immutable flag, and whether the file system is mounted read-only)"
+	}
+	return ""
 }

@@ -22,6 +22,10 @@ import (
 const childEnv = "RELAY_BATON_TEST_APPEND_CHILD"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashChildEnv); spec != "" {
+		crashChild(spec) // appends until killed
+		os.Exit(1)
+	}
 	if spec := os.Getenv(childEnv); spec != "" {
 		if err := appendChild(spec); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
