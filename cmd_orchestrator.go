@@ -595,6 +595,7 @@ func hookSessionStart(inv *invocation) error {
 func hookWait(inv *invocation) error {
 	fs := inv.flags()
 	timeout := fs.Duration("timeout", conversation.DefaultWaitTimeout-conversation.WaiterMargin(conversation.DefaultWaitTimeout), "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	inv.Cmd = &command{Name: "hook wait", Usage: "[--timeout D]", Short: "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while\nthe session is idle for a chat message, claims it and exits 2 with its framed text on stderr;\nexits 0 with nothing claimed after --timeout or when another waiter is armed."}
 	if err := inv.parse(fs); err != nil {
 		return err
 	}

@@ -334,7 +334,11 @@ func TestHookInstallCommand(t *testing.T) {
 func TestOrchestratorHelp(t *testing.T) {
 	for _, args := range [][]string{{"send", "--help"}, {"targets", "--help"}, {"tail", "--help"}, {"wait", "--help"}, {"hook", "--help"}, {"hook", "stop", "--help"}, {"hook", "wait", "--help"}, {"hook", "install", "--help"}, {"hook", "session-start", "--help"}, {"hook", "prompt-submit", "--help"}} {
 		out, errOut, code := runInProcess(t, "", args...)
-		if code != 0 || !strings.Contains(out, "Usage: relay-baton") || errOut != "" {
+		// The help must be the command's own, not its parent's.
+		want := "Usage: relay-baton " + strings.Join(args[:len(args)-1], " ")
+		rest, own := strings.CutPrefix(out, want)
+		own = own && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "\n"))
+		if code != 0 || !own || errOut != "" {
 			t.Errorf("%v: exit %d, out %q, err %q", args, code, out, errOut)
 		}
 	}
