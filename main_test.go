@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fatih/color"
+)
+
+func runCLI(t *testing.T, outTTY bool, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &streams{In: strings.NewReader(""), Out: &out, Err: &errb, OutTTY: outTTY})
+	return code, out.String(), errb.String()
+}
+
+// Every command (and alias) answers --help and `help <cmd>` with its own
+// usage on stdout, exit 0, nothing on stderr, and nothing run.
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Chdir(t.TempDir()) // not a repository: --help must not need one
+	for _, c := range commands {
+		names := append([]string{c.Name}, c.Aliases...)
+		for _, name := range names {
+			for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+				if c == helpCommand && args[0] == "help" && args[1] == "help" {
+					continue // `help help` prints the main help
+				}
+				code, out, errOut := runCLI(t, false, args...)
+				want := "Usage: relay-baton " + c.Name
+				if c == helpCommand {
+					want = "relay-baton directs"
+				}
+				if code != 0 || !strings.HasPrefix(out, want) || errOut != "" {
+					t.Errorf("%v: exit %d, stderr %q, stdout starts %q; want exit 0 and %q", args, code, errOut, head(out), want)
+				}
+			}
+		}
+	}
+	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}} {
+		if code, out, _ := runCLI(t, false, args...); code != 0 || !strings.Contains(out, "Exit codes:") {
+			t.Errorf("%v: exit %d, stdout %q", args, code, head(out))
+		}
+	}
+}
+
+// A bad flag or command is a usage error: exit 2 and a hint to run.
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cases := [][]string{{"--bogus"}, {"frobnicate"}, {"help", "frobnicate"}, {"--color=sometimes", "status"}, {"hook", "install", "--bogus"}, {"hook", "wait", "--bogus"}}
+	for _, c := range commands {
+		if c != helpCommand && c != hookCommand {
+			cases = append(cases, []string{c.Name, "--no-such-flag"})
+		}
+	}
+	for _, args := range cases {
+		code, out, errOut := runCLI(t, false, args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "relay-baton: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a message", args, code, head(out), errOut)
+		}
+		if args[0] != "--color=sometimes" && !strings.Contains(errOut, "\nTry: relay-baton ") {
+			t.Errorf("%v: no hint in %q", args, errOut)
+		}
+	}
+}
+
+func TestDecideColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	os.Unsetenv("NO_COLOR")
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	cases := []struct {
+		mode string
+		tty  bool
+		env  func(string) string
+		want bool
+	}{
+		{"auto", true, env(), true},
+		{"auto", false, env(), false},
+		{"", true, env(), true},
+		{"auto", true, env("NO_COLOR", "1"), false},
+		{"auto", true, env("TERM", "dumb"), false},
+		{"always", false, env("NO_COLOR", "1"), true},
+		{"never", true, env(), false},
+	}
+	for _, c := range cases {
+		got, err := decideColor(c.mode, c.tty, c.env)
+		if err != nil || got != c.want {
+			t.Errorf("decideColor(%q, tty=%v): %v, %v; want %v", c.mode, c.tty, got, err, c.want)
+		}
+	}
+	if _, err := decideColor("sometimes", true, env()); err == nil {
+		t.Error("decideColor accepted a bad mode")
+	}
+	// NO_COLOR set but empty still counts (no-color.org: "when present").
+	t.Setenv("NO_COLOR", "")
+	if got, _ := decideColor("auto", true, env()); got {
+		t.Error("an empty NO_COLOR did not turn colour off")
+	}
+}
+
+// Colour through the real command path: --color=always colours a pipe;
+// NO_COLOR and --color=never leave no escape code even on a terminal.
+func TestColorModesEndToEnd(t *testing.T) {
+	defer func(v bool) { color.NoColor = v }(color.NoColor)
+	t.Setenv("NO_COLOR", "")
+	os.Unsetenv("NO_COLOR")
+	repo := gitRepo(t)
+	if code, _, errOut := runCLI(t, false, "note", "--path", repo, "hello"); code != 0 {
+		t.Fatalf("note: %d %s", code, errOut)
+	}
+	replay := func(tty bool, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, tty, append([]string{"replay", "--path", repo}, args...)...)
+		if code != 0 || !strings.Contains(out, "hello") {
+			t.Fatalf("replay %v: %d %q %q", args, code, out, errOut)
+		}
+		return out
+	}
+	if out := replay(false, "--color=always"); !strings.Contains(out, "\x1b[") {
+		t.Errorf("--color=always through a pipe has no colour: %q", out)
+	}
+	if out := replay(false, "--color", "always"); !strings.Contains(out, "\x1b[") {
+		t.Errorf("--color always (two words) has no colour: %q", out)
+	}
+	if out := replay(true); !strings.Contains(out, "\x1b[") {
+		t.Errorf("a terminal has no colour: %q", out)
+	}
+	if out := replay(false); strings.Contains(out, "\x1b") {
+		t.Errorf("a pipe has escape codes: %q", out)
+	}
+	if out := replay(true, "--color=never"); strings.Contains(out, "\x1b") {
+		t.Errorf("--color=never on a terminal has escape codes: %q", out)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if out := replay(true); strings.Contains(out, "\x1b") {
+		t.Errorf("NO_COLOR=1 on a terminal has escape codes: %q", out)
+	}
+}
+
+func head(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return s
+}
