@@ -40,7 +40,7 @@ func goldenRepo(t *testing.T) string {
 	rand.Read(b)
 	dir := goldenRootPrefix + hex.EncodeToString(b)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Skipf("cannot create %s: %v", dir, err)
+		t.Fatalf("cannot create %s: %v", dir, err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	gitRun(t, dir, "init", "-q")

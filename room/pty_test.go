@@ -274,13 +274,6 @@ func TestPTYCtrlDLeaves(t *testing.T) {
 	}
 }
 
-// agentsBuilt reports whether agents.Prepare is implemented in this tree
-// (it is a stub until the agents package lands).
-func agentsBuilt() bool {
-	_, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "x", Dir: "."})
-	return err == nil || !strings.Contains(err.Error(), "not built yet")
-}
-
 func readLog(t *testing.T, dir string) []events.Event {
 	t.Helper()
 	f, err := os.Open(conversation.LogPath(dir))
@@ -294,9 +287,6 @@ func readLog(t *testing.T, dir string) []events.Event {
 }
 
 func TestPTYPlanAnsweredNoSpawnsNothing(t *testing.T) {
-	if !agentsBuilt() {
-		t.Skip("agents.Prepare is still a stub in this tree; TestPTYInProcessConfirm covers the same path with a fake runner")
-	}
 	_, fake := binaries(t)
 	dir := newRepo(t)
 	pids := filepath.Join(t.TempDir(), "pids")
@@ -324,9 +314,6 @@ func TestPTYPlanAnsweredNoSpawnsNothing(t *testing.T) {
 }
 
 func TestPTYCtrlCCancelsRunningAgentTree(t *testing.T) {
-	if !agentsBuilt() {
-		t.Skip("agents.Run is still a stub in this tree; TestPTYInProcessCtrlCCancelsRun covers the room side with a fake runner")
-	}
 	_, fake := binaries(t)
 	dir := newRepo(t)
 	pids := filepath.Join(t.TempDir(), "pids")
@@ -515,9 +502,6 @@ func BenchmarkStartToPrompt(b *testing.B) {
 }
 
 func TestPTYEditViaScriptedEditor(t *testing.T) {
-	if !agentsBuilt() {
-		t.Skip("agents.Prepare is still a stub in this tree; TestPTYInProcessEdit covers the same path with a fake runner")
-	}
 	_, fake := binaries(t)
 	dir := newRepo(t)
 	script := filepath.Join(t.TempDir(), "ed")
