@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -55,7 +56,8 @@ func runReplay(inv *invocation) error {
 		root, err := conversation.FindRoot(start)
 		if err != nil {
 			if errors.Is(err, conversation.ErrNotGitRepo) {
-				return &usageError{msg: err.Error() + ", or --file to a conversation.jsonl", hint: "relay-baton replay --file PATH"}
+				abs, _ := filepath.Abs(start)
+				return &usageError{msg: fmt.Sprintf("%s: %v (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)", abs, conversation.ErrNotGitRepo), hint: "relay-baton replay --file PATH"}
 			}
 			return &usageError{msg: fmt.Sprintf("--path %s: %v", start, err)}
 		}
