@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -247,6 +248,14 @@ func runTargets(inv *invocation) error {
 		}
 		if err := conversation.SetLead(ws, id); err != nil {
 			return &usageError{msg: err.Error(), hint: "relay-baton targets"}
+		}
+		if id != "" {
+			// Marking a session that has not started yet is allowed (it
+			// becomes the lead when it appears), but a typo should not
+			// pass silently.
+			if known, err := conversation.ListTargets(ws); err == nil && !slices.ContainsFunc(known, func(t conversation.Target) bool { return t.SessionID == id }) {
+				fmt.Fprintf(inv.IO.Err, "relay-baton: note: no session %s in %s yet; it becomes the lead once it starts with the hooks installed (until then the most recently active one is)\n", id, ws)
+			}
 		}
 	}
 	ts, err := conversation.ListTargets(ws)

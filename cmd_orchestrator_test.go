@@ -276,7 +276,10 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 		t.Errorf("--set-lead traversal: %q %d", errOut, code)
 	}
 	other := "0ea7beef-1234-4abc-8def-0123456789ab"
-	out, _, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
+	out, errOut, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
+	if !strings.Contains(errOut, "no session "+other) {
+		t.Errorf("--set-lead of an unknown session says nothing: %q", errOut)
+	}
 	if code != 0 || !strings.Contains(out, "* "+chatSID) {
 		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
 	}
