@@ -1,6 +1,3 @@
-// Package prompts renders the text relay-baton puts in front of a model:
-// the framing of a live chat message delivered into a running Claude Code
-// session, and (later) the planner, executor and reviewer prompts.
 package prompts
 
 import (

@@ -1,8 +1,10 @@
 // Package prompts renders the prompts relay-baton hands to agents: plan,
 // execute, one step of a bounded continue loop, review, handoff and a
-// free-text ask. Each is a text/template filled from a small input struct,
-// so what an agent receives is reviewable in one place and pinned by golden
-// tests (go test ./prompts -update rewrites them).
+// free-text ask, and the framing of a live chat message delivered into a
+// running Claude Code session (FrameChat). The agent prompts are
+// text/templates filled from small input structs, so what an agent receives
+// is reviewable in one place; golden tests pin them (go test ./prompts
+// -update rewrites them).
 package prompts
 
 import (
