@@ -631,6 +631,16 @@ func TestDeterministicReview(t *testing.T) {
 	if !strings.Contains(h.out.String(), "RISK likely secrets") {
 		t.Fatalf("%s", h.out)
 	}
+	// replay prints "kind: text": the text must not repeat the kind.
+	var last events.Event
+	for _, ev := range h.events(t) {
+		if ev.Kind == events.KindReview {
+			last = ev
+		}
+	}
+	if !strings.HasPrefix(last.Text, "5 changed files, ") {
+		t.Fatalf("review event text %q", last.Text)
+	}
 }
 
 func TestReviewClaudeIsPreviewed(t *testing.T) {

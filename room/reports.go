@@ -185,7 +185,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
 		refs["review"] = "review.md"
 	}
-	e.emit(events.RoleRelayBaton, events.KindReview, r.summaryLine(), refs, map[string]any{
+	e.emit(events.RoleRelayBaton, events.KindReview, strings.TrimPrefix(r.summaryLine(), "review: "), refs, map[string]any{
 		"changedFiles": len(r.Changed), "deletions": len(r.Deletions), "largeDiffs": len(r.LargeDiffs),
 		"likelySecrets": len(r.Secrets), "testsTouched": len(r.TestsTouched), "notInPlan": len(r.NotInPlan), "deterministic": true,
 	})
