@@ -16,7 +16,7 @@ import (
 )
 
 var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--resume [--recap N]] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--allow-api-key-env]",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
