@@ -72,8 +72,16 @@ func TestOneShotReportsJSON(t *testing.T) {
 		t.Fatalf("bad diet: %d %q", code, errs)
 	}
 	code, out, _ = runCmd(t, "review", "--path", dir, "--json")
-	if code != 0 || !strings.Contains(out, `"testsTouched"`) {
+	var rv map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rv) != nil {
 		t.Fatalf("review: %d %q", code, out)
+	}
+	if ch, _ := rv["changed"].([]any); len(ch) != 1 {
+		t.Errorf("review changed: %q", out)
+	}
+	// Empty lists are [] (jq '.testsTouched[]' must not fail), never null.
+	if tt, ok := rv["testsTouched"].([]any); !ok || len(tt) != 0 {
+		t.Errorf("review testsTouched: %q", out)
 	}
 	code, out, _ = runCmd(t, "doctor", "--path", dir, "--deep", "--json")
 	if !strings.Contains(out, `"conversation.jsonl"`) || (code != 0 && code != 1) {

@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -89,6 +90,30 @@ type ReviewReport struct {
 	Secrets      []string   `json:"likelySecrets"`
 	TestsTouched []string   `json:"testsTouched"`
 	Plan         bool       `json:"plan"`
+}
+
+// MarshalJSON writes empty lists as [] rather than null, so that
+// `review --json | jq '.changed[]'` works on a clean tree.
+func (r ReviewReport) MarshalJSON() ([]byte, error) {
+	type plain ReviewReport
+	p := plain(r)
+	p.Changed = orEmpty(p.Changed)
+	p.PlanSteps = make([]PlanStep, len(r.PlanSteps))
+	for i, st := range r.PlanSteps {
+		st.Files = orEmpty(st.Files)
+		p.PlanSteps[i] = st
+	}
+	for _, l := range []*[]string{&p.NotInPlan, &p.Deletions, &p.LargeDiffs, &p.Secrets, &p.TestsTouched} {
+		*l = orEmpty(*l)
+	}
+	return json.Marshal(p)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // PlanStep is one item of the plan's Steps section, with the changed
