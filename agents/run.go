@@ -120,12 +120,16 @@ func resolveBinary(agent string, env []string) (path, name string, err error) {
 		envName, pkg = CodexBinEnv, "@openai/codex"
 	}
 	name = lookupEnv(env, envName)
-	if name == "" {
+	fromEnv := name != ""
+	if !fromEnv {
 		name = agent
 	}
 	p, lerr := lookPath(name, lookupEnv(env, "PATH"))
 	if lerr != nil {
-		return "", name, fmt.Errorf("%s: %q: %w (install it with `npm install -g %s`, or set %s to its path)", agent, name, ErrNotFound, pkg, envName)
+		if fromEnv {
+			return "", name, fmt.Errorf("%s=%s: %w: no executable there (fix the variable, or unset it to use %s on PATH; install the CLI with `npm install -g %s`)", envName, name, ErrNotFound, agent, pkg)
+		}
+		return "", name, fmt.Errorf("%s CLI: %w on PATH (install it with `npm install -g %s`, or set %s to its path)", agent, ErrNotFound, pkg, envName)
 	}
 	return p, name, nil
 }

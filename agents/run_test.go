@@ -120,7 +120,7 @@ func TestMissingBinary(t *testing.T) {
 		}
 		// Not on PATH either.
 		req.Env = []string{env + "=", "PATH=" + t.TempDir()}
-		if _, err := agents.Prepare(req); !errors.Is(err, agents.ErrNotFound) {
+		if _, err := agents.Prepare(req); !errors.Is(err, agents.ErrNotFound) || !strings.Contains(err.Error(), "npm install -g "+pkg) || !strings.Contains(err.Error(), "on PATH") {
 			t.Fatalf("%s: empty PATH: %v", agent, err)
 		}
 	}
