@@ -44,7 +44,7 @@ func TestOneShotAgentCommandsNeedYesWithoutTTY(t *testing.T) {
 		t.Errorf("plan without task: %d %q", code, errs)
 	}
 	// --yes without a plan: exit 2 with what to do next.
-	if code, _, errs := runCmd(t, "execute", "--path", dir, "--yes"); code != 2 || !strings.Contains(errs, "run /plan <task> first") {
+	if code, _, errs := runCmd(t, "execute", "--path", dir, "--yes"); code != 2 || !strings.Contains(errs, "relay-baton plan <task>") {
 		t.Errorf("execute --yes without plan: %d %q", code, errs)
 	}
 }

@@ -54,7 +54,7 @@ var (
 	// ErrDeclined: the user did not confirm; nothing ran.
 	ErrDeclined = errors.New("cancelled. nothing ran.")
 	// ErrNoPlan: a command needs .ai-session/plan.md.
-	ErrNoPlan = errors.New("no plan: .ai-session/plan.md does not exist (run /plan <task> first)")
+	ErrNoPlan = errors.New("no plan: .ai-session/plan.md does not exist (make one first: /plan <task> in the room, or relay-baton plan <task>)")
 	// ErrNeedYes: confirmation needed but there is no terminal to ask.
 	ErrNeedYes = errors.New("stdin is not a terminal: pass --yes to run without the confirmation prompt")
 )
