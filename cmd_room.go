@@ -126,6 +126,9 @@ func runChat(inv *invocation) error {
 		return usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
 	}
 	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
+	if !orchestrator && f.agent != "claude" && f.agent != "codex" {
+		return &usageError{msg: "unknown agent \"" + f.agent + "\": choose claude, codex or orchestrator", hint: "relay-baton chat --help"}
+	}
 	if orchestrator {
 		f.agent = ""
 	}
