@@ -153,7 +153,7 @@ func (inv *invocation) parse(fs *pflag.FlagSet) error {
 }
 
 func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: relay-baton %s %s\n\n%s\n", c.Name, c.Usage, c.Short)
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
 	if len(c.Aliases) > 0 {
 		fmt.Fprintf(w, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
 	}
