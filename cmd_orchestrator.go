@@ -192,6 +192,9 @@ func runSend(inv *invocation) error {
 		}
 		text = string(b)
 	}
+	if strings.TrimSpace(text) == "" {
+		return &usageError{msg: "send: the message is empty", hint: `relay-baton send --lead "how is it going?"`}
+	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
 		return err

@@ -259,6 +259,10 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "64 KB") {
 		t.Errorf("oversize: %q %d", errOut, code)
 	}
+	_, errOut, code = runInProcess(t, " \n", "send", "--session", chatSID, "--workspace", ws, "-")
+	if code != 2 || !strings.Contains(errOut, "empty") || !strings.Contains(errOut, "Try: ") {
+		t.Errorf("empty message: %q %d", errOut, code)
+	}
 	_, errOut, code = runInProcess(t, "", "send", "--session", "../../etc", "--workspace", ws, "x")
 	if code != 2 {
 		t.Errorf("traversal: %q %d", errOut, code)
