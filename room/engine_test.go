@@ -812,6 +812,9 @@ func TestStatusAndBudget(t *testing.T) {
 	h := newHarness(t)
 	writePlan(t, h, "x")
 	touch(h.dir, "main.go", "package main\n//x\n")
+	// relay-baton's own chat files are not changes of the repository.
+	os.MkdirAll(filepath.Join(h.dir, ".claude", "session-chat", "0ea7beef-1234-4abc-8def-0123456789ab", "inbox"), 0o700)
+	touch(h.dir, ".claude/session-chat/0ea7beef-1234-4abc-8def-0123456789ab/log.jsonl", "{}\n")
 	s := h.e.Status(context.Background())
 	if !s.Plan || len(s.ChangedFiles) != 1 || s.ChangedFiles[0] != "M main.go" || s.Active != "claude" {
 		t.Fatalf("%+v", s)

@@ -19,6 +19,10 @@ import (
 // and conversation.jsonl change on every turn and are not progress.
 const excludeSession = ":(exclude).ai-session"
 
+// excludeChat does the same for the session-chat protocol's files (inbox,
+// delivered, log.jsonl, locks), which change whenever a message moves.
+const excludeChat = ":(exclude).claude/session-chat"
+
 // git runs git in root with argv (no shell) and returns stdout.
 func git(ctx context.Context, root string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -59,7 +63,7 @@ func (c Change) IsDeleted() bool { return strings.Contains(c.Status, "D") }
 // changes lists the working tree's changes against HEAD (excluding
 // .ai-session), with line counts for tracked files.
 func changes(ctx context.Context, root string) ([]Change, error) {
-	st, err := git(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", excludeSession)
+	st, err := git(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", excludeSession, excludeChat)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +81,7 @@ func changes(ctx context.Context, root string) ([]Change, error) {
 		list = append(list, c)
 	}
 	if head(ctx, root) != "" {
-		ns, err := git(ctx, root, "diff", "HEAD", "--numstat", "-z", "--no-renames", "--", ".", excludeSession)
+		ns, err := git(ctx, root, "diff", "HEAD", "--numstat", "-z", "--no-renames", "--", ".", excludeSession, excludeChat)
 		if err == nil {
 			counts := map[string][2]int{}
 			for _, rec := range strings.Split(ns, "\x00") {
@@ -122,13 +126,13 @@ const maxNewFileDiff = 256 << 10
 func diffText(ctx context.Context, root string) string {
 	var s string
 	if head(ctx, root) == "" {
-		s, _ = git(ctx, root, "diff", "--cached", "--", ".", excludeSession)
+		s, _ = git(ctx, root, "diff", "--cached", "--", ".", excludeSession, excludeChat)
 	} else {
-		s, _ = git(ctx, root, "diff", "HEAD", "--", ".", excludeSession)
+		s, _ = git(ctx, root, "diff", "HEAD", "--", ".", excludeSession, excludeChat)
 	}
 	var b strings.Builder
 	b.WriteString(s)
-	un, _ := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", excludeSession)
+	un, _ := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", excludeSession, excludeChat)
 	for i, p := range strings.Split(un, "\x00") {
 		if p == "" || i > 2000 {
 			continue
@@ -162,13 +166,13 @@ func diffText(ctx context.Context, root string) string {
 func progressKey(ctx context.Context, root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, head(ctx, root))
-	st, err := git(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", excludeSession)
+	st, err := git(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", excludeSession, excludeChat)
 	if err != nil {
 		return "", err
 	}
 	io.WriteString(h, st)
 	io.WriteString(h, diffText(ctx, root))
-	un, _ := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", excludeSession)
+	un, _ := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", excludeSession, excludeChat)
 	for i, p := range strings.Split(un, "\x00") {
 		if p == "" || i > 2000 {
 			continue
@@ -184,6 +188,6 @@ func progressKey(ctx context.Context, root string) (string, error) {
 
 // repoMap lists tracked and untracked files, one a line.
 func repoMap(ctx context.Context, root string) string {
-	s, _ := git(ctx, root, "ls-files", "--cached", "--others", "--exclude-standard", "--", ".", excludeSession)
+	s, _ := git(ctx, root, "ls-files", "--cached", "--others", "--exclude-standard", "--", ".", excludeSession, excludeChat)
 	return s
 }
