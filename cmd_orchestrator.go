@@ -609,6 +609,12 @@ func hookWait(inv *invocation) error {
 	timeout := fs.Duration("timeout", conversation.DefaultWaitTimeout-conversation.WaiterMargin(conversation.DefaultWaitTimeout), "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	inv.Cmd = &command{Name: "hook wait", Usage: "[--timeout D]", Short: "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while\nthe session is idle for a chat message, claims it and exits 2 with its framed text on stderr;\nexits 0 with nothing claimed after --timeout or when another waiter is armed."}
 	if err := inv.parse(fs); err != nil {
+		// Exit 2 from an asyncRewake hook wakes the session with stderr as
+		// a message: a bad flag must not reach the model. Exit 1 instead.
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return &exitError{code: 1, err: fmt.Errorf("%s (try: relay-baton hook wait --help)", ue.msg)}
+		}
 		return err
 	}
 	_, s, ok := readHookSession(inv.IO.In)

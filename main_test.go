@@ -49,7 +49,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 // A bad flag or command is a usage error: exit 2 and a hint to run.
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	t.Chdir(t.TempDir())
-	cases := [][]string{{"--bogus"}, {"frobnicate"}, {"help", "frobnicate"}, {"--color=sometimes", "status"}, {"hook", "install", "--bogus"}, {"hook", "wait", "--bogus"}}
+	cases := [][]string{{"--bogus"}, {"frobnicate"}, {"help", "frobnicate"}, {"--color=sometimes", "status"}, {"hook", "install", "--bogus"}}
 	for _, c := range commands {
 		if c != helpCommand && c != hookCommand {
 			cases = append(cases, []string{c.Name, "--no-such-flag"})
@@ -63,6 +63,15 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		if args[0] != "--color=sometimes" && !strings.Contains(errOut, "\nTry: relay-baton ") {
 			t.Errorf("%v: no hint in %q", args, errOut)
 		}
+	}
+}
+
+// hook wait is an asyncRewake hook: its exit 2 wakes the session with
+// stderr as a message, so a bad flag exits 1 (said on stderr) instead.
+func TestHookWaitBadFlagDoesNotExit2(t *testing.T) {
+	code, _, errOut := runCLI(t, false, "hook", "wait", "--bogus")
+	if code != 1 || !strings.Contains(errOut, "unknown flag: --bogus") || !strings.Contains(errOut, "hook wait --help") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
 
