@@ -52,7 +52,9 @@ func runServe(inv *invocation) error {
 	fmt.Fprintf(inv.IO.Out, "relay-baton serve: %s  (workspace %s)\nCtrl-C stops it.\n", url, ws)
 	if *open {
 		if p, err := exec.LookPath("xdg-open"); err == nil {
-			_ = exec.Command(p, url).Start()
+			if cmd := exec.Command(p, url); cmd.Start() == nil {
+				go cmd.Wait() // reap it: serve runs long after xdg-open exits
+			}
 		} else {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: --open: no xdg-open here; open %s yourself\n", url)
 		}
