@@ -55,7 +55,7 @@ active chat-capable one.`,
 
 var tailCommand = &command{
 	Name:  "tail",
-	Usage: "--session ID [--from-start] [--no-follow] [--json]",
+	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
 	Short: "Stream a session's transcript as activity",
 	Long: `Follows a Claude Code session's transcript (located from its registration,
 then ~/.claude/projects/<slug>/, then a scan) and prints what the session does:

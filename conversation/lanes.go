@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +82,9 @@ func Send(workspace, sessionID, from, text string) (Receipt, error) {
 		return Receipt{}, err
 	}
 	path := LocateTranscript(s)
+	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
+		return Receipt{}, fmt.Errorf("no Claude Code session %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there: %w", sessionID, workspace, ErrNotChatReady)
+	}
 	off := Size(path)
 	m, err := s.Enqueue(from, text)
 	if err != nil {

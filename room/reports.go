@@ -301,7 +301,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 			refs["review"] = "review.md"
 		}
 	}
-	e.emit(events.Role(res.Agent), events.KindReview, fmt.Sprintf("review by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
+	e.emit(events.Role(res.Agent), events.KindReview, fmt.Sprintf("by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
 		map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "deterministic": false})
 	return err
 }
