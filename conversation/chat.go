@@ -79,6 +79,7 @@ var (
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
+	ErrNoSession    = errors.New("no Claude Code session")
 	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
 	ErrBadMessageID = errors.New("bad message id")
 )

@@ -83,7 +83,7 @@ func Send(workspace, sessionID, from, text string) (Receipt, error) {
 	}
 	path := LocateTranscript(s)
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
-		return Receipt{}, fmt.Errorf("no Claude Code session %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there: %w", sessionID, workspace, ErrNotChatReady)
+		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, workspace)
 	}
 	off := Size(path)
 	m, err := s.Enqueue(from, text)
