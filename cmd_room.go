@@ -300,7 +300,7 @@ func runDoctor(inv *invocation) error {
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
 		failed = r.Failed()
-		return r, r.Text(), nil
+		return r, r.Render(inv.IO.Color), nil
 	})
 	if err == nil && failed {
 		return &exitError{code: 1}

@@ -540,7 +540,7 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 
 func (e *Engine) cmdDiagnose(ctx context.Context, args string) error {
 	r := e.Doctor(ctx, true)
-	e.out.raw(r.Text())
+	e.out.raw(r.Render(e.out.color))
 	return nil
 }
 

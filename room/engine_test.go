@@ -824,3 +824,14 @@ func TestStatusAndBudget(t *testing.T) {
 		t.Fatalf("%+v", b)
 	}
 }
+
+func TestDoctorRenderColour(t *testing.T) {
+	r := DoctorReport{Checks: []Check{{Name: "git", Status: "ok", Detail: "x"}, {Name: "claude", Status: "fail", Detail: "missing"}}}
+	plain, coloured := r.Render(false), r.Render(true)
+	if strings.Contains(plain, "\x1b[") || plain != r.Text() {
+		t.Fatalf("plain render has escapes or differs from Text: %q", plain)
+	}
+	if !strings.Contains(coloured, "\x1b[31;1mfail") || !strings.Contains(coloured, "\x1b[32;1mok") {
+		t.Fatalf("coloured render lacks red fail / green ok: %q", coloured)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fatih/color"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -329,11 +330,23 @@ func (r DoctorReport) Failed() bool {
 	return false
 }
 
-// Text renders the report.
-func (r DoctorReport) Text() string {
+// Text renders the report without colour.
+func (r DoctorReport) Text() string { return r.Render(false) }
+
+// statusColors colour doctor's status words.
+var statusColors = map[string]color.Attribute{"ok": color.FgGreen, "warn": color.FgYellow, "fail": color.FgRed}
+
+// Render renders the report, its status words coloured when useColor.
+func (r DoctorReport) Render(useColor bool) string {
 	var b strings.Builder
 	for _, c := range r.Checks {
-		fmt.Fprintf(&b, "%-4s %-22s %s\n", c.Status, c.Name, c.Detail)
+		st := fmt.Sprintf("%-4s", c.Status)
+		if a, ok := statusColors[c.Status]; ok && useColor {
+			k := color.New(a, color.Bold)
+			k.EnableColor()
+			st = k.Sprint(st)
+		}
+		fmt.Fprintf(&b, "%s %-22s %s\n", st, c.Name, c.Detail)
 	}
 	return b.String()
 }
