@@ -78,6 +78,17 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 		}
 		return nil, nil
 	}
+	if acts, ok := fastTranscriptLine(line); ok {
+		return acts, nil
+	}
+	return parseTranscriptLineJSON(line)
+}
+
+// parseTranscriptLineJSON is ParseTranscriptLine with encoding/json: the
+// reference the single-pass path (transcript_fast.go) is held to, and the
+// path for lines of a shape that one leaves alone. line is trimmed and
+// starts with '{'.
+func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 	var l transcriptLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		if json.Valid(line) {

@@ -1,0 +1,863 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// This file is the single-pass path of ParseTranscriptLine. It validates a
+// line as JSON with a hand-written scanner (strings are searched eight
+// bytes at a time for a quote, a backslash or a control byte), records
+// where the fields the activities need are, and decodes only those: the
+// type, the session id and time, and the content blocks of an assistant or
+// user message. A tool result shows only its first 200 runes, so only a
+// prefix of its text is decoded; the rest is passed over at memchr speed.
+//
+// It mirrors what encoding/json makes of the same line (duplicate keys:
+// the last wins; a field of the wrong type: the line yields nothing), and
+// wherever a line is of a shape where the two could differ (a key that
+// matches a field only case-insensitively, an escaped key, null where a
+// field is expected, a number float64 cannot hold, system and attachment
+// lines, which are rare) it gives up and parseTranscriptLineJSON, the
+// encoding/json path, decides. TestFastTranscriptMatchesJSON and
+// FuzzFastTranscriptLine hold the two to the same output.
+
+// fastTranscriptLine parses line (already trimmed); ok=false means "use
+// encoding/json" (the line is not JSON, or of a shape left to it).
+func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
+	if len(line) == 0 || line[0] != '{' {
+		return nil, false
+	}
+	s := jscan{b: line}
+	var top topLine
+	top.init()
+	end := s.object(0, 0, top.field)
+	if end < 0 || s.bad || s.ws(end) != len(line) {
+		return nil, false
+	}
+	if top.other {
+		return nil, false // system, attachment, hook summaries: rare, left to encoding/json
+	}
+	if top.isSidechain {
+		return nil, true
+	}
+	typ, ok := s.str(top.typ)
+	if !ok {
+		return nil, false
+	}
+	switch typ {
+	case "assistant", "user":
+	case "system", "attachment":
+		return nil, false
+	default:
+		return nil, true // progress, file-history-snapshot, ...: nothing to show
+	}
+	if top.message.start < 0 {
+		return nil, true
+	}
+	var m fastMessage
+	if !m.parse(&s, top.message) {
+		return nil, false
+	}
+	if typ == "assistant" {
+		acts = m.activities(&s)
+		if s.bad {
+			return nil, false
+		}
+		if stop, ok := s.str(m.stopReason); !ok {
+			return nil, false
+		} else if stop == "end_turn" && hasOutput(acts) {
+			id, _ := s.str(m.id)
+			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: stop, ID: id})
+		}
+	} else {
+		text, isText := m.userText(&s)
+		if s.bad {
+			return nil, false
+		}
+		if isText {
+			turnOrigin, ok1 := s.str(top.turnOrigin)
+			if !ok1 {
+				return nil, false
+			}
+			if lane, body, ok := deliveredText(top.isMeta, turnOrigin, text); ok {
+				id, ok2 := s.str(top.uuid)
+				if !ok2 {
+					return nil, false
+				}
+				acts = []events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: lane, Text: body, ID: id}}
+				return top.stamp(&s, acts)
+			}
+			if top.isMeta {
+				return nil, true
+			}
+		}
+		acts = m.activities(&s)
+		if s.bad {
+			return nil, false
+		}
+	}
+	return top.stamp(&s, acts)
+}
+
+// span is a value's place in the line: [start, end); for a string the
+// quotes are excluded and esc says it holds a backslash or a non-ASCII
+// byte. start < 0: absent.
+type span struct {
+	start, end int
+	esc        bool
+}
+
+var noSpan = span{start: -1}
+
+// topLine holds the top-level fields the activities need.
+type topLine struct {
+	set                        bool
+	typ, turnOrigin, uuid      span
+	timestamp, sessionID       span
+	message                    span
+	isSidechain, isMeta, other bool
+}
+
+func (t *topLine) init() {
+	if !t.set {
+		t.set = true
+		t.typ, t.turnOrigin, t.uuid, t.timestamp, t.sessionID, t.message = noSpan, noSpan, noSpan, noSpan, noSpan, noSpan
+	}
+}
+
+// field records one top-level key's value; false when the line is of a
+// shape left to encoding/json.
+func (t *topLine) field(s *jscan, key []byte, v span, kind byte) bool {
+	t.init()
+	switch string(key) {
+	case "type":
+		return strField(kind, &t.typ, v)
+	case "turnOrigin":
+		return strField(kind, &t.turnOrigin, v)
+	case "uuid":
+		return strField(kind, &t.uuid, v)
+	case "timestamp":
+		return strField(kind, &t.timestamp, v)
+	case "sessionId":
+		return strField(kind, &t.sessionID, v)
+	case "message":
+		return kind == '{' && set(&t.message, v)
+	case "isSidechain":
+		return boolField(kind, &t.isSidechain)
+	case "isMeta":
+		return boolField(kind, &t.isMeta)
+	case "subtype":
+		return kind == '"' || kind == 'n'
+	case "preventedContinuation", "hasOutput":
+		var b bool
+		return boolField(kind, &b)
+	case "hookErrors", "attachment":
+		t.other = true
+		return true
+	}
+	return !foldsTo(key, "type", "isSidechain", "isMeta", "turnOrigin", "timestamp", "sessionId", "uuid", "message", "subtype", "hookErrors", "preventedContinuation", "hasOutput", "attachment")
+}
+
+func set(dst *span, v span) bool { *dst = v; return true }
+
+// strField takes a string value; null leaves the field as it was (as
+// encoding/json does); other types are left to encoding/json.
+func strField(kind byte, dst *span, v span) bool {
+	switch kind {
+	case '"':
+		*dst = v
+	case 'n':
+	default:
+		return false
+	}
+	return true
+}
+
+// boolField takes a true/false literal (kind 't' or 'f'); null leaves it
+// as it was; other types are left to encoding/json.
+func boolField(kind byte, dst *bool) bool {
+	switch kind {
+	case 't':
+		*dst = true
+	case 'f':
+		*dst = false
+	case 'n': // null leaves it as it was
+	default:
+		return false
+	}
+	return true
+}
+
+// foldsTo reports whether key equals one of names ignoring ASCII case
+// (encoding/json matches field names that way); the caller has already
+// matched the exact names.
+func foldsTo(key []byte, names ...string) bool {
+	for _, n := range names {
+		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *topLine) stamp(s *jscan, acts []events.Activity) ([]events.Activity, bool) {
+	if len(acts) == 0 {
+		return acts, true
+	}
+	sid, ok1 := s.str(t.sessionID)
+	ts, ok2 := s.str(t.timestamp)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	var at time.Time
+	if ts != "" {
+		at, _ = time.Parse(time.RFC3339Nano, ts)
+	}
+	for i := range acts {
+		acts[i].Session = sid
+		acts[i].Time = at
+	}
+	return acts, true
+}
+
+// fastMessage is an Anthropic message's fields (see anthropicMessage).
+type fastMessage struct {
+	id, role, stopReason span
+	content              span
+	contentKind          byte
+}
+
+func (m *fastMessage) parse(s *jscan, v span) bool {
+	m.id, m.role, m.stopReason, m.content = noSpan, noSpan, noSpan, noSpan
+	end := s.object(v.start, 0, func(s *jscan, key []byte, v span, kind byte) bool {
+		switch string(key) {
+		case "id":
+			return strField(kind, &m.id, v)
+		case "role":
+			return strField(kind, &m.role, v)
+		case "stop_reason":
+			return strField(kind, &m.stopReason, v)
+		case "content":
+			if kind != '"' && kind != '[' {
+				return false
+			}
+			m.contentKind = kind
+			return set(&m.content, v)
+		case "usage":
+			return kind == 'n' || kind == '{' && s.usage(v)
+		}
+		return !foldsTo(key, "id", "role", "stop_reason", "content", "usage")
+	})
+	return end >= 0 && !s.bad
+}
+
+// usage checks the token counts decode as int64, as anthropicUsage needs.
+func (s *jscan) usage(v span) bool {
+	end := s.object(v.start, 0, func(s *jscan, key []byte, v span, kind byte) bool {
+		switch string(key) {
+		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
+			return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
+		}
+		return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+	})
+	return end >= 0 && !s.bad
+}
+
+// smallInt: an integer literal that surely fits int64.
+func smallInt(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fastBlock is a content block's fields (see contentBlock).
+type fastBlock struct {
+	typ, text, thinking, id, name, toolUseID span
+	input, content                           span
+	contentKind                              byte
+	isError                                  bool
+}
+
+func (b *fastBlock) parse(s *jscan, start int) int {
+	*b = fastBlock{typ: noSpan, text: noSpan, thinking: noSpan, id: noSpan, name: noSpan, toolUseID: noSpan, input: noSpan, content: noSpan}
+	return s.object(start, 1, func(s *jscan, key []byte, v span, kind byte) bool {
+		switch string(key) {
+		case "type":
+			return strField(kind, &b.typ, v)
+		case "text":
+			return strField(kind, &b.text, v)
+		case "thinking":
+			return strField(kind, &b.thinking, v)
+		case "id":
+			return strField(kind, &b.id, v)
+		case "name":
+			return strField(kind, &b.name, v)
+		case "tool_use_id":
+			return strField(kind, &b.toolUseID, v)
+		case "input":
+			return set(&b.input, v)
+		case "content":
+			b.contentKind = kind
+			return set(&b.content, v)
+		case "is_error":
+			return boolField(kind, &b.isError)
+		}
+		return !foldsTo(key, "type", "text", "thinking", "id", "name", "tool_use_id", "input", "content", "is_error")
+	})
+}
+
+// blocks calls fn for each block of a content array; false from fn or a
+// block of a shape left to encoding/json stops it (s.bad set in the
+// latter case).
+func (s *jscan) blocks(arr span, fn func(b *fastBlock) bool) {
+	var b fastBlock
+	s.array(arr.start, func(i int, kind byte) int {
+		if kind != '{' {
+			s.bad = true
+			return -1
+		}
+		end := b.parse(s, i)
+		if end < 0 || s.bad || !fn(&b) {
+			return -1
+		}
+		return end
+	})
+}
+
+// userText mirrors userText: the text of a content that is a string or
+// only text blocks.
+func (m *fastMessage) userText(s *jscan) (string, bool) {
+	switch m.contentKind {
+	case '"':
+		t, ok := s.str(m.content)
+		if !ok {
+			s.bad = true
+		}
+		return t, ok
+	case '[':
+		var sb strings.Builder
+		n, allText := 0, true
+		s.blocks(m.content, func(b *fastBlock) bool {
+			n++
+			typ, ok := s.str(b.typ)
+			if !ok {
+				s.bad = true
+				return false
+			}
+			if typ != "text" {
+				allText = false
+			} else if allText {
+				t, ok := s.str(b.text)
+				if !ok {
+					s.bad = true
+					return false
+				}
+				sb.WriteString(t)
+			}
+			return true
+		})
+		if s.bad || n == 0 || !allText {
+			return "", false
+		}
+		return sb.String(), true
+	}
+	return "", false
+}
+
+// activities mirrors anthropicMessage.activities.
+func (m *fastMessage) activities(s *jscan) []events.Activity {
+	role, ok := s.str(m.role)
+	if !ok {
+		s.bad = true
+		return nil
+	}
+	id, ok := s.str(m.id)
+	if !ok {
+		s.bad = true
+		return nil
+	}
+	textKind := events.ActText
+	if role == "user" {
+		textKind = events.ActUser
+	}
+	switch m.contentKind {
+	case '"':
+		t, ok := s.str(m.content)
+		if !ok {
+			s.bad = true
+			return nil
+		}
+		return []events.Activity{{Source: TranscriptSource, Kind: textKind, Text: t, ID: id}}
+	case '[':
+	default:
+		return nil
+	}
+	var out []events.Activity
+	str := func(v span) string {
+		t, ok := s.str(v)
+		if !ok {
+			s.bad = true
+		}
+		return t
+	}
+	s.blocks(m.content, func(b *fastBlock) bool {
+		switch str(b.typ) {
+		case "text":
+			out = append(out, events.Activity{Source: TranscriptSource, Kind: textKind, Text: str(b.text), ID: id})
+		case "thinking", "redacted_thinking":
+			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActThinking, Text: str(b.thinking), ID: id})
+		case "tool_use", "server_tool_use":
+			name := str(b.name)
+			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b.input), ID: str(b.id)})
+		case "tool_result":
+			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActToolResult, Text: s.toolResultLine(b), IsError: b.isError, ID: str(b.toolUseID)})
+		}
+		return !s.bad
+	})
+	if s.bad {
+		return nil
+	}
+	if out == nil {
+		out = []events.Activity{}
+	}
+	return out
+}
+
+// toolDetail mirrors ToolDetail without decoding the whole input: the
+// input's top-level string fields named in detailKeys, the last of each
+// name winning as in a map.
+func (s *jscan) toolDetail(in span) string {
+	if in.start < 0 || s.b[in.start] != '{' {
+		return ""
+	}
+	var found [16]span
+	for i := range detailKeys {
+		found[i] = noSpan
+	}
+	end := s.object(in.start, 1, func(s *jscan, key []byte, v span, kind byte) bool {
+		for i, k := range detailKeys {
+			if string(key) == k {
+				if kind == '"' {
+					found[i] = v
+				} else {
+					found[i] = noSpan
+				}
+			}
+		}
+		return true
+	})
+	if end < 0 || s.bad {
+		s.bad = true
+		return ""
+	}
+	for i := range detailKeys {
+		if v := found[i]; v.start >= 0 && v.end > v.start {
+			t, ok := s.str(v)
+			if !ok {
+				s.bad = true
+				return ""
+			}
+			return oneLine(t, 160)
+		}
+	}
+	return ""
+}
+
+// toolResultLine is oneLine(toolResultText(content), 200), decoding only
+// as much of the text as the line shows when the text is long.
+func (s *jscan) toolResultLine(b *fastBlock) string {
+	const n = 200
+	var parts []span
+	switch b.contentKind {
+	case '"':
+		parts = []span{b.content}
+	case '[':
+		s.blocks(b.content, func(c *fastBlock) bool {
+			typ, ok := s.str(c.typ)
+			if !ok {
+				s.bad = true
+				return false
+			}
+			if typ == "text" && c.text.start >= 0 {
+				parts = append(parts, c.text)
+			}
+			return true
+		})
+		if s.bad {
+			return ""
+		}
+	default:
+		return "" // null, an object, a literal: toolResultText gives ""
+	}
+	// Decode up to about 4 KB of raw text; when that folds to more than n
+	// runes, the line is the same as the whole text's.
+	const budget = 4 << 10
+	var sb strings.Builder
+	left := budget
+	cut := false
+	for _, p := range parts {
+		if p.end-p.start > left {
+			p.end = safeCut(s.b, p.start, p.start+left)
+			cut = true
+		}
+		t, ok := s.str(p)
+		if !ok {
+			s.bad = true
+			return ""
+		}
+		sb.WriteString(t)
+		left -= p.end - p.start
+		if cut {
+			break
+		}
+	}
+	text := sb.String()
+	if !cut {
+		return oneLine(text, n)
+	}
+	if utf8.RuneCountInString(strings.Join(strings.Fields(text), " ")) > n {
+		return oneLine(text, n)
+	}
+	// Mostly blank: decode it all.
+	sb.Reset()
+	for _, p := range parts {
+		t, ok := s.str(p)
+		if !ok {
+			s.bad = true
+			return ""
+		}
+		sb.WriteString(t)
+	}
+	return oneLine(sb.String(), n)
+}
+
+// safeCut returns a cut point at or after want inside the JSON string
+// body b[start:...] that splits no escape sequence (nor a surrogate pair)
+// and no UTF-8 sequence, so the text before it decodes to a prefix of the
+// whole text's decoding.
+func safeCut(b []byte, start, want int) int {
+	i := start
+	for i < want {
+		if b[i] != '\\' {
+			i++
+			continue
+		}
+		if b[i+1] == 'u' {
+			// \uD800-\uDBFF and the escape after it decode together.
+			high := (b[i+2] == 'd' || b[i+2] == 'D') && bytes.IndexByte([]byte("89abAB"), b[i+3]) >= 0
+			i += 6
+			if high && i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+				i += 6
+			}
+		} else {
+			i += 2
+		}
+	}
+	for i < len(b) && b[i] != '"' && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	return i
+}
+
+// jscan validates and walks one JSON line.
+type jscan struct {
+	b       []byte
+	bad     bool // a shape left to encoding/json (not an error in the line)
+	lastEsc bool // the last string value scanned holds an escape or non-ASCII
+}
+
+const maxFastDepth = 200
+
+func (s *jscan) ws(i int) int {
+	for i < len(s.b) {
+		switch s.b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// str decodes a string span as encoding/json would; an absent span is "".
+func (s *jscan) str(v span) (string, bool) {
+	if v.start < 0 {
+		return "", true
+	}
+	raw := s.b[v.start:v.end]
+	if !v.esc || (bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw)) {
+		return string(raw), true
+	}
+	var out string
+	if v.end >= len(s.b) || s.b[v.end] != '"' || json.Unmarshal(s.b[v.start-1:v.end+1], &out) != nil {
+		// a cut prefix (safeCut) is not quoted in the line: quote it
+		q := make([]byte, 0, len(raw)+2)
+		q = append(append(append(q, '"'), raw...), '"')
+		if json.Unmarshal(q, &out) != nil {
+			return "", false
+		}
+	}
+	return out, true
+}
+
+// object walks the object at b[i] ('{'), validating it, and calls fn with
+// each key and its value's span and kind ('"', '{', '[', 't', 'f', 'n',
+// '0' for a number). fn returning false marks the line bad. It returns the
+// index after the object, or -1 when it is not valid JSON (or is bad).
+func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind byte) bool) int {
+	b := s.b
+	if i >= len(b) || b[i] != '{' || depth > maxFastDepth {
+		s.bad = s.bad || depth > maxFastDepth
+		return -1
+	}
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		kend, kesc := scanString(b, i)
+		if kend < 0 {
+			return -1
+		}
+		key := b[i+1 : kend-1]
+		i = s.ws(kend)
+		if i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		i = s.ws(i + 1)
+		if i >= len(b) {
+			return -1
+		}
+		kind := b[i]
+		v := span{start: i}
+		end := s.value(i, depth+1)
+		if end < 0 {
+			return -1
+		}
+		v.end = end
+		switch kind {
+		case '"':
+			v.start, v.end = i+1, end-1
+			v.esc = s.lastEsc
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			kind = '0'
+		}
+		if fn != nil && (kesc || !fn(s, key, v, kind)) {
+			s.bad = true
+		}
+		if s.bad {
+			return -1
+		}
+		i = s.ws(end)
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// array walks the array at b[i] ('['), calling fn with each element's
+// start and kind; fn returns the element's end (-1 to stop). Without fn the
+// elements are validated and skipped.
+func (s *jscan) array(i int, fn func(i int, kind byte) int) int {
+	b := s.b
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) {
+			return -1
+		}
+		end := fn(i, b[i])
+		if end < 0 {
+			return -1
+		}
+		i = s.ws(end)
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case ']':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// value validates the value at b[i] and returns the index after it, or -1.
+func (s *jscan) value(i, depth int) int {
+	b := s.b
+	switch c := b[i]; c {
+	case '"':
+		end, esc := scanString(b, i)
+		s.lastEsc = esc
+		return end
+	case '{':
+		return s.object(i, depth, nil)
+	case '[':
+		if depth > maxFastDepth {
+			s.bad = true
+			return -1
+		}
+		return s.array(i, func(j int, _ byte) int { return s.value(j, depth+1) })
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	default:
+		end, risky := number(b, i)
+		if risky {
+			s.bad = true // float64 may not hold it: encoding/json decides
+		}
+		return end
+	}
+}
+
+func literal(b []byte, i int, lit string) int {
+	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
+		return i + len(lit)
+	}
+	return -1
+}
+
+// number validates a JSON number at b[i]; risky when it has an exponent or
+// is very long (it may overflow a float64).
+func number(b []byte, i int) (int, bool) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		digits()
+	default:
+		return -1, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return -1, false
+		}
+	}
+	risky := false
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		risky = true
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return -1, false
+		}
+	}
+	return i, risky || i-start > 300
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// scanString validates the string whose opening quote is at b[i] and
+// returns the index after its closing quote (-1 when invalid) and whether
+// it holds a backslash or a non-ASCII byte. Eight bytes are examined at a
+// time for a quote, a backslash or a control byte.
+func scanString(b []byte, i int) (int, bool) {
+	i++
+	esc := false
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q := x ^ (ones * '"')
+			bs := x ^ (ones * '\\')
+			m := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+			m &= highs
+			if x&highs != 0 {
+				esc = true // maybe beyond the string's end: only a hint to check
+			}
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			if b[i] >= 0x80 {
+				esc = true
+			}
+			i++
+		}
+		if i >= len(b) {
+			return -1, false
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, esc
+		case '\\':
+			esc = true
+			if i+1 >= len(b) {
+				return -1, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return -1, false
+				}
+				i += 6
+			default:
+				return -1, false
+			}
+		default:
+			return -1, false // a control byte
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
