@@ -3,10 +3,11 @@ package agents
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math/bits"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -469,21 +470,18 @@ func (s *jscan) toolDetail(in span) string {
 	}
 	for i := range detailKeys {
 		if v := found[i]; v.start >= 0 && v.end > v.start {
-			t, ok := s.str(v)
-			if !ok {
-				s.bad = true
-				return ""
-			}
-			return oneLine(t, 160)
+			f := folder{n: 160}
+			f.addJSON(s.b[v.start:v.end])
+			return f.String()
 		}
 	}
 	return ""
 }
 
-// toolResultLine is oneLine(toolResultText(content), 200), decoding only
-// as much of the text as the line shows when the text is long.
+// toolResultLine is oneLine(toolResultText(content), 200), folding the
+// text straight from the line's bytes and stopping once the line is full:
+// a long tool result is decoded only as far as it shows.
 func (s *jscan) toolResultLine(b *fastBlock) string {
-	const n = 200
 	var parts []span
 	switch b.contentKind {
 	case '"':
@@ -506,74 +504,158 @@ func (s *jscan) toolResultLine(b *fastBlock) string {
 	default:
 		return "" // null, an object, a literal: toolResultText gives ""
 	}
-	// Decode up to about 4 KB of raw text; when that folds to more than n
-	// runes, the line is the same as the whole text's.
-	const budget = 4 << 10
-	var sb strings.Builder
-	left := budget
-	cut := false
+	f := folder{n: 200}
 	for _, p := range parts {
-		if p.end-p.start > left {
-			p.end = safeCut(s.b, p.start, p.start+left)
-			cut = true
-		}
-		t, ok := s.str(p)
-		if !ok {
-			s.bad = true
-			return ""
-		}
-		sb.WriteString(t)
-		left -= p.end - p.start
-		if cut {
+		if !f.addJSON(s.b[p.start:p.end]) {
 			break
 		}
 	}
-	text := sb.String()
-	if !cut {
-		return oneLine(text, n)
-	}
-	if utf8.RuneCountInString(strings.Join(strings.Fields(text), " ")) > n {
-		return oneLine(text, n)
-	}
-	// Mostly blank: decode it all.
-	sb.Reset()
-	for _, p := range parts {
-		t, ok := s.str(p)
-		if !ok {
-			s.bad = true
-			return ""
-		}
-		sb.WriteString(t)
-	}
-	return oneLine(sb.String(), n)
+	return f.String()
 }
 
-// safeCut returns a cut point at or after want inside the JSON string
-// body b[start:...] that splits no escape sequence (nor a surrogate pair)
-// and no UTF-8 sequence, so the text before it decodes to a prefix of the
-// whole text's decoding.
-func safeCut(b []byte, start, want int) int {
-	i := start
-	for i < want {
-		if b[i] != '\\' {
-			i++
-			continue
+// folder computes oneLine(text, n) rune by rune: whitespace runs fold to
+// one space, leading and trailing ones go, and past n runes the line is cut
+// to n-1 and an ellipsis.
+type folder struct {
+	n, count int
+	buf      []byte
+	space    bool // a space is due before the next rune
+	cut      int  // len(buf) after n-1 runes
+}
+
+// add takes one rune; false once the line is full (more than n runes).
+func (f *folder) add(r rune) bool {
+	if r < utf8.RuneSelf && asciiSpace[r] || r >= utf8.RuneSelf && unicode.IsSpace(r) {
+		if f.count > 0 {
+			f.space = true
 		}
-		if b[i+1] == 'u' {
-			// \uD800-\uDBFF and the escape after it decode together.
-			high := (b[i+2] == 'd' || b[i+2] == 'D') && bytes.IndexByte([]byte("89abAB"), b[i+3]) >= 0
+		return true
+	}
+	if f.space {
+		f.space = false
+		if !f.push(' ') {
+			return false
+		}
+	}
+	return f.push(r)
+}
+
+func (f *folder) push(r rune) bool {
+	if f.count == f.n-1 {
+		f.cut = len(f.buf)
+	}
+	f.buf = utf8.AppendRune(f.buf, r)
+	f.count++
+	return f.count <= f.n
+}
+
+// addJSON folds in the decoding of a JSON string body; false once full.
+func (f *folder) addJSON(raw []byte) bool {
+	for i := 0; i < len(raw); {
+		r, next := decodeRune(raw, i)
+		i = next
+		if !f.add(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *folder) String() string {
+	if f.count > f.n {
+		return string(f.buf[:f.cut]) + "…"
+	}
+	return string(f.buf)
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// decodeRune decodes the rune at raw[i] of a validated JSON string body as
+// encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD) and
+// returns the index after it.
+func decodeRune(raw []byte, i int) (rune, int) {
+	c := raw[i]
+	if c < utf8.RuneSelf {
+		if c != '\\' {
+			return rune(c), i + 1
+		}
+		switch raw[i+1] {
+		case 'b':
+			return '\b', i + 2
+		case 'f':
+			return '\f', i + 2
+		case 'n':
+			return '\n', i + 2
+		case 'r':
+			return '\r', i + 2
+		case 't':
+			return '\t', i + 2
+		case 'u':
+			rr := hex4(raw[i+2:])
 			i += 6
-			if high && i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
-				i += 6
+			if utf16.IsSurrogate(rr) {
+				rr1 := rune(-1)
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					rr1 = hex4(raw[i+2:])
+				}
+				if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+					return dec, i + 6
+				}
+				return unicode.ReplacementChar, i
 			}
-		} else {
-			i += 2
+			return rr, i
+		default: // '"', '\\', '/'
+			return rune(raw[i+1]), i + 2
 		}
 	}
-	for i < len(b) && b[i] != '"' && !utf8.RuneStart(b[i]) {
-		i++
+	r, size := utf8.DecodeRune(raw[i:])
+	return r, i + size
+}
+
+// hex4 reads four (validated) hex digits.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
 	}
-	return i
+	return r
+}
+
+// unquote decodes a validated JSON string body as encoding/json does.
+func unquote(raw []byte) string {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			j = len(raw)
+		} else {
+			j += i
+		}
+		if seg := raw[i:j]; utf8.Valid(seg) {
+			out = append(out, seg...)
+			i = j
+		} else {
+			for i < j {
+				r, size := utf8.DecodeRune(raw[i:j])
+				out = utf8.AppendRune(out, r)
+				i += size
+			}
+		}
+		if i < len(raw) {
+			r, next := decodeRune(raw, i)
+			out = utf8.AppendRune(out, r)
+			i = next
+		}
+	}
+	return string(out)
 }
 
 // jscan validates and walks one JSON line.
@@ -603,19 +685,10 @@ func (s *jscan) str(v span) (string, bool) {
 		return "", true
 	}
 	raw := s.b[v.start:v.end]
-	if !v.esc || (bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw)) {
+	if !v.esc {
 		return string(raw), true
 	}
-	var out string
-	if v.end >= len(s.b) || s.b[v.end] != '"' || json.Unmarshal(s.b[v.start-1:v.end+1], &out) != nil {
-		// a cut prefix (safeCut) is not quoted in the line: quote it
-		q := make([]byte, 0, len(raw)+2)
-		q = append(append(append(q, '"'), raw...), '"')
-		if json.Unmarshal(q, &out) != nil {
-			return "", false
-		}
-	}
-	return out, true
+	return unquote(raw), true
 }
 
 // object walks the object at b[i] ('{'), validating it, and calls fn with
