@@ -109,11 +109,9 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 }
 
 // span is a value's place in the line: [start, end); for a string the
-// quotes are excluded and esc says it holds a backslash or a non-ASCII
-// byte. start < 0: absent.
+// quotes are excluded. start < 0: absent.
 type span struct {
 	start, end int
-	esc        bool
 }
 
 var noSpan = span{start: -1}
@@ -660,9 +658,19 @@ func unquote(raw []byte) string {
 
 // jscan validates and walks one JSON line.
 type jscan struct {
-	b       []byte
-	bad     bool // a shape left to encoding/json (not an error in the line)
-	lastEsc bool // the last string value scanned holds an escape or non-ASCII
+	b   []byte
+	bad bool // a shape left to encoding/json (not an error in the line)
+}
+
+// plainKey: a key without escapes or non-ASCII bytes, which encoding/json
+// could match to a field in ways the fast path does not follow.
+func plainKey(k []byte) bool {
+	for _, c := range k {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 const maxFastDepth = 200
@@ -685,7 +693,7 @@ func (s *jscan) str(v span) (string, bool) {
 		return "", true
 	}
 	raw := s.b[v.start:v.end]
-	if !v.esc {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw), true
 	}
 	return unquote(raw), true
@@ -709,7 +717,7 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		kend, kesc := scanString(b, i)
+		kend := scanString(b, i)
 		if kend < 0 {
 			return -1
 		}
@@ -732,11 +740,10 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		switch kind {
 		case '"':
 			v.start, v.end = i+1, end-1
-			v.esc = s.lastEsc
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			kind = '0'
 		}
-		if fn != nil && (kesc || !fn(s, key, v, kind)) {
+		if fn != nil && (!plainKey(key) || !fn(s, key, v, kind)) {
 			s.bad = true
 		}
 		if s.bad {
@@ -794,9 +801,7 @@ func (s *jscan) value(i, depth int) int {
 	b := s.b
 	switch c := b[i]; c {
 	case '"':
-		end, esc := scanString(b, i)
-		s.lastEsc = esc
-		return end
+		return scanString(b, i)
 	case '{':
 		return s.object(i, depth, nil)
 	case '[':
@@ -875,58 +880,49 @@ const (
 )
 
 // scanString validates the string whose opening quote is at b[i] and
-// returns the index after its closing quote (-1 when invalid) and whether
-// it holds a backslash or a non-ASCII byte. Eight bytes are examined at a
-// time for a quote, a backslash or a control byte.
-func scanString(b []byte, i int) (int, bool) {
+// returns the index after its closing quote (-1 when invalid). Eight bytes
+// are examined at a time for a quote, a backslash or a control byte.
+func scanString(b []byte, i int) int {
 	i++
-	esc := false
 	for {
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i : i+8])
 			q := x ^ (ones * '"')
 			bs := x ^ (ones * '\\')
-			m := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
-			m &= highs
-			if x&highs != 0 {
-				esc = true // maybe beyond the string's end: only a hint to check
+			m := (((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)) & highs
+			if m == 0 {
+				i += 8
+				continue
 			}
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+				i++
 			}
-			i += 8
-		}
-		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
-			if b[i] >= 0x80 {
-				esc = true
+			if i >= len(b) {
+				return -1
 			}
-			i++
-		}
-		if i >= len(b) {
-			return -1, false
 		}
 		switch b[i] {
 		case '"':
-			return i + 1, esc
+			return i + 1
 		case '\\':
-			esc = true
 			if i+1 >= len(b) {
-				return -1, false
+				return -1
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1, false
+					return -1
 				}
 				i += 6
 			default:
-				return -1, false
+				return -1
 			}
 		default:
-			return -1, false // a control byte
+			return -1 // a control byte
 		}
 	}
 }
