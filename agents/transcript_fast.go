@@ -39,7 +39,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	s := jscan{b: line}
 	var top topLine
 	top.init()
-	end := s.object(0, 0, top.field)
+	end := s.object(0, 0, top.field, top.deep)
 	if end < 0 || s.bad || s.ws(end) != len(line) {
 		return nil, false
 	}
@@ -63,10 +63,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	if top.message.start < 0 {
 		return nil, true
 	}
-	var m fastMessage
-	if !m.parse(&s, top.message) {
-		return nil, false
-	}
+	m := &top.msg
 	if typ == "assistant" {
 		acts = m.activities(&s)
 		if s.bad {
@@ -122,7 +119,18 @@ type topLine struct {
 	typ, turnOrigin, uuid      span
 	timestamp, sessionID       span
 	message                    span
+	msg                        fastMessage
 	isSidechain, isMeta, other bool
+}
+
+// deep parses the message while the line is validated (one pass).
+func (t *topLine) deep(s *jscan, key []byte, i, depth int) (int, bool) {
+	if string(key) != "message" || s.b[i] != '{' {
+		return 0, false
+	}
+	end := t.msg.parse(s, i, depth)
+	t.message = span{i, end}
+	return end, true
 }
 
 func (t *topLine) init() {
@@ -232,11 +240,13 @@ type fastMessage struct {
 	id, role, stopReason span
 	content              span
 	contentKind          byte
+	blocks               []fastBlock // when content is an array
 }
 
-func (m *fastMessage) parse(s *jscan, v span) bool {
-	m.id, m.role, m.stopReason, m.content = noSpan, noSpan, noSpan, noSpan
-	end := s.object(v.start, 0, func(s *jscan, key []byte, v span, kind byte) bool {
+// parse walks (and validates) the message object at b[i].
+func (m *fastMessage) parse(s *jscan, i, depth int) int {
+	m.id, m.role, m.stopReason, m.content, m.contentKind = noSpan, noSpan, noSpan, noSpan, 0
+	return s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
 		switch string(key) {
 		case "id":
 			return strField(kind, &m.id, v)
@@ -245,7 +255,7 @@ func (m *fastMessage) parse(s *jscan, v span) bool {
 		case "stop_reason":
 			return strField(kind, &m.stopReason, v)
 		case "content":
-			if kind != '"' && kind != '[' {
+			if kind != '"' {
 				return false
 			}
 			m.contentKind = kind
@@ -254,8 +264,22 @@ func (m *fastMessage) parse(s *jscan, v span) bool {
 			return kind == 'n' || kind == '{' && s.usage(v)
 		}
 		return !foldsTo(key, "id", "role", "stop_reason", "content", "usage")
+	}, func(s *jscan, key []byte, i, depth int) (int, bool) {
+		if string(key) != "content" || s.b[i] != '[' {
+			return 0, false
+		}
+		m.blocks = m.blocks[:0]
+		end := s.array(i, func(j int, kind byte) int {
+			if kind != '{' {
+				s.bad = true
+				return -1
+			}
+			m.blocks = append(m.blocks, fastBlock{})
+			return m.blocks[len(m.blocks)-1].parse(s, j, depth+1, false)
+		})
+		m.contentKind, m.content = '[', span{i, end}
+		return end, true
 	})
-	return end >= 0 && !s.bad
 }
 
 // usage checks the token counts decode as int64, as anthropicUsage needs.
@@ -266,7 +290,7 @@ func (s *jscan) usage(v span) bool {
 			return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
 		}
 		return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-	})
+	}, nil)
 	return end >= 0 && !s.bad
 }
 
@@ -290,13 +314,22 @@ func smallInt(b []byte) bool {
 type fastBlock struct {
 	typ, text, thinking, id, name, toolUseID span
 	input, content                           span
+	detail                                   span   // ToolDetail's field of an object input
+	parts                                    []span // a tool result's text blocks
 	contentKind                              byte
 	isError                                  bool
 }
 
-func (b *fastBlock) parse(s *jscan, start int) int {
-	*b = fastBlock{typ: noSpan, text: noSpan, thinking: noSpan, id: noSpan, name: noSpan, toolUseID: noSpan, input: noSpan, content: noSpan}
-	return s.object(start, 1, func(s *jscan, key []byte, v span, kind byte) bool {
+// parse walks (and validates) the block object at b[i]. A top-level block
+// (not nested) also reads its tool input's detail and its tool result's
+// text blocks.
+func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
+	*b = fastBlock{typ: noSpan, text: noSpan, thinking: noSpan, id: noSpan, name: noSpan, toolUseID: noSpan, input: noSpan, content: noSpan, detail: noSpan}
+	var deep func(s *jscan, key []byte, i, depth int) (int, bool)
+	if !nested {
+		deep = b.deep
+	}
+	return s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
 		switch string(key) {
 		case "type":
 			return strField(kind, &b.typ, v)
@@ -311,33 +344,69 @@ func (b *fastBlock) parse(s *jscan, start int) int {
 		case "tool_use_id":
 			return strField(kind, &b.toolUseID, v)
 		case "input":
+			b.detail = noSpan
 			return set(&b.input, v)
 		case "content":
-			b.contentKind = kind
+			b.contentKind, b.parts = kind, nil
 			return set(&b.content, v)
 		case "is_error":
 			return boolField(kind, &b.isError)
 		}
 		return !foldsTo(key, "type", "text", "thinking", "id", "name", "tool_use_id", "input", "content", "is_error")
-	})
+	}, deep)
 }
 
-// blocks calls fn for each block of a content array; false from fn or a
-// block of a shape left to encoding/json stops it (s.bad set in the
-// latter case).
-func (s *jscan) blocks(arr span, fn func(b *fastBlock) bool) {
-	var b fastBlock
-	s.array(arr.start, func(i int, kind byte) int {
-		if kind != '{' {
-			s.bad = true
-			return -1
+// deep reads a tool input's detail field and a tool result's text blocks
+// while they are validated.
+func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
+	switch {
+	case string(key) == "input" && s.b[i] == '{':
+		var found [16]span
+		for k := range detailKeys {
+			found[k] = noSpan
 		}
-		end := b.parse(s, i)
-		if end < 0 || s.bad || !fn(&b) {
-			return -1
+		end := s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
+			for k, name := range detailKeys {
+				if string(key) == name {
+					if kind == '"' {
+						found[k] = v
+					} else {
+						found[k] = noSpan
+					}
+				}
+			}
+			return true
+		}, nil)
+		b.input, b.detail = span{i, end}, noSpan
+		for k := range detailKeys {
+			if v := found[k]; v.start >= 0 && v.end > v.start {
+				b.detail = v
+				break
+			}
 		}
-		return end
-	})
+		return end, true
+	case string(key) == "content" && s.b[i] == '[':
+		b.parts = b.parts[:0]
+		var inner fastBlock
+		end := s.array(i, func(j int, kind byte) int {
+			if kind != '{' {
+				s.bad = true
+				return -1
+			}
+			e := inner.parse(s, j, depth+1, true)
+			if e < 0 {
+				return -1
+			}
+			typ, _ := s.str(inner.typ)
+			if typ == "text" && inner.text.start >= 0 {
+				b.parts = append(b.parts, inner.text)
+			}
+			return e
+		})
+		b.contentKind, b.content = '[', span{i, end}
+		return end, true
+	}
+	return 0, false
 }
 
 // userText mirrors userText: the text of a content that is a string or
@@ -352,27 +421,15 @@ func (m *fastMessage) userText(s *jscan) (string, bool) {
 		return t, ok
 	case '[':
 		var sb strings.Builder
-		n, allText := 0, true
-		s.blocks(m.content, func(b *fastBlock) bool {
-			n++
-			typ, ok := s.str(b.typ)
-			if !ok {
-				s.bad = true
-				return false
+		for i := range m.blocks {
+			b := &m.blocks[i]
+			if typ, _ := s.str(b.typ); typ != "text" {
+				return "", false
 			}
-			if typ != "text" {
-				allText = false
-			} else if allText {
-				t, ok := s.str(b.text)
-				if !ok {
-					s.bad = true
-					return false
-				}
-				sb.WriteString(t)
-			}
-			return true
-		})
-		if s.bad || n == 0 || !allText {
+			t, _ := s.str(b.text)
+			sb.WriteString(t)
+		}
+		if len(m.blocks) == 0 {
 			return "", false
 		}
 		return sb.String(), true
@@ -416,7 +473,8 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 		}
 		return t
 	}
-	s.blocks(m.content, func(b *fastBlock) bool {
+	for i := range m.blocks {
+		b := &m.blocks[i]
 		switch str(b.typ) {
 		case "text":
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: textKind, Text: str(b.text), ID: id})
@@ -424,12 +482,11 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActThinking, Text: str(b.thinking), ID: id})
 		case "tool_use", "server_tool_use":
 			name := str(b.name)
-			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b.input), ID: str(b.id)})
+			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b), ID: str(b.id)})
 		case "tool_result":
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActToolResult, Text: s.toolResultLine(b), IsError: b.isError, ID: str(b.toolUseID)})
 		}
-		return !s.bad
-	})
+	}
 	if s.bad {
 		return nil
 	}
@@ -440,65 +497,26 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 }
 
 // toolDetail mirrors ToolDetail without decoding the whole input: the
-// input's top-level string fields named in detailKeys, the last of each
-// name winning as in a map.
-func (s *jscan) toolDetail(in span) string {
-	if in.start < 0 || s.b[in.start] != '{' {
+// input's top-level string fields named in detailKeys (found by
+// fastBlock.deep, the last of each name winning as in a map).
+func (s *jscan) toolDetail(b *fastBlock) string {
+	if b.input.start < 0 || s.b[b.input.start] != '{' || b.detail.start < 0 {
 		return ""
 	}
-	var found [16]span
-	for i := range detailKeys {
-		found[i] = noSpan
-	}
-	end := s.object(in.start, 1, func(s *jscan, key []byte, v span, kind byte) bool {
-		for i, k := range detailKeys {
-			if string(key) == k {
-				if kind == '"' {
-					found[i] = v
-				} else {
-					found[i] = noSpan
-				}
-			}
-		}
-		return true
-	})
-	if end < 0 || s.bad {
-		s.bad = true
-		return ""
-	}
-	for i := range detailKeys {
-		if v := found[i]; v.start >= 0 && v.end > v.start {
-			f := folder{n: 160}
-			f.addJSON(s.b[v.start:v.end])
-			return f.String()
-		}
-	}
-	return ""
+	f := folder{n: 160}
+	f.addJSON(s.b[b.detail.start:b.detail.end])
+	return f.String()
 }
 
 // toolResultLine is oneLine(toolResultText(content), 200), folding the
 // text straight from the line's bytes and stopping once the line is full:
 // a long tool result is decoded only as far as it shows.
 func (s *jscan) toolResultLine(b *fastBlock) string {
-	var parts []span
+	parts := b.parts
 	switch b.contentKind {
 	case '"':
 		parts = []span{b.content}
 	case '[':
-		s.blocks(b.content, func(c *fastBlock) bool {
-			typ, ok := s.str(c.typ)
-			if !ok {
-				s.bad = true
-				return false
-			}
-			if typ == "text" && c.text.start >= 0 {
-				parts = append(parts, c.text)
-			}
-			return true
-		})
-		if s.bad {
-			return ""
-		}
 	default:
 		return "" // null, an object, a literal: toolResultText gives ""
 	}
@@ -701,9 +719,11 @@ func (s *jscan) str(v span) (string, bool) {
 
 // object walks the object at b[i] ('{'), validating it, and calls fn with
 // each key and its value's span and kind ('"', '{', '[', 't', 'f', 'n',
-// '0' for a number). fn returning false marks the line bad. It returns the
-// index after the object, or -1 when it is not valid JSON (or is bad).
-func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind byte) bool) int {
+// '0' for a number). fn returning false marks the line bad. deep, when
+// set, is offered each value first: it may walk (and validate) the value
+// itself and return its end. object returns the index after the object, or
+// -1 when it is not valid JSON (or is bad).
+func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind byte) bool, deep func(s *jscan, key []byte, i, depth int) (int, bool)) int {
 	b := s.b
 	if i >= len(b) || b[i] != '{' || depth > maxFastDepth {
 		s.bad = s.bad || depth > maxFastDepth
@@ -730,23 +750,34 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		if i >= len(b) {
 			return -1
 		}
-		kind := b[i]
-		v := span{start: i}
-		end := s.value(i, depth+1)
-		if end < 0 {
+		if fn != nil && !plainKey(key) {
+			s.bad = true
 			return -1
 		}
-		v.end = end
-		switch kind {
-		case '"':
-			v.start, v.end = i+1, end-1
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			kind = '0'
+		var end int
+		handled := false
+		if deep != nil {
+			end, handled = deep(s, key, i, depth+1)
 		}
-		if fn != nil && (!plainKey(key) || !fn(s, key, v, kind)) {
-			s.bad = true
+		if !handled {
+			kind := b[i]
+			v := span{start: i}
+			end = s.value(i, depth+1)
+			if end < 0 {
+				return -1
+			}
+			v.end = end
+			switch kind {
+			case '"':
+				v.start, v.end = i+1, end-1
+			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				kind = '0'
+			}
+			if fn != nil && !fn(s, key, v, kind) {
+				s.bad = true
+			}
 		}
-		if s.bad {
+		if end < 0 || s.bad {
 			return -1
 		}
 		i = s.ws(end)
@@ -803,7 +834,7 @@ func (s *jscan) value(i, depth int) int {
 	case '"':
 		return scanString(b, i)
 	case '{':
-		return s.object(i, depth, nil)
+		return s.object(i, depth, nil, nil)
 	case '[':
 		if depth > maxFastDepth {
 			s.bad = true
