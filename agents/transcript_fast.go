@@ -567,7 +567,33 @@ func (f *folder) push(r rune) bool {
 
 // addJSON folds in the decoding of a JSON string body; false once full.
 func (f *folder) addJSON(raw []byte) bool {
+	if f.buf == nil {
+		f.buf = make([]byte, 0, f.n+8)
+	}
 	for i := 0; i < len(raw); {
+		if c := raw[i]; c < utf8.RuneSelf && c != '\\' {
+			i++
+			if asciiSpace[c] {
+				if f.count > 0 {
+					f.space = true
+				}
+				continue
+			}
+			if f.space {
+				f.space = false
+				if !f.push(' ') {
+					return false
+				}
+			}
+			if f.count == f.n-1 {
+				f.cut = len(f.buf)
+			}
+			f.buf = append(f.buf, c)
+			if f.count++; f.count > f.n {
+				return false
+			}
+			continue
+		}
 		r, next := decodeRune(raw, i)
 		i = next
 		if !f.add(r) {
