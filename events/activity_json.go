@@ -74,6 +74,20 @@ func appendHTMLString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain bytes at a time: no quote, backslash, <, >, &,
+		// control or non-ASCII byte.
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			q, bs, lt, gt, amp := x^('"'*lo7), x^('\\'*lo7), x^('<'*lo7), x^('>'*lo7), x^('&'*lo7)
+			if ((q-lo7)&^q|(bs-lo7)&^bs|(lt-lo7)&^lt|(gt-lo7)&^gt|(amp-lo7)&^amp|(x-0x20*lo7)&^x|x)&hi1 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if htmlSafe[c] {
