@@ -166,17 +166,21 @@ func Tail(ctx context.Context, opts TailOptions) error {
 }
 
 type tailer struct {
-	opts    TailOptions
-	f       *os.File
-	fi      os.FileInfo
-	off     int64 // offset of the next unread byte
-	buf     []byte
-	pending []byte // an incomplete last line
-	discard bool   // inside an over-long line
-	atEOF   bool
-	skip    func(int64, string)
-	done    bool   // the last activity passed on was ActDone
-	items   []item // reused by split
+	opts     TailOptions
+	f        *os.File
+	fi       os.FileInfo
+	off      int64     // offset of the next unread byte
+	bufs     [2][]byte // read buffers: the one parsed, the one read ahead
+	cur      int       // the buffer of the last read
+	ahead    bool      // bufs[cur^1] holds a read ahead: aheadN bytes, aheadErr
+	aheadN   int
+	aheadErr error
+	pending  []byte // an incomplete last line
+	discard  bool   // inside an over-long line
+	atEOF    bool
+	skip     func(int64, string)
+	done     bool   // the last activity passed on was ActDone
+	items    []item // reused by split
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
@@ -198,6 +202,7 @@ func (t *tailer) collapseDone(acts []events.Activity) []events.Activity {
 }
 
 func (t *tailer) close() {
+	t.ahead = false
 	if t.f != nil {
 		t.f.Close()
 		t.f = nil
@@ -244,16 +249,25 @@ func (t *tailer) step() (more bool, err error) {
 		}
 		if cur.Size() < t.off {
 			t.skip(t.off, "transcript was truncated: reading it from the start")
-			t.off, t.pending, t.discard = 0, nil, false
+			t.off, t.pending, t.discard, t.ahead = 0, nil, false, false
 			if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 				return false, err
 			}
 		}
 	}
-	if t.buf == nil {
-		t.buf = make([]byte, readSize)
+	var n int
+	var buf []byte
+	if t.ahead {
+		// Read ahead during the last step.
+		t.ahead, t.cur = false, t.cur^1
+		buf, n, err = t.bufs[t.cur], t.aheadN, t.aheadErr
+	} else {
+		if t.bufs[t.cur] == nil {
+			t.bufs[t.cur] = make([]byte, readSize)
+		}
+		buf = t.bufs[t.cur]
+		n, err = t.f.Read(buf)
 	}
-	n, err := t.f.Read(t.buf)
 	if n == 0 {
 		if err != nil && err != io.EOF {
 			return false, transcriptError(t.opts.Path, err)
@@ -261,8 +275,19 @@ func (t *tailer) step() (more bool, err error) {
 		t.atEOF = true
 		return true, nil
 	}
-	items := t.split(t.buf[:n])
-	parseItems(items)
+	items := t.split(buf[:n])
+	wait := parseItems(items)
+	if n == len(buf) && err == nil {
+		// More is likely there: read it into the other buffer while the
+		// lines of this one are parsed.
+		next := &t.bufs[t.cur^1]
+		if *next == nil {
+			*next = make([]byte, readSize)
+		}
+		t.aheadN, t.aheadErr = t.f.Read(*next)
+		t.ahead = true
+	}
+	wait()
 	for i := range items {
 		it := &items[i]
 		if it.why != "" {
@@ -337,9 +362,10 @@ func (t *tailer) split(data []byte) []item {
 }
 
 // parseItems parses the lines of items; with more than one CPU and enough
-// bytes, in parallel (each line is parsed on its own; order is kept by the
-// caller, which delivers items in file order).
-func parseItems(items []item) {
+// bytes, in parallel goroutines (each line is parsed on its own; order is
+// kept by the caller, which delivers items in file order). The caller calls
+// the returned wait before it reads the items.
+func parseItems(items []item) (wait func()) {
 	total := 0
 	for i := range items {
 		total += len(items[i].line)
@@ -347,7 +373,7 @@ func parseItems(items []item) {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	if workers < 2 || total < 128<<10 || len(items) < 2 {
 		parseRange(items)
-		return
+		return func() {}
 	}
 	// Cut items into workers runs of about equal bytes.
 	per := total/workers + 1
@@ -361,8 +387,9 @@ func parseItems(items []item) {
 			start, acc = i+1, 0
 		}
 	}
-	parseRange(items[start:])
-	wg.Wait()
+	run := items[start:]
+	wg.Go(func() { parseRange(run) })
+	return wg.Wait
 }
 
 func parseRange(items []item) {
