@@ -67,6 +67,10 @@ type transcriptLine struct {
 // Sidechain (subagent) lines, unknown types and JSON values that are not
 // objects yield nothing and no error. Only a line that is not JSON at all
 // is an error.
+//
+// Most lines are read in one pass without encoding/json (see
+// transcript_fast.go); the rest go through parseTranscriptLineJSON, with
+// the same result.
 func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {

@@ -361,8 +361,8 @@ func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
 func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 	switch {
 	case string(key) == "input" && s.b[i] == '{':
-		var found [16]span
-		for k := range detailKeys {
+		found := make([]span, len(detailKeys))
+		for k := range found {
 			found[k] = noSpan
 		}
 		end := s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
