@@ -355,7 +355,7 @@ func runTail(inv *invocation) error {
 	// per activity. Following flushes after each line, so nothing waits.
 	out := bufio.NewWriterSize(inv.IO.Out, 64<<10)
 	defer out.Flush()
-	enc := json.NewEncoder(out)
+	var line []byte
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
@@ -365,7 +365,11 @@ func runTail(inv *invocation) error {
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				if *asJSON {
-					_ = enc.Encode(a)
+					// What json.Encoder writes, without reflection.
+					var err error
+					if line, err = events.AppendActivityJSON(line[:0], a); err == nil {
+						out.Write(append(line, '\n'))
+					}
 				} else {
 					renderActivity(out, a)
 				}

@@ -67,6 +67,10 @@ type transcriptLine struct {
 // Sidechain (subagent) lines, unknown types and JSON values that are not
 // objects yield nothing and no error. Only a line that is not JSON at all
 // is an error.
+//
+// Most lines are read in one pass without encoding/json (see
+// transcript_fast.go); the rest go through parseTranscriptLineJSON, with
+// the same result.
 func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -78,6 +82,17 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 		}
 		return nil, nil
 	}
+	if acts, ok := fastTranscriptLine(line); ok {
+		return acts, nil
+	}
+	return parseTranscriptLineJSON(line)
+}
+
+// parseTranscriptLineJSON is ParseTranscriptLine with encoding/json: the
+// reference the single-pass path (transcript_fast.go) is held to, and the
+// path for lines of a shape that one leaves alone. line is trimmed and
+// starts with '{'.
+func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 	var l transcriptLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		if json.Valid(line) {

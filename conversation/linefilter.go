@@ -1,16 +1,21 @@
 package conversation
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // skipLine reports whether a transcript line can be passed over without
 // parsing: its top-level "type" is one agents.ParseTranscriptLine yields
 // nothing for (progress, file-history-snapshot, queue-operation, ...), or it
 // is a sidechain (subagent) line whose "isSidechain": true comes before its
-// type. It reads only the top-level keys up to "type", skipping values
-// without decoding them, so the bulk of a transcript (progress lines carry
-// about 40% of its bytes) costs a memchr-speed pass instead of a full JSON
-// decode. Whenever the line is not a shape it understands it answers false,
-// and the full parser decides (and reports a line that is not JSON).
+// type. It reads only the scalar top-level values up to "type" (Claude Code
+// writes the type before any nested value), so the bulk of a transcript
+// (progress lines carry about 40% of its bytes) costs a few hundred bytes
+// of scanning each. Whenever the line is not a shape it understands (a
+// nested value before the type, say) it answers false, and the parser
+// decides (and reports a line that is not JSON).
 func skipLine(line []byte) bool {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
@@ -53,9 +58,18 @@ func skipLine(line []byte) bool {
 		case string(key) == "isSidechain":
 			sidechain = bytes.HasPrefix(line[i:], []byte("true"))
 		}
-		i = skipValue(line, i)
-		if i < 0 {
-			return false
+		switch line[i] {
+		case '"':
+			i = stringEnd(line, i)
+			if i < 0 {
+				return false
+			}
+		case '{', '[':
+			return false // a nested value before the type: let the parser see it
+		default: // number, true, false, null
+			for i < len(line) && line[i] != ',' && line[i] != '}' && line[i] != ' ' {
+				i++
+			}
 		}
 		i = skipSpace(line, i)
 		if i >= len(line) || line[i] != ',' {
@@ -73,59 +87,30 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just after the string starting at b[i] ('"'),
-// or -1 when it does not end.
+// or -1 when it does not end. Eight bytes are examined at a time for a
+// quote or a backslash.
 func stringEnd(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i++
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		j += i
-		// An odd run of backslashes before the quote escapes it.
-		k := j - 1
-		for k >= i && b[k] == '\\' {
-			k--
-		}
-		if (j-1-k)%2 == 0 {
-			return j + 1
-		}
-		i = j + 1
-	}
-}
-
-// skipValue returns the index just after the JSON value starting at b[i],
-// or -1. Nested values are skipped by counting brackets outside strings;
-// they are not validated (the parser does that for lines it reads).
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				if i < 0 {
-					return -1
-				}
+	for i < len(b) {
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i : i+8])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			m := ((q-ones)&^q | (bs-ones)&^bs) & highs
+			if m == 0 {
+				i += 8
 				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
 			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
+		switch b[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
 			i++
 		}
-		return -1
-	default: // number, true, false, null
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' {
-			i++
-		}
-		return i
 	}
+	return -1
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -64,6 +66,71 @@ func BenchmarkTailScan(b *testing.B) {
 		}})
 		if err != nil || n == 0 {
 			b.Fatal(n, err)
+		}
+	}
+}
+
+// TestTailScanInOrder: a transcript of several reads (parsed in parallel
+// when there are CPUs to spare), with junk and an over-long line among the
+// real lines, tails to exactly what parsing it line by line in order gives:
+// the same activities with the same end offsets, and the same skips.
+func TestTailScanInOrder(t *testing.T) {
+	lines := scanLines(t)
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	var data []byte
+	for i := 0; len(data) < 3*readSize+readSize/3; i++ {
+		data = append(append(data, lines[i%len(lines)]...), '\n')
+		switch i {
+		case 100:
+			data = append(data, "not json\n"...)
+		case 2000:
+			data = append(append(append(data, `{"type":"assistant","message":{"content":"`...), bytes.Repeat([]byte("z"), MaxTranscriptLine)...), "\"}}\n"...)
+		}
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		end  int64
+		acts []events.Activity
+		skip string
+	}
+	var tail []got
+	err := Tail(context.Background(), TailOptions{Path: p,
+		OnActivity: func(end int64, acts []events.Activity) bool {
+			tail = append(tail, got{end: end, acts: append([]events.Activity(nil), acts...)})
+			return true
+		},
+		OnSkip: func(off int64, why string) { tail = append(tail, got{end: off, skip: why}) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []got
+	var off int64
+	ref := tailer{}
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		off += int64(len(l))
+		l = bytes.TrimSuffix(l, []byte("\n"))
+		if len(l) > MaxTranscriptLine {
+			want = append(want, got{end: off, skip: "line over 8 MB skipped"})
+			continue
+		}
+		acts, err := agents.ParseTranscriptLine(l)
+		if err != nil {
+			want = append(want, got{end: off, skip: err.Error()})
+			continue
+		}
+		if acts = ref.collapseDone(acts); len(acts) > 0 {
+			want = append(want, got{end: off, acts: acts})
+		}
+	}
+	if len(tail) != len(want) {
+		t.Fatalf("tail gave %d callbacks, line by line %d", len(tail), len(want))
+	}
+	for i := range want {
+		if tail[i].end != want[i].end || tail[i].skip != want[i].skip || !reflect.DeepEqual(tail[i].acts, want[i].acts) {
+			t.Fatalf("callback %d differs:\ntail: %+v\nwant: %+v", i, tail[i], want[i])
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -164,16 +166,21 @@ func Tail(ctx context.Context, opts TailOptions) error {
 }
 
 type tailer struct {
-	opts    TailOptions
-	f       *os.File
-	fi      os.FileInfo
-	off     int64 // offset of the next unread byte
-	buf     []byte
-	pending []byte // an incomplete last line
-	discard bool   // inside an over-long line
-	atEOF   bool
-	skip    func(int64, string)
-	done    bool // the last activity passed on was ActDone
+	opts     TailOptions
+	f        *os.File
+	fi       os.FileInfo
+	off      int64     // offset of the next unread byte
+	bufs     [2][]byte // read buffers: the one parsed, the one read ahead
+	cur      int       // the buffer of the last read
+	ahead    bool      // bufs[cur^1] holds a read ahead: aheadN bytes, aheadErr
+	aheadN   int
+	aheadErr error
+	pending  []byte // an incomplete last line
+	discard  bool   // inside an over-long line
+	atEOF    bool
+	skip     func(int64, string)
+	done     bool   // the last activity passed on was ActDone
+	items    []item // reused by split
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
@@ -195,6 +202,7 @@ func (t *tailer) collapseDone(acts []events.Activity) []events.Activity {
 }
 
 func (t *tailer) close() {
+	t.ahead = false
 	if t.f != nil {
 		t.f.Close()
 		t.f = nil
@@ -241,16 +249,25 @@ func (t *tailer) step() (more bool, err error) {
 		}
 		if cur.Size() < t.off {
 			t.skip(t.off, "transcript was truncated: reading it from the start")
-			t.off, t.pending, t.discard = 0, nil, false
+			t.off, t.pending, t.discard, t.ahead = 0, nil, false, false
 			if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 				return false, err
 			}
 		}
 	}
-	if t.buf == nil {
-		t.buf = make([]byte, 256<<10)
+	var n int
+	var buf []byte
+	if t.ahead {
+		// Read ahead during the last step.
+		t.ahead, t.cur = false, t.cur^1
+		buf, n, err = t.bufs[t.cur], t.aheadN, t.aheadErr
+	} else {
+		if t.bufs[t.cur] == nil {
+			t.bufs[t.cur] = make([]byte, readSize)
+		}
+		buf = t.bufs[t.cur]
+		n, err = t.f.Read(buf)
 	}
-	n, err := t.f.Read(t.buf)
 	if n == 0 {
 		if err != nil && err != io.EOF {
 			return false, transcriptError(t.opts.Path, err)
@@ -258,14 +275,62 @@ func (t *tailer) step() (more bool, err error) {
 		t.atEOF = true
 		return true, nil
 	}
-	data := t.buf[:n]
+	items := t.split(buf[:n])
+	wait := parseItems(items)
+	if n == len(buf) && err == nil {
+		// More is likely there: read it into the other buffer while the
+		// lines of this one are parsed.
+		next := &t.bufs[t.cur^1]
+		if *next == nil {
+			*next = make([]byte, readSize)
+		}
+		t.aheadN, t.aheadErr = t.f.Read(*next)
+		t.ahead = true
+	}
+	wait()
+	for i := range items {
+		it := &items[i]
+		if it.why != "" {
+			t.skip(it.end, it.why)
+			continue
+		}
+		if it.err != nil {
+			t.skip(it.end, it.err.Error())
+			continue
+		}
+		acts := t.collapseDone(it.acts)
+		if len(acts) > 0 && t.opts.OnActivity != nil && !t.opts.OnActivity(it.end, acts) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readSize is how much of the transcript one step reads.
+const readSize = 1 << 20
+
+// item is one thing a step found, in file order: a line to parse (and its
+// activities once parsed), or a reason to skip.
+type item struct {
+	end  int64 // offset just after the line
+	line []byte
+	why  string // a skip notice
+	acts []events.Activity
+	err  error
+}
+
+// split cuts data into complete lines, keeping a torn last line in
+// t.pending and passing over lines beyond MaxTranscriptLine.
+func (t *tailer) split(data []byte) []item {
+	items := t.items[:0]
+	tooLong := fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			if !t.discard {
 				t.pending = append(t.pending, data...)
 				if len(t.pending) > MaxTranscriptLine {
-					t.skip(t.off, fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20))
+					items = append(items, item{end: t.off, why: tooLong})
 					t.pending, t.discard = nil, true
 				}
 			}
@@ -281,30 +346,61 @@ func (t *tailer) step() (more bool, err error) {
 		}
 		line := chunk
 		if len(t.pending) > 0 {
-			t.pending = append(t.pending, chunk...)
-			line = t.pending
+			// The line began in an earlier read: it gets its own copy, as
+			// t.pending is reused.
+			line = append(t.pending, chunk...)
+			t.pending = nil
 		}
 		if len(line) > MaxTranscriptLine {
-			t.skip(t.off, fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20))
-			t.pending = t.pending[:0]
+			items = append(items, item{end: t.off, why: tooLong})
 			continue
 		}
-		if skipLine(line) {
-			t.pending = t.pending[:0]
-			continue
-		}
-		acts, perr := agents.ParseTranscriptLine(line)
-		t.pending = t.pending[:0]
-		if perr != nil {
-			t.skip(t.off, perr.Error())
-			continue
-		}
-		acts = t.collapseDone(acts)
-		if len(acts) > 0 && t.opts.OnActivity != nil && !t.opts.OnActivity(t.off, acts) {
-			return false, nil
+		items = append(items, item{end: t.off, line: line})
+	}
+	t.items = items
+	return items
+}
+
+// parseItems parses the lines of items; with more than one CPU and enough
+// bytes, in parallel goroutines (each line is parsed on its own; order is
+// kept by the caller, which delivers items in file order). The caller calls
+// the returned wait before it reads the items.
+func parseItems(items []item) (wait func()) {
+	total := 0
+	for i := range items {
+		total += len(items[i].line)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if workers < 2 || total < 128<<10 || len(items) < 2 {
+		parseRange(items)
+		return func() {}
+	}
+	// Cut items into workers runs of about equal bytes.
+	per := total/workers + 1
+	var wg sync.WaitGroup
+	start, acc := 0, 0
+	for i := range items {
+		acc += len(items[i].line)
+		if acc >= per && i+1 < len(items) {
+			run := items[start : i+1]
+			wg.Go(func() { parseRange(run) })
+			start, acc = i+1, 0
 		}
 	}
-	return true, nil
+	run := items[start:]
+	wg.Go(func() { parseRange(run) })
+	return wg.Wait
+}
+
+func parseRange(items []item) {
+	for i := range items {
+		it := &items[i]
+		if it.why != "" || skipLine(it.line) {
+			continue
+		}
+		it.acts, it.err = agents.ParseTranscriptLine(it.line)
+		it.line = nil
+	}
 }
 
 // Size returns the transcript's current size (the offset to tail from for
