@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -123,4 +124,20 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("round trip of %q\n got %#v\nwant %#v", line, back, e)
 		}
 	})
+}
+
+// TestAppendJSONControlChars: control characters are written as
+// encoding/json writes them (\b and \f short forms since Go 1.22).
+func TestAppendJSONControlChars(t *testing.T) {
+	e := New("s", RoleUser, KindMessage, "a\bb\fc\x01d\te\u2028<&>")
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		t.Fatal(err)
+	}
+	got := append(AppendJSON(nil, e), '\n')
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("AppendJSON:\n got %s\nwant %s", got, want.Bytes())
+	}
 }
