@@ -105,18 +105,44 @@ func appendFloat(dst []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s quoted as a JSON string.
-func appendString(dst []byte, s string) []byte {
+// appendString appends s quoted as a JSON string, as encoding/json does
+// with HTML escaping off.
+func appendString(dst []byte, s string) []byte { return appendJSONString(dst, s, false) }
+
+// jsonSafe and htmlSafe mark the ASCII bytes encoding/json writes as they
+// are, with HTML escaping off and on.
+var jsonSafe, htmlSafe = func() (j, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		j[c] = c != '"' && c != '\\'
+		h[c] = j[c] && c != '<' && c != '>' && c != '&'
+	}
+	return j, h
+}()
+
+// appendJSONString appends s quoted exactly as encoding/json quotes it:
+// \b \f \n \r \t short forms, other control bytes as \u00XX, invalid
+// UTF-8 as \ufffd, U+2028/U+2029 escaped, and <, >, & as \u003c, \u003e,
+// \u0026 when html is set.
+func appendJSONString(dst []byte, s string, html bool) []byte {
+	safe := &jsonSafe
+	if html {
+		safe = &htmlSafe
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip eight plain ASCII bytes at a time (no quote, backslash,
-		// control or non-ASCII byte).
+		// control or non-ASCII byte, and no <, >, & with html).
 		for i+8 <= len(s) {
 			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 			q, bs := x^('"'*lo7), x^('\\'*lo7)
-			if ((q-lo7)&^q|(bs-lo7)&^bs|(x-0x20*lo7)&^x|x)&hi1 != 0 {
+			m := (q-lo7)&^q | (bs-lo7)&^bs | (x-0x20*lo7)&^x | x
+			if html {
+				lt, gt, amp := x^('<'*lo7), x^('>'*lo7), x^('&'*lo7)
+				m |= (lt-lo7)&^lt | (gt-lo7)&^gt | (amp-lo7)&^amp
+			}
+			if m&hi1 != 0 {
 				break
 			}
 			i += 8
@@ -126,7 +152,7 @@ func appendString(dst []byte, s string) []byte {
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if safe[c] {
 				i++
 				continue
 			}
