@@ -174,6 +174,13 @@ func (p *proc) wait(tb testing.TB) int {
 		}
 		return 0
 	case <-time.After(10 * time.Second):
+		// SIGQUIT makes the Go runtime print every goroutine's stack to
+		// the pty: the screen then shows where the room is stuck.
+		p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-ch:
+		case <-time.After(3 * time.Second):
+		}
 		tb.Fatalf("the room did not exit; screen:\n%s", p.String())
 	}
 	return -1

@@ -164,6 +164,10 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		return fmt.Errorf("start the line editor: %w", err)
 	}
 	defer rl.Close()
+	// Runs before rl.Close: readline closes only its own buffer, and its
+	// reader goroutine may already be waiting in rc for the next key, which
+	// would make rl.Close wait for a keystroke that never comes.
+	defer rc.Close()
 	e.SetTerminal(&rlTerminal{rl: rl, e: e, opts: o})
 	stop := make(chan struct{})
 	defer close(stop)
