@@ -129,13 +129,27 @@ stream_max_retries = 0
 [features]
 plugins = false
 unbounded_connection_retries = false
+
+# /tmp is shared by every test: keep the sandbox's writable roots (and
+# the .git mount points it makes in them) out of it. TMPDIR is private.
+[sandbox_workspace_write]
+exclude_slash_tmp = true
 `, CodexModel, o.URL)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A private TMPDIR: codex's workspace-write sandbox treats TMPDIR as a
+	// writable root and creates (then removes) a .git mount point in it; in
+	// the shared /tmp that briefly makes every other test's temp folder look
+	// like it is inside a git repository.
+	tmp := filepath.Join(home, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{
 		"CODEX_HOME=" + home,
 		"MOCK_API_KEY=sk-test",
+		"TMPDIR=" + tmp,
 	}
 	if bin != "" {
 		env = append(env, "RELAY_BATON_CODEX="+bin)
