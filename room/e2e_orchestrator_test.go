@@ -225,25 +225,6 @@ func chatSession(t *testing.T, dir string) *conversation.Session {
 	return s
 }
 
-// untilWithin is screen.until with a longer deadline, for what waits on
-// the real Claude Code.
-func (s *screen) untilWithin(tb testing.TB, want string, d time.Duration) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		all := s.buf.String()
-		if i := strings.Index(all[s.mark:], want); i >= 0 {
-			s.mark += i + len(want)
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-	}
-	tb.Fatalf("timed out waiting for %q; screen:\n%s", want, s.String())
-}
-
 // sentID returns the message id of the room's single chat_sent event.
 func chatEvents(t *testing.T, dir string) (id string, kinds []string, list []events.Event) {
 	t.Helper()

@@ -102,10 +102,18 @@ func (s *screen) String() string {
 	return s.buf.String()
 }
 
-// until waits for want to appear after the last match, fzf-style.
+// until waits (up to 10 s) for want to appear after the last match,
+// fzf-style.
 func (s *screen) until(tb testing.TB, want string) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	s.untilWithin(tb, want, 10*time.Second)
+}
+
+// untilWithin waits up to d for want to appear after the last match
+// (until uses 10 s; what waits on the real Claude Code needs longer).
+func (s *screen) untilWithin(tb testing.TB, want string, d time.Duration) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
 		all := s.buf.String()
