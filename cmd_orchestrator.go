@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -209,6 +210,9 @@ func runSend(inv *invocation) error {
 	}
 	q, _ := r.Session.Queue()
 	fmt.Fprintf(inv.IO.Out, "queued %s for session %s (%d in the inbox)\n", r.Message.ID, id, q.Depth)
+	if r.QueueErr != nil {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
+	}
 	if !*follow {
 		return nil
 	}
@@ -279,7 +283,7 @@ func runTargets(inv *invocation) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(inv.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
+	fmt.Fprintln(tw, "  SESSION\tAGENT\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
 	for _, t := range ts {
 		mark := " "
 		if t.Lead {
@@ -291,6 +295,10 @@ func runTargets(inv *invocation) error {
 			switch {
 			case t.Busy:
 				state = "busy"
+			case t.Agent == conversation.AgentCodex && t.Waiting:
+				state = "idle (codex queue)"
+			case t.Agent == conversation.AgentCodex:
+				state = "not loaded"
 			case t.Waiting:
 				state = "idle, waiter armed"
 			default:
@@ -309,7 +317,7 @@ func runTargets(inv *invocation) error {
 		if tr == "" {
 			tr = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, tr)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, t.Agent, chat, state, queue, last, tr)
 	}
 	tw.Flush()
 	fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
@@ -477,6 +485,9 @@ func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, o
 	ws = projectDir
 	if ws == "" {
 		ws = p.Cwd
+	}
+	if agents.IsRolloutPath(p.TranscriptPath) && filepath.IsAbs(p.Cwd) {
+		ws = conversation.CodexWorkspace(p.Cwd) // a Codex session
 	}
 	if ws == "" || !filepath.IsAbs(ws) {
 		return p, "", false
@@ -657,14 +668,27 @@ func hookInstall(inv *invocation) error {
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
+	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	wsFlag := workspaceFlag(fs)
-	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
+	inv.Cmd = &command{Name: "hook install", Usage: "[--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file or Codex's hooks.json"}
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
 		return err
+	}
+	if *agent == "codex" {
+		if !fs.Changed("scope") {
+			*scope = "user"
+		}
+		bin, err := relayBatonPath()
+		if err != nil {
+			return err
+		}
+		return hookInstallCodex(inv, ws, *scope, bin, *check, *uninstall)
+	} else if *agent != "claude" {
+		return usagef("--agent must be claude or codex, not %q", *agent)
 	}
 	path, err := conversation.SettingsPath(*scope, ws)
 	if err != nil {

@@ -173,6 +173,11 @@ type Target struct {
 	LastActivity   time.Time `json:"lastActivity,omitzero"`
 	TranscriptPath string    `json:"transcriptPath,omitempty"`
 	Cwd            string    `json:"cwd,omitempty"`
+	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
+	// thread id, TranscriptPath its rollout file).
+	Agent string `json:"agent"`
+	// Loaded: a Codex thread held by a running codex process (codex.go).
+	Loaded bool `json:"loaded,omitempty"`
 }
 
 // ListTargets returns the sessions that have a chat folder in workspace or
@@ -240,6 +245,7 @@ func ListTargets(workspace string) ([]Target, error) {
 		}
 		out = append(out, *t)
 	}
+	out = withCodexThreads(ws, out, now)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].LastActivity.Equal(out[j].LastActivity) {
 			return out[i].LastActivity.After(out[j].LastActivity)
