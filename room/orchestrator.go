@@ -129,7 +129,7 @@ func (e *Engine) UseOrchestrator(target string) error {
 	if e.chat.target == "" {
 		which = "the lead"
 	}
-	e.Say("active agent: orchestrator → Claude Code session %s (%s)\n  %s", t.SessionID, which, sessionState(s, time.Now()))
+	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
 	e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: orchestrator, session "+t.SessionID, nil,
 		map[string]any{"agent": AgentOrchestrator, "session": t.SessionID, "workspace": ws, "lead": t.Lead})
 	return nil
@@ -137,6 +137,9 @@ func (e *Engine) UseOrchestrator(target string) error {
 
 // sessionState says where a message sent now would go, and when.
 func sessionState(s *conversation.Session, now time.Time) string {
+	if s.IsCodex() {
+		return codexSessionState(s, now)
+	}
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
 	switch {
@@ -186,7 +189,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
+	fmt.Fprintln(tw, "   SESSION\tAGENT\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
 	now := time.Now()
 	for _, t := range ts {
 		mark := []byte("  ")
@@ -202,6 +205,10 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 			switch {
 			case t.Busy:
 				state = "busy"
+			case t.Agent == conversation.AgentCodex && t.Waiting:
+				state = "idle (codex queue)"
+			case t.Agent == conversation.AgentCodex:
+				state = "not loaded"
 			case t.Waiting:
 				state = "idle, waiter armed"
 			default:
@@ -212,7 +219,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		if !t.LastActivity.IsZero() {
 			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, t.Agent, chat, state, queue, last)
 	}
 	tw.Flush()
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
@@ -419,7 +426,7 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
 	n := len([]rune(framed))
 	var b strings.Builder
-	fmt.Fprintf(&b, "preview: chat → orchestrator (Claude Code session %s)\n", s.ID)
+	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
 	if note != "" {
 		fmt.Fprintf(&b, "  note:    %s\n", note)
 	}
@@ -463,7 +470,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
-	if !s.ChatCapable() {
+	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {
