@@ -201,13 +201,14 @@ func (b *bench) rewake() error {
 }
 
 // transcriptLines returns real Claude Code transcript lines: those the e2e
-// harness recorded from the real CLI when present, plus the shared corpus.
+// harness recorded from the real CLI, plus the corpus copied into
+// testdata/corpus (both in the repository; run from the repo root).
 func transcriptLines() ([][]byte, error) {
 	var files []string
 	for _, pat := range []string{
 		"agents/testdata/claude-2.1.328-chat.jsonl", // recorded from the real CLI this project pins
 		"testdata/transcripts/*.jsonl",
-		"../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
+		"testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
 	} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
@@ -217,7 +218,7 @@ func transcriptLines() ([][]byte, error) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			continue
+			return nil, err
 		}
 		if strings.Contains(f, "claude-2.1.328") {
 			pinned = true
@@ -229,7 +230,7 @@ func transcriptLines() ([][]byte, error) {
 		}
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("no transcript lines found (run from the repo root, with ../shared/corpus beside it)")
+		return nil, fmt.Errorf("no transcript lines found (run from the repo root: testdata/corpus is part of the repository)")
 	}
 	if !pinned {
 		return nil, fmt.Errorf("agents/testdata/claude-2.1.328-chat.jsonl not found (run from the repo root)")

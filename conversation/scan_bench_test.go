@@ -14,16 +14,20 @@ import (
 )
 
 // scanLines returns real transcript lines: the recorded 2.1.328 fixture and
-// the shared corpus when it is present beside the clone.
+// the corpus copied into testdata/corpus; a missing file fails.
 func scanLines(tb testing.TB) [][]byte {
+	tb.Helper()
 	files := []string{"../agents/testdata/claude-2.1.328-chat.jsonl"}
-	m, _ := filepath.Glob("../../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	m, _ := filepath.Glob("../testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	if len(m) == 0 {
+		tb.Fatal("no transcripts under ../testdata/corpus (testdata/corpus is part of the repository)")
+	}
 	files = append(files, m...)
 	var lines [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			continue
+			tb.Fatal(err)
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(l)) > 0 {
