@@ -677,6 +677,10 @@ func hookInstall(inv *invocation) error {
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
 	}
+	if dir, tmp := goTemporaryBinary(bin); tmp && !*uninstall {
+		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
+	}
 	if *waitTimeout < 10*time.Second {
 		return usagef("--wait-timeout must be at least 10s")
 	}
