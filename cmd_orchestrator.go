@@ -435,6 +435,8 @@ type hookPayload struct {
 	Cwd            string `json:"cwd"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
+
+	env conversation.HookEnv // the session's mode and process
 }
 
 // busyFresh: a busy mark younger than this is this process's own.
@@ -448,7 +450,10 @@ const maxPayload = 8 << 20
 // anything unusable (junk, empty, a bad id): the hook then stays silent.
 func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 	var p hookPayload
-	if in == nil {
+	// One-shot print-mode sessions and relay-baton's own agent runs are
+	// not served: return at once (a waiter would stall them).
+	env := conversation.CurrentHook()
+	if in == nil || conversation.SkipHook(env, in) {
 		return p, nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
@@ -459,6 +464,7 @@ func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 	if !ok {
 		return p, nil, false
 	}
+	p.env = env
 	s, err := conversation.OpenSession(ws, p.SessionID)
 	if err != nil {
 		return p, nil, false
@@ -566,7 +572,7 @@ func hookPromptSubmit(inv *invocation) error {
 	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
 		return nil
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In)
 	if !ok {
 		return nil
 	}
@@ -575,6 +581,9 @@ func hookPromptSubmit(inv *invocation) error {
 	err := s.Ensure()
 	if err == nil {
 		err = s.MarkBusy()
+	}
+	if err == nil {
+		err = s.RecordProcess(p.env.Process)
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
@@ -589,6 +598,10 @@ func hookSessionStart(inv *invocation) error {
 	p, s, ok := readHookSession(inv.IO.In)
 	if !ok {
 		return nil
+	}
+	_ = s.Ensure()
+	if err := s.RecordProcess(p.env.Process); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
 	tp := p.TranscriptPath
 	if tp != "" && !filepath.IsAbs(tp) {
@@ -621,7 +634,7 @@ func hookWait(inv *invocation) error {
 		}
 		return err
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In)
 	if !ok {
 		return nil
 	}
@@ -629,6 +642,7 @@ func hookWait(inv *invocation) error {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
 		return nil
 	}
+	_ = s.RecordProcess(p.env.Process)
 	lock, ok, err := s.LockWaiter()
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -638,7 +652,10 @@ func hookWait(inv *invocation) error {
 		return nil // another waiter is armed
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithTimeout(inv.Ctx, *timeout)
+	// A waiter outliving its session would hold the lock for nothing.
+	alive, stop := conversation.WhileAlive(inv.Ctx, p.env.Process, conversation.SystemProcs, 0)
+	defer stop()
+	ctx, cancel := context.WithTimeout(alive, *timeout)
 	defer cancel()
 	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
 	if err != nil {

@@ -68,7 +68,7 @@ func Prepare(req Request) (Invocation, error) {
 	if err != nil {
 		return inv, err
 	}
-	env := mergeEnv(os.Environ(), req.Env)
+	env := mergeEnv(os.Environ(), append(req.Env[:len(req.Env):len(req.Env)], AgentRunEnv+"=1"))
 	path, name, err := resolveBinary(req.Agent, env)
 	if err != nil {
 		return inv, err
