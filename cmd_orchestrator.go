@@ -435,6 +435,7 @@ type hookPayload struct {
 	Cwd            string `json:"cwd"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
+	HookEventName  string `json:"hook_event_name"`
 }
 
 // busyFresh: a busy mark younger than this is this process's own.
@@ -444,9 +445,10 @@ const busyFresh = 30 * time.Second
 // be long).
 const maxPayload = 8 << 20
 
-// readHookSession reads the payload and opens its session; ok=false for
-// anything unusable (junk, empty, a bad id): the hook then stays silent.
-func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
+// readHookSession reads the payload of hook sub and opens its session;
+// ok=false for anything unusable (junk, empty, a bad id, another hook
+// event: recorded in errors.log): the hook then stays silent.
+func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Session, bool) {
 	var p hookPayload
 	if in == nil {
 		return p, nil, false
@@ -455,12 +457,20 @@ func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 	if err != nil {
 		return p, nil, false
 	}
-	p, ws, ok := decodeHookPayload(b, os.Getenv("CLAUDE_PROJECT_DIR"))
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	p, ws, ok := decodeHookPayload(b, projectDir)
 	if !ok {
 		return p, nil, false
 	}
+	if projectDir == "" {
+		ws = conversation.HookWorkspace(ws, p.SessionID)
+	}
 	s, err := conversation.OpenSession(ws, p.SessionID)
 	if err != nil {
+		return p, nil, false
+	}
+	if err := conversation.CheckHookEvent(sub, p.HookEventName); err != nil {
+		s.RecordError(err)
 		return p, nil, false
 	}
 	return p, s, true
@@ -527,7 +537,7 @@ func hookStop(inv *invocation) error {
 	if hookHelp(inv, "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "stop")
 	if !ok {
 		return nil
 	}
@@ -566,7 +576,7 @@ func hookPromptSubmit(inv *invocation) error {
 	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
 		return nil
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	_, s, ok := readHookSession(inv.IO.In, "prompt-submit")
 	if !ok {
 		return nil
 	}
@@ -586,7 +596,7 @@ func hookSessionStart(inv *invocation) error {
 	if hookHelp(inv, "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "session-start")
 	if !ok {
 		return nil
 	}
@@ -621,7 +631,7 @@ func hookWait(inv *invocation) error {
 		}
 		return err
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	_, s, ok := readHookSession(inv.IO.In, "wait")
 	if !ok {
 		return nil
 	}

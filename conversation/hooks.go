@@ -272,3 +272,31 @@ func jsonEqual(a, b []byte) bool {
 	bb, _ := json.Marshal(y)
 	return bytes.Equal(ab, bb)
 }
+
+// hookEvents are the hook_event_name values each hook subcommand serves.
+var hookEvents = map[string][]string{
+	"stop":          {"Stop"},
+	"wait":          {"Stop", "SessionStart"},
+	"prompt-submit": {"UserPromptSubmit"},
+	"session-start": {"SessionStart"},
+}
+
+// CheckHookEvent reports whether a payload's hook_event_name is one the hook
+// subcommand sub serves: `hook stop` given a UserPromptSubmit payload (a
+// hook registered under the wrong event, or a hand-made payload) must not
+// claim a message. A payload without hook_event_name is refused too:
+// Claude Code and Codex always send it.
+func CheckHookEvent(sub, event string) error {
+	want, ok := hookEvents[sub]
+	if !ok {
+		return fmt.Errorf("unknown hook %q", sub)
+	}
+	if slices.Contains(want, event) {
+		return nil
+	}
+	got := fmt.Sprintf("event %q", oneLineCut(event, 40))
+	if event == "" {
+		got = "no hook_event_name"
+	}
+	return fmt.Errorf("hook %s: payload has %s, not %s: ignored, nothing claimed (is the hook registered under another event? `relay-baton hook install` rewrites the entries)", sub, got, strings.Join(want, " or "))
+}
