@@ -504,15 +504,22 @@ func runHook(inv *invocation) error {
 	}
 	sub, rest := inv.Args[0], inv.Args[1:]
 	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: inv.Cmd, Args: rest, colorMode: inv.colorMode}
+	// The hooks run bounded: a payload that never ends, or anything else
+	// that would hold them, must not outlive Claude Code's hook timeout,
+	// and a signal ends them within a second.
+	hooks := map[string]func(*invocation) error{"stop": hookStop, "wait": hookWait, "prompt-submit": hookPromptSubmit, "session-start": hookSessionStart}
+	if h := hooks[sub]; h != nil {
+		limit := conversation.HookBudget()
+		if sub == "wait" {
+			limit = 0 // bounded by its own --timeout
+		}
+		var err error
+		if !conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() { err = h(subInv) }) {
+			return nil
+		}
+		return err
+	}
 	switch sub {
-	case "stop":
-		return hookStop(subInv)
-	case "wait":
-		return hookWait(subInv)
-	case "prompt-submit":
-		return hookPromptSubmit(subInv)
-	case "session-start":
-		return hookSessionStart(subInv)
 	case "install":
 		return hookInstall(subInv)
 	}

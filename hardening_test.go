@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,4 +144,279 @@ func TestHookSubdirCwd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sub2, ".claude")); err == nil {
 		t.Error("first hook in a sub-folder created .claude there")
 	}
+}
+
+// rbProc is a relay-baton process started by a test.
+type rbProc struct {
+	cmd           *exec.Cmd
+	out, err      *lockedBuffer
+	done          chan struct{}
+	code          int
+	startedAt     time.Time
+	finishedAfter time.Duration
+}
+
+func startRB(t *testing.T, env []string, stdin io.Reader, args ...string) *rbProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "RELAY_BATON_TEST_AS_MAIN=1", "CLAUDE_PROJECT_DIR="), env...)
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	cmd.Stdin = stdin
+	p := &rbProc{cmd: cmd, out: &lockedBuffer{}, err: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.err
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.startedAt = time.Now()
+	go func() {
+		err := cmd.Wait()
+		p.finishedAfter = time.Since(p.startedAt)
+		p.code = 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			p.code = ee.ExitCode()
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits up to limit for the process to end; false (and a kill) when
+// it hung.
+func (p *rbProc) wait(limit time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(limit):
+		p.cmd.Process.Kill()
+		<-p.done
+		return false
+	}
+}
+
+// term sends SIGTERM and reports whether the process ended within a second.
+func (p *rbProc) term() bool {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	return p.wait(time.Second)
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFIFOsDoNotHang: a FIFO where relay-baton expects a file (an inbox
+// message, errors.log, log.jsonl, wait.lock, the transcript,
+// conversation.jsonl) never makes a command block: it is refused or moved
+// aside with a message, the real messages are still delivered, and a
+// signal ends the following commands within a second.
+func TestFIFOsDoNotHang(t *testing.T) {
+	const limit = 5 * time.Second
+	fifoInbox := func(t *testing.T, s *conversation.Session) conversation.Message {
+		mkfifo(t, filepath.Join(s.InboxDir(), "0000000000001-f1f0f1f0.json"))
+		m, err := s.Enqueue("room", "behind the fifo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	checkFIFOAside := func(t *testing.T, s *conversation.Session) {
+		t.Helper()
+		if _, err := os.Lstat(s.DeliveredPath("f1f0f1f0")); err == nil {
+			t.Error("the FIFO was renamed into delivered/")
+		}
+		ents, _ := os.ReadDir(s.RejectedDir())
+		if len(ents) != 1 || !strings.HasSuffix(ents[0].Name(), "f1f0f1f0.json") {
+			t.Errorf("rejected/ holds %v, want the FIFO", ents)
+		}
+		if log := errorsLog(s); !strings.Contains(log, "named pipe (FIFO)") {
+			t.Errorf("errors.log %q does not name the FIFO", log)
+		}
+	}
+	t.Run("inbox message, hook stop", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		m := fifoInbox(t, s)
+		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "stop")
+		if !p.wait(limit) {
+			t.Fatal("hook stop hung on a FIFO in the inbox")
+		}
+		if p.code != 0 || !strings.Contains(p.out.String(), m.ID) {
+			t.Fatalf("exit %d, stdout %q: the message behind the FIFO was not delivered", p.code, p.out.String())
+		}
+		checkFIFOAside(t, s)
+	})
+	t.Run("inbox message, hook wait", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		m := fifoInbox(t, s)
+		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "wait", "--timeout", "10s")
+		if !p.wait(limit) {
+			t.Fatal("hook wait hung on a FIFO in the inbox")
+		}
+		if p.code != 2 || !strings.Contains(p.err.String(), m.ID) {
+			t.Fatalf("exit %d, stderr %q", p.code, p.err.String())
+		}
+		if s.Waiting() {
+			t.Error("wait.lock still held: the session looks armed while nothing waits")
+		}
+		checkFIFOAside(t, s)
+	})
+	t.Run("inbox message, wait (Monitor)", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		m := fifoInbox(t, s)
+		p := startRB(t, nil, nil, "wait", "--session", chatSID, "--workspace", ws, "--once")
+		if !p.wait(limit) {
+			t.Fatal("wait hung on a FIFO in the inbox")
+		}
+		if p.code != 0 || !strings.Contains(p.out.String(), m.ID) || !strings.Contains(p.err.String(), "named pipe (FIFO)") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", p.code, p.out.String(), p.err.String())
+		}
+		checkFIFOAside(t, s)
+	})
+	t.Run("wait.lock, hook wait", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		mkfifo(t, filepath.Join(s.Dir(), "wait.lock"))
+		m, _ := s.Enqueue("room", "stays queued")
+		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "wait", "--timeout", "10s")
+		if !p.wait(limit) {
+			t.Fatal("hook wait hung on a FIFO at wait.lock")
+		}
+		if p.code != 0 || p.err.String() != "" {
+			t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+		}
+		if log := errorsLog(s); !strings.Contains(log, "wait.lock is a named pipe (FIFO)") || !strings.Contains(log, "move it aside") {
+			t.Errorf("errors.log %q", log)
+		}
+		if st, _ := s.State(m.ID); !st.Queued {
+			t.Errorf("message %+v, want still queued", st)
+		}
+	})
+	t.Run("errors.log, hook stop", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		mkfifo(t, filepath.Join(s.Dir(), "errors.log"))
+		os.WriteFile(filepath.Join(s.InboxDir(), "0000000000001-junk0001.json"), []byte("not json"), 0o600)
+		m, _ := s.Enqueue("room", "after the junk")
+		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "stop")
+		if !p.wait(limit) {
+			t.Fatal("hook stop hung writing to a FIFO at errors.log")
+		}
+		if !strings.Contains(p.out.String(), m.ID) {
+			t.Errorf("stdout %q", p.out.String())
+		}
+	})
+	t.Run("log.jsonl, send", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		mkfifo(t, s.LogPath())
+		p := startRB(t, nil, nil, "send", "--session", chatSID, "--workspace", ws, "hello")
+		if !p.wait(limit) {
+			t.Fatal("send hung appending to a FIFO at log.jsonl")
+		}
+		if p.code != 0 || !strings.Contains(p.out.String(), "queued ") {
+			t.Errorf("exit %d %q %q", p.code, p.out.String(), p.err.String())
+		}
+		if q, _ := s.Queue(); q.Depth != 1 {
+			t.Errorf("queue depth %d, want the message queued", q.Depth)
+		}
+	})
+	t.Run("transcript, tail", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
+		mkfifo(t, tr)
+		register(t, s, tr)
+		p := startRB(t, nil, nil, "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
+		if !p.wait(limit) {
+			t.Fatal("tail hung on a FIFO transcript")
+		}
+		if p.code != 1 || !strings.Contains(p.err.String(), "is not a regular file but a named pipe (FIFO)") {
+			t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+		}
+		p = startRB(t, nil, nil, "tail", "--session", chatSID, "--workspace", ws)
+		if !p.wait(limit) {
+			t.Fatal("tail (following) hung on a FIFO transcript")
+		}
+		if p.code != 1 {
+			t.Errorf("following: exit %d, stderr %q", p.code, p.err.String())
+		}
+	})
+	t.Run("conversation.jsonl, replay", func(t *testing.T) {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, ".git"), 0o700)
+		d, _ := conversation.EnsureSessionDir(root)
+		mkfifo(t, filepath.Join(d, conversation.LogName))
+		for _, args := range [][]string{{"replay", "--path", root}, {"replay", "--path", root, "--follow"}, {"replay", "--file", filepath.Join(d, conversation.LogName)}} {
+			p := startRB(t, nil, nil, args...)
+			if !p.wait(limit) {
+				t.Fatalf("%v hung on a FIFO conversation.jsonl", args)
+			}
+			if p.code != 1 || !strings.Contains(p.err.String(), "named pipe (FIFO)") {
+				t.Errorf("%v: exit %d, stderr %q", args, p.code, p.err.String())
+			}
+		}
+	})
+	t.Run("a signal ends the followers", func(t *testing.T) {
+		ws, s := chatWorkspace(t)
+		tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
+		os.WriteFile(tr, nil, 0o600)
+		register(t, s, tr)
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, ".git"), 0o700)
+		conversation.EnsureSessionDir(root)
+		hold := hangingStdin(t)
+		for _, c := range []struct {
+			stdin io.Reader
+			args  []string
+		}{
+			{nil, []string{"tail", "--session", chatSID, "--workspace", ws}},
+			{nil, []string{"wait", "--session", chatSID, "--workspace", ws}},
+			{nil, []string{"replay", "--path", root, "--follow"}},
+			{nil, []string{"send", "--session", chatSID, "--workspace", ws, "--follow", "hello"}},
+			{hold, []string{"hook", "stop"}},
+			{hold, []string{"hook", "wait"}},
+		} {
+			p := startRB(t, nil, c.stdin, c.args...)
+			time.Sleep(300 * time.Millisecond)
+			select {
+			case <-p.done:
+				t.Errorf("%v ended by itself: exit %d %q", c.args, p.code, p.err.String())
+				continue
+			default:
+			}
+			if !p.term() {
+				t.Errorf("%v did not end within a second of SIGTERM", c.args)
+			}
+		}
+	})
+	t.Run("a payload that never ends: the Stop hook stays in its budget", func(t *testing.T) {
+		_, s := chatWorkspace(t)
+		s.Enqueue("room", "x")
+		p := startRB(t, []string{"RELAY_BATON_HOOK_BUDGET=500ms"}, hangingStdin(t), "hook", "stop")
+		if !p.wait(3 * time.Second) {
+			t.Fatal("hook stop outlived its budget on a payload that never ends")
+		}
+		if p.code != 0 || p.out.String() != "" {
+			t.Errorf("exit %d, stdout %q", p.code, p.out.String())
+		}
+	})
+}
+
+// hangingStdin is a pipe that never ends (its writer stays open until the
+// test ends).
+func hangingStdin(t *testing.T) io.Reader {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(); r.Close() })
+	return r
 }
