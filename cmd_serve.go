@@ -60,7 +60,9 @@ func runServe(inv *invocation) error {
 		}
 	}
 	b := server.NewWorkspace(inv.Ctx, ws)
-	err = server.Serve(inv.Ctx, ln, server.New(b, actual))
+	h := server.New(b, actual)
+	h.SetLog(inv.IO.Err)
+	err = server.Serve(inv.Ctx, ln, h)
 	b.Wait()
 	return err
 }
