@@ -13,12 +13,20 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// scanLines returns real transcript lines: the recorded 2.1.328 fixture and
-// the shared corpus when it is present beside the clone.
+// scanLines returns real transcript lines: the recorded 2.1.328 fixtures
+// (a chat, and today's sessions: stream-json and the TUI) and the shared
+// corpus when it is present beside the clone.
 func scanLines(tb testing.TB) [][]byte {
-	files := []string{"../agents/testdata/claude-2.1.328-chat.jsonl"}
 	m, _ := filepath.Glob("../../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
-	files = append(files, m...)
+	return readLines(tb, append([]string{"../agents/testdata/claude-2.1.328-chat.jsonl", "../agents/testdata/claude-2.1.328-today.jsonl"}, m...)...)
+}
+
+// todayLines returns the lines of today's 2.1.328 fixture alone.
+func todayLines(tb testing.TB) [][]byte {
+	return readLines(tb, "../agents/testdata/claude-2.1.328-today.jsonl")
+}
+
+func readLines(tb testing.TB, files ...string) [][]byte {
 	var lines [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -32,16 +40,19 @@ func scanLines(tb testing.TB) [][]byte {
 		}
 	}
 	if len(lines) == 0 {
-		tb.Fatal("no transcript lines: agents/testdata/claude-2.1.328-chat.jsonl (in the repo) is missing")
+		tb.Fatalf("no transcript lines in %v (agents/testdata is in the repo)", files)
 	}
 	return lines
 }
 
 // BenchmarkTailScan reads a transcript of about 64 MB built from real lines
 // from its start to its end (the work of `tail --from-start --no-follow`
-// without the output).
-func BenchmarkTailScan(b *testing.B) {
-	lines := scanLines(b)
+// without the output); BenchmarkTailScanToday the same built from today's
+// 2.1.328 sessions alone (large attachment and api-request-* lines).
+func BenchmarkTailScan(b *testing.B)      { benchTailScan(b, scanLines(b)) }
+func BenchmarkTailScanToday(b *testing.B) { benchTailScan(b, todayLines(b)) }
+
+func benchTailScan(b *testing.B, lines [][]byte) {
 	p := filepath.Join(b.TempDir(), "t.jsonl")
 	f, err := os.Create(p)
 	if err != nil {
