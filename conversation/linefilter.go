@@ -301,7 +301,7 @@ func stringEnd(b []byte, i int) int {
 		for i+16 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			y := binary.LittleEndian.Uint64(b[i+8:])
-			if (zeroBytes(x^(ones*'"'))|zeroBytes(x^(ones*'\\'))|zeroBytes(y^(ones*'"'))|zeroBytes(y^(ones*'\\'))) != 0 {
+			if (zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\')) | zeroBytes(y^(ones*'"')) | zeroBytes(y^(ones*'\\'))) != 0 {
 				break
 			}
 			i += 16
