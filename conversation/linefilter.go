@@ -57,6 +57,9 @@ func skipLine(line []byte) bool {
 			}
 			typ, haveType = line[v+1:end-1], true
 			i = end
+			if !sidechain && keptType(typ, seenAttach, attachSkip) {
+				return false // the parser reads it: no need to look further
+			}
 		case string(key) == "isSidechain":
 			if seenSide {
 				return false
@@ -104,16 +107,22 @@ func skipLine(line []byte) bool {
 	if sidechain {
 		return true
 	}
-	if bytes.IndexByte(typ, '\\') >= 0 {
-		return false
-	}
-	switch string(typ) {
-	case "assistant", "user", "system":
-		return false
-	case "attachment":
+	if string(typ) == "attachment" {
 		return attachSkip
 	}
-	return true
+	return !keptType(typ, seenAttach, attachSkip)
+}
+
+// keptType: a line of type typ is one the parser may show something for
+// (an attachment only once its attachment was seen to be skippable).
+func keptType(typ []byte, seenAttach, attachSkip bool) bool {
+	switch string(typ) {
+	case "assistant", "user", "system":
+		return true
+	case "attachment":
+		return seenAttach && !attachSkip
+	}
+	return bytes.IndexByte(typ, '\\') >= 0
 }
 
 // member reads the key of the object member at b[i] (a plain key: no
@@ -244,19 +253,20 @@ func zeroBytes(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 // skipNested returns the index after the object or array at b[i], found by
 // counting brackets outside strings (exact for valid JSON), or -1 when the
-// line ends first. Eight bytes are examined at a time for a quote or a
-// bracket ('[' | 0x20 is '{' and ']' | 0x20 is '}', so two compares find
-// all four).
+// line ends first. Eight bytes are examined at a time: outside a string
+// for a quote or a bracket ('[' | 0x20 is '{' and ']' | 0x20 is '}', so
+// two compares find all four), inside one for a quote or a backslash; a
+// string still open after 32 bytes is finished by stringEnd (memchr).
 func skipNested(b []byte, i int) int {
 	depth := 0
 	for {
+		// Outside strings.
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			y := x | ones*0x20
-			m := zeroBytes(x^(ones*'"')) | zeroBytes(y^(ones*'{')) | zeroBytes(y^(ones*'}'))
-			if m != 0 {
+			if m := zeroBytes(x^(ones*'"')) | zeroBytes(y^(ones*'{')) | zeroBytes(y^(ones*'}')); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				goto found
+				break
 			}
 			i += 8
 		}
@@ -266,13 +276,32 @@ func skipNested(b []byte, i int) int {
 		if i >= len(b) {
 			return -1
 		}
-	found:
-		switch b[i] {
-		case '"':
-			if i = stringEnd(b, i); i < 0 {
-				return -1
+		switch c := b[i]; {
+		case c == '"':
+			// Inside a string.
+			i++
+			for k := 0; ; k++ {
+				if k == 4 || i+8 > len(b) {
+					if i = stringEnd(b, i-1); i < 0 {
+						return -1
+					}
+					break
+				}
+				x := binary.LittleEndian.Uint64(b[i:])
+				m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
+				if m == 0 {
+					i += 8
+					continue
+				}
+				i += bits.TrailingZeros64(m) >> 3
+				if b[i] == '"' {
+					i++
+					break
+				}
+				i += 2 // a backslash and the byte it escapes
+				k = -1
 			}
-		case '{', '[':
+		case c|0x20 == '{':
 			depth++
 			i++
 		default:
@@ -293,41 +322,46 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just after the string starting at b[i] ('"'),
-// or -1 when it does not end. Sixteen bytes are examined at a time for a
-// quote or a backslash.
+// or -1 when it does not end. The first sixteen bytes are examined eight at
+// a time for a quote or a backslash (most strings are short keys and
+// values); past them the next quote and the backslashes before it are
+// found with bytes.IndexByte (vector instructions), keeping the quote's
+// place while escapes are stepped over, so each byte is looked at about
+// twice, at memchr speed.
 func stringEnd(b []byte, i int) int {
 	i++
-	for {
-		for i+16 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			y := binary.LittleEndian.Uint64(b[i+8:])
-			if (zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\')) | zeroBytes(y^(ones*'"')) | zeroBytes(y^(ones*'\\'))) != 0 {
-				break
-			}
-			i += 16
+	for k := 0; k < 2 && i+8 <= len(b); k++ {
+		x := binary.LittleEndian.Uint64(b[i:])
+		m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
+		if m == 0 {
+			i += 8
+			continue
 		}
-		if i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else {
-			for i < len(b) && b[i] != '"' && b[i] != '\\' {
-				i++
-			}
-			if i >= len(b) {
-				return -1
-			}
-		}
+		i += bits.TrailingZeros64(m) >> 3
 		if b[i] == '"' {
 			return i + 1
 		}
 		i += 2 // a backslash and the byte it escapes
+		k = -1 // (still short: keep to the word loop)
 		if i > len(b) {
 			return -1
 		}
+	}
+	q := -1 // the next quote at or after i (unless escaped)
+	for {
+		if q < i {
+			if i >= len(b) {
+				return -1
+			}
+			if q = bytes.IndexByte(b[i:], '"'); q < 0 {
+				return -1
+			}
+			q += i
+		}
+		bs := bytes.IndexByte(b[i:q], '\\')
+		if bs < 0 {
+			return q + 1
+		}
+		i += bs + 2 // past the escape (which may be the quote at q)
 	}
 }

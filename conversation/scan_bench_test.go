@@ -145,3 +145,48 @@ func TestTailScanInOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLineFate measures the per-line work of a scan without the I/O:
+// skipLine, then the parser for the lines it does not pass over.
+func BenchmarkLineFate(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		lines [][]byte
+	}{{"corpus", scanLines(b)}, {"today", todayLines(b)}} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int64
+			for _, l := range c.lines {
+				size += int64(len(l) + 1)
+			}
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, l := range c.lines {
+					if !skipLine(l) {
+						agents.ParseTranscriptLine(l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSkipLine: the pre-filter alone on the lines of today's fixture
+// it passes over (attachment, api-request-*: most of the bytes).
+func BenchmarkSkipLine(b *testing.B) {
+	var lines [][]byte
+	var size int64
+	for _, l := range todayLines(b) {
+		if skipLine(l) {
+			lines = append(lines, l)
+			size += int64(len(l) + 1)
+		}
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, l := range lines {
+			if !skipLine(l) {
+				b.Fatal("not skipped")
+			}
+		}
+	}
+}
