@@ -89,6 +89,7 @@ type Server struct {
 	port      int
 	keepAlive time.Duration
 	mux       *http.ServeMux
+	room      Room // nil: chat only
 }
 
 // New returns a server for backend b that will listen on 127.0.0.1:port
@@ -101,6 +102,10 @@ func New(b Backend, port int) *Server {
 	s.mux.HandleFunc("GET /api/log", s.log)
 	s.mux.HandleFunc("POST /api/send", s.send)
 	s.mux.HandleFunc("GET /api/events", s.events)
+	s.mux.HandleFunc("GET /api/timeline", s.timeline)
+	s.mux.HandleFunc("GET /api/context", s.context)
+	s.mux.HandleFunc("GET /api/room/stream", s.roomStream)
+	s.mux.HandleFunc("GET /api/ref", s.ref)
 	return s
 }
 
