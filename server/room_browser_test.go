@@ -7,7 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -214,4 +218,138 @@ func TestRoomPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// writeBigLog writes n message events straight to the log (one buffered
+// write per MB), far faster than n appends.
+func writeBigLog(tb testing.TB, path string, n int) {
+	tb.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		role := events.RoleUser
+		if i%2 == 1 {
+			role = events.RoleClaude
+		}
+		e := events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i))
+		w.Write(append(events.AppendJSON(nil, e), '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestRoomPagePagesBack: with a large log the page shows only the newest
+// page, and scrolling to the top loads the one before it.
+func TestRoomPagePagesBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	writeBigLog(t, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 20000)
+	base := serveRepo(t, dir)
+	ctx := browser(t)
+	var shown, after int
+	var first string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		waitText(`#turns`, "event number 19999"),
+		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &shown),
+		chromedp.Evaluate(`document.getElementById("timeline").scrollTop = 0`, nil),
+		waitText(`#turns`, "event number 19600"),
+		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &after),
+		chromedp.Text(`#turns .ev .t`, &first, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown != DefaultTimelinePage {
+		t.Fatalf("first render holds %d events, want the newest %d", shown, DefaultTimelinePage)
+	}
+	if after < 2*DefaultTimelinePage || after > 4*DefaultTimelinePage {
+		t.Fatalf("after scrolling up: %d events (want one or two more pages)", after)
+	}
+	// Filtering asks the server again, from the end.
+	var roles []string
+	err = chromedp.Run(ctx,
+		chromedp.SetValue(`#f-role`, "claude", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("f-role").dispatchEvent(new Event("change"))`, nil),
+		waitText(`#tl-status`, "200 events shown"),
+		chromedp.Evaluate(`[...new Set([...document.querySelectorAll("#turns .ev .who")].map(e => e.textContent))]`, &roles),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) != 1 || roles[0] != "claude" {
+		t.Fatalf("role filter shows %v", roles)
+	}
+}
+
+// BenchmarkTimelineFirstPage: what the page asks first (the newest 200
+// events) from a 1,000,000-event log, over HTTP, against reading the whole
+// log forward (what a page that loaded everything would need at least).
+func BenchmarkTimelineFirstPage(b *testing.B) {
+	dir := b.TempDir()
+	fr := &fakeRoom{dir: filepath.Join(dir, ".ai-session"), ctx: map[string]any{}}
+	writeBigLog(b, fr.LogPath(), 1_000_000)
+	s := New(&fakeBackend{}, 0)
+	s.SetRoom(fr)
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	b.Run("first-page", func(b *testing.B) {
+		for b.Loop() {
+			r, err := http.Get(hs.URL + "/api/timeline")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			if r.StatusCode != 200 {
+				b.Fatal(r.StatusCode)
+			}
+		}
+	})
+	b.Run("whole-log", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			if _, err := events.ReadFile(fr.LogPath(), func(events.Event) error { n++; return nil }); err != nil || n != 1_000_000 {
+				b.Fatal(err, n)
+			}
+		}
+	})
+}
+
+// BenchmarkRoomPageFirstRender: from navigation to the newest event on
+// screen, in headless Chromium, with a 1,000,000-event log behind the real
+// `relay-baton serve`.
+func BenchmarkRoomPageFirstRender(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git: %v %s", err, out)
+		}
+	}
+	writeBigLog(b, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 1_000_000)
+	cmd := exec.Command(rbBin, "serve", "--port", "0")
+	cmd.Dir = dir
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	ctx := browser(b)
+	for b.Loop() {
+		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), waitText(`#turns`, "event number 999999")); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
