@@ -202,9 +202,10 @@ func TestRoomPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	lg.Close()
-	var png []byte
+	var png, before []byte
 	err = chromedp.Run(ctx,
 		waitText(`#turns`, "plan.md written by claude"),
+		chromedp.FullScreenshot(&before, 100),
 		chromedp.Click(`#turns .ref`, chromedp.ByQuery),
 		waitText(`#reftext`, "ship it"),
 		waitText(`#refname`, ".ai-session/plan.md"),
@@ -213,11 +214,13 @@ func TestRoomPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(artifactDir(t), "room-page.png")
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
+	for name, b := range map[string][]byte{"room-page.png": before, "room-page-ref.png": png} {
+		shot := filepath.Join(artifactDir(t), name)
+		if err := os.WriteFile(shot, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", shot)
 	}
-	t.Logf("screenshot: %s", shot)
 }
 
 // writeBigLog writes n message events straight to the log (one buffered
