@@ -101,7 +101,10 @@ func TestParseRolloutLine(t *testing.T) {
 // rolloutActivities parses a fixture file; errs counts non-JSON lines.
 func rolloutActivities(t *testing.T, name string) (acts []events.Activity, errs int) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "codex", name))
+	if !strings.Contains(name, "/") {
+		name = filepath.Join("testdata", "codex", name)
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +172,32 @@ func TestRolloutRecorded0169(t *testing.T) {
 // Real rollouts of older releases, and the synthetic ones of
 // claude-code-log: nothing fatal, the shapes they have are read.
 func TestRolloutCorpus(t *testing.T) {
+	const corpus = "../testdata/corpus/"
+	const daaain = corpus + "daaain-claude-code-log/test/test_data/codex/"
+	// Every rollout of the corpus parses; only the malformed one has a
+	// line that is not JSON.
+	all, _ := filepath.Glob(corpus + "*/*")
+	var files []string
+	for _, root := range all {
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && IsRolloutPath(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	if len(files) < 10 {
+		t.Fatalf("%d rollouts in %s, want the corpus's 10", len(files), corpus)
+	}
+	for _, p := range files {
+		acts, errs := rolloutActivities(t, p)
+		if want := map[bool]int{true: 1, false: 0}[strings.Contains(p, "/malformed/")]; errs != want {
+			t.Errorf("%s: %d unparseable lines, want %d", p, errs, want)
+		}
+		t.Logf("%s: %d activities", filepath.Base(p), len(acts))
+	}
 	t.Run("codemie 0.125.0", func(t *testing.T) {
-		acts, errs := rolloutActivities(t, "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+		acts, errs := rolloutActivities(t, corpus+"codemie-ai-codemie-code/src/agents/plugins/codex/__tests__/fixtures/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
 		n := map[events.ActivityKind]int{}
 		for _, a := range acts {
 			n[a.Kind]++
@@ -190,7 +217,7 @@ func TestRolloutCorpus(t *testing.T) {
 		}
 	})
 	t.Run("agentcmd 0.40.0", func(t *testing.T) {
-		acts, errs := rolloutActivities(t, "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl")
+		acts, errs := rolloutActivities(t, corpus+"jnarowski-agentcmd/packages/agent-cli-sdk/tests/fixtures/codex/full/rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl")
 		n := map[events.ActivityKind]int{}
 		for _, a := range acts {
 			n[a.Kind]++
@@ -200,17 +227,12 @@ func TestRolloutCorpus(t *testing.T) {
 		}
 	})
 	t.Run("synthetic", func(t *testing.T) {
-		acts, errs := rolloutActivities(t, "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl")
+		acts, errs := rolloutActivities(t, daaain+"sessions/2026/01/02/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl")
 		if errs != 0 || kinds(acts) != "user,thinking,tool,tool_result,tool,tool_result,tool,tool_result,text" {
 			t.Errorf("errors %d, activities %s", errs, kinds(acts))
 		}
-		for _, name := range []string{"rollout-2026-01-03T04-05-06-22222222-2222-4222-8222-222222222222.jsonl", "rollout-2026-01-03T04-05-10-33333333-3333-4333-8333-333333333333.jsonl", "rollout-44444444-4444-4444-8444-444444444444.jsonl"} {
-			if _, errs := rolloutActivities(t, name); errs != 0 {
-				t.Errorf("%s: %d errors", name, errs)
-			}
-		}
 		// The malformed file: its broken line is an error, the rest is read.
-		if _, errs := rolloutActivities(t, "rollout-66666666-6666-4666-8666-666666666666.jsonl"); errs != 1 {
+		if _, errs := rolloutActivities(t, daaain+"malformed/rollout-66666666-6666-4666-8666-666666666666.jsonl"); errs != 1 {
 			t.Errorf("malformed: %d errors, want 1", errs)
 		}
 	})
