@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -501,9 +500,6 @@ func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, o
 	ws = projectDir
 	if ws == "" {
 		ws = p.Cwd
-	}
-	if agents.IsRolloutPath(p.TranscriptPath) && filepath.IsAbs(p.Cwd) {
-		ws = conversation.CodexWorkspace(p.Cwd) // a Codex session
 	}
 	if ws == "" || !filepath.IsAbs(ws) {
 		return p, "", false

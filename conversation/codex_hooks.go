@@ -57,16 +57,6 @@ func codexHooks(o HookOptions) []HookEntry {
 	}
 }
 
-// CodexWorkspace is the workspace of a Codex hook payload's cwd: the
-// nearest folder up holding .claude/session-chat, else the git root, else
-// cwd (what `relay-baton targets` resolves from there).
-func CodexWorkspace(cwd string) string {
-	if ws, err := ResolveWorkspace(cwd); err == nil {
-		return ws
-	}
-	return cwd
-}
-
 // CodexHookStatus is one hook as `codex app-server` reports it.
 type CodexHookStatus struct {
 	Key         string `json:"key"` // <path>:<event>:<group>:<handler>
