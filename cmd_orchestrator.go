@@ -27,11 +27,12 @@ import (
 var sendCommand = &command{
 	Name:  "send",
 	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
-	Short: "Queue a chat message for a running Claude Code session",
+	Short: "Queue a chat message for a running Claude Code or Codex session",
 	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
 (.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
 turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
-armed Monitor). Without --session, the lead session of the workspace is used
+armed Monitor; for an idle Codex session, codex queue). Without --session, the
+lead session of the workspace is used
 (see 'relay-baton targets'). --follow waits for the delivery and prints the
 session's reply from its transcript until the end of its turn.
 
@@ -42,14 +43,16 @@ Messages over 64 KB are refused.`,
 var targetsCommand = &command{
 	Name:  "targets",
 	Usage: "[--json] [--set-lead ID|none]",
-	Short: "List Claude Code sessions in this workspace that can be chatted with",
+	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
 	Long: `Lists the sessions with a chat folder or a transcript for this workspace, most
 recently active first: whether each is chat-capable (its inbox exists: it
 started after 'relay-baton hook install'), its queue depth and oldest message
 age, whether it is in a turn (busy) and whether an idle-lane waiter is armed,
-its last activity and transcript path. The lead (marked *) is the one 'send'
-uses by default: the session marked with --set-lead, else the most recently
-active chat-capable one.`,
+its last activity and transcript path. Codex threads (AGENT codex) whose rollout
+cwd is in the workspace are listed too: busy from the rollout, "idle (codex
+queue)" while a running codex holds the thread, the rollout as the transcript.
+The lead (marked *) is the one 'send' uses by default: the session marked with
+--set-lead, else the most recently active chat-capable one.`,
 	Run: runTargets,
 }
 
@@ -58,7 +61,8 @@ var tailCommand = &command{
 	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
 	Short: "Stream a session's transcript as activity",
 	Long: `Follows a Claude Code session's transcript (located from its registration,
-then ~/.claude/projects/<slug>/, then a scan) and prints what the session does:
+then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
+($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the session does:
 thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
 at the end of the file unless --from-start; --no-follow stops at the end.
 --json prints one activity object per line.`,
@@ -87,8 +91,14 @@ var hookCommand = &command{
                   while the session is idle, claims it and exits 2 with it.
   prompt-submit   UserPromptSubmit hook: marks the session busy.
   session-start   SessionStart hook: registers the session and creates its inbox.
-  install [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]
-                  merges these hooks into the Claude Code settings file.
+  install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D]
+          [--check] [--uninstall]
+                  merges these hooks into the Claude Code settings file, or with
+                  --agent codex the Stop, SessionStart and UserPromptSubmit hooks
+                  into Codex's hooks.json (--scope user: $CODEX_HOME, the
+                  default; project: .codex/) and records the trust Codex needs
+                  (the hashes codex app-server reports, for relay-baton's hooks
+                  only); --check then also asks Codex whether they are trusted.
 
 The hooks never print errors toward Claude Code: they record them in
 .claude/session-chat/<sessionId>/errors.log.`,
@@ -277,7 +287,7 @@ func runTargets(inv *invocation) error {
 		return enc.Encode(ts)
 	}
 	if len(ts) == 0 {
-		fmt.Fprintf(inv.IO.Out, "No Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
+		fmt.Fprintf(inv.IO.Out, "No Claude Code or Codex session found for %s.\nRun 'relay-baton hook install' (or 'relay-baton hook install --agent codex'), then start a session there.\n", ws)
 		return nil
 	}
 	now := time.Now()
