@@ -162,6 +162,11 @@ func CodexLoaded(id string) bool {
 	return false
 }
 
+// CodexTargetAge: a Codex thread whose rollout was last written longer ago
+// is not listed as a target (unless a running codex holds it, or it has a
+// chat folder in the workspace).
+const CodexTargetAge = 7 * 24 * time.Hour
+
 // withCodexThreads adds the workspace's Codex threads to out (the Claude
 // Code targets ListTargets found): every rollout whose session_meta cwd is
 // the workspace or inside it. A thread that already has a chat folder is
@@ -200,7 +205,11 @@ func withCodexThreads(ws string, out []Target, now time.Time) []Target {
 				return nil
 			}
 			if _, ok := idx[id]; !ok {
-				// Only rollouts of this workspace become new targets.
+				// Only recent or loaded rollouts of this workspace become
+				// new targets (a CODEX_HOME can hold thousands of old ones).
+				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > CodexTargetAge && !CodexLoaded(id) {
+					return nil
+				}
 				m, ok := readRolloutMeta(p)
 				if !ok || !within(ws, m.Cwd) {
 					return nil

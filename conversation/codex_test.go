@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -301,5 +302,23 @@ func TestMergeCodexHooks(t *testing.T) {
 	}
 	if _, err := CodexHooksPath("local", "/ws"); err == nil {
 		t.Error("local scope accepted for Codex")
+	}
+}
+
+func TestCodexTargetsSkipOldRollouts(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	ws := t.TempDir()
+	p := fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
+	old := time.Now().Add(-CodexTargetAge - time.Hour)
+	os.Chtimes(p, old, old)
+	if ts, _ := ListTargets(ws); len(ts) != 0 {
+		t.Fatalf("an old rollout is a target: %+v", ts)
+	}
+	release := holdWriterLock(t, home, tuiThread)
+	defer release()
+	if ts, _ := ListTargets(ws); len(ts) != 1 || !ts[0].Loaded {
+		t.Fatalf("an old but loaded thread: %+v", ts)
 	}
 }
