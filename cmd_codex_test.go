@@ -116,3 +116,32 @@ func TestHookInstallCodex(t *testing.T) {
 		t.Fatalf("bad scope: %d %s", code, out)
 	}
 }
+
+// tail of a Codex rollout: the rollout parser, and no control bytes of the
+// session's text reach the terminal.
+func TestTailCodexRollout(t *testing.T) {
+	home := t.TempDir()
+	ws := t.TempDir()
+	dir := filepath.Join(home, "sessions", "2026", "12", "01")
+	os.MkdirAll(dir, 0o755)
+	b, err := os.ReadFile("agents/testdata/codex/rollout-0.169.0-exec-hook-delivery.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := `{"timestamp":"2026-12-01T20:10:40.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"EVIL\u001b]0;owned\u0007\u001b[2J done"}]}}` + "\n"
+	p := filepath.Join(dir, "rollout-2026-12-01T20-10-30-"+codexThread+".jsonl")
+	os.WriteFile(p, append(b, evil...), 0o600)
+	t.Setenv("CODEX_HOME", home)
+	out, errOut, code := runInProcess(t, "", "tail", "--session", codexThread, "--from-start", "--no-follow", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("tail: %d %s", code, errOut)
+	}
+	for _, want := range []string{"⏺ command_execution: sleep 6; echo slept", "→ chat message delivered via hook", "BUSY-ANSWER: yes, here.", "✓ end of turn", "EVIL]0;owned[2J done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tail lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control bytes reached the output: %q", out)
+	}
+}

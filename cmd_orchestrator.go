@@ -141,6 +141,8 @@ func pickSession(ws, id string, lead bool) (string, error) {
 }
 
 func renderActivity(w io.Writer, a events.Activity) {
+	// Session text is untrusted: no escape sequences reach the terminal.
+	a.Text, a.Tool, a.Detail = termSafe(a.Text), termSafe(a.Tool), termSafe(a.Detail)
 	switch a.Kind {
 	case events.ActThinking:
 		fmt.Fprintln(w, "· thinking")
@@ -169,6 +171,24 @@ func renderActivity(w io.Writer, a events.Activity) {
 	case events.ActError:
 		fmt.Fprintf(w, "! %s\n", a.Text)
 	}
+}
+
+// termSafe drops control characters (ESC, CR, BEL, C1) except newline and
+// tab.
+func termSafe(s string) string {
+	if strings.IndexFunc(s, isCtl) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isCtl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isCtl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f))
 }
 
 func firstLine(s string, n int) string {
