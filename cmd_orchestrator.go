@@ -312,7 +312,7 @@ func runTargets(inv *invocation) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(inv.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SESSION\tAGENT\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
+	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT\tTRANSCRIPT")
 	for _, t := range ts {
 		mark := " "
 		if t.Lead {
@@ -346,7 +346,7 @@ func runTargets(inv *invocation) error {
 		if tr == "" {
 			tr = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, t.Agent, chat, state, queue, last, tr)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, t.Agent, tr)
 	}
 	tw.Flush()
 	fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")

@@ -165,7 +165,8 @@ func (e *Engine) cmdTarget(_ context.Context, args string) error {
 		if e.chat.target == "" {
 			which = "the lead"
 		}
-		e.Say("target: Claude Code session %s (%s)", e.chat.session, which)
+		s, _ := conversation.OpenSession(e.chat.ws, e.chat.session)
+		e.Say("target: %s %s (%s)", sessionLabel(s), e.chat.session, which)
 		return nil
 	}
 	return e.UseOrchestrator(f[0])
@@ -189,7 +190,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   SESSION\tAGENT\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
+	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT")
 	now := time.Now()
 	for _, t := range ts {
 		mark := []byte("  ")
@@ -219,7 +220,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		if !t.LastActivity.IsZero() {
 			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, t.Agent, chat, state, queue, last)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, t.Agent)
 	}
 	tw.Flush()
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
