@@ -370,12 +370,17 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 	if next != "" {
 		meta["nextStep"] = summary(next, 300)
 	}
-	what := "updated"
+	what := "updated .ai-session/plan.md"
 	if complete {
-		what = "marked complete"
+		what += " and declared the plan complete"
 	}
-	e.Say("%s %s .ai-session/plan.md after step %d (%d chars; previous plan in .ai-session/%s)%s", res.Agent, what, step, len(text), refs["backup"], nextWords(next, complete))
-	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md %s by %s after step %d/%d (%d chars)%s", what, res.Agent, step, max, len(text), nextWords(next, complete)), refs, meta)
+	where := ""
+	if refs["backup"] != "" {
+		where = "; the previous plan is .ai-session/" + refs["backup"]
+	}
+	e.Say("%s %s after step %d (%d chars%s)%s", res.Agent, what, step, len(text), where, nextWords(next, complete))
+	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md updated by %s after step %d/%d (%d chars)%s%s", res.Agent, step, max, len(text),
+		map[bool]string{true: ", plan complete"}[complete], nextWords(next, complete)), refs, meta)
 	return true, complete, nil
 }
 
