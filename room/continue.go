@@ -104,7 +104,7 @@ type LoopResult struct {
 type loopStart struct {
 	Step     int
 	Half     string // halfExecute or halfPlan
-	Previous string // the outcome of the step before Step, for the executor's prompt
+	Previous string // the previous outcome, for the next executor's prompt (with halfPlan: Step's own)
 	Answer   string // with halfPlan: Step's executor answer, as logged
 }
 

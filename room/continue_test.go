@@ -478,6 +478,11 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 				if !strings.Contains(h.out.String(), "(claude's plan update)") {
 					t.Fatalf("the preview does not say the loop resumes with the plan update:\n%s", h.out)
 				}
+				// The executor after it gets that step's outcome, as logged,
+				// and the plan the resumed planner wrote (its first update).
+				if p := h.fr.ran[1].Prompt; !strings.Contains(p, fmt.Sprintf("continue step %d/3 by codex", tc.from)) || !strings.Contains(p, "## Next step\nwork 2") {
+					t.Fatalf("the executor after the resumed plan update:\n%s", p)
+				}
 			}
 			var got []string
 			for _, r := range h.fr.ran {

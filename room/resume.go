@@ -61,7 +61,7 @@ type LoopRecord struct {
 	Reason   string // the stop reason, "" when the loop never recorded one
 	StopHalf string // the half the stop event names ("" before halves were logged)
 	At       time.Time
-	Previous string // the outcome of the step before From, for the executor's prompt
+	Previous string // the outcome the next executor's prompt gets: the step before From's, or From's with Half "plan"
 	Answer   string // with Half "plan": From's executor answer, as logged
 }
 
@@ -149,7 +149,9 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 		if l.From <= l.Max && !(l.Half == halfPlan && l.From >= l.Max) {
 			l.Previous = r.stepOut[l.From-1]
 			if l.Half == halfPlan {
-				l.Answer = r.answers[l.From]
+				// The plan update reads From's answer; the executor after it
+				// gets From's outcome.
+				l.Previous, l.Answer = r.stepOut[l.From], r.answers[l.From]
 			}
 			rs.Loop = l
 		}
