@@ -33,6 +33,12 @@ status precedes each prompt.`,
 }
 var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
 var executeCommand = &command{Name: "execute", Usage: "[--yes]", Short: "Run the executor against plan.md (preview first)", Run: runExecute}
+var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
+var reviewCommand = &command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)", Run: runReview}
+var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)", Run: runStatus}
+var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
+var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
+var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
 var continueCommand = &command{
 	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
 	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
@@ -46,12 +52,6 @@ the loop's result (steps, reason, agent runs, plan updates) on stdout, everythin
 stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
 	Run: runContinue,
 }
-var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
-var reviewCommand = &command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)", Run: runReview}
-var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)", Run: runStatus}
-var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
-var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
-var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
 
 // roomFlags are the flags the room's commands share.
 type roomFlags struct {

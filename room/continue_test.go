@@ -499,6 +499,19 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 			if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop != nil {
 				t.Fatalf("after the resumed loop: %+v %v", rs.Loop, err)
 			}
+			// Had the room died right after the resumed loop's confirmation,
+			// the same half would be offered again.
+			resumed := h.events(t)
+			offered := false
+			cutLog(t, h.e.LogPath(), resumed, func(e events.Event) bool {
+				if _, ok := e.Meta["loopResumeFrom"]; ok {
+					offered = true
+				}
+				return offered && e.Kind == events.KindCommand && e.Meta["confirmed"] == true
+			}, 0)
+			if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop == nil || rs.Loop.From != tc.from || rs.Loop.Half != tc.half {
+				t.Fatalf("a resumed loop that died at once: %+v %v", rs.Loop, err)
+			}
 		})
 	}
 }

@@ -122,7 +122,7 @@ type resumeReader struct {
 // understand are skipped and counted.
 func ReadResume(path string, recap int) (*ResumeState, error) {
 	rs := &ResumeState{Versions: map[int]int{}}
-	r := &resumeReader{rs: rs, stepOut: map[int]string{}, answers: map[int]string{}, chats: map[string]*PendingChat{}}
+	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
 	if recap > 0 {
 		r.recap = &ring{buf: make([]events.Event, 0, recap)}
 	}
@@ -278,10 +278,17 @@ func (r *resumeReader) take(e events.Event) error {
 			}
 		}
 	case events.KindStatus:
-		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from >= 1 {
-			r.resumeFrom, r.resumeHalf = from, metaString(&e, "loopResumeHalf", &bad)
+		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
+			r.resumeFrom = from
 			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
 				r.loopMax = m
+			}
+		}
+		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok {
+			// The half offered; a plan update may be step 1's.
+			r.resumeHalf = metaString(&e, "loopResumeHalf", &bad)
+			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 && from == 1 && r.resumeHalf == halfPlan {
+				r.resumeFrom, r.loopMax = from, m
 			}
 		}
 		// Only a switch (/agent) or a resume says what the room's agent
@@ -338,6 +345,9 @@ func (r *resumeReader) take(e events.Event) error {
 				r.loop.Max = m
 			}
 			r.stepOut[step] = e.Text
+			if r.answers == nil {
+				r.answers = map[int]string{}
+			}
 			r.answers[step] = e.Text
 			if a := metaString(&e, "answer", &bad); a != "" {
 				r.answers[step] = a
