@@ -147,24 +147,48 @@ func TestE2EContinueTwoStepsExecutorPlannerExecutor(t *testing.T) {
 }
 
 func TestE2EContinuePlanCompleteEndsEarly(t *testing.T) {
-	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text(strings.ReplaceAll(e2ePlan2, "2. Append two to out.txt", "2. Append two to out.txt [done]")+"\n\nPLAN COMPLETE")))
-	o := agenttest.NewOpenAI(t, codexStep("printf 'one\\ntwo\\n' > out.txt", "wrote both lines")...)
+	// Claude first answers with an updated plan, then, after step 2, with
+	// the plan marked done and the completion marker: the loop of up to 3
+	// steps ends after 2.
+	done := strings.ReplaceAll(e2ePlan2, "2. Append two to out.txt", "2. Append two to out.txt [done]")
+	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text(e2ePlan2)), agenttest.Reply(agenttest.Text(done+"\n\nPLAN COMPLETE")))
+	o := agenttest.NewOpenAI(t, append(codexStep("echo one > out.txt", "wrote one"),
+		codexStep("echo two >> out.txt", "appended two; cat out.txt shows both lines")...)...)
 	p, dir := continueSession(t, a, o, "--max-steps 3")
-	p.untilWithin(t, "/continue stopped after 1 of 3 steps: plan complete (claude declared the plan complete after step 1)", agentWait)
+	p.untilWithin(t, "claude updated .ai-session/plan.md after step 1", agentWait)
+	p.untilWithin(t, "claude updated .ai-session/plan.md and declared the plan complete after step 2", agentWait)
+	p.untilWithin(t, "/continue stopped after 2 of 3 steps: plan complete (claude declared the plan complete after step 2)", agentWait)
 	p.until(t, "claude› ")
 	p.send(t, "\x04")
 	p.wait(t)
+	if !strings.Contains(p.String(), "at most 5 agent runs (3 codex, 2 claude)") {
+		t.Fatal("the preview does not show the loop's shape")
+	}
 	list := readLog(t, dir)
-	if got := ranAgents(list); got != "codex,claude" {
+	if got := ranAgents(list); got != "codex,claude,codex,claude" {
 		t.Fatalf("agent_run order %s", got)
 	}
-	everyRunPreviewed(t, list)
+	if n := everyRunPreviewed(t, list); n != 4 {
+		t.Fatalf("%d runs", n)
+	}
 	b, _ := os.ReadFile(filepath.Join(dir, ".ai-session", "plan.md"))
-	if strings.Contains(string(b), "PLAN COMPLETE") || !strings.Contains(string(b), "Append two to out.txt [done]") {
+	if string(b) != done+"\n" {
 		t.Fatalf("plan.md %q", b)
 	}
+	var plans []string
+	for _, e := range list {
+		if e.Kind == events.KindPlan {
+			plans = append(plans, e.Text)
+			if e.Meta["written"] != true || e.Refs["backup"] == "" {
+				t.Fatalf("plan event %+v", e)
+			}
+		}
+	}
+	if len(plans) != 2 || !strings.Contains(plans[1], "plan complete") {
+		t.Fatalf("plan events %q", plans)
+	}
 	last := list[len(list)-1]
-	if last.Meta["stopReason"] != string(StopComplete) {
+	if last.Meta["stopReason"] != string(StopComplete) || last.Meta["half"] != "plan" {
 		t.Fatalf("last event %+v", last)
 	}
 }
