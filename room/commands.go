@@ -257,7 +257,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, "plan.md") }
 
 func (e *Engine) readPlan() (string, error) {
-	b, err := os.ReadFile(e.planPath())
+	b, err := readRegular(e.planPath()) // a FIFO there does not block the room
 	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNoPlan
 	}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -451,6 +453,17 @@ func (e *Engine) cmdContinue(ctx context.Context, args string) error {
 // event the room's /continue writes, so a resume knows the loop's bound.
 func (e *Engine) RecordContinue(max int) {
 	e.emit(events.RoleUser, events.KindCommand, fmt.Sprintf("continue --max-steps %d", max), nil, map[string]any{"command": "continue", "oneShot": true})
+}
+
+// readRegular reads a file relay-baton reads on every loop half (plan.md)
+// without blocking on a FIFO: anything but a regular file is an error.
+func readRegular(path string) ([]byte, error) {
+	f, err := conversation.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // snapshots records trees of the working tree (tracked and untracked files

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -700,5 +702,25 @@ func BenchmarkStepSnapshot(b *testing.B) {
 		if _, _, err := s.since(ctx, start); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestContinueRefusesAFIFOPlan(t *testing.T) {
+	h := newHarness(t, "y")
+	if err := syscall.Mkfifo(filepath.Join(h.e.SessionDir, "plan.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := h.e.Continue(context.Background(), 2); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, ErrNoPlan) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("/continue blocked on a FIFO plan.md")
+	}
+	if h.fr.runs() != 0 || h.term.asked != 0 {
+		t.Fatalf("runs %d, asked %d", h.fr.runs(), h.term.asked)
 	}
 }
