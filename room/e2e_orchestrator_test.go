@@ -426,6 +426,7 @@ func TestPTYOrchestratorCtrlCKeepsQueued(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	s.MarkBusy()
 	p := startBinary(t, dir, "NO_COLOR=1", "CLAUDE_CONFIG_DIR="+cfg)
 	p.until(t, "claude› ")
