@@ -458,6 +458,7 @@ type hookPayload struct {
 	Cwd            string `json:"cwd"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
+	HookEventName  string `json:"hook_event_name"`
 
 	env conversation.HookEnv // the session's mode and process
 }
@@ -469,9 +470,10 @@ const busyFresh = 30 * time.Second
 // be long).
 const maxPayload = 8 << 20
 
-// readHookSession reads the payload and opens its session; ok=false for
-// anything unusable (junk, empty, a bad id): the hook then stays silent.
-func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
+// readHookSession reads the payload of hook sub and opens its session;
+// ok=false for anything unusable (junk, empty, a bad id, another hook
+// event: recorded in errors.log): the hook then stays silent.
+func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Session, bool) {
 	var p hookPayload
 	// One-shot print-mode sessions and relay-baton's own agent runs are
 	// not served: return at once (a waiter would stall them).
@@ -483,13 +485,21 @@ func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
 	if err != nil {
 		return p, nil, false
 	}
-	p, ws, ok := decodeHookPayload(b, os.Getenv("CLAUDE_PROJECT_DIR"))
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	p, ws, ok := decodeHookPayload(b, projectDir)
 	if !ok {
 		return p, nil, false
 	}
 	p.env = env
+	if projectDir == "" {
+		ws = conversation.HookWorkspace(ws, p.SessionID)
+	}
 	s, err := conversation.OpenSession(ws, p.SessionID)
 	if err != nil {
+		return p, nil, false
+	}
+	if err := conversation.CheckHookEvent(sub, p.HookEventName); err != nil {
+		s.RecordError(err)
 		return p, nil, false
 	}
 	return p, s, true
@@ -523,15 +533,22 @@ func runHook(inv *invocation) error {
 	}
 	sub, rest := inv.Args[0], inv.Args[1:]
 	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: inv.Cmd, Args: rest, colorMode: inv.colorMode}
+	// The hooks run bounded: a payload that never ends, or anything else
+	// that would hold them, must not outlive Claude Code's hook timeout,
+	// and a signal ends them within a second.
+	hooks := map[string]func(*invocation) error{"stop": hookStop, "wait": hookWait, "prompt-submit": hookPromptSubmit, "session-start": hookSessionStart}
+	if h := hooks[sub]; h != nil {
+		limit := conversation.HookBudget()
+		if sub == "wait" {
+			limit = 0 // bounded by its own --timeout
+		}
+		var err error
+		if !conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() { err = h(subInv) }) {
+			return nil
+		}
+		return err
+	}
 	switch sub {
-	case "stop":
-		return hookStop(subInv)
-	case "wait":
-		return hookWait(subInv)
-	case "prompt-submit":
-		return hookPromptSubmit(subInv)
-	case "session-start":
-		return hookSessionStart(subInv)
 	case "install":
 		return hookInstall(subInv)
 	}
@@ -556,7 +573,7 @@ func hookStop(inv *invocation) error {
 	if hookHelp(inv, "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "stop")
 	if !ok {
 		return nil
 	}
@@ -595,7 +612,7 @@ func hookPromptSubmit(inv *invocation) error {
 	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "prompt-submit")
 	if !ok {
 		return nil
 	}
@@ -618,7 +635,7 @@ func hookSessionStart(inv *invocation) error {
 	if hookHelp(inv, "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "session-start")
 	if !ok {
 		return nil
 	}
@@ -657,7 +674,7 @@ func hookWait(inv *invocation) error {
 		}
 		return err
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "wait")
 	if !ok {
 		return nil
 	}
@@ -716,6 +733,10 @@ func hookInstall(inv *invocation) error {
 	}
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
+	}
+	if dir, tmp := goTemporaryBinary(bin); tmp && !*uninstall {
+		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	if *waitTimeout < 10*time.Second {
 		return usagef("--wait-timeout must be at least 10s")
