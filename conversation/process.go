@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -124,7 +122,7 @@ func (s *Session) RecordProcess(p Process) error {
 	}
 	b, _ := json.Marshal(p)
 	b = append(b, '\n')
-	if old, err := readSmall(filepath.Join(s.dir, processName)); err == nil && bytes.Equal(old, b) {
+	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := checkDir(s.dir); err != nil {
@@ -135,7 +133,7 @@ func (s *Session) RecordProcess(p Process) error {
 
 // Process returns the session's recorded process (ok=false when none).
 func (s *Session) Process() (Process, bool) {
-	b, err := readSmall(filepath.Join(s.dir, processName))
+	b, err := readSmall(filepath.Join(s.dir, processName), 4096)
 	if err != nil {
 		return Process{}, false
 	}
@@ -144,20 +142,6 @@ func (s *Session) Process() (Process, bool) {
 		return Process{}, false
 	}
 	return p, true
-}
-
-// readSmall reads a small regular file, never through a symlink and never
-// blocking on a FIFO planted in its place.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscallNoFollow|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New(path + ": not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(f, 4096))
 }
 
 // WhileAlive returns a context that ends when ctx does or when the
