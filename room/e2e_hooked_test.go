@@ -163,6 +163,9 @@ func TestE2EHookedPlanKeepsTheLead(t *testing.T) {
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
+			if len(out) > 4000 { // transcript lines can be 100+ KB
+				out = append([]byte("…"), out[len(out)-4000:]...)
+			}
 			t.Fatalf("relay-baton %q: %v after %s\n%s", args, err, time.Since(start), out)
 		}
 		return string(out), time.Since(start)
