@@ -70,16 +70,19 @@ func TestHooksByMode(t *testing.T) {
 			if c.serves != (len(ts) == 1 && ts[0].Lead && ts[0].PID == sess.Process.Pid) {
 				t.Fatalf("targets %+v (process %+v)", ts, p)
 			}
-			// The waiter: a served session's waiter waits (until --timeout),
-			// another's returns at once.
+			// The waiter: a served session's waiter waits (until its
+			// --timeout), another's returns at once (long before its
+			// --timeout; the bound is loose for a loaded machine).
+			timeout := "60s"
 			if c.serves {
 				s.Ensure()
+				timeout = "1500ms"
 			}
 			t0 := time.Now()
-			_, _, code := relayBaton(t, context.Background(), env, start, "hook", "wait", "--timeout", "1500ms")
+			_, _, code := relayBaton(t, context.Background(), env, start, "hook", "wait", "--timeout", timeout)
 			took := time.Since(t0)
-			if code != 0 || (c.serves && took < 1500*time.Millisecond) || (!c.serves && took > 1200*time.Millisecond) {
-				t.Fatalf("hook wait: exit %d after %s (serves=%v)", code, took, c.serves)
+			if code != 0 || (c.serves && took < 1500*time.Millisecond) || (!c.serves && took > 30*time.Second) {
+				t.Fatalf("hook wait --timeout %s: exit %d after %s (serves=%v)", timeout, code, took, c.serves)
 			}
 			if !c.serves {
 				if _, err := os.Stat(filepath.Join(ws, ".claude")); err == nil {
