@@ -259,6 +259,7 @@ func chatFixture(t *testing.T, ws string) *conversation.Session {
 	if err := s.Register(conversation.Registration{TranscriptPath: trPath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	return s
 }
 
