@@ -173,7 +173,10 @@ const CodexTargetAge = 7 * 24 * time.Hour
 // completed in place. Codex targets are chat-capable when their inbox
 // exists (the hooks are installed) or when the thread is loaded (the queue
 // lane reaches it; Send creates the folder).
-func withCodexThreads(ws string, out []Target, now time.Time) []Target {
+//
+// A Codex thread is Live while a codex process holds its writer lock
+// (CodexLoaded), else Ended; without all, only live threads are kept.
+func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target {
 	idx := map[string]int{}
 	for i := range out {
 		idx[out[i].SessionID] = i
@@ -243,7 +246,16 @@ func withCodexThreads(ws string, out []Target, now time.Time) []Target {
 		codexState(ws, &t, now)
 		out = append(out, t)
 	}
-	return out
+	if all {
+		return out
+	}
+	keep := out[:0]
+	for _, t := range out {
+		if t.Agent != AgentCodex || t.State == Live {
+			keep = append(keep, t)
+		}
+	}
+	return keep
 }
 
 // codexState fills in a Codex target's state from its rollout, its writer
@@ -258,6 +270,10 @@ func codexState(ws string, t *Target, now time.Time) {
 		}
 	}
 	t.Loaded = CodexLoaded(t.SessionID)
+	t.State, t.PID = Ended, 0
+	if t.Loaded {
+		t.State = Live
+	}
 	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
 	t.Waiting = t.Loaded && !t.Busy // the queue lane reaches it at once
 	if !t.ChatCapable && t.Loaded {

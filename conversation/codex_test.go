@@ -93,7 +93,11 @@ func TestCodexTargets(t *testing.T) {
 	release := holdWriterLock(t, home, tuiThread)
 	defer release()
 
-	ts, err := ListTargets(ws)
+	// By default only live threads: the one a codex process holds.
+	if ts, err := ListTargets(ws); err != nil || len(ts) != 1 || ts[0].SessionID != tuiThread || ts[0].State != Live {
+		t.Fatalf("live targets %+v %v", ts, err)
+	}
+	ts, err := ListAllTargets(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +112,7 @@ func TestCodexTargets(t *testing.T) {
 		}
 	}
 	e, i := byID[execThread], byID[tuiThread]
-	if e.TranscriptPath != busy || !e.Busy || e.Loaded || e.ChatCapable || e.Cwd != filepath.Join(ws, "sub") {
+	if e.TranscriptPath != busy || !e.Busy || e.Loaded || e.State != Ended || e.ChatCapable || e.Cwd != filepath.Join(ws, "sub") {
 		t.Errorf("exec thread %+v", e)
 	}
 	if i.TranscriptPath != idle || i.Busy || !i.Loaded || !i.Waiting || !i.ChatCapable || !i.Lead {
@@ -126,7 +130,7 @@ func TestCodexTargets(t *testing.T) {
 	if _, err := s.Enqueue("t", "hello"); err != nil {
 		t.Fatal(err)
 	}
-	ts, _ = ListTargets(ws)
+	ts, _ = ListAllTargets(ws)
 	for _, tg := range ts {
 		if tg.SessionID == execThread && (!tg.ChatCapable || tg.Depth != 1 || tg.Agent != AgentCodex || !tg.Busy) {
 			t.Errorf("registered exec thread %+v", tg)

@@ -42,8 +42,8 @@ func TestE2ECodexChat(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	o := agenttest.NewOpenAI(t)
-	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 6; echo slept")))
-	o.When("slept", agenttest.Reply(agenttest.Text("The slow command finished.")))
+	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 8; echo slept")))
+	o.When("Wall time", agenttest.Reply(agenttest.Text("The slow command finished."))) // any exec_command output (codex yields a command still running after about 10 s)
 	o.When("BUSY-QUESTION-16", agenttest.Reply(agenttest.Thinking("the user asks about the tests"), agenttest.Text(busyA)))
 	o.When("IDLE-QUESTION-16", agenttest.Reply(agenttest.Text(idleA)))
 	o.When("FIRST-PROMPT", agenttest.Reply(agenttest.Text("READY-16")))
@@ -102,7 +102,48 @@ func TestE2ECodexChat(t *testing.T) {
 		t.Fatalf("hook install --agent codex --check (exit %d):\n%s", code, out)
 	}
 
-	// 2. A codex exec session, busy with a 6 s shell command.
+	// 2. The interactive TUI in tmux, idle after a first prompt.
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tuiArgs := append([]string{"new-session", "-d", "-s", "c", "-x", "120", "-y", "40", "-c", dir, "env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}, baseEnv...)
+	tm(append(tuiArgs, codex, "--sandbox", "workspace-write")...)
+	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	screen := func() string { return tm("capture-pane", "-p", "-J", "-t", "c", "-S", "-", "-E", "-") }
+	defer func() {
+		if t.Failed() {
+			t.Logf("codex TUI:\n%s", screen())
+		}
+	}()
+	eventually(t, 30*time.Second, "the codex TUI prompt", func() bool { return strings.Contains(screen(), "Ask Codex") })
+	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
+	time.Sleep(300 * time.Millisecond)
+	// A notice can take the first Enter: press it until the answer shows.
+	eventually(t, 30*time.Second, "the TUI's first answer", func() bool {
+		if strings.Contains(screen(), "READY-16") {
+			return true
+		}
+		tm("send-keys", "-t", "c", "Enter")
+		time.Sleep(time.Second)
+		return strings.Contains(screen(), "READY-16")
+	})
+	var tuiID string
+	eventually(t, 30*time.Second, "the TUI thread, loaded and idle, in targets", func() bool {
+		for _, tg := range targets() {
+			if tg.Agent == conversation.AgentCodex && tg.Loaded && !tg.Busy && tg.ChatCapable {
+				tuiID = tg.SessionID
+				return true
+			}
+		}
+		return false
+	})
+
+	// 3. A codex exec session, busy with an 8 s shell command.
 	var execOut, execErr bytes.Buffer
 	ex := exec.Command(codex, "exec", "--json", "--skip-git-repo-check", "-C", dir, "--sandbox", "workspace-write", "RUN_SLEEP: run the slow command")
 	ex.Dir, ex.Env = dir, baseEnv
@@ -120,13 +161,29 @@ func TestE2ECodexChat(t *testing.T) {
 	var execID string
 	eventually(t, 30*time.Second, "the codex exec thread, busy, in targets", func() bool {
 		for _, tg := range targets() {
-			if tg.Agent == conversation.AgentCodex && tg.Busy && tg.ChatCapable {
+			if tg.Agent == conversation.AgentCodex && tg.SessionID != tuiID && tg.Busy && tg.ChatCapable {
 				execID = tg.SessionID
 				return true
 			}
 		}
 		return false
 	})
+	// 4. targets --json lists both Codex sessions, running: one busy, one idle.
+	var sawExec, sawTUI bool
+	for _, tg := range targets() {
+		switch tg.SessionID {
+		case execID:
+			sawExec = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Busy && tg.State == conversation.Live && strings.Contains(tg.TranscriptPath, filepath.Join(codexHome, "sessions")) && tg.Cwd == dir
+		case tuiID:
+			sawTUI = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Waiting && !tg.Busy && tg.State == conversation.Live && strings.HasSuffix(tg.TranscriptPath, tuiID+".jsonl")
+		}
+	}
+	if !sawExec || !sawTUI {
+		out, _ := rb(20*time.Second, "targets", "--json")
+		t.Fatalf("targets --json does not list both Codex sessions (exec %v, TUI %v):\n%s", sawExec, sawTUI, out)
+	}
+
+	// 5. A message for the busy exec session: the Stop hook delivers it.
 	out, code = rb(60*time.Second, "send", "--session", execID, "--follow", busyQ)
 	t.Logf("send --follow:\n%s", out)
 	for _, want := range []string{"queued ", "delivered via hook at ", "· thinking", busyA, "✓ end of turn"} {
@@ -160,69 +217,19 @@ func TestE2ECodexChat(t *testing.T) {
 		t.Fatalf("delivered/%s.json: %+v %v", id, st, err)
 	}
 	out, _ = rb(20*time.Second, "tail", "--session", execID, "--from-start", "--no-follow")
-	for _, want := range []string{"> RUN_SLEEP: run the slow command", "⏺ command_execution: sleep 6; echo slept", "→ chat message delivered via hook", busyA, "✓ end of turn"} {
+	for _, want := range []string{"> RUN_SLEEP: run the slow command", "⏺ command_execution: sleep 8; echo slept", "→ chat message delivered via hook", busyA, "✓ end of turn"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("tail --session %s lacks %q:\n%s", execID, want, out)
 		}
 	}
 
-	// 3. The interactive TUI in tmux, idle after a first prompt.
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tuiArgs := append([]string{"new-session", "-d", "-s", "c", "-x", "120", "-y", "40", "-c", dir, "env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}, baseEnv...)
-	tm(append(tuiArgs, codex, "--sandbox", "workspace-write")...)
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	screen := func() string { return tm("capture-pane", "-p", "-J", "-t", "c", "-S", "-", "-E", "-") }
-	defer func() {
-		if t.Failed() {
-			t.Logf("codex TUI:\n%s", screen())
-		}
-	}()
-	eventually(t, 30*time.Second, "the codex TUI prompt", func() bool { return strings.Contains(screen(), "Ask Codex") })
-	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
-	time.Sleep(300 * time.Millisecond)
-	// A notice can take the first Enter: press it until the answer shows.
-	eventually(t, 30*time.Second, "the TUI's first answer", func() bool {
-		if strings.Contains(screen(), "READY-16") {
-			return true
-		}
-		tm("send-keys", "-t", "c", "Enter")
-		time.Sleep(time.Second)
-		return strings.Contains(screen(), "READY-16")
-	})
-	var tuiID string
-	eventually(t, 30*time.Second, "the TUI thread, loaded and idle, in targets", func() bool {
-		for _, tg := range targets() {
-			if tg.Agent == conversation.AgentCodex && tg.SessionID != execID && tg.Loaded && !tg.Busy && tg.ChatCapable {
-				tuiID = tg.SessionID
-				return true
-			}
-		}
-		return false
-	})
-
-	// 4. targets --json lists both Codex sessions.
-	var sawExec, sawTUI bool
-	for _, tg := range targets() {
-		switch tg.SessionID {
-		case execID:
-			sawExec = tg.Agent == conversation.AgentCodex && !tg.Loaded && strings.Contains(tg.TranscriptPath, filepath.Join(codexHome, "sessions")) && tg.Cwd == dir
-		case tuiID:
-			sawTUI = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Waiting && strings.HasSuffix(tg.TranscriptPath, tuiID+".jsonl")
-		}
-	}
-	if !sawExec || !sawTUI {
-		out, _ := rb(20*time.Second, "targets", "--json")
-		t.Fatalf("targets --json does not list both Codex sessions (exec %v, TUI %v):\n%s", sawExec, sawTUI, out)
+	// Ended: listed with --all only.
+	out, _ = rb(20*time.Second, "targets", "--all", "--json")
+	if !strings.Contains(out, execID) || !strings.Contains(out, `"state": "ended"`) {
+		t.Fatalf("targets --all --json after the exec ended:\n%s", out)
 	}
 
-	// 5. The room sends to the idle TUI: the queue lane.
+	// 6. The room sends to the idle TUI: the queue lane.
 	p := startBinary(t, dir, baseEnv...)
 	p.until(t, "› ")
 	p.send(t, "/target "+tuiID+"\r")
