@@ -132,8 +132,9 @@ type Engine struct {
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
-	chat    chatLane   // the orchestrator lane (orchestrator.go)
-	cont    continuity // carried over by Resume (resume.go)
+	chat    chatLane                      // the orchestrator lane (orchestrator.go)
+	cont    continuity                    // carried over by Resume (resume.go)
+	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates

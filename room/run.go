@@ -30,7 +30,7 @@ type runSpec struct {
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
 		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow,
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, Resume: e.conversationID(agent),
 	}
 }
 
@@ -125,6 +125,7 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	fmt.Fprintf(&b, "  argv:    %s\n", argv)
 	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
+	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
 	stripped := "none"
 	if len(inv.Stripped) > 0 {
 		stripped = strings.Join(inv.Stripped, ", ")
@@ -154,6 +155,9 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	meta := map[string]any{
 		"agent": spec.Req.Agent, "role": string(spec.Req.Role), "command": spec.Command, "argv": argv,
 		"cwd": inv.Dir, "policy": inv.Policy, "stripped": inv.Stripped, "promptChars": n,
+	}
+	if spec.Req.Resume != "" {
+		meta[metaConversation] = spec.Req.Resume
 	}
 	if edited {
 		meta["edited"] = true
@@ -220,6 +224,15 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	if res.Err != nil {
 		meta["error"] = res.Err.Error()
 	}
+	if turns := e.noteConversation(req.Agent, res); turns > 0 {
+		meta[metaConversation], meta[metaConversationTurns] = res.Session, turns
+	}
+	if res.ResumeFailed {
+		meta["resumeFailed"] = req.Resume
+		e.forgetConversation(req.Agent)
+		e.Say("%s's conversation %s cannot be continued (%s). It is forgotten: the next %s run starts a new conversation, after its own preview.",
+			req.Agent, req.Resume, summary(res.Err.Error(), 200), req.Agent)
+	}
 	if before != after {
 		meta["headBefore"], meta["headAfter"] = before, after
 		e.Say("HEAD moved during the run: %s → %s. relay-baton never commits; the agent (or someone else) did.", short(before), short(after))
@@ -253,6 +266,15 @@ func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, erro
 		return agents.Result{}, err
 	}
 	res := e.execute(ctx, spec, inv)
+	if res.ResumeFailed && ctx.Err() == nil {
+		// Nothing reached the model: offer the same run in a new
+		// conversation, previewed and confirmed again.
+		spec.Req.Resume = e.conversationID(spec.Req.Agent)
+		if inv, err = e.confirm(ctx, &spec); err != nil {
+			return res, err
+		}
+		res = e.execute(ctx, spec, inv)
+	}
 	return res, resultErr(res)
 }
 
