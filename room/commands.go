@@ -185,6 +185,7 @@ func HelpText() string {
 	}
 	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
 	b.WriteString("  With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.\n")
+	b.WriteString("  A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.\n")
 	return b.String()
 }
 

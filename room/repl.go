@@ -80,11 +80,18 @@ func Complete(e *Engine, text string) ([][]rune, int) {
 // rlTerminal asks questions through the REPL's readline instance.
 type rlTerminal struct {
 	rl   *readline.Instance
+	in   *termInput
 	e    *Engine
 	opts REPLOptions
 }
 
+// Ask reads an answer typed after the question is shown: everything that
+// arrived before (typed ahead, the rest of a paste) is discarded first, and
+// a paste while asking answers nothing.
 func (t *rlTerminal) Ask(q string) (string, error) {
+	t.in.Flush()
+	t.in.SetAsk(true)
+	defer t.in.SetAsk(false)
 	t.rl.SetPrompt(q)
 	defer t.rl.SetPrompt(PromptFor(t.e.Active, t.opts.Color))
 	line, err := t.rl.Readline()
@@ -94,8 +101,29 @@ func (t *rlTerminal) Ask(q string) (string, error) {
 	return line, err
 }
 
+// Edit hands the terminal to the editor: the room stops reading it and
+// switches bracketed paste off meanwhile.
 func (t *rlTerminal) Edit(text string) (string, error) {
+	t.in.Pause()
+	t.bracketed(false)
+	defer func() {
+		t.bracketed(true)
+		t.in.Flush()
+		t.in.Resume()
+	}()
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
+}
+
+// bracketed asks the terminal to mark pastes (ESC[?2004h) or stop.
+func (t *rlTerminal) bracketed(on bool) {
+	if !t.opts.Terminal || !t.opts.OutTerminal {
+		return
+	}
+	if on {
+		io.WriteString(t.opts.Out, "\x1b[?2004h")
+	} else {
+		io.WriteString(t.opts.Out, "\x1b[?2004l")
+	}
 }
 
 // RunREPL runs the room until /exit, Ctrl-D or a second Ctrl-C on an empty
@@ -106,17 +134,15 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	var rc io.ReadCloser
-	if f, ok := in.(*os.File); ok {
-		// Cancelable, so that ending ctx (SIGTERM, SIGHUP) ends a pending
-		// Readline; it reads only while readline asks, so an editor or an
-		// agent can own the terminal between prompts.
-		rc = readline.NewCancelableStdin(f)
-	} else if r, ok := in.(io.ReadCloser); ok {
-		rc = r
-	} else {
-		rc = io.NopCloser(in)
+	// termInput owns the terminal's input (input.go): pastes, long lines,
+	// typed-ahead answers. It reads only when poll says there is input, so
+	// ending ctx (SIGTERM, SIGHUP) ends a pending Readline and an editor
+	// can own the terminal while it is paused.
+	fd := -1
+	if f, ok := in.(*os.File); ok && o.Terminal {
+		fd = int(f.Fd())
 	}
+	rc := newTermInput(in, fd)
 	cfg := &readline.Config{
 		Prompt:            PromptFor(e.Active, o.Color),
 		HistoryFile:       filepath.Join(e.SessionDir, "room_history"),
@@ -168,7 +194,22 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
-	e.SetTerminal(&rlTerminal{rl: rl, e: e, opts: o})
+	rt := &rlTerminal{rl: rl, in: rc, e: e, opts: o}
+	rc.onDrop = func() {
+		// Written through readline, which redraws the question below it.
+		e.out.mu.Lock()
+		defer e.out.mu.Unlock()
+		rl.Write([]byte(e.out.label(events.RoleRelayBaton) + " ignored a paste while asking: a confirmation is a key you type.\n"))
+	}
+	if o.Terminal {
+		e.SetTerminal(rt)
+		rt.bracketed(true)
+		defer rt.bracketed(false)
+	} else {
+		// Without a terminal nothing can be confirmed: no agent runs
+		// unless the room was started with --yes (as the one-shots).
+		e.SetTerminal(nil)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -221,6 +262,18 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 		line, err := rl.Readline()
 		stopPanel()
+		typed := line
+		line = rc.Expand(line)
+		// A line ending in \ (or Alt-Enter) continues on the next line.
+		for err == nil && strings.HasSuffix(line, "\\") {
+			rl.SetPrompt(continuationPrompt(o.Color))
+			var next string
+			next, err = rl.Readline()
+			if err == nil {
+				line = strings.TrimSuffix(line, "\\") + "\n" + rc.Expand(next)
+				typed = ""
+			}
+		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			if strings.TrimSpace(line) != "" {
 				interrupts = 0
@@ -249,7 +302,9 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			continue
 		}
 		redraw = true
-		rl.SaveHistory(line)
+		if typed == line { // no paste, no continuation: one line to recall
+			rl.SaveHistory(line)
+		}
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)
 		}
@@ -275,6 +330,12 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			return nil
 		}
 	}
+}
+
+// continuationPrompt is the prompt of a message's next line.
+func continuationPrompt(useColor bool) string {
+	p := printer{color: useColor}
+	return p.dim("   …") + " "
 }
 
 // EditText opens text in $VISUAL or $EDITOR (split on spaces, run without

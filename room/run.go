@@ -140,13 +140,13 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	if n <= previewPromptMax {
 		fmt.Fprintf(&b, "  prompt (%d chars):\n", n)
 		for _, l := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
-			fmt.Fprintf(&b, "  │ %s\n", l)
+			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
 		}
 	} else {
 		lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
 		fmt.Fprintf(&b, "  prompt (%d chars, first 12 lines; answer e to read or edit it in full):\n", n)
 		for _, l := range lines[:min(12, len(lines))] {
-			fmt.Fprintf(&b, "  │ %s\n", l)
+			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
 		}
 		fmt.Fprintf(&b, "  │ …\n")
 	}
@@ -172,6 +172,22 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
 	return e.emit(events.RoleRelayBaton, events.KindPromptPreview, text, refs, meta)
+}
+
+// previewLineMax is the longest prompt line a preview prints whole.
+const previewLineMax = 400
+
+// previewLine cuts a long prompt line for the preview (answer e to read it
+// all).
+func previewLine(l string) string {
+	if len(l) <= previewLineMax {
+		return l
+	}
+	r := []rune(l)
+	if len(r) <= previewLineMax {
+		return l
+	}
+	return string(r[:previewLineMax]) + fmt.Sprintf("… (+%d chars)", len(r)-previewLineMax)
 }
 
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
