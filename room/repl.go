@@ -81,6 +81,7 @@ func Complete(e *Engine, text string) ([][]rune, int) {
 type rlTerminal struct {
 	rl   *readline.Instance
 	in   *termInput
+	pin  *pinnedPanel // nil when the panel is not pinned
 	e    *Engine
 	opts REPLOptions
 }
@@ -108,6 +109,9 @@ func (t *rlTerminal) Edit(text string) (string, error) {
 	t.bracketed(false)
 	defer func() {
 		t.bracketed(true)
+		if t.pin != nil {
+			t.pin.Reapply()
+		}
 		t.in.Flush()
 		t.in.Resume()
 	}()
@@ -143,6 +147,26 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		fd = int(f.Fd())
 	}
 	rc := newTermInput(in, fd)
+	// One writer for everything that reaches the terminal, so that the
+	// pinned panel's draws never land inside a readline redraw.
+	lw := &termWriter{w: o.Out}
+	e.out.mu.Lock()
+	prevOut := e.out.w
+	e.out.w = lw
+	e.out.mu.Unlock()
+	defer func() {
+		e.out.mu.Lock()
+		e.out.w = prevOut
+		e.out.mu.Unlock()
+	}()
+	var pin *pinnedPanel
+	if fd >= 0 && o.OutTerminal {
+		pin = &pinnedPanel{w: lw, color: o.Color, size: func() (int, int, bool) {
+			w, h, err := readline.GetSize(fd)
+			return w, h, err == nil && w > 0 && h > 0
+		}}
+		defer pin.Close()
+	}
 	cfg := &readline.Config{
 		Prompt:            PromptFor(e.Active, o.Color),
 		HistoryFile:       filepath.Join(e.SessionDir, "room_history"),
@@ -154,7 +178,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		InterruptPrompt:        "^C",
 		EOFPrompt:              "exit",
 		Stdin:                  rc,
-		Stdout:                 o.Out,
+		Stdout:                 lw,
 		Stderr:                 o.Err,
 		FuncIsTerminal:         func() bool { return o.Terminal },
 	}
@@ -179,6 +203,16 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			}
 			return 80
 		}
+		// On SIGWINCH the pinned panel takes its rows again first, then
+		// readline redraws its line.
+		cfg.FuncOnWidthChanged = func(f func()) {
+			readline.DefaultOnWidthChanged(func() {
+				if pin != nil {
+					pin.Resize()
+				}
+				f()
+			})
+		}
 	}
 	if !o.Terminal {
 		cfg.FuncMakeRaw = func() error { return nil }
@@ -194,7 +228,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
-	rt := &rlTerminal{rl: rl, in: rc, e: e, opts: o}
+	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
 	rc.onDrop = func() {
 		// Written through readline, which redraws the question below it.
 		e.out.mu.Lock()
@@ -257,7 +291,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		rl.SetPrompt(PromptFor(e.Active, o.Color))
 		stopPanel := func() {}
 		if redraw {
-			stopPanel = e.startPanel(ctx, o, rl.Stdout())
+			stopPanel = e.startPanel(ctx, o, rl.Stdout(), pin)
 			redraw = false
 		}
 		line, err := rl.Readline()
