@@ -58,7 +58,9 @@ func (r *tmuxRoom) line(text string) {
 
 // screen is the visible pane; all adds the scrollback above it.
 func (r *tmuxRoom) screen() string { return r.run("capture-pane", "-p", "-t", "g") }
-func (r *tmuxRoom) all() string    { return r.run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-") }
+func (r *tmuxRoom) all() string {
+	return r.run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-")
+}
 func (r *tmuxRoom) history() string {
 	return r.run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-1")
 }
