@@ -390,6 +390,13 @@ func (t *termInput) SetAsk(on bool) int {
 	return n
 }
 
+// setOnDrop sets the callback for pastes dropped while asking.
+func (t *termInput) setOnDrop(f func()) {
+	t.mu.Lock()
+	t.onDrop = f
+	t.mu.Unlock()
+}
+
 // Pause stops reading (an editor owns the terminal); Resume reads again.
 func (t *termInput) Pause() {
 	t.mu.Lock()

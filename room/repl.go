@@ -230,12 +230,12 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
 	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
-	rc.onDrop = func() {
+	rc.setOnDrop(func() {
 		// Written through readline, which redraws the question below it.
 		e.out.mu.Lock()
 		defer e.out.mu.Unlock()
 		rl.Write([]byte(e.out.label(events.RoleRelayBaton) + " ignored a paste while asking: a confirmation is a key you type.\n"))
-	}
+	})
 	if o.Terminal {
 		e.SetTerminal(rt)
 		rt.bracketed(true)
@@ -418,9 +418,14 @@ type LineTerminal struct {
 	Dir    string
 }
 
-// Ask prints q and reads one line.
+// Ask prints q and reads one line typed after it: input that arrived
+// before (typed ahead while the preview was built) is discarded first.
 func (t *LineTerminal) Ask(q string) (string, error) {
 	fmt.Fprint(t.Out, q)
+	if f, ok := t.Stdin.(*os.File); ok {
+		_ = tcflush(int(f.Fd()))
+	}
+	t.In.Discard(t.In.Buffered())
 	s, err := t.In.ReadString('\n')
 	if err != nil && s == "" {
 		fmt.Fprintln(t.Out)
