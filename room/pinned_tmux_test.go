@@ -81,13 +81,13 @@ func (r *tmuxRoom) wait(want string, n int, d time.Duration) {
 func TestTmuxPanelStaysPinned(t *testing.T) {
 	dir := newRepo(t)
 	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
-	r.wait("claude›", 1, 10*time.Second)
-	r.wait("└───", 1, 10*time.Second)
+	r.wait("claude›", 1, 30*time.Second)
+	r.wait("└───", 1, 30*time.Second)
 	cmds := []string{"/status", "/note one", "/help", "/budget", "/note two", "/agent codex", "/status", "/note three", "/review", "/agent claude"}
 	for i, c := range cmds {
 		r.line(c)
-		r.wait("› "+c, 1, 10*time.Second)
-		r.wait("›", i+2, 10*time.Second)
+		r.wait("› "+c, 1, 30*time.Second)
+		r.wait("›", i+2, 30*time.Second)
 	}
 	time.Sleep(500 * time.Millisecond)
 	all := r.all()
@@ -111,9 +111,9 @@ func TestTmuxPanelStaysPinned(t *testing.T) {
 	r.run("resize-window", "-t", "g", "-x", "80", "-y", "30")
 	time.Sleep(300 * time.Millisecond)
 	r.line("/note narrow")
-	r.wait("ctx claude", 1, 10*time.Second)
+	r.wait("ctx claude", 1, 30*time.Second)
 	r.line("/exit")
-	r.wait("bye.", 1, 10*time.Second)
+	r.wait("bye.", 1, 30*time.Second)
 }
 
 // TestTmuxTwoTurnConversation is the README's capture: a two-turn
@@ -126,7 +126,7 @@ func TestTmuxTwoTurnConversation(t *testing.T) {
 	)
 	dir := newRepo(t)
 	r := startTmuxRoom(t, dir, 120, 40, []string{"chat"}, agenttest.OfflineEnv(t, a, nil)...)
-	r.wait("claude›", 1, 10*time.Second)
+	r.wait("claude›", 1, 30*time.Second)
 	r.line("remember the word PINEAPPLE")
 	r.wait("run this? [y/N/e]", 1, 20*time.Second)
 	r.line("y")
