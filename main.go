@@ -24,9 +24,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 // command is one subcommand: the table below drives dispatch and help.
 type command struct {
 	Name    string
@@ -269,7 +266,7 @@ func run(ctx context.Context, args []string, io *streams) int {
 			printMainHelp(io.Out)
 			return 0
 		case args[0] == "--version" || args[0] == "-v":
-			fmt.Fprintf(io.Out, "relay-baton %s\n", version)
+			fmt.Fprintln(io.Out, readBuildVersion().String())
 			return 0
 		case strings.HasPrefix(args[0], "--color="):
 			args = args[1:]
@@ -341,19 +338,6 @@ func main() {
 	code := run(ctx, os.Args[1:], io)
 	stop()
 	os.Exit(code)
-}
-
-var versionCommand = &command{
-	Name:  "version",
-	Short: "Print the version",
-	Run: func(inv *invocation) error {
-		fs := inv.flags()
-		if err := inv.parse(fs); err != nil {
-			return err
-		}
-		fmt.Fprintf(inv.IO.Out, "relay-baton %s\n", version)
-		return nil
-	},
 }
 
 var helpCommand = &command{

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -208,7 +209,9 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		}
 	}
 	refs := map[string]string{}
-	if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
+	if e.ReadOnly() {
+		// `relay-baton review` reports only.
+	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
 		refs["review"] = "review.md"
 	}
 	e.emit(events.RoleRelayBaton, events.KindReview, strings.TrimPrefix(r.summaryLine(), "review: "), refs, map[string]any{
@@ -310,7 +313,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 // Check is one doctor line.
 type Check struct {
 	Name   string `json:"name"`
-	Status string `json:"status"` // ok, warn, fail
+	Status string `json:"status"` // ok, warn, fail, skip
 	Detail string `json:"detail"`
 }
 
@@ -365,6 +368,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	add := func(name, status, detail string) { r.Checks = append(r.Checks, Check{name, status, detail}) }
 	if v, err := git(ctx, e.Root, "--version"); err != nil {
 		add("git", "fail", err.Error())
+	} else if e.Root == "" {
+		add("git", "ok", strings.TrimSpace(v))
+		add("repository", "skip", "not inside a git repository: repository checks were skipped (.ai-session, conversation.jsonl); run doctor in one, or pass --path")
 	} else {
 		add("git", "ok", strings.TrimSpace(v)+" · repository "+e.Root)
 	}
@@ -416,14 +422,14 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	default:
 		add("api keys", "ok", "present, blocked from agents: "+strings.Join(present, ", "))
 	}
-	if deep {
-		if fi, err := os.Stat(e.SessionDir); err != nil || !fi.IsDir() {
+	if deep && e.Root != "" {
+		if fi, err := os.Stat(e.SessionDir); os.IsNotExist(err) && e.ReadOnly() {
+			add(".ai-session", "ok", fmt.Sprintf("%s not created yet (the first recorded command creates it)", e.SessionDir))
+		} else if err != nil || !fi.IsDir() {
 			add(".ai-session", "fail", fmt.Sprintf("%s missing", e.SessionDir))
-		} else if f, err := os.CreateTemp(e.SessionDir, ".doctor-*"); err != nil {
+		} else if err := dirWritable(e.SessionDir, e.ReadOnly()); err != nil {
 			add(".ai-session", "fail", "not writable: "+err.Error())
 		} else {
-			f.Close()
-			os.Remove(f.Name())
 			var files []string
 			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log", "conversation.jsonl"} {
 				if s := fileSize(filepath.Join(e.SessionDir, n)); s > 0 {
@@ -432,7 +438,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			}
 			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
 		}
-		if f, err := os.Open(e.LogPath()); err != nil {
+		if f, err := os.Open(e.LogPath()); os.IsNotExist(err) {
+			add("conversation.jsonl", "ok", "no events recorded yet")
+		} else if err != nil {
 			add("conversation.jsonl", "warn", err.Error())
 		} else {
 			st, err := events.Scan(f, func(events.Event) error { return nil })
@@ -463,6 +471,20 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %d checks, %d failed, %d warnings", kind, len(r.Checks), fails, warns), nil,
 		map[string]any{"deep": deep, "failed": fails, "warnings": warns})
 	return r
+}
+
+// dirWritable checks that dir is writable: by creating (and removing) a
+// file in it, or, when readOnly, with access(2) alone, which writes nothing.
+func dirWritable(dir string, readOnly bool) error {
+	if readOnly {
+		return syscall.Access(dir, 0x2) // W_OK
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func agentVersion(ctx context.Context, path string) string {
