@@ -32,7 +32,10 @@ type command struct {
 	Short   string // one line for the command list
 	Long    string // paragraphs for `help <cmd>`
 	Hidden  bool
-	Run     func(inv *invocation) error
+	// Subcommands (or fixed first arguments) the command dispatches on,
+	// for completion; TestSubcommandsDispatch holds them to Run.
+	Subcommands []string
+	Run         func(inv *invocation) error
 }
 
 // commands is the table of subcommands, in the order `--help` lists them.
@@ -57,8 +60,11 @@ func init() {
 		hookCommand,
 		serveCommand,
 		versionCommand,
+		completionCommand,
 		helpCommand,
+		completeCommand,
 	}
+	hookCommand.Subcommands = []string{"stop", "wait", "prompt-submit", "session-start", "install"}
 }
 
 func lookup(name string) *command {
@@ -84,6 +90,9 @@ type streams struct {
 	InTTY  bool
 	OutTTY bool
 	Color  bool // colour decided once, from --color, NO_COLOR and the TTY check
+	// probe, when set, makes parse capture the command's flag set and stop
+	// (completion reads the flags this way; see probeFlags).
+	probe *flagProbe
 }
 
 // invocation is what a command's run function gets.
@@ -139,6 +148,10 @@ func (inv *invocation) flags() *pflag.FlagSet {
 // parse parses args into fs. It returns pflag.ErrHelp after printing help
 // when --help was given; a usageError for bad flags.
 func (inv *invocation) parse(fs *pflag.FlagSet) error {
+	if p := inv.IO.probe; p != nil {
+		p.fs = fs
+		return pflag.ErrHelp
+	}
 	if err := fs.Parse(inv.Args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			printCommandHelp(inv.IO.Out, inv.Cmd, fs)
