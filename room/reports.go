@@ -42,7 +42,7 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %d changed files", s.Active, planWord(s), len(s.ChangedFiles)), nil,
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %s", s.Active, planWord(s), Count(len(s.ChangedFiles), "changed file")), nil,
 		map[string]any{"agent": s.Active, "changedFiles": len(s.ChangedFiles), "plan": s.Plan})
 	return s
 }
@@ -60,7 +60,7 @@ func (s StatusReport) Text() string {
 	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
 	fmt.Fprintf(&b, "project: %s\n", s.Root)
 	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
-	fmt.Fprintf(&b, "changed: %d files", len(s.ChangedFiles))
+	fmt.Fprintf(&b, "changed: %s", Count(len(s.ChangedFiles), "file"))
 	for i, c := range s.ChangedFiles {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
@@ -237,8 +237,8 @@ func appendSecret(list []string, file, line string) []string {
 }
 
 func (r ReviewReport) summaryLine() string {
-	return fmt.Sprintf("review: %d changed files, %d not in plan, %d deletions, %d very large, %d likely secrets, %d tests touched",
-		len(r.Changed), len(r.NotInPlan), len(r.Deletions), len(r.LargeDiffs), len(r.Secrets), len(r.TestsTouched))
+	return fmt.Sprintf("review: %s, %d not in plan, %s, %d very large, %s, %s touched",
+		Count(len(r.Changed), "changed file"), len(r.NotInPlan), Count(len(r.Deletions), "deletion"), len(r.LargeDiffs), Count(len(r.Secrets), "likely secret"), Count(len(r.TestsTouched), "test"))
 }
 
 // Text renders the review.
@@ -449,9 +449,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			case err != nil:
 				add("conversation.jsonl", "fail", err.Error())
 			case st.Skipped() > 0:
-				add("conversation.jsonl", "warn", fmt.Sprintf("%d events, %d lines fail to parse (%d malformed, %d too long): readers skip them", st.Events, st.Skipped(), st.Malformed, st.TooLong))
+				add("conversation.jsonl", "warn", fmt.Sprintf("%s, %s fail to parse (%d malformed, %d too long): readers skip them", Count(st.Events, "event"), Count(st.Skipped(), "line"), st.Malformed, st.TooLong))
 			default:
-				add("conversation.jsonl", "ok", fmt.Sprintf("%d events, all lines parse", st.Events))
+				add("conversation.jsonl", "ok", fmt.Sprintf("%s, all lines parse", Count(st.Events, "event")))
 			}
 		}
 	}
@@ -468,7 +468,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			warns++
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %d checks, %d failed, %d warnings", kind, len(r.Checks), fails, warns), nil,
+	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %s, %d failed, %s", kind, Count(len(r.Checks), "check"), fails, Count(warns, "warning")), nil,
 		map[string]any{"deep": deep, "failed": fails, "warnings": warns})
 	return r
 }
@@ -571,7 +571,7 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	sec("Next Agent", to)
 	sec("Fallback Reason", "Handoff requested by the user with /handoff.")
 	sec("Token Diet Summary", fmt.Sprintf("diet %s; context %d chars (~%d tokens), ratio %.2f of the %d-char handoff budget", e.Diet, budget.Total, budget.Tokens, budget.Ratio, d.Handoff))
-	sec("Current Repository State", fmt.Sprintf("HEAD %s; %d changed files; last run: %s", short(head(ctx, e.Root)), len(ch), last))
+	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(head(ctx, e.Root)), Count(len(ch), "changed file"), last))
 	sec("Repo Map", cut(repoMap(ctx, e.Root), d.RepoMap))
 	sec("Relevant Files", cut(relevantFiles(plan, ch), d.RepoMap/2))
 	sec("Changed Files", files.String())
