@@ -71,7 +71,7 @@ func Prepare(req Request) (Invocation, error) {
 	if err != nil {
 		return inv, err
 	}
-	env := mergeEnv(os.Environ(), req.Env)
+	env := mergeEnv(os.Environ(), append(req.Env[:len(req.Env):len(req.Env)], AgentRunEnv+"=1"))
 	path, name, binErr := resolveBinary(req.Agent, env)
 	inv.Path, inv.Dir, inv.Config = path, dir, cfg.Path
 	extra := cfg.Args(req.Agent)
