@@ -127,7 +127,8 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 		_, flagsPart, _ := strings.Cut(help, "\nFlags:\n")
 		for _, l := range strings.Split(flagsPart, "\n") {
 			f := strings.Fields(l)
-			if len(f) == 0 || !strings.HasPrefix(f[0], "-") {
+			if len(f) == 0 || !strings.HasPrefix(f[0], "-") || len(l)-len(strings.TrimLeft(l, " ")) > 6 {
+				// not a flag's line (a wrapped description goes deeper)
 				continue
 			}
 			flag := strings.TrimSuffix(f[0], ",")
