@@ -226,10 +226,11 @@ func wrapHelp(b *strings.Builder, first string, indent int, text string) {
 func (e *Engine) cmdLogin(_ context.Context, args string) error {
 	switch a := strings.ToLower(strings.TrimSpace(args)); a {
 	case agents.Claude, agents.Codex:
-		e.Say("%s", agents.LoginHint(a))
+		e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
 	case "":
-		e.Say("%s", agents.LoginHint(agents.Claude))
-		e.Say("%s", agents.LoginHint(agents.Codex))
+		for _, a := range []string{agents.Claude, agents.Codex} {
+			e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+		}
 	default:
 		return fmt.Errorf("/login takes claude or codex, not %q", args)
 	}

@@ -19,7 +19,7 @@ func TestLoginHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	for _, want := range []string{agents.LoginHint(agents.Claude), agents.LoginHint(agents.Codex)} {
+	for _, want := range []string{"to log in claude: run `claude` in a terminal of its own and type /login", "to log in codex: run `codex login` in a terminal"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("/login printed %q, want %q", out, want)
 		}
