@@ -449,7 +449,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			case err != nil:
 				add("conversation.jsonl", "fail", err.Error())
 			case st.Skipped() > 0:
-				add("conversation.jsonl", "warn", fmt.Sprintf("%s, %s fail to parse (%d malformed, %d too long): readers skip them", Count(st.Events, "event"), Count(st.Skipped(), "line"), st.Malformed, st.TooLong))
+				add("conversation.jsonl", "warn", fmt.Sprintf("%s, %s to parse (%d malformed, %d too long): readers skip them", Count(st.Events, "event"), Count(st.Skipped(), "line fails|lines fail"), st.Malformed, st.TooLong))
 			default:
 				add("conversation.jsonl", "ok", fmt.Sprintf("%s, all lines parse", Count(st.Events, "event")))
 			}
