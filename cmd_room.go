@@ -41,6 +41,19 @@ var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show ses
 var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
 var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
 var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
+var continueCommand = &command{
+	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
+	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
+next step, then claude (the planner) reads the step's answer and diff and rewrites
+.ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
+No plan update follows the last step. The loop stops on --max-steps (default 3, at most 20),
+PLAN COMPLETE, a step that leaves the repository unchanged, a budget ratio of 0.95, an agent
+failure or Ctrl-C. One preview shows the loop's shape and its first prompt; every later prompt
+is logged as a prompt_preview before it runs (relay-baton replay shows them). --json prints
+the loop's result (steps, reason, agent runs, plan updates) on stdout, everything else on
+stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
+	Run: runContinue,
+}
 
 // roomFlags are the flags the room's commands share.
 type roomFlags struct {
@@ -220,6 +233,49 @@ func runExecute(inv *invocation) error {
 	}
 	e.Record("execute")
 	return roomErr(e.Execute(inv.Ctx))
+}
+
+func runContinue(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, true, true)
+	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, "the most steps (executor then planner) to run: 1 to 20 (0 = the default)")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("continue takes no arguments (it runs .ai-session/plan.md); the bound is --max-steps N")
+	}
+	n, err := room.CheckMaxSteps(*maxSteps)
+	if err != nil {
+		return &usageError{msg: err.Error(), hint: "relay-baton continue --max-steps 3"}
+	}
+	engineInv := inv
+	if f.js { // stdout is the JSON result's alone
+		cp, io := *inv, *inv.IO
+		io.Out, io.OutTTY = inv.IO.Err, false
+		cp.IO = &io
+		engineInv = &cp
+	}
+	e, err := openEngine(engineInv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := needYes(inv, &f); err != nil {
+		return err
+	}
+	e.RecordContinue(n)
+	lr, err := e.Continue(inv.Ctx, n)
+	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
+		if jerr := printJSON(inv, lr); jerr != nil {
+			return jerr
+		}
+	}
+	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
+		return &exitError{code: 4, err: err}
+	}
+	return roomErr(err)
 }
 
 func runHandoff(inv *invocation) error {

@@ -48,6 +48,7 @@ func init() {
 		replayCommand,
 		planCommand,
 		executeCommand,
+		continueCommand,
 		handoffCommand,
 		reviewCommand,
 		statusCommand,

@@ -2,7 +2,7 @@
 // parses and runs the room's slash commands, previews and confirms every
 // agent run, writes every turn to .ai-session/conversation.jsonl, and the
 // readline REPL (RunREPL) that drives it from a terminal. The one-shot
-// commands (plan, execute, handoff, review, status, budget, doctor, note)
+// commands (plan, execute, continue, handoff, review, status, budget, doctor, note)
 // call the same Engine methods, so no logic lives in the REPL layer.
 //
 // Agent runs go through the small Runner interface: production uses the
