@@ -52,6 +52,7 @@ func init() {
 		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
 		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
+		{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
 		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
@@ -198,6 +199,7 @@ func HelpText() string {
 		}
 	}
 	wrapHelp(&b, "  ", 2, "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.")
+	wrapHelp(&b, "  ", 2, "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.")
 	return b.String()
 }
 
@@ -450,7 +452,7 @@ func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
 func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
-	e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText(), "\n"))
 	return nil
 }
 

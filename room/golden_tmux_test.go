@@ -132,7 +132,10 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 		time.Sleep(150 * time.Millisecond)
 		cur := run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-")
 		trim := strings.TrimRight(cur, "\n ")
-		ready := strings.HasSuffix(trim, "codex›") && (strings.Contains(cur, "└") || strings.Contains(cur, "ctx codex"))
+		// The prompt is the last line, or (a pinned panel) the last line
+		// above the panel's box.
+		ready := (strings.HasSuffix(trim, "codex›") && strings.Contains(cur, "ctx codex")) ||
+			(strings.Contains(cur, "codex›") && strings.HasSuffix(trim, "┘"))
 		if ready && cur == prev {
 			return cur
 		}

@@ -27,9 +27,12 @@ type ResumeState struct {
 	Loop       *LoopRecord   // an unfinished /continue loop, or nil
 	Chats      []PendingChat // chat messages sent without a recorded reply
 	LastRun    *LastRun      // the last agent run that ran
-	Recap      []events.Event
-	Events     int          // events read
-	Stats      events.Stats // lines read and skipped (damaged, too long)
+	// Conversations are the agents' conversations the log says a run
+	// used and no /new forgot, by agent.
+	Conversations map[string]AgentConversation
+	Recap         []events.Event
+	Events        int          // events read
+	Stats         events.Stats // lines read and skipped (damaged, too long)
 	// Versions counts events written with another schema version, by
 	// version; Unknown counts events skipped because their role or kind
 	// is not one this build knows.
@@ -121,7 +124,7 @@ type resumeReader struct {
 // log gives a fresh state. Damaged lines and events this build does not
 // understand are skipped and counted.
 func ReadResume(path string, recap int) (*ResumeState, error) {
-	rs := &ResumeState{Versions: map[int]int{}}
+	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
 	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
 	if recap > 0 {
 		r.recap = &ring{buf: make([]events.Event, 0, recap)}
@@ -278,6 +281,9 @@ func (r *resumeReader) take(e events.Event) error {
 			}
 		}
 	case events.KindStatus:
+		if a := metaString(&e, metaNewConversation, &bad); a != "" {
+			delete(rs.Conversations, a)
+		}
 		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
 			r.resumeFrom = from
 			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
@@ -370,6 +376,13 @@ func (r *resumeReader) take(e events.Event) error {
 			l.CostUSD = c
 		}
 		rs.LastRun = l
+		if id := metaString(&e, metaConversation, &bad); id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
+			turns, _ := metaInt(&e, metaConversationTurns, &bad)
+			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: turns}
+		}
+		if lost := metaString(&e, "resumeFailed", &bad); lost != "" && rs.Conversations[l.Agent].ID == lost {
+			delete(rs.Conversations, l.Agent)
+		}
 		if l.Command == "ask" {
 			setActive(l.Agent, "ask")
 		}
@@ -565,6 +578,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, fmt.Sprintf("plan: the log says %s wrote one %s ago, but .ai-session/plan.md is gone", rs.Plan.Agent, ago(now.Sub(rs.Plan.At))))
 	default:
 		lines = append(lines, "plan: none")
+	}
+	e.restoreConversations(rs)
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if c, ok := rs.Conversations[a]; ok {
+			lines = append(lines, fmt.Sprintf("%s conversation: %s (%s), continued by the next %s run (/new %s starts afresh)", a, c.ID, plural(c.Turns, "turn"), a, a))
+		}
 	}
 	if rs.LastRun != nil {
 		if e.last == nil {
