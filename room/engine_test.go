@@ -179,7 +179,7 @@ func TestParse(t *testing.T) {
 		{"hello there", "", "", "hello there", ""},
 		{"what about /plan?", "", "", "what about /plan?", ""},
 		{"/x", "", "", "", "unknown command: /x (try /help)"},
-		{"/con", "", "", "", "unknown command: /con (try /help)"},
+		{"/con", "", "", "", "unknown command: /con (did you mean /continue?)"},
 		{"/", "", "", "", "unknown command: / (try /help)"},
 		{"/123 go", "", "", "", "unknown command: /123 (try /help)"},
 		{"/plan\tx", "plan", "x", "", ""},
@@ -601,7 +601,7 @@ func TestDoctorDeep(t *testing.T) {
 	if c := byName["api keys"]; !strings.Contains(c.Detail, "blocked from agents: OPENAI_API_KEY") {
 		t.Errorf("api keys: %+v", c)
 	}
-	if c := byName["conversation.jsonl"]; c.Status != "warn" || !strings.Contains(c.Detail, "1 lines fail to parse") {
+	if c := byName["conversation.jsonl"]; c.Status != "warn" || !strings.Contains(c.Detail, "1 line fails to parse") {
 		t.Errorf("log: %+v", c)
 	}
 	if !r.Failed() {
