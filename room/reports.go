@@ -41,7 +41,7 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %d changed files", s.Active, planWord(s), len(s.ChangedFiles)), nil,
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %s changed", s.Active, planWord(s), files(len(s.ChangedFiles))), nil,
 		map[string]any{"agent": s.Active, "changedFiles": len(s.ChangedFiles), "plan": s.Plan})
 	return s
 }
@@ -59,7 +59,7 @@ func (s StatusReport) Text() string {
 	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
 	fmt.Fprintf(&b, "project: %s\n", s.Root)
 	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
-	fmt.Fprintf(&b, "changed: %d files", len(s.ChangedFiles))
+	fmt.Fprintf(&b, "changed: %s", files(len(s.ChangedFiles)))
 	for i, c := range s.ChangedFiles {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
