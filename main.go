@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,6 +27,37 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// versionLine is what --version and `version` print: the version, then
+// the commit the binary was built from when Go stamped it (a `go build`
+// or `go install .` inside the git clone; not with -buildvcs=false), with
+// "modified" when the work tree had uncommitted changes.
+func versionLine(info *debug.BuildInfo, ok bool) string {
+	line := "relay-baton " + version
+	if !ok || info == nil {
+		return line
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return line
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	line += " (commit " + rev
+	if modified == "true" {
+		line += ", modified"
+	}
+	return line + ")"
+}
 
 // command is one subcommand: the table below drives dispatch and help.
 type command struct {
@@ -270,7 +302,7 @@ func run(ctx context.Context, args []string, io *streams) int {
 			printMainHelp(io.Out)
 			return 0
 		case args[0] == "--version" || args[0] == "-v":
-			fmt.Fprintf(io.Out, "relay-baton %s\n", version)
+			fmt.Fprintln(io.Out, versionLine(debug.ReadBuildInfo()))
 			return 0
 		case strings.HasPrefix(args[0], "--color="):
 			args = args[1:]
@@ -352,7 +384,7 @@ var versionCommand = &command{
 		if err := inv.parse(fs); err != nil {
 			return err
 		}
-		fmt.Fprintf(inv.IO.Out, "relay-baton %s\n", version)
+		fmt.Fprintln(inv.IO.Out, versionLine(debug.ReadBuildInfo()))
 		return nil
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -162,4 +163,29 @@ func head(s string) string {
 		return s[:120] + "..."
 	}
 	return s
+}
+
+// TestVersionLine: --version names the commit Go stamped into the binary
+// (the README's "the version and the commit it was built from"), and only
+// the version when there is none (-buildvcs=false, a build outside git).
+func TestVersionLine(t *testing.T) {
+	stamped := &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"},
+		{Key: "vcs.revision", Value: "3ff1802c0ffee0123456789abcdef0123456789a"},
+		{Key: "vcs.modified", Value: "true"},
+	}}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{stamped, true, "relay-baton " + version + " (commit 3ff1802c0ffe, modified)"},
+		{&debug.BuildInfo{Settings: stamped.Settings[:2]}, true, "relay-baton " + version + " (commit 3ff1802c0ffe)"},
+		{&debug.BuildInfo{}, true, "relay-baton " + version},
+		{nil, false, "relay-baton " + version},
+	} {
+		if got := versionLine(c.info, c.ok); got != c.want {
+			t.Errorf("versionLine = %q, want %q", got, c.want)
+		}
+	}
 }
