@@ -701,6 +701,9 @@ func TestStatusAndBudget(t *testing.T) {
 	if !s.Plan || len(s.ChangedFiles) != 1 || s.ChangedFiles[0] != "M main.go" || s.Active != "claude" {
 		t.Fatalf("%+v", s)
 	}
+	if txt := s.Text(); !strings.Contains(txt, "changed: 1 file\n") {
+		t.Fatalf("one changed file is not \"1 file\":\n%s", txt)
+	}
 	b := h.e.Budget(context.Background())
 	if b.Diet != "balanced" || b.Handoff != 40000 || b.Total == 0 || b.Ratio <= 0 {
 		t.Fatalf("%+v", b)
