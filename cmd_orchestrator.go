@@ -18,6 +18,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // This file holds the orchestrator lane's commands: send, targets, tail,
@@ -130,45 +131,6 @@ func pickSession(ws, id string, lead bool) (string, error) {
 	return t.SessionID, nil
 }
 
-func renderActivity(w io.Writer, a events.Activity) {
-	switch a.Kind {
-	case events.ActThinking:
-		fmt.Fprintln(w, "· thinking")
-	case events.ActTool:
-		if a.Detail != "" {
-			fmt.Fprintf(w, "⏺ %s: %s\n", a.Tool, a.Detail)
-		} else {
-			fmt.Fprintf(w, "⏺ %s\n", a.Tool)
-		}
-	case events.ActToolResult:
-		mark := "⎿"
-		if a.IsError {
-			mark = "⎿ error:"
-		}
-		if a.Text != "" {
-			fmt.Fprintf(w, "  %s %s\n", mark, a.Text)
-		}
-	case events.ActText:
-		fmt.Fprintln(w, a.Text)
-	case events.ActDone:
-		fmt.Fprintln(w, "✓ end of turn")
-	case events.ActDelivered:
-		fmt.Fprintf(w, "→ chat message delivered via %s\n", a.Detail)
-	case events.ActUser:
-		fmt.Fprintf(w, "> %s\n", firstLine(a.Text, 200))
-	case events.ActError:
-		fmt.Fprintf(w, "! %s\n", a.Text)
-	}
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // --- send ---
 
 func runSend(inv *invocation) error {
@@ -212,20 +174,22 @@ func runSend(inv *invocation) error {
 	if !*follow {
 		return nil
 	}
+	tr := render.NewTerminal(inv.IO.Out, inv.IO.Color)
 	return conversation.Watch(inv.Ctx, r, conversation.WatchOptions{}, func(u conversation.Update) {
+		tr.EndLine()
 		switch u.Kind {
 		case conversation.UpdQueued:
 			fmt.Fprintf(inv.IO.Out, "queued (%d ahead)\n", u.Ahead)
 		case conversation.UpdCancelled:
 			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
 		case conversation.UpdDelivered:
-			fmt.Fprintf(inv.IO.Out, "delivered via %s at %s\n", u.Lane, u.At.Local().Format("15:04:05"))
+			fmt.Fprintf(inv.IO.Out, "delivered via %s at %s\n", render.InertLine(string(u.Lane)), u.At.Local().Format("15:04:05"))
 		case conversation.UpdUnconfirmed, conversation.UpdUnreadable:
-			fmt.Fprintf(inv.IO.Out, "! %v\n", u.Err)
+			fmt.Fprintf(inv.IO.Out, "! %s\n", render.Inert(u.Err.Error()))
 		case conversation.UpdActivity:
-			renderActivity(inv.IO.Out, u.Activity)
+			tr.Activity(events.RoleOrchestrator, u.Activity)
 		case conversation.UpdDone:
-			fmt.Fprintln(inv.IO.Out, "✓ end of turn")
+			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
 		}
 	})
 }
@@ -305,7 +269,7 @@ func runTargets(inv *invocation) error {
 		if !t.LastActivity.IsZero() {
 			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
 		}
-		tr := t.TranscriptPath
+		tr := render.InertLine(t.TranscriptPath) // from session.json: the hook payload's
 		if tr == "" {
 			tr = "-"
 		}
@@ -356,11 +320,13 @@ func runTail(inv *invocation) error {
 	out := bufio.NewWriterSize(inv.IO.Out, 64<<10)
 	defer out.Flush()
 	var line []byte
+	tr := render.NewTerminal(out, inv.IO.Color)
+	defer tr.EndLine()
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
 			out.Flush()
-			fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", why)
+			fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
 		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
@@ -371,7 +337,7 @@ func runTail(inv *invocation) error {
 						out.Write(append(line, '\n'))
 					}
 				} else {
-					renderActivity(out, a)
+					tr.Activity(events.RoleOrchestrator, a)
 				}
 			}
 			if !*noFollow {
@@ -417,7 +383,11 @@ func runWait(inv *invocation) error {
 			}
 			return err
 		}
-		if _, err := io.WriteString(inv.IO.Out, s.Frame(res.Message)+"\n"); err != nil {
+		text := s.Frame(res.Message)
+		if inv.IO.OutTTY { // a person reads it, not the Monitor tool
+			text = render.Inert(text)
+		}
+		if _, err := io.WriteString(inv.IO.Out, text+"\n"); err != nil {
 			return err
 		}
 		if *once {

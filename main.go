@@ -22,6 +22,8 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -312,7 +314,7 @@ func report(io *streams, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", ue.msg)
+		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(ue.msg))
 		if ue.hint != "" {
 			fmt.Fprintf(io.Err, "Try: %s\n", ue.hint)
 		}
@@ -323,8 +325,8 @@ func report(io *streams, err error) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", msg)
+	if msg := err.Error(); msg != "" { // may quote a file's or an agent's text
+		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(msg))
 	}
 	return code
 }

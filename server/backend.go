@@ -16,6 +16,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // ErrConflict is returned (wrapped) for a session that exists but cannot
@@ -111,6 +112,7 @@ func (w *Workspace) Log(id string) ([]LogEntry, error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Text == "" {
 			continue
 		}
+		e.Text = render.Inert(e.Text) // the page shows it; so may a terminal (curl)
 		out = append(out, e)
 		if len(out) > 2*keep {
 			out = append(out[:0], out[len(out)-keep:]...)
@@ -201,32 +203,15 @@ func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Sessio
 		},
 	})
 	if err != nil && ctx.Err() == nil {
-		emit(Event{Name: "notice", Data: map[string]any{"text": "reply not readable: " + err.Error(), "at": time.Now().UTC()}})
+		emit(Event{Name: "notice", Data: render.PanelNotice("reply not readable: "+err.Error(), time.Now())})
 	}
 }
 
-// panelEvent maps one activity onto the panel's SSE vocabulary.
+// panelEvent maps one activity onto the panel's SSE vocabulary (the one
+// renderer for the page, events/render.Panel).
 func panelEvent(a events.Activity) (Event, bool) {
-	at := a.Time
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
-	switch a.Kind {
-	case events.ActThinking:
-		return Event{Name: "thinking", Data: map[string]any{"at": at}}, true
-	case events.ActTool:
-		return Event{Name: "activity", Data: map[string]any{"tool": a.Tool, "detail": a.Detail, "at": at}}, true
-	case events.ActText:
-		if strings.TrimSpace(a.Text) == "" {
-			return Event{}, false
-		}
-		return Event{Name: "text", Data: map[string]any{"text": a.Text, "at": at}}, true
-	case events.ActDone:
-		return Event{Name: "end_turn", Data: map[string]any{"at": at}}, true
-	case events.ActError:
-		return Event{Name: "notice", Data: map[string]any{"text": a.Text, "at": at}}, true
-	}
-	return Event{}, false
+	name, data, ok := render.Panel(a, time.Now())
+	return Event{Name: name, Data: data}, ok
 }
 
 // watchQueue reports queue depth changes and new deliveries until ctx ends.
