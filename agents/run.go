@@ -210,10 +210,9 @@ func AuditEvent(sessionID, agent string, passed []string) (events.Event, bool) {
 	if len(passed) == 0 {
 		return events.Event{}, false
 	}
-	e := events.New(sessionID, events.RoleRelayBaton, events.KindAudit,
-		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")))
-	e.Meta = map[string]any{"agent": agent, "apiKeyEnv": append([]string(nil), passed...)}
-	return e, true
+	return events.NewWithMeta(sessionID, events.RoleRelayBaton,
+		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")),
+		events.AuditMeta{Agent: agent, Vars: append([]string(nil), passed...)}), true
 }
 
 // Run starts the agent, streams its activity to req.OnActivity, and waits.

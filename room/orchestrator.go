@@ -130,8 +130,8 @@ func (e *Engine) UseOrchestrator(target string) error {
 		which = "the lead"
 	}
 	e.Say("active agent: orchestrator → Claude Code session %s (%s)\n  %s", t.SessionID, which, sessionState(s, time.Now()))
-	e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: orchestrator, session "+t.SessionID, nil,
-		map[string]any{"agent": AgentOrchestrator, "session": t.SessionID, "workspace": ws, "lead": t.Lead})
+	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
+		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead)})
 	return nil
 }
 
@@ -317,8 +317,8 @@ func (e *Engine) cmdCancel(_ context.Context, args string) error {
 		return err
 	}
 	e.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
-		map[string]string{"inbox": inboxRel(m.Session)}, map[string]any{"agent": AgentOrchestrator, "session": m.Session, "messageId": m.ID, "cancelled": true})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
+		map[string]string{"inbox": inboxRel(m.Session)}, events.StatusMeta{Agent: AgentOrchestrator, Session: m.Session, MessageID: m.ID, Cancelled: true})
 	return nil
 }
 
@@ -385,8 +385,8 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 		}
 		switch answer {
 		case "y", "yes":
-			e.emit(events.RoleUser, events.KindCommand, "confirmed: send to orchestrator", nil,
-				map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": true, "previewId": previewID, "autoYes": e.autoYes})
+			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
+				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
 			return text, nil
 		case "e", "edit":
 			t, err := e.term.Edit(text)
@@ -410,8 +410,8 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 
 func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 	e.Say("cancelled. nothing was sent.")
-	e.emit(events.RoleRelayBaton, events.KindCommand, "chat message not sent: "+why, nil,
-		map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": false, "sent": false, "reason": why, "previewId": previewID})
+	e.emit(events.RoleRelayBaton, "chat message not sent: "+why, nil,
+		events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(false), Sent: events.Bool(false), Reason: why, PreviewID: previewID})
 }
 
 // previewChat prints what would be queued and logs a prompt_preview event.
@@ -441,19 +441,16 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 		fmt.Fprintf(&b, "  │ %s\n", l)
 	}
 	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
-	meta := map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "promptChars": n, "messageChars": len(text)}
-	if edited {
-		meta["edited"] = true
-	}
+	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
 	var refs map[string]string
 	if len(text) <= inlinePromptMax {
-		meta["prompt"] = text
+		meta.Prompt = text
 	} else if rel, err := e.savePrompt("chat", text); err == nil {
 		refs = map[string]string{"prompt": rel}
 	} else {
-		meta["promptError"] = err.Error()
+		meta.PromptError = err.Error()
 	}
-	return e.emit(events.RoleRelayBaton, events.KindPromptPreview,
+	return e.emit(events.RoleRelayBaton,
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
 }
 
@@ -489,9 +486,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if r.TranscriptPath != "" {
 		refs["transcript"] = r.TranscriptPath
 	}
-	e.emit(events.RoleUser, events.KindChatSent, summary(text, 2000), refs,
-		map[string]any{"agent": AgentOrchestrator, "session": sid, "messageId": id, "ahead": ahead, "from": ChatFrom,
-			"chars": len(text), "transcriptOffset": r.Offset, "workspace": ws})
+	e.emit(events.RoleUser, summary(text, 2000), refs,
+		events.ChatSentMeta{Agent: AgentOrchestrator, Session: sid, MessageID: id, Ahead: ahead, From: ChatFrom,
+			Chars: len(text), TranscriptOffset: r.Offset, Workspace: ws})
 	e.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
 	return e.follow(ctx, r, sent, ahead)
 }
@@ -528,11 +525,12 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		case conversation.UpdDelivered:
 			lane, deliveredAt = u.Lane, u.At
 			e.Say("delivered via %s at %s", u.Lane, u.At.Local().Format("15:04:05"))
-			e.emit(events.RoleRelayBaton, events.KindChatDelivered, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
+			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
+			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
 				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
-				map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(u.Lane),
-					"at": u.At.UTC().Format(events.TimeFormat), "sentAt": r.Message.CreatedAt.UTC().Format(events.TimeFormat),
-					"latencyMs": u.At.Sub(r.Message.CreatedAt).Milliseconds()})
+				events.ChatDeliveredMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(u.Lane),
+					At: u.At.UTC().Format(events.TimeFormat), SentAt: r.Message.CreatedAt.UTC().Format(events.TimeFormat),
+					LatencyMs: &latency})
 			e.out.beginRun(AgentOrchestrator)
 			started = true
 		case conversation.UpdActivity:
@@ -572,9 +570,10 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		if text == "" {
 			text = "(the session's turn ended without reply text)"
 		}
-		e.emit(events.RoleOrchestrator, events.KindChatReply, text, refs,
-			map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "chars": len(reply),
-				"transcriptFrom": r.Offset, "transcriptTo": conversation.Size(path), "outbox": outbox})
+		from, to := r.Offset, conversation.Size(path)
+		e.emit(events.RoleOrchestrator, text, refs,
+			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(reply)),
+				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
 		return nil
 	case cancelled:
 		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
@@ -582,8 +581,8 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 	case unconf:
 		e.chat.unconfirmed = &sent
 		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", unconfErr)
-		e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
-			nil, map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "unconfirmed": true})
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
+			nil, events.StatusMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Unconfirmed: true})
 		return nil
 	case unreadable != nil:
 		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", unreadable, s.ID)

@@ -206,11 +206,12 @@ func (e *Engine) Last() *LastRun { return e.last }
 func (e *Engine) LogPath() string { return e.log.Path() }
 
 // emit appends an event; a failure to log is reported once, never fatal.
-func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[string]string, meta map[string]any) string {
-	ev := events.New(e.SessionID, role, kind, text)
+// emit logs an event of the kind of meta (one type per kind:
+// events.CommandMeta, events.StatusMeta, ...) and returns its id.
+func (e *Engine) emit(role events.Role, text string, refs map[string]string, meta events.Meta) string {
+	ev := events.NewWithMeta(e.SessionID, role, text, meta)
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs
-	ev.Meta = meta
 	if err := e.log.Append(ev); err != nil {
 		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
 	}
