@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -436,11 +437,14 @@ func usageNote(o Outcome) string {
 // MaxLine is not delivered: fn gets (nil, its length) instead. It returns at
 // EOF or on a read error (the pipe closed by the backstop).
 func readLines(r io.Reader, fn func(line []byte, tooLong int)) {
-	br := newLineReader(r)
+	lr := events.NewLineReader(r, 256<<10, MaxLine)
 	for {
-		line, tooLong, err := br.next()
-		if line != nil || tooLong > 0 {
-			fn(line, tooLong)
+		line, n, _, tooLong, err := lr.Next()
+		switch {
+		case tooLong:
+			fn(nil, n)
+		case n > 0:
+			fn(bytes.TrimSuffix(line, []byte("\r")), 0)
 		}
 		if err != nil {
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/spf13/pflag"
@@ -331,27 +333,10 @@ func missingSections(plan string) []string {
 	return miss
 }
 
+// writeFileAtomic writes one of the room's documents (plan.md, review.md,
+// handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	tmp.Close()
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return conversation.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
@@ -590,7 +575,7 @@ func (e *Engine) cmdStatus(ctx context.Context, args string) error {
 
 func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
-	fs.SetOutput(discard{})
+	fs.SetOutput(io.Discard)
 	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
 	check := AddReplayFlags(fs, &o)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
@@ -612,10 +597,6 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	e.out.raw(b.String())
 	return nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func flagNames(fs *pflag.FlagSet) []string {
 	var n []string

@@ -22,6 +22,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // Runner starts agents. AgentsRunner is the production implementation.
@@ -136,6 +137,12 @@ type Engine struct {
 	cont    continuity // carried over by Resume (resume.go)
 }
 
+// ConfigError is a Config value the room does not know (an agent name, a
+// diet profile): the caller's usage error, not a failure.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
+
 // New opens the room for the repository containing cfg.Dir: it creates
 // .ai-session if needed and opens the conversation log.
 func New(cfg Config) (*Engine, error) {
@@ -167,14 +174,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.Active != agents.Claude && e.Active != agents.Codex {
 		lg.Close()
-		return nil, fmt.Errorf("unknown agent %q: choose claude or codex", e.Active)
+		return nil, &ConfigError{fmt.Sprintf("unknown agent %q: choose claude or codex", e.Active)}
 	}
 	if e.Diet == "" {
 		e.Diet = DefaultDiet
 	}
 	if _, ok := Diets[e.Diet]; !ok {
 		lg.Close()
-		return nil, fmt.Errorf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))
+		return nil, &ConfigError{fmt.Sprintf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))}
 	}
 	if e.runner == nil {
 		e.runner = AgentsRunner{}
@@ -221,12 +228,6 @@ func (e *Engine) emit(role events.Role, text string, refs map[string]string, met
 // Say prints a relay-baton line.
 func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton, format, a...) }
 
-// summary shortens s to one line of at most n runes for event text.
-func summary(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// summary shortens s to one line of at most n runes for event text: the
+// one truncation helper.
+var summary = render.Cut

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,33 +94,11 @@ func (w *Workspace) Log(id string) ([]LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.LogPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	out, err := s.ReadLog(500)
+	for i := range out {
+		out[i].Text = render.Inert(out[i].Text) // the page shows it; so may a terminal (curl)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	const keep = 500
-	var out []LogEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var e LogEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Text == "" {
-			continue
-		}
-		e.Text = render.Inert(e.Text) // the page shows it; so may a terminal (curl)
-		out = append(out, e)
-		if len(out) > 2*keep {
-			out = append(out[:0], out[len(out)-keep:]...)
-		}
-	}
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out, nil
+	return out, err
 }
 
 // Send enqueues text for session id and, in the background, follows the
