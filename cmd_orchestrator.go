@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -81,19 +80,8 @@ var hookCommand = &command{
 	Name:  "hook",
 	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
 	Short: "Claude Code hooks that deliver chat messages",
-	Long: `Subcommands (the first four are run by Claude Code with a JSON payload on stdin):
-  stop            Stop hook: claims one queued message and blocks the stop with
-                  it; silent when the inbox is empty or stop_hook_active is true.
-  wait            asyncRewake waiter (Stop and SessionStart): waits for a message
-                  while the session is idle, claims it and exits 2 with it.
-  prompt-submit   UserPromptSubmit hook: marks the session busy.
-  session-start   SessionStart hook: registers the session and creates its inbox.
-  install [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]
-                  merges these hooks into the Claude Code settings file.
-
-The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log.`,
-	Run: runHook,
+	Long:  conversation.HookHelp(),
+	Run:   runHook,
 }
 
 // --- shared helpers ---
@@ -175,7 +163,7 @@ func runSend(inv *invocation) error {
 		return nil
 	}
 	tr := render.NewTerminal(inv.IO.Out, inv.IO.Color)
-	return conversation.Watch(inv.Ctx, r, conversation.WatchOptions{}, func(u conversation.Update) {
+	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, func(u conversation.Update) {
 		tr.EndLine()
 		switch u.Kind {
 		case conversation.UpdQueued:
@@ -192,6 +180,10 @@ func runSend(inv *invocation) error {
 			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
 		}
 	})
+	if res.Outcome == conversation.Stopped {
+		return inv.Ctx.Err()
+	}
+	return err
 }
 
 // --- targets ---
@@ -241,41 +233,9 @@ func runTargets(inv *invocation) error {
 		fmt.Fprintf(inv.IO.Out, "No Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
 		return nil
 	}
-	now := time.Now()
-	tw := tabwriter.NewWriter(inv.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
-	for _, t := range ts {
-		mark := " "
-		if t.Lead {
-			mark = "*"
-		}
-		chat, state, queue := "no", "-", "-"
-		if t.ChatCapable {
-			chat = "yes"
-			switch {
-			case t.Busy:
-				state = "busy"
-			case t.Waiting:
-				state = "idle, waiter armed"
-			default:
-				state = "idle, not reachable"
-			}
-			queue = fmt.Sprint(t.Depth)
-			if t.Depth > 0 {
-				queue += fmt.Sprintf(" (oldest %s)", now.Sub(t.Oldest).Round(time.Second))
-			}
-		}
-		last := "-"
-		if !t.LastActivity.IsZero() {
-			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
-		}
-		tr := render.InertLine(t.TranscriptPath) // from session.json: the hook payload's
-		if tr == "" {
-			tr = "-"
-		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, tr)
+	if err := conversation.WriteTargets(inv.IO.Out, ts, conversation.TableOptions{Now: time.Now(), Transcript: true}); err != nil {
+		return err
 	}
-	tw.Flush()
 	fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
 	return nil
 }
@@ -396,79 +356,7 @@ func runWait(inv *invocation) error {
 	}
 }
 
-// --- hooks ---
-
-// hookPayload is the part of a Claude Code hook payload the hooks use.
-type hookPayload struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	StopHookActive bool   `json:"stop_hook_active"`
-	Source         string `json:"source"`
-	HookEventName  string `json:"hook_event_name"`
-
-	env conversation.HookEnv // the session's mode and process
-}
-
-// busyFresh: a busy mark younger than this is this process's own.
-const busyFresh = 30 * time.Second
-
-// maxPayload caps what a hook reads from stdin (last_assistant_message can
-// be long).
-const maxPayload = 8 << 20
-
-// readHookSession reads the payload of hook sub and opens its session;
-// ok=false for anything unusable (junk, empty, a bad id, another hook
-// event: recorded in errors.log): the hook then stays silent.
-func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Session, bool) {
-	var p hookPayload
-	// One-shot print-mode sessions and relay-baton's own agent runs are
-	// not served: return at once (a waiter would stall them).
-	env := conversation.CurrentHook()
-	if in == nil || conversation.SkipHook(env, in) {
-		return p, nil, false
-	}
-	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
-	if err != nil {
-		return p, nil, false
-	}
-	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
-	p, ws, ok := decodeHookPayload(b, projectDir)
-	if !ok {
-		return p, nil, false
-	}
-	p.env = env
-	if projectDir == "" {
-		ws = conversation.HookWorkspace(ws, p.SessionID)
-	}
-	s, err := conversation.OpenSession(ws, p.SessionID)
-	if err != nil {
-		return p, nil, false
-	}
-	if err := conversation.CheckHookEvent(sub, p.HookEventName); err != nil {
-		s.RecordError(err)
-		return p, nil, false
-	}
-	return p, s, true
-}
-
-// decodeHookPayload decodes a hook payload and picks its workspace:
-// projectDir (CLAUDE_PROJECT_DIR) when set, else the payload's cwd. ok=false
-// when the payload is over maxPayload, not JSON, or names no absolute
-// workspace.
-func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, ok bool) {
-	if len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
-		return p, "", false
-	}
-	ws = projectDir
-	if ws == "" {
-		ws = p.Cwd
-	}
-	if ws == "" || !filepath.IsAbs(ws) {
-		return p, "", false
-	}
-	return p, ws, true
-}
+// --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
 func runHook(inv *invocation) error {
 	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
@@ -479,180 +367,52 @@ func runHook(inv *invocation) error {
 		return nil
 	}
 	sub, rest := inv.Args[0], inv.Args[1:]
-	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: inv.Cmd, Args: rest, colorMode: inv.colorMode}
-	// The hooks run bounded: a payload that never ends, or anything else
-	// that would hold them, must not outlive Claude Code's hook timeout,
-	// and a signal ends them within a second.
-	hooks := map[string]func(*invocation) error{"stop": hookStop, "wait": hookWait, "prompt-submit": hookPromptSubmit, "session-start": hookSessionStart}
-	if h := hooks[sub]; h != nil {
-		limit := conversation.HookBudget()
-		if sub == "wait" {
-			limit = 0 // bounded by its own --timeout
-		}
-		var err error
-		if !conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() { err = h(subInv) }) {
-			return nil
-		}
-		return err
+	spec, known := conversation.LookupHook(sub)
+	if !known {
+		return &usageError{msg: fmt.Sprintf("unknown hook %q", sub), hint: "relay-baton hook --help"}
 	}
-	switch sub {
-	case "install":
+	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: &command{Name: "hook " + sub, Usage: strings.TrimSpace(strings.TrimPrefix(spec.Usage, sub)), Short: spec.Short}, Args: rest, colorMode: inv.colorMode}
+	if sub == "install" {
 		return hookInstall(subInv)
 	}
-	return &usageError{msg: fmt.Sprintf("unknown hook %q", sub), hint: "relay-baton hook --help"}
-}
-
-// hookHelp handles --help for a hook subcommand (they take no other flag
-// except install and wait).
-func hookHelp(inv *invocation, usage, short string) bool {
-	for _, a := range inv.Args {
-		if a == "--help" || a == "-h" {
-			fmt.Fprintf(inv.IO.Out, "Usage: relay-baton hook %s\n\n%s\n", usage, short)
-			return true
-		}
+	fs := subInv.flags()
+	timeout := fs.Duration("timeout", conversation.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	if sub != "wait" {
+		fs = subInv.flags() // the other hooks take no flag
 	}
-	return false
-}
-
-// hookStop is the Stop hook. Its empty-inbox path is one payload decode,
-// one directory read and one unlink (the busy mark).
-func hookStop(inv *invocation) error {
-	if hookHelp(inv, "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true.") {
-		return nil
-	}
-	p, s, ok := readHookSession(inv.IO.In, "stop")
-	if !ok {
-		return nil
-	}
-	if p.StopHookActive {
-		_ = s.ClearBusy()
-		return nil
-	}
-	has, err := s.HasPending()
-	if err != nil || !has {
-		if err != nil {
-			s.RecordError(fmt.Errorf("hook stop: %w", err))
-		}
-		_ = s.ClearBusy()
-		return nil
-	}
-	res, err := s.Claim(conversation.LaneHook)
-	if err != nil {
-		s.RecordError(fmt.Errorf("hook stop: %w", err))
-	}
-	if !res.OK {
-		_ = s.ClearBusy()
-		return nil
-	}
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
-		Decision string `json:"decision"`
-		Reason   string `json:"reason"`
-	}{"block", s.Frame(res.Message)})
-	_, _ = io.WriteString(inv.IO.Out, buf.String()) // one line, one write
-	return nil
-}
-
-func hookPromptSubmit(inv *invocation) error {
-	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
-		return nil
-	}
-	p, s, ok := readHookSession(inv.IO.In, "prompt-submit")
-	if !ok {
-		return nil
-	}
-	// In stream-json mode the first prompt's UserPromptSubmit can run
-	// before the SessionStart hook has created the folder: create it here.
-	err := s.Ensure()
-	if err == nil {
-		err = s.MarkBusy()
-	}
-	if err == nil {
-		err = s.RecordProcess(p.env.Process)
-	}
-	if err != nil {
-		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
-	}
-	return nil
-}
-
-func hookSessionStart(inv *invocation) error {
-	if hookHelp(inv, "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox.") {
-		return nil
-	}
-	p, s, ok := readHookSession(inv.IO.In, "session-start")
-	if !ok {
-		return nil
-	}
-	_ = s.Ensure()
-	if err := s.RecordProcess(p.env.Process); err != nil {
-		s.RecordError(fmt.Errorf("hook session-start: %w", err))
-	}
-	tp := p.TranscriptPath
-	if tp != "" && !filepath.IsAbs(tp) {
-		tp = ""
-	}
-	if err := s.Register(conversation.Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
-		s.RecordError(fmt.Errorf("hook session-start: %w", err))
-	}
-	// A busy mark left by a previous process of this session (killed
-	// mid-turn) would hold the idle lane back: drop it. Not after a
-	// compaction (it can happen mid-turn), and not a fresh mark: the first
-	// prompt's UserPromptSubmit may run before this hook.
-	if p.Source != "compact" {
-		_ = s.ClearBusyOlderThan(busyFresh)
-	}
-	return nil
-}
-
-// hookWait is the asyncRewake waiter.
-func hookWait(inv *invocation) error {
-	fs := inv.flags()
-	timeout := fs.Duration("timeout", conversation.DefaultWaitTimeout-conversation.WaiterMargin(conversation.DefaultWaitTimeout), "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
-	inv.Cmd = &command{Name: "hook wait", Usage: "[--timeout D]", Short: "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while\nthe session is idle for a chat message, claims it and exits 2 with its framed text on stderr;\nexits 0 with nothing claimed after --timeout or when another waiter is armed."}
-	if err := inv.parse(fs); err != nil {
+	if err := subInv.parse(fs); err != nil {
 		// Exit 2 from an asyncRewake hook wakes the session with stderr as
 		// a message: a bad flag must not reach the model. Exit 1 instead.
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return &exitError{code: 1, err: fmt.Errorf("%s (try: relay-baton hook wait --help)", ue.msg)}
+			return &exitError{code: 1, err: fmt.Errorf("%s (try: relay-baton hook %s --help)", ue.msg, sub)}
 		}
 		return err
 	}
-	p, s, ok := readHookSession(inv.IO.In, "wait")
-	if !ok {
-		return nil
+	// The hooks run bounded: a payload that never ends, or anything else
+	// that would hold them, must not outlive Claude Code's hook timeout,
+	// and a signal ends them within a second.
+	limit := conversation.HookBudget()
+	if sub == "wait" {
+		limit = 0 // bounded by its own --timeout
 	}
-	if err := s.Ensure(); err != nil {
-		s.RecordError(fmt.Errorf("hook wait: %w", err))
-		return nil
-	}
-	_ = s.RecordProcess(p.env.Process)
-	lock, ok, err := s.LockWaiter()
-	if err != nil {
-		s.RecordError(fmt.Errorf("hook wait: %w", err))
-		return nil
-	}
-	if !ok {
-		return nil // another waiter is armed
-	}
-	defer lock.Release()
-	// A waiter outliving its session would hold the lock for nothing.
-	alive, stop := conversation.WhileAlive(inv.Ctx, p.env.Process, conversation.SystemProcs, 0)
-	defer stop()
-	ctx, cancel := context.WithTimeout(alive, *timeout)
-	defer cancel()
-	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.RecordError(fmt.Errorf("hook wait: %w", err))
+	woke := false
+	conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() {
+		switch sub {
+		case "stop":
+			conversation.HookStop(inv.IO.In, inv.IO.Out)
+		case "prompt-submit":
+			conversation.HookPromptSubmit(inv.IO.In)
+		case "session-start":
+			conversation.HookSessionStart(inv.IO.In)
+		case "wait":
+			woke = conversation.HookWait(inv.Ctx, inv.IO.In, inv.IO.Err, *timeout)
 		}
-		return nil
+	})
+	if woke {
+		return &exitError{code: 2}
 	}
-	_, _ = io.WriteString(inv.IO.Err, s.Frame(res.Message)+"\n")
-	return &exitError{code: 2}
+	return nil
 }
 
 func hookInstall(inv *invocation) error {
@@ -662,7 +422,6 @@ func hookInstall(inv *invocation) error {
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	wsFlag := workspaceFlag(fs)
-	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -681,7 +440,7 @@ func hookInstall(inv *invocation) error {
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
 	}
-	if dir, tmp := goTemporaryBinary(bin); tmp && !*uninstall {
+	if dir, tmp := conversation.GoTemporaryBinary(bin); tmp && !*uninstall {
 		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
 			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}

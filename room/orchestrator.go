@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
@@ -74,26 +73,15 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	if active == AgentOrchestrator {
 		active += " (" + short8(e.chat.session) + ")"
 	}
+	found := conversation.FindTarget(ts, want)
 	if want == "" || want == "lead" {
-		for _, t := range ts {
-			if t.Lead && t.ChatCapable {
-				return t, nil
-			}
-			if t.Lead {
-				return t, fmt.Errorf("the lead session %s is not chat-capable: it was started before `relay-baton hook install` (restart it), or pick another with /target <id> (/targets lists them)", t.SessionID)
-			}
+		switch {
+		case len(found) == 0:
+			return conversation.Target{}, errNoChatSession(ws, active)
+		case !found[0].ChatCapable:
+			return found[0], fmt.Errorf("the lead session %s is not chat-capable: it was started before `relay-baton hook install` (restart it), or pick another with /target <id> (/targets lists them)", found[0].SessionID)
 		}
-		return conversation.Target{}, errNoChatSession(ws, active)
-	}
-	var found []conversation.Target
-	for _, t := range ts {
-		if t.SessionID == want {
-			found = []conversation.Target{t}
-			break
-		}
-		if len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)) {
-			found = append(found, t)
-		}
+		return found[0], nil
 	}
 	switch {
 	case len(found) == 0:
@@ -136,17 +124,7 @@ func (e *Engine) UseOrchestrator(target string) error {
 }
 
 // sessionState says where a message sent now would go, and when.
-func sessionState(s *conversation.Session, now time.Time) string {
-	q, _ := s.Queue()
-	queue := fmt.Sprintf("%d queued", q.Depth)
-	switch {
-	case s.Busy(now):
-		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
-	case s.Waiting():
-		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
-	}
-	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
-}
+func sessionState(s *conversation.Session, now time.Time) string { return s.Reachability(now) }
 
 func short8(id string) string { return id[:min(8, len(id))] }
 
@@ -185,36 +163,11 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return nil
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
-	now := time.Now()
-	for _, t := range ts {
-		mark := []byte("  ")
-		if t.SessionID == e.chat.session && e.Active == AgentOrchestrator {
-			mark[0] = '>'
-		}
-		if t.Lead {
-			mark[1] = '*'
-		}
-		chat, state, queue := "no", "-", "-"
-		if t.ChatCapable {
-			chat, queue = "yes", fmt.Sprint(t.Depth)
-			switch {
-			case t.Busy:
-				state = "busy"
-			case t.Waiting:
-				state = "idle, waiter armed"
-			default:
-				state = "idle, not reachable"
-			}
-		}
-		last := "-"
-		if !t.LastActivity.IsZero() {
-			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
-		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last)
+	current := ""
+	if e.Active == AgentOrchestrator {
+		current = e.chat.session
 	}
-	tw.Flush()
+	conversation.WriteTargets(&b, ts, conversation.TableOptions{Now: time.Now(), Current: current})
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
 	e.out.raw(b.String())
 	return nil
@@ -497,33 +450,21 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 // answers it, rendering the delivery and the reply.
 func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
 	s, id := r.Session, r.Message.ID
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var (
-		printedAhead          = ahead
-		lane                  conversation.Lane
-		deliveredAt           time.Time
-		started, done, unconf bool
-		cancelled             bool
-		reply                 string
-		unreadable, unconfErr error
-		path                  = r.TranscriptPath
-	)
+	printedAhead := ahead
+	started := false
+	path := r.TranscriptPath
 	confirm := e.chat.confirmWithin
 	if confirm <= 0 {
 		confirm = DefaultChatConfirm
 	}
-	err := conversation.Watch(wctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, func(u conversation.Update) {
+	res, err := conversation.Follow(ctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, true, func(u conversation.Update) {
 		switch u.Kind {
 		case conversation.UpdQueued:
 			if u.Ahead != printedAhead {
 				printedAhead = u.Ahead
 				e.Say("queued (%d ahead)", u.Ahead)
 			}
-		case conversation.UpdCancelled:
-			cancelled = true
 		case conversation.UpdDelivered:
-			lane, deliveredAt = u.Lane, u.At
 			e.Say("delivered via %s at %s", u.Lane, u.At.Local().Format("15:04:05"))
 			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
 			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
@@ -535,13 +476,6 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			started = true
 		case conversation.UpdActivity:
 			e.out.activity(u.Activity)
-		case conversation.UpdDone:
-			done, reply = true, u.Reply
-		case conversation.UpdUnconfirmed:
-			unconf, unconfErr = true, u.Err
-			stop()
-		case conversation.UpdUnreadable:
-			unreadable = u.Err
 		}
 	})
 	if started {
@@ -550,11 +484,12 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 	if path == "" {
 		path = conversation.LocateTranscript(s)
 	}
-	switch {
-	case done:
+	lane := res.Lane
+	switch res.Outcome {
+	case conversation.Replied:
 		took := ""
-		if !deliveredAt.IsZero() {
-			took = fmt.Sprintf(" · %s after delivery", time.Since(deliveredAt).Round(100*time.Millisecond))
+		if !res.DeliveredAt.IsZero() {
+			took = fmt.Sprintf(" · %s after delivery", time.Since(res.DeliveredAt).Round(100*time.Millisecond))
 		}
 		e.Say("orchestrator: ✓ end of turn%s", took)
 		refs := map[string]string{}
@@ -566,33 +501,33 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			outbox = true
 			refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
 		}
-		text := summary(reply, 1000)
+		text := summary(res.Reply, 1000)
 		if text == "" {
 			text = "(the session's turn ended without reply text)"
 		}
 		from, to := r.Offset, conversation.Size(path)
 		e.emit(events.RoleOrchestrator, text, refs,
-			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(reply)),
+			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(res.Reply)),
 				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
 		return nil
-	case cancelled:
+	case conversation.Cancelled:
 		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
 		return nil
-	case unconf:
+	case conversation.Unconfirmed:
 		e.chat.unconfirmed = &sent
-		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", unconfErr)
+		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", res.Err)
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
 			nil, events.StatusMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Unconfirmed: true})
 		return nil
-	case unreadable != nil:
-		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", unreadable, s.ID)
+	case conversation.Unreadable:
+		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
 		return nil
-	case ctx.Err() != nil:
-		st, serr := s.State(id)
+	case conversation.Stopped:
+		st := res.State
 		switch {
-		case serr == nil && st.Queued:
+		case res.StateErr == nil && st.Queued:
 			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.", id, st.Ahead)
-		case serr == nil && st.Delivered != nil:
+		case res.StateErr == nil && st.Delivered != nil:
 			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).", id, deliveredWhen(st.Delivered), s.ID)
 		default:
 			e.Say("stopped waiting for message %s.", id)

@@ -2,16 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -191,62 +186,14 @@ func panelEvent(a events.Activity) (Event, bool) {
 	return Event{Name: name, Data: data}, ok
 }
 
-// watchQueue reports queue depth changes and new deliveries until ctx ends.
+// watchQueue reports queue depth changes and new deliveries until ctx ends
+// (conversation.WatchQueue reads the inbox and delivered/).
 func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
-	seen := map[string]bool{}
-	for _, n := range listJSON(s.DeliveredDir()) {
-		seen[n] = true
-	}
-	lastDepth := -1
-	var wake <-chan fsnotify.Event
-	if fw, err := fsnotify.NewWatcher(); err == nil {
-		defer func() { go fw.Close() }()
-		_ = fw.Add(s.InboxDir())
-		_ = fw.Add(s.DeliveredDir())
-		wake = fw.Events
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		if q, err := s.Queue(); err == nil && q.Depth != lastDepth {
-			lastDepth = q.Depth
-			emit(Event{Name: "queued", Data: map[string]any{"depth": q.Depth, "ahead": max(q.Depth-1, 0)}})
-		}
-		for _, n := range listJSON(s.DeliveredDir()) {
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			var m conversation.Message
-			b, err := os.ReadFile(s.DeliveredDir() + "/" + n)
-			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
-				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
-				continue
-			}
+	return s.WatchQueue(ctx, func(u conversation.QueueUpdate) {
+		if m := u.Delivered; m != nil {
 			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
+			return
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case _, ok := <-wake:
-			if !ok {
-				wake = nil
-			}
-		}
-	}
-}
-
-func listJSON(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+		emit(Event{Name: "queued", Data: map[string]any{"depth": u.Depth, "ahead": max(u.Depth-1, 0)}})
+	})
 }
