@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -332,28 +331,8 @@ func runWait(inv *invocation) error {
 	if !s.ChatCapable() {
 		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
 	}
-	for {
-		res, err := s.WaitClaim(inv.Ctx, conversation.LaneMonitor, true, 0)
-		for _, r := range res.Rejected {
-			fmt.Fprintf(inv.IO.Err, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
-		}
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil
-			}
-			return err
-		}
-		text := s.Frame(res.Message)
-		if inv.IO.OutTTY { // a person reads it, not the Monitor tool
-			text = render.Inert(text)
-		}
-		if _, err := io.WriteString(inv.IO.Out, text+"\n"); err != nil {
-			return err
-		}
-		if *once {
-			return nil
-		}
-	}
+	// Sanitized when a person reads it rather than the Monitor tool.
+	return s.Monitor(inv.Ctx, *once, inv.IO.OutTTY, inv.IO.Out, inv.IO.Err)
 }
 
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
@@ -425,78 +404,30 @@ func hookInstall(inv *invocation) error {
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
+	if *check && *uninstall {
+		return usagef("--check and --uninstall do not go together")
+	}
+	if *waitTimeout < 10*time.Second {
+		return usagef("--wait-timeout must be at least 10s")
+	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
 		return err
-	}
-	path, err := conversation.SettingsPath(*scope, ws)
-	if err != nil {
-		return &usageError{msg: err.Error(), hint: "relay-baton hook install --help"}
 	}
 	bin, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
 	}
-	if r, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = r
-	}
-	if dir, tmp := conversation.GoTemporaryBinary(bin); tmp && !*uninstall {
-		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
-			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
-	}
-	if *waitTimeout < 10*time.Second {
-		return usagef("--wait-timeout must be at least 10s")
-	}
-	opts := conversation.HookOptions{Binary: bin, WaitTimeout: *waitTimeout}
-	plan, err := conversation.PlanHooks(path, opts, *uninstall)
-	if err != nil {
-		return err
-	}
-	out := inv.IO.Out
-	if *check {
-		if *uninstall {
-			return usagef("--check and --uninstall do not go together")
-		}
-		if plan.Changed {
-			fmt.Fprintf(out, "%s: relay-baton hooks missing or out of date (run 'relay-baton hook install --scope %s')\n", path, *scope)
-			return errSilent
-		}
-		fmt.Fprintf(out, "%s: relay-baton hooks installed and current (%s)\n", path, bin)
-		return nil
-	}
-	if err := plan.Apply(); err != nil {
-		return err
-	}
+	current, err := conversation.InstallHooks(inv.IO.Out, conversation.InstallOptions{
+		Workspace: ws, Scope: *scope, Binary: bin, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
+	var ue *conversation.InstallUsageError
 	switch {
-	case *uninstall && plan.Changed:
-		fmt.Fprintf(out, "Removed relay-baton's hooks from %s (other hooks kept).\n", path)
-		return nil
-	case *uninstall:
-		fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
-		return nil
-	case plan.Changed:
-		fmt.Fprintf(out, "Installed relay-baton's chat hooks in %s (other hooks kept):\n", path)
-	default:
-		fmt.Fprintf(out, "relay-baton's chat hooks are already installed in %s:\n", path)
+	case errors.As(err, &ue):
+		return &usageError{msg: ue.Msg, hint: ue.Hint}
+	case err != nil:
+		return err
+	case !current:
+		return errSilent // --check: missing or out of date (said)
 	}
-	for _, h := range conversation.Hooks(opts) {
-		extra := ""
-		if h.AsyncRewake {
-			extra = ", asyncRewake"
-		}
-		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
-	}
-	fmt.Fprintf(out, `
-Adoption rule: Claude Code reads hooks when a session starts. Sessions started
-before this install are not chat-capable; start (or resume) them again.
-
-Lanes: the Stop hook delivers queued messages at turn ends; the asyncRewake
-waiter delivers while the session is idle (for up to %s after each turn;
-a 'claude -p --input-format stream-json' session waits for it when its stdin
-closes: use --wait-timeout for such sessions, or end them with a signal).
-Optional Monitor lane, for a session that should arm it itself: ask it to run
-the Monitor tool with the command
-  %s wait --session <its session id>
-`, *waitTimeout, conversation.ShellQuote(bin))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // WaitClaim blocks until it claims a message for lane and returns it. With
@@ -345,4 +347,34 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 		return res, err
 	}
 	return res, nil
+}
+
+// Monitor is the Monitor lane (`relay-baton wait`): while the session is not
+// in a turn it claims each message and writes its framed text to out as one
+// write (through render.Inert when inert: a person reads it, not the Monitor
+// tool), reporting inbox files moved aside on errOut. It returns after the
+// first message with once, and nil when ctx ends.
+func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.Writer) error {
+	for {
+		res, err := s.WaitClaim(ctx, LaneMonitor, true, 0)
+		for _, r := range res.Rejected {
+			fmt.Fprintf(errOut, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
+		}
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return err
+		}
+		text := s.Frame(res.Message)
+		if inert {
+			text = render.Inert(text)
+		}
+		if _, err := io.WriteString(out, text+"\n"); err != nil {
+			return err
+		}
+		if once {
+			return nil
+		}
+	}
 }
