@@ -5,7 +5,9 @@
 // delivered by hooks.
 //
 // main only dispatches: each subcommand is a row of the commands table, and
-// its run function lives in a cmd_*.go file beside this one.
+// its run function lives in a cmd_*.go file beside this one: flags, one call
+// into room or conversation, then render (events/render). The orchestrator
+// lane's logic (hooks, lanes, follow, targets) is conversation's.
 package main
 
 import (

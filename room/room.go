@@ -5,8 +5,13 @@
 // commands (plan, execute, handoff, review, status, budget, doctor, note)
 // call the same Engine methods, so no logic lives in the REPL layer.
 //
+//	input ─► Parse ─► Engine.Process ─► Runner (agents) ─► Activity ─► printer (render.Terminal)
+//	                                 └► conversation.Send/Follow (orchestrator lane)
+//	every turn ─► emit(role, text, refs, events.XxxMeta) ─► conversation.jsonl ─► Replay, ReadResume
+//
 // Agent runs go through the small Runner interface: production uses the
-// agents package (AgentsRunner), tests use fakes.
+// agents package (AgentsRunner), tests use fakes. The orchestrator lane's
+// logic is conversation's; the room only previews, confirms and renders.
 package room
 
 import (
