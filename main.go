@@ -51,6 +51,7 @@ func init() {
 		replayCommand,
 		planCommand,
 		executeCommand,
+		continueCommand,
 		handoffCommand,
 		reviewCommand,
 		statusCommand,

@@ -54,7 +54,14 @@ func HookHelp() string {
 			fmt.Fprintf(&b, "      %s\n", l)
 		}
 	}
-	b.WriteString("\nThe hooks never print errors toward Claude Code: they record them in\n.claude/session-chat/<sessionId>/errors.log.")
+	b.WriteString(`
+The hooks never print errors toward Claude Code: they record them in
+.claude/session-chat/<sessionId>/errors.log.
+
+They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
+one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
+(RELAY_BATON_AGENT_RUN=1) every hook returns at once and registers nothing:
+such a session cannot be woken, and a waiter would stall it.`)
 	return b.String()
 }
 

@@ -10,12 +10,17 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
-// State says where a message sent to t now would go, in one word or three:
-// "busy" (delivered at the turn's end), "idle, waiter armed" (at once),
-// "idle, not reachable" (at the next turn's end), "-" when t cannot chat.
-// Every view of the targets says it with these words.
-func (t Target) State() string {
+// Status says where a message sent to t now would go, in a few words:
+// "ended" or "unknown (no process recorded)" (its liveness), "busy"
+// (delivered at the turn's end), "idle, waiter armed" (at once), "idle, not
+// reachable" (at the next turn's end), "-" when t cannot chat. Every view of
+// the targets says it with these words.
+func (t Target) Status() string {
 	switch {
+	case t.State == Ended:
+		return "ended"
+	case t.State == Unknown:
+		return "unknown (no process recorded)"
 	case !t.ChatCapable:
 		return "-"
 	case t.Busy:
@@ -35,7 +40,7 @@ type TableOptions struct {
 
 // WriteTargets writes the one targets table (`relay-baton targets`, the
 // room's /targets): a mark (">" current, "*" lead), the session, whether it
-// can chat, its State, its queue (and the oldest message's age), its last
+// can chat, its Status, its queue (and the oldest message's age), its last
 // activity, and with o.Transcript its transcript path. Paths come from a
 // hook payload: they are sanitized.
 func WriteTargets(w io.Writer, ts []Target, o TableOptions) error {
@@ -64,7 +69,7 @@ func WriteTargets(w io.Writer, ts []Target, o TableOptions) error {
 		if !t.LastActivity.IsZero() {
 			last = o.Now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
 		}
-		row := []string{string(mark) + " " + t.SessionID, chat, t.State(), queue, last}
+		row := []string{string(mark) + " " + t.SessionID, chat, t.Status(), queue, last}
 		if o.Transcript {
 			tr := render.InertLine(t.TranscriptPath)
 			if tr == "" {
@@ -98,7 +103,7 @@ func FindTarget(ts []Target, want string) []Target {
 }
 
 // Reachability says where a message sent to s now would go, and when, in a
-// sentence: the long form of Target.State.
+// sentence: the long form of Target.Status.
 func (s *Session) Reachability(now time.Time) string {
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)

@@ -41,6 +41,7 @@ type CommandMeta struct {
 	Sent      *bool  `json:"sent,omitempty"`
 	AutoYes   *bool  `json:"autoYes,omitempty"`
 	Step      int    `json:"step,omitempty"` // a /continue step confirmed by the loop's confirmation
+	Half      string `json:"half,omitempty"` // which half of that step: "plan" or "execute"
 	PreviewID string `json:"previewId,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	OneShot   bool   `json:"oneShot,omitempty"`
@@ -61,6 +62,7 @@ type PromptPreviewMeta struct {
 	PromptChars  int      `json:"promptChars"`
 	MessageChars int      `json:"messageChars,omitempty"`
 	Edited       bool     `json:"edited,omitempty"`
+	Conversation string   `json:"conversation,omitempty"` // the agent conversation the run continues
 	Prompt       string   `json:"prompt,omitempty"`
 	PromptError  string   `json:"promptError,omitempty"`
 }
@@ -84,14 +86,24 @@ type AgentRunMeta struct {
 	Error      string  `json:"error,omitempty"`
 	HeadBefore string  `json:"headBefore,omitempty"`
 	HeadAfter  string  `json:"headAfter,omitempty"`
+
+	Conversation      string `json:"conversation,omitempty"`      // the session/thread id the run used
+	ConversationTurns int    `json:"conversationTurns,omitempty"` // runs in it so far
+	ResumeFailed      string `json:"resumeFailed,omitempty"`      // the conversation that could not be continued
 }
 
-// PlanMeta is the meta of plan.md written (or not).
+// PlanMeta is the meta of plan.md written (or not), also by the planner
+// half of a /continue step (LoopStep set).
 type PlanMeta struct {
 	Agent           string   `json:"agent"`
 	Written         bool     `json:"written"`
 	Chars           int      `json:"chars,omitempty"`
 	MissingSections []string `json:"missingSections,omitempty"`
+	LoopStep        *int     `json:"loopStep,omitempty"`
+	MaxSteps        int      `json:"maxSteps,omitempty"`
+	Complete        *bool    `json:"complete,omitempty"` // the planner declared the plan complete
+	Answer          string   `json:"answer,omitempty"`   // the planner's answer when it was no plan
+	NextStep        string   `json:"nextStep,omitempty"`
 }
 
 // ExecuteMeta is the meta of an /execute, of a /continue step (Step,
@@ -104,6 +116,10 @@ type ExecuteMeta struct {
 	MaxSteps     int    `json:"maxSteps,omitempty"`
 	Steps        *int   `json:"steps,omitempty"`
 	StopReason   string `json:"stopReason,omitempty"`
+	Half         string `json:"half,omitempty"`   // the step's half: "plan" or "execute"
+	Answer       string `json:"answer,omitempty"` // the executor's final answer, cut
+	AgentRuns    *int   `json:"agentRuns,omitempty"`
+	PlanUpdates  *int   `json:"planUpdates,omitempty"`
 }
 
 // ReviewMeta is the meta of a review: deterministic (the counts) or by an
@@ -156,6 +172,11 @@ type StatusMeta struct {
 	SkippedEvents  *int   `json:"skippedEvents,omitempty"`
 	LoopResumeFrom int    `json:"loopResumeFrom,omitempty"`
 	MaxSteps       int    `json:"maxSteps,omitempty"`
+	LoopResumeHalf string `json:"loopResumeHalf,omitempty"`
+	// NewConversation names the agent whose conversation /new forgot
+	// (Previous its id).
+	NewConversation string `json:"newConversation,omitempty"`
+	Previous        string `json:"previous,omitempty"`
 }
 
 // BudgetMeta is the meta of a context budget measure.

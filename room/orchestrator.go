@@ -85,6 +85,11 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	}
 	switch {
 	case len(found) == 0:
+		if all, err := conversation.ListAllTargets(ws); err == nil {
+			if m := conversation.FindTarget(all, want); len(m) > 0 {
+				return conversation.Target{}, fmt.Errorf("Claude Code session %s is not running (%s): only running sessions can answer (/targets lists them)", m[0].SessionID, m[0].State)
+			}
+		}
 		return conversation.Target{}, fmt.Errorf("no Claude Code session %q in %s (/targets lists them)", want, ws)
 	case len(found) > 1:
 		return conversation.Target{}, fmt.Errorf("%q matches %d sessions: type more of the id (/targets lists them)", want, len(found))

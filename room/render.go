@@ -188,3 +188,13 @@ func (p *printer) activity(a events.Activity) {
 		p.lastOut = time.Now()
 	}
 }
+
+// label is "[role]" in the role's colour (the renderer's gutter).
+func (p *printer) label(r events.Role) string { return p.r.Label(r) }
+
+// dim returns s faint when the printer colours.
+func (p *printer) dim(s string) string { return render.NewTerminal(nil, p.color).Dim(s) }
+
+// clean is render.Inert: text with every control character shown visibly
+// (clean(s) == s says s holds none).
+func clean(s string) string { return render.Inert(s) }
