@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -233,26 +235,9 @@ func newMessageID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeFileAtomic writes data to a temporary file in dir (name starting
-// with ".") and renames it to dir/name; mode 0600.
-func writeFileAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
+// writeFileAtomic writes dir/name (mode 0600) with WriteFileAtomic.
+func writeFileAtomic(dir, name string, data []byte, durable bool) error {
+	return WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
 }
 
 // Enqueue writes a message into the inbox (temp file + rename) and returns
@@ -300,7 +285,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 		}
 	}
 	name := fmt.Sprintf("%013d-%s.json", ms, id)
-	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
+	if err := writeFileAtomic(s.InboxDir(), name, b, true); err != nil { // a crash never loses a queued message
 		return Message{}, fmt.Errorf("enqueue into %s: %w%s", s.InboxDir(), err, writeHint(err))
 	}
 	m.Inbox = name
@@ -431,7 +416,7 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		m.DeliveredAt, m.Lane = &now, lane
 		b, _ := json.Marshal(m)
-		if err := writeFileAtomic(s.DeliveredDir(), id+".json", b); err != nil {
+		if err := writeFileAtomic(s.DeliveredDir(), id+".json", b, false); err != nil { // the rename already claimed it
 			s.RecordError(fmt.Errorf("record delivery of %s: %w", id, err))
 		}
 		res.Message, res.OK = m, true
@@ -644,6 +629,42 @@ type LogEntry struct {
 	Source string    `json:"source,omitempty"`
 }
 
+// ReadLog returns the newest keep entries of log.jsonl, oldest first,
+// holding at most 2*keep; damaged lines, lines over 1 MiB and entries with
+// no text are skipped. A missing log is no entry and no error.
+func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
+	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []LogEntry
+	lr := events.NewLineReader(f, 64<<10, 1<<20)
+	for {
+		line, _, _, tooLong, err := lr.Next()
+		var e LogEntry
+		if !tooLong && len(line) > 0 && json.Unmarshal(line, &e) == nil && e.Text != "" {
+			out = append(out, e)
+			if len(out) > 2*keep {
+				out = append(out[:0], out[len(out)-keep:]...)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out, nil
+}
+
 // AppendLog appends e to log.jsonl (one write, O_APPEND). The log is a
 // cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
@@ -666,13 +687,8 @@ func (s *Session) AppendLog(e LogEntry) error {
 	return err
 }
 
-func oneLineCut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLineCut is the one truncation helper.
+var oneLineCut = render.Cut
 
 // writeHint says what to do about a failed write: nothing for errors it
 // does not recognise.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
@@ -22,21 +24,7 @@ import (
 var ErrNotRegular = errors.New("not a regular file")
 
 // kindOf names a file type for an error message.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
-}
+var kindOf = events.FileKind
 
 // notRegular is the error for p of mode m.
 func notRegular(p string, m fs.FileMode) error {

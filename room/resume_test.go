@@ -167,7 +167,7 @@ func TestResumeInterruptedResumedLoop(t *testing.T) {
 	if _, err := h.e.Resume(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
-	h.e.emit(events.RoleUser, events.KindCommand, "confirmed: run codex", nil, map[string]any{"agent": "codex", "command": "continue", "confirmed": true})
+	h.e.emit(events.RoleUser, "confirmed: run codex", nil, events.CommandMeta{Agent: "codex", Command: "continue", Confirmed: events.Bool(true)})
 	rs, err := ReadResume(h.e.LogPath(), 0)
 	if err != nil {
 		t.Fatal(err)
