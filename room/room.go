@@ -134,6 +134,7 @@ type Engine struct {
 	logWarn sync.Once
 	chat    chatLane   // the orchestrator lane (orchestrator.go)
 	cont    continuity // carried over by Resume (resume.go)
+	repo    *repoCache // the context panel's git facts (git.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates
@@ -160,6 +161,7 @@ func New(cfg Config) (*Engine, error) {
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
 		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
 	if e.Active == "" {
@@ -193,8 +195,12 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close closes the conversation log.
-func (e *Engine) Close() error { return e.log.Close() }
+// Close stops a running refresh of the panel's git facts and closes the
+// conversation log.
+func (e *Engine) Close() error {
+	e.repo.close()
+	return e.log.Close()
+}
 
 // SetTerminal replaces the terminal used for confirmations.
 func (e *Engine) SetTerminal(t Terminal) { e.term = t }
