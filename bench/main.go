@@ -27,7 +27,7 @@ import (
 
 var (
 	quick = flag.Bool("quick", false, "smaller sizes; skip the 1 GB transcript")
-	only  = flag.String("only", "", "comma-separated subset: hook,idle,rewake,scan,follow,claim,replay,start")
+	only  = flag.String("only", "", "comma-separated subset: hook,idle,rewake,scan,follow,claim,replay,start,noop")
 	outMD = flag.String("out", "bench/out/results.md", "where to write the markdown table (\"\" = nowhere)")
 )
 
@@ -93,6 +93,7 @@ func run() error {
 		{"claim", b.claim},
 		{"replay", b.replay},
 		{"start", b.start},
+		{"noop", b.noop},
 	}
 	for _, s := range steps {
 		if !want(s.name) {
