@@ -435,6 +435,9 @@ type hookPayload struct {
 	Cwd            string `json:"cwd"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
+	HookEventName  string `json:"hook_event_name"`
+
+	env conversation.HookEnv // the session's mode and process
 }
 
 // busyFresh: a busy mark younger than this is this process's own.
@@ -444,23 +447,36 @@ const busyFresh = 30 * time.Second
 // be long).
 const maxPayload = 8 << 20
 
-// readHookSession reads the payload and opens its session; ok=false for
-// anything unusable (junk, empty, a bad id): the hook then stays silent.
-func readHookSession(in io.Reader) (hookPayload, *conversation.Session, bool) {
+// readHookSession reads the payload of hook sub and opens its session;
+// ok=false for anything unusable (junk, empty, a bad id, another hook
+// event: recorded in errors.log): the hook then stays silent.
+func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Session, bool) {
 	var p hookPayload
-	if in == nil {
+	// One-shot print-mode sessions and relay-baton's own agent runs are
+	// not served: return at once (a waiter would stall them).
+	env := conversation.CurrentHook()
+	if in == nil || conversation.SkipHook(env, in) {
 		return p, nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
 	if err != nil {
 		return p, nil, false
 	}
-	p, ws, ok := decodeHookPayload(b, os.Getenv("CLAUDE_PROJECT_DIR"))
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	p, ws, ok := decodeHookPayload(b, projectDir)
 	if !ok {
 		return p, nil, false
 	}
+	p.env = env
+	if projectDir == "" {
+		ws = conversation.HookWorkspace(ws, p.SessionID)
+	}
 	s, err := conversation.OpenSession(ws, p.SessionID)
 	if err != nil {
+		return p, nil, false
+	}
+	if err := conversation.CheckHookEvent(sub, p.HookEventName); err != nil {
+		s.RecordError(err)
 		return p, nil, false
 	}
 	return p, s, true
@@ -494,15 +510,22 @@ func runHook(inv *invocation) error {
 	}
 	sub, rest := inv.Args[0], inv.Args[1:]
 	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: inv.Cmd, Args: rest, colorMode: inv.colorMode}
+	// The hooks run bounded: a payload that never ends, or anything else
+	// that would hold them, must not outlive Claude Code's hook timeout,
+	// and a signal ends them within a second.
+	hooks := map[string]func(*invocation) error{"stop": hookStop, "wait": hookWait, "prompt-submit": hookPromptSubmit, "session-start": hookSessionStart}
+	if h := hooks[sub]; h != nil {
+		limit := conversation.HookBudget()
+		if sub == "wait" {
+			limit = 0 // bounded by its own --timeout
+		}
+		var err error
+		if !conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() { err = h(subInv) }) {
+			return nil
+		}
+		return err
+	}
 	switch sub {
-	case "stop":
-		return hookStop(subInv)
-	case "wait":
-		return hookWait(subInv)
-	case "prompt-submit":
-		return hookPromptSubmit(subInv)
-	case "session-start":
-		return hookSessionStart(subInv)
 	case "install":
 		return hookInstall(subInv)
 	}
@@ -527,7 +550,7 @@ func hookStop(inv *invocation) error {
 	if hookHelp(inv, "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "stop")
 	if !ok {
 		return nil
 	}
@@ -566,7 +589,7 @@ func hookPromptSubmit(inv *invocation) error {
 	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
 		return nil
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "prompt-submit")
 	if !ok {
 		return nil
 	}
@@ -575,6 +598,9 @@ func hookPromptSubmit(inv *invocation) error {
 	err := s.Ensure()
 	if err == nil {
 		err = s.MarkBusy()
+	}
+	if err == nil {
+		err = s.RecordProcess(p.env.Process)
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
@@ -586,9 +612,13 @@ func hookSessionStart(inv *invocation) error {
 	if hookHelp(inv, "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox.") {
 		return nil
 	}
-	p, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "session-start")
 	if !ok {
 		return nil
+	}
+	_ = s.Ensure()
+	if err := s.RecordProcess(p.env.Process); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
 	tp := p.TranscriptPath
 	if tp != "" && !filepath.IsAbs(tp) {
@@ -621,7 +651,7 @@ func hookWait(inv *invocation) error {
 		}
 		return err
 	}
-	_, s, ok := readHookSession(inv.IO.In)
+	p, s, ok := readHookSession(inv.IO.In, "wait")
 	if !ok {
 		return nil
 	}
@@ -629,6 +659,7 @@ func hookWait(inv *invocation) error {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
 		return nil
 	}
+	_ = s.RecordProcess(p.env.Process)
 	lock, ok, err := s.LockWaiter()
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -638,7 +669,10 @@ func hookWait(inv *invocation) error {
 		return nil // another waiter is armed
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithTimeout(inv.Ctx, *timeout)
+	// A waiter outliving its session would hold the lock for nothing.
+	alive, stop := conversation.WhileAlive(inv.Ctx, p.env.Process, conversation.SystemProcs, 0)
+	defer stop()
+	ctx, cancel := context.WithTimeout(alive, *timeout)
 	defer cancel()
 	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
 	if err != nil {
@@ -676,6 +710,10 @@ func hookInstall(inv *invocation) error {
 	}
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
+	}
+	if dir, tmp := goTemporaryBinary(bin); tmp && !*uninstall {
+		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	if *waitTimeout < 10*time.Second {
 		return usagef("--wait-timeout must be at least 10s")

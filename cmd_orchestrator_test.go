@@ -139,11 +139,14 @@ func TestHookStopDeliversOneMessage(t *testing.T) {
 func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	ws := t.TempDir()
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
-	in := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + tr + `","source":"startup","hook_event_name":"SessionStart"}`
+	ev := func(name string) string {
+		return `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + tr + `","source":"startup","hook_event_name":"` + name + `"}`
+	}
+	in, prompt, stop := ev("SessionStart"), ev("UserPromptSubmit"), ev("Stop")
 	// In stream-json mode the first prompt's UserPromptSubmit can come
 	// before SessionStart's hook: the busy mark must
 	// survive it.
-	out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
+	out, errOut, code := relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
 	if out != "" || errOut != "" || code != 0 {
 		t.Fatalf("prompt-submit first: %q %q %d", out, errOut, code)
 	}
@@ -159,15 +162,15 @@ func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	if !s.Busy(time.Now()) {
 		t.Fatal("session-start cleared a fresh busy mark")
 	}
-	relayBaton(t, context.Background(), nil, in, "hook", "stop")
+	relayBaton(t, context.Background(), nil, stop, "hook", "stop")
 	if s.Busy(time.Now()) {
 		t.Fatal("busy after an empty-inbox Stop")
 	}
-	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "prompt-submit")
+	out, errOut, code = relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
 	if out != "" || errOut != "" || code != 0 || !s.Busy(time.Now()) {
 		t.Fatalf("prompt-submit: %q %q %d busy=%v", out, errOut, code, s.Busy(time.Now()))
 	}
-	relayBaton(t, context.Background(), nil, in, "hook", "stop")
+	relayBaton(t, context.Background(), nil, stop, "hook", "stop")
 	if s.Busy(time.Now()) {
 		t.Error("an empty-inbox Stop hook did not clear the busy mark")
 	}

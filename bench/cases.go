@@ -215,7 +215,7 @@ var transcriptShapes = []struct {
 	{"corpus", []string{
 		"agents/testdata/claude-2.1.328-chat.jsonl",
 		"testdata/transcripts/*.jsonl",
-		"../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
+		"testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
 	}},
 }
 

@@ -392,6 +392,14 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 			}
 			continue
 		}
+		// Only a regular file is claimed: a FIFO renamed into delivered/
+		// would then block the reader in open(2).
+		if fi, err := os.Lstat(src); err == nil && !fi.Mode().IsRegular() {
+			if r, ok := s.reject(src, name, kindOf(fi.Mode())+", not a message file"); ok {
+				res.Rejected = append(res.Rejected, r)
+			}
+			continue
+		}
 		dst := s.DeliveredPath(id)
 		switch err := renameNoReplace(src, dst); {
 		case err == nil:
@@ -434,17 +442,17 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 // readMessage reads and validates a message file; reason != "" when it is
 // not a usable message.
 func readMessage(p string) (Message, string) {
-	f, err := os.Open(p)
+	f, err := openChecked(p, os.O_RDONLY, 0, true)
 	if err != nil {
+		if errors.Is(err, ErrNotRegular) {
+			return Message{}, "not a regular file"
+		}
 		return Message{}, err.Error()
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return Message{}, err.Error()
-	}
-	if !fi.Mode().IsRegular() {
-		return Message{}, "not a regular file"
 	}
 	if fi.Size() > maxInboxFile {
 		return Message{}, fmt.Sprintf("file is %d bytes, over the cap", fi.Size())
@@ -568,11 +576,11 @@ func (s *Session) State(id string) (State, error) {
 			return State{Queued: true, Ahead: i}, nil
 		}
 	}
-	b, err := os.ReadFile(s.DeliveredPath(id))
+	b, err := readSmall(s.DeliveredPath(id), maxInboxFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// The inbox listing and the rename race: look once more.
-			if b, err = os.ReadFile(s.DeliveredPath(id)); err != nil {
+			if b, err = readSmall(s.DeliveredPath(id), maxInboxFile); err != nil {
 				return State{}, fmt.Errorf("%s: %w", id, ErrNotQueued)
 			}
 		} else {
@@ -596,8 +604,8 @@ func (s *Session) Reply(id string) (string, bool) {
 	if validMessageID(id) != nil {
 		return "", false
 	}
-	b, err := os.ReadFile(s.OutboxPath(id))
-	if err != nil || len(b) > maxInboxFile {
+	b, err := readSmall(s.OutboxPath(id), maxInboxFile)
+	if err != nil {
 		return "", false
 	}
 	var r struct {
@@ -618,7 +626,7 @@ func (s *Session) RecordError(err error) {
 	if checkDir(s.dir) != nil {
 		return
 	}
-	f, ferr := os.OpenFile(filepath.Join(s.dir, "errors.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	f, ferr := OpenAppend(filepath.Join(s.dir, "errors.log"))
 	if ferr != nil {
 		return
 	}
@@ -648,7 +656,7 @@ func (s *Session) AppendLog(e LogEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.LogPath(), os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	f, err := OpenAppend(s.LogPath())
 	if err != nil {
 		return err
 	}

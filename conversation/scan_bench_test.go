@@ -15,9 +15,13 @@ import (
 
 // scanLines returns real transcript lines: the recorded 2.1.328 fixtures
 // (a chat, and today's sessions: stream-json and the TUI) and the shared
-// corpus when it is present beside the clone.
+// corpus copied into testdata/corpus (a missing file fails).
 func scanLines(tb testing.TB) [][]byte {
-	m, _ := filepath.Glob("../../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	tb.Helper()
+	m, _ := filepath.Glob("../testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	if len(m) == 0 {
+		tb.Fatal("no transcripts under ../testdata/corpus (testdata/corpus is part of the repository)")
+	}
 	return readLines(tb, append([]string{"../agents/testdata/claude-2.1.328-chat.jsonl", "../agents/testdata/claude-2.1.328-today.jsonl"}, m...)...)
 }
 
@@ -31,7 +35,7 @@ func readLines(tb testing.TB, files ...string) [][]byte {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			continue
+			tb.Fatal(err)
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(l)) > 0 {

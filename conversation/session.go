@@ -42,7 +42,7 @@ func (s *Session) Register(r Registration) error {
 
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
-	b, err := os.ReadFile(s.registrationPath())
+	b, err := readSmall(s.registrationPath(), 1<<20)
 	if err != nil {
 		return Registration{}, false
 	}
@@ -62,7 +62,7 @@ func (s *Session) MarkBusy() error {
 		return err
 	}
 	now := time.Now()
-	f, err := os.OpenFile(s.busyPath(), os.O_CREATE|os.O_WRONLY|syscallNoFollow, 0o600)
+	f, err := openChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 	if err := checkDir(s.dir); err != nil {
 		return nil, false, err
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR|syscallNoFollow, 0o600)
+	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, false, err
 	}
@@ -247,7 +247,7 @@ func ListTargets(workspace string) ([]Target, error) {
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := os.ReadFile(leadPath(ws)); err == nil {
+	if b, err := readSmall(leadPath(ws), 4096); err == nil {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id {

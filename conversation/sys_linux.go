@@ -33,3 +33,7 @@ func tryLock(f *os.File) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// openNonBlock keeps open(2) from blocking on a FIFO (or a device) put
+// where a regular file is expected; regular files ignore it.
+const openNonBlock = syscall.O_NONBLOCK

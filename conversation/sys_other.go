@@ -21,3 +21,5 @@ func renameNoReplace(oldpath, newpath string) error {
 func tryLock(f *os.File) (bool, error) {
 	return false, errors.New("the waiter lock needs Linux")
 }
+
+const openNonBlock = 0

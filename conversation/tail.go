@@ -213,7 +213,7 @@ func (t *tailer) close() {
 func (t *tailer) step() (more bool, err error) {
 	t.atEOF = false
 	if t.f == nil {
-		f, err := os.Open(t.opts.Path)
+		f, err := os.OpenFile(t.opts.Path, os.O_RDONLY|openNonBlock, 0)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && t.opts.Follow {
 				t.atEOF = true
@@ -224,10 +224,7 @@ func (t *tailer) step() (more bool, err error) {
 		fi, _ := f.Stat()
 		if fi != nil && !fi.Mode().IsRegular() {
 			f.Close()
-			what := "a directory"
-			if !fi.IsDir() {
-				what = "a " + fi.Mode().Type().String() + " file"
-			}
+			what := kindOf(fi.Mode())
 			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
 		}
 		t.f, t.fi = f, fi

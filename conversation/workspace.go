@@ -60,3 +60,29 @@ func EnsureSessionDir(root string) (string, error) {
 	}
 	return d, nil
 }
+
+// HookWorkspace is the workspace of a hook whose payload says cwd, when
+// CLAUDE_PROJECT_DIR is not set: the nearest folder up from cwd that holds
+// this session's chat folder, else ResolveWorkspace(cwd) (the nearest
+// folder with .claude/session-chat, else the git root, else cwd). Every hook
+// resolves it the same way, so a session that cd'd into a sub-folder does
+// not get a second chat folder there.
+func HookWorkspace(cwd, sessionID string) string {
+	dir := filepath.Clean(cwd)
+	if ValidSessionID(sessionID) == nil {
+		for d := dir; ; {
+			if fi, err := os.Lstat(filepath.Join(d, ChatDir, sessionID)); err == nil && fi.IsDir() {
+				return d
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	if ws, err := ResolveWorkspace(dir); err == nil {
+		return ws
+	}
+	return dir
+}

@@ -5,3 +5,8 @@ package events
 import "os"
 
 func lockFile(*os.File) (unlock func()) { return func() {} }
+
+const (
+	openNonBlock = 0
+	openNoFollow = 0
+)

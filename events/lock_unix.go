@@ -22,3 +22,10 @@ func lockFile(f *os.File) (unlock func()) {
 		}
 	}
 }
+
+// openFlags are added to every open: never block on a FIFO put where the
+// log should be, and (for writing) never follow a symlink.
+const (
+	openNonBlock = syscall.O_NONBLOCK
+	openNoFollow = syscall.O_NOFOLLOW
+)

@@ -44,17 +44,20 @@ type Log struct {
 // OpenLog opens (creating, mode 0600) the log at path for appending. The
 // parent folder must exist (see conversation.EnsureSessionDir).
 func OpenLog(path string) (*Log, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o600)
+	// O_NOFOLLOW: a repository can commit conversation.jsonl as a symlink
+	// to ~/.bashrc; O_NONBLOCK: a FIFO there must not hang the command.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR|openNoFollow|openNonBlock, 0o600)
 	if err != nil {
-		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-			return nil, fmt.Errorf("open conversation log: %s is a directory, not a file: move it aside", path)
+		if fi, serr := os.Lstat(path); serr == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside (relay-baton never writes through a link)", path, kindOf(fi.Mode()))
 		}
 		return nil, fmt.Errorf("open conversation log: %w%s", err, writeHint(err))
 	}
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("open conversation log: %s is not a regular file", path)
+		return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside", path, kindOf(fi.Mode()))
 	}
+	_ = f.Chmod(0o600) // a log created by an older version may be wider
 	return &Log{f: f, path: path}, nil
 }
 
@@ -253,7 +256,7 @@ var ErrNoLog = errors.New("no conversation log")
 
 // openForRead opens path for reading with errors that say what to do.
 func openForRead(path string) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -271,6 +274,10 @@ func openForRead(path string) (*os.File, error) {
 	if fi.IsDir() {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory, not a conversation log: pass the .jsonl file itself, or move the directory aside", path)
+	}
+	if !fi.Mode().IsRegular() && path != os.DevNull { // /dev/null: an empty log
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, kindOf(fi.Mode()))
 	}
 	return f, nil
 }
@@ -346,6 +353,9 @@ func Follow(ctx context.Context, path string, offset int64, fn func(Event) error
 			if fi.IsDir() {
 				return total, fmt.Errorf("%s is a directory, not a conversation log", path)
 			}
+			if !fi.Mode().IsRegular() {
+				return total, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, kindOf(fi.Mode()))
+			}
 			if fi.Size() < offset || (last != nil && !os.SameFile(last, fi)) {
 				offset = 0
 			}
@@ -392,6 +402,23 @@ func merge(total *Stats, st Stats, lineBase int) {
 	if total.FirstError == "" {
 		total.FirstError = st.FirstError
 	}
+}
+
+// kindOf names a file type for an error message.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
 }
 
 func isDir(p string) bool {

@@ -17,8 +17,10 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -89,23 +91,95 @@ type Server struct {
 	port      int
 	keepAlive time.Duration
 	mux       *http.ServeMux
+	hosts     []string // the Host values this server answers to
+	room      Room     // nil: chat only
+
+	logMu   sync.Mutex
+	logW    io.Writer
+	refused map[string]int // refusals per Host value (for the log's rate)
+	sse     chan struct{}  // one slot per SSE client
 }
+
+// MaxSSEClients caps the event streams open at once: each holds watchers
+// on the session's folders and transcript.
+const MaxSSEClients = 32
 
 // New returns a server for backend b that will listen on 127.0.0.1:port
 // (the port is needed to check Origin headers).
 func New(b Backend, port int) *Server {
-	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux()}
+	p := strconv.Itoa(port)
+	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux(),
+		hosts: []string{"127.0.0.1:" + p, "localhost:" + p, "[::1]:" + p},
+		logW:  os.Stderr, refused: map[string]int{}, sse: make(chan struct{}, MaxSSEClients)}
 	page, _ := fs.Sub(static, "static")
 	s.mux.Handle("GET /{$}", http.FileServerFS(page))
 	s.mux.HandleFunc("GET /api/targets", s.targets)
 	s.mux.HandleFunc("GET /api/log", s.log)
 	s.mux.HandleFunc("POST /api/send", s.send)
 	s.mux.HandleFunc("GET /api/events", s.events)
+	s.mux.HandleFunc("GET /api/timeline", s.timeline)
+	s.mux.HandleFunc("GET /api/context", s.context)
+	s.mux.HandleFunc("GET /api/room/stream", s.roomStream)
+	s.mux.HandleFunc("GET /api/ref", s.ref)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
+// SetLog sets where refusals are logged (default standard error; nil
+// silences them).
+func (s *Server) SetLog(w io.Writer) {
+	s.logMu.Lock()
+	s.logW = w
+	s.logMu.Unlock()
+}
+
+// logf writes one line to the log; untrusted values must be passed
+// through %q so that no control byte reaches a terminal.
+func (s *Server) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.logW != nil {
+		fmt.Fprintf(s.logW, "relay-baton serve: "+format+"\n", args...)
+	}
+}
+
+// hostOK reports whether the request's Host names this server: a page
+// served from another name that resolves to 127.0.0.1 (DNS rebinding) is
+// same-origin with itself, so Origin alone does not protect the read routes.
+func (s *Server) hostOK(host string) bool {
+	for _, h := range s.hosts {
+		if strings.EqualFold(host, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseHost answers a request for a foreign Host and logs it (the first
+// refusal of each Host value, then every 100th).
+func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if len(host) > 200 {
+		host = host[:200]
+	}
+	s.logMu.Lock()
+	n := s.refused[host] + 1
+	if len(s.refused) < 1000 || n > 1 {
+		s.refused[host] = n
+	}
+	s.logMu.Unlock()
+	if n == 1 || n%100 == 0 {
+		s.logf("refused %s %q for Host %q (%d so far from that name): only %s are served; a page on another name resolving to this machine (DNS rebinding) is refused",
+			r.Method, r.URL.Path, host, n, strings.Join(s.hosts, ", "))
+	}
+	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/", host, s.port))
+}
+
+// ServeHTTP implements http.Handler. Every route first checks Host.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hostOK(r.Host) {
+		s.refuseHost(w, r)
+		return
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
@@ -203,8 +277,12 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 	if o == "" {
 		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
 	}
-	p := strconv.Itoa(s.port)
-	return o == "http://127.0.0.1:"+p || o == "http://localhost:"+p
+	for _, h := range s.hosts {
+		if strings.EqualFold(o, "http://"+h) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
@@ -268,6 +346,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	f, ok := w.(http.Flusher)
 	if !ok {
 		fail(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	select {
+	case s.sse <- struct{}{}:
+		defer func() { <-s.sse }()
+	default:
+		s.logf("refused an event stream for session %q: %d streams are open already", id, MaxSSEClients)
+		w.Header().Set("Retry-After", "5")
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("too many live panels: %d event streams are open already (the cap); close other tabs of this page, then reload", MaxSSEClients))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())

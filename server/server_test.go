@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -341,4 +342,96 @@ func TestServeStopsOnCancel(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after cancel")
 	}
+}
+
+// TestHostRefused: DNS rebinding. A page on a name that resolves to
+// 127.0.0.1 is same-origin with itself, so every route checks Host: only
+// 127.0.0.1:PORT, localhost:PORT and [::1]:PORT are answered; anything
+// else is refused, with a clear message, and logged.
+func TestHostRefused(t *testing.T) {
+	fb := &fakeBackend{watch: make(chan Event, 8)}
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	srv := New(fb, port)
+	var logBuf lockedLog
+	srv.SetLog(&logBuf)
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	p := strconv.Itoa(port)
+	routes := []struct{ method, path, body string }{
+		{"GET", "/", ""},
+		{"GET", "/api/targets", ""},
+		{"GET", "/api/log?session=" + sid, ""},
+		{"GET", "/api/events?session=" + sid, ""},
+		{"POST", "/api/send", `{"session":"` + sid + `","text":"hi"}`},
+	}
+	do := func(method, path, host, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Host = host
+		if method == "POST" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatalf("%s %s Host %s: %v", method, path, host, err)
+		}
+		defer resp.Body.Close()
+		if resp.Header.Get("Content-Type") == "text/event-stream" {
+			return resp.StatusCode, ""
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"evil.example:" + p, "evil.example", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:" + p, "127.0.0.2:" + p, "[::2]:" + p} {
+		for _, r := range routes {
+			code, body := do(r.method, r.path, host, r.body)
+			if code != http.StatusMisdirectedRequest || !strings.Contains(body, "is not this server") || !strings.Contains(body, "open http://127.0.0.1:"+p+"/") {
+				t.Errorf("%s %s with Host %q: %d %s; want 421 saying which address to open", r.method, r.path, host, code, body)
+			}
+		}
+	}
+	fb.mu.Lock()
+	if len(fb.sent) != 0 {
+		t.Errorf("a refused POST reached the backend: %v", fb.sent)
+	}
+	fb.mu.Unlock()
+	logged := logBuf.String()
+	for _, want := range []string{`Host "evil.example:` + p + `"`, "DNS rebinding", `refused GET "/"`} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("log %q does not say %q", logged, want)
+		}
+	}
+	for _, host := range []string{"127.0.0.1:" + p, "localhost:" + p, "LOCALHOST:" + p, "[::1]:" + p} {
+		for _, r := range routes[:4] {
+			if code, body := do(r.method, r.path, host, r.body); code != 200 {
+				t.Errorf("%s %s with Host %q: %d %s; want 200", r.method, r.path, host, code, body)
+			}
+		}
+	}
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

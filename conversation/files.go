@@ -1,0 +1,139 @@
+package conversation
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// relay-baton's files are opened so that a hostile folder cannot make it
+// hang or write elsewhere: never blocking in open(2) on a FIFO (O_NONBLOCK,
+// then the type is checked on the descriptor), only regular files read or
+// written, and every file written opened with O_NOFOLLOW (a symlink in its
+// place is refused) and created 0600.
+
+// ErrNotRegular is wrapped by the errors for a path that is not a regular
+// file (a FIFO, a device, a socket, a directory, or a symlink where one is
+// refused).
+var ErrNotRegular = errors.New("not a regular file")
+
+// kindOf names a file type for an error message.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// notRegular is the error for p of mode m.
+func notRegular(p string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s, %w: move it aside (relay-baton reads and writes only regular files there)", p, kindOf(m), ErrNotRegular)
+}
+
+// openChecked opens p with flag plus O_NONBLOCK and returns it only when it
+// is a regular file. A symlink at p is refused when nofollow.
+func openChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File, error) {
+	if nofollow {
+		flag |= syscallNoFollow
+	}
+	f, err := os.OpenFile(p, flag|openNonBlock, perm)
+	if err != nil {
+		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
+			// ELOOP for a symlink under O_NOFOLLOW, ENXIO for a FIFO
+			// opened for writing with no reader.
+			return nil, notRegular(p, fi.Mode())
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular(p, fi.Mode())
+	}
+	return f, nil
+}
+
+// OpenRegular opens p for reading without blocking on a FIFO; anything but
+// a regular file is an error wrapping ErrNotRegular. Symlinks are followed
+// (transcripts may be links).
+func OpenRegular(p string) (*os.File, error) {
+	return openChecked(p, os.O_RDONLY, 0, false)
+}
+
+// readSmall reads a file relay-baton owns (no symlink, regular, at most max
+// bytes).
+func readSmall(p string, max int64) ([]byte, error) {
+	f, err := openChecked(p, os.O_RDONLY, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over %d bytes", p, max)
+	}
+	return b, nil
+}
+
+// OpenAppend opens p for appending (created 0600; an older file's mode is
+// narrowed to 0600), refusing a symlink and anything but a regular file,
+// without blocking on a FIFO.
+func OpenAppend(p string) (*os.File, error) {
+	f, err := openChecked(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600, true)
+	if err == nil {
+		_ = f.Chmod(0o600)
+	}
+	return f, err
+}
+
+// WriteFile writes data to p (created 0600, truncated), refusing a symlink
+// and anything but a regular file at p.
+func WriteFile(p string, data []byte) error {
+	f, err := openChecked(p, os.O_CREATE|os.O_WRONLY, 0o600, true)
+	if err != nil {
+		return err
+	}
+	_ = f.Chmod(0o600)
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// readRegularFile reads p (symlinks followed, regular files only, at most
+// max bytes) without blocking on a FIFO.
+func readRegularFile(p string, max int64) ([]byte, error) {
+	f, err := OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s is over %d bytes", p, max)
+	}
+	return b, err
+}
