@@ -184,7 +184,7 @@ func skipAttachment(b []byte, i int) (int, bool) {
 			}
 			*dst, *have = b[v+1:end-1], true
 			i = end
-		case foldsTo(key, "type", "commandMode", "prompt"):
+		case foldsTo(key, "type", "commandMode"):
 			return -1, false
 		default:
 			if i = skipValue(b, v); i < 0 {
