@@ -302,18 +302,18 @@ func (b *bench) scanOne(shape string, lines [][]byte, size int64) error {
 	}
 	oursArgs := []string{"tail", "--workspace", ws, "--session", benchSession, "--from-start", "--no-follow", "--json"}
 	jqArgs := []string{"-c", `select(.type == "assistant" and (.isSidechain | not)) | .message.content[]?`, tp}
-	var ours, refs []time.Duration
+	var ours, refs, oursCPU, refsCPU []time.Duration
 	for i := 0; i < 3; i++ {
 		d, _, err := runOnce(nil, nil, ws, b.bin, oursArgs...)
 		if err != nil {
 			return err
 		}
-		ours = append(ours, d)
+		ours, oursCPU = append(ours, d), append(oursCPU, lastCPU)
 		d, _, err = runOnce(nil, nil, ws, "jq", jqArgs...)
 		if err != nil {
 			return err
 		}
-		refs = append(refs, d)
+		refs, refsCPU = append(refs, d), append(refsCPU, lastCPU)
 	}
 	oursRSS, err := peakRSS(ws, b.bin, oursArgs...)
 	if err != nil {
@@ -329,7 +329,7 @@ func (b *bench) scanOne(shape string, lines [][]byte, size int64) error {
 	if size >= 1<<30 {
 		label = "1 GB"
 	}
-	add(row{"transcript scan " + label + ", " + shape + " (`tail --from-start --no-follow`)", fmt.Sprintf("%s, %s", ms(o), mbps(o)), fmt.Sprintf("%s, %s (jq)", ms(r), mbps(r)),
+	add(row{"transcript scan " + label + ", " + shape + " (`tail --from-start --no-follow`)", fmt.Sprintf("%s, %s (CPU %s)", ms(o), mbps(o), ms(median(oursCPU))), fmt.Sprintf("%s, %s (jq; CPU %s)", ms(r), mbps(r), ms(median(refsCPU))),
 		speedup(float64(r) / float64(o)), "≥ 10× jq", verdict(float64(r)/float64(o) >= 10)})
 	add(row{"transcript scan " + label + ", " + shape + ": peak RSS", mib(oursRSS), mib(refRSS) + " (jq)", "", "≤ 32 MiB at 1 GB", verdict(size < 1<<30 || oursRSS <= 32<<20)})
 	os.Remove(tp)

@@ -206,6 +206,10 @@ func peakRSS(dir string, name string, args ...string) (int64, error) {
 	return kb * 1024, nil
 }
 
+// lastCPU is the user + system CPU time of the last command runOnce ran:
+// on a loaded machine wall times move with the load, CPU times much less.
+var lastCPU time.Duration
+
 // runOnce runs a command to completion and returns its wall time and its
 // ru_maxrss (see peakRSS for why that is not the peak RSS).
 func runOnce(stdin io.Reader, env []string, dir string, name string, args ...string) (time.Duration, int64, error) {
@@ -221,6 +225,9 @@ func runOnce(stdin io.Reader, env []string, dir string, name string, args ...str
 	start := time.Now()
 	err := cmd.Run()
 	el := time.Since(start)
+	if cmd.ProcessState != nil {
+		lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss * 1024
