@@ -18,11 +18,12 @@ import (
 //
 // It reads the top-level keys (and the attachment's) and passes over every
 // other value without looking inside it: a nested object or array is
-// skipped by a scan for quotes and brackets alone (strings are skipped
-// sixteen bytes at a time), which finds a value's end exactly in valid
-// JSON. It reads the line to its end, so that a repeated or case-folded
-// key (encoding/json takes the last one, and matches keys ignoring case)
-// cannot hide a type. Whenever anything is not plainly what it expects (an
+// skipped by a scan for quotes and brackets alone, a string by finding its
+// closing quote with memchr (see stringEnd), which finds a value's end
+// exactly in valid JSON. A type the parser reads (assistant, user, system)
+// ends the scan at once with false; otherwise the line is read to its
+// end, so that a repeated or case-folded key (encoding/json takes the last
+// one, and matches keys ignoring case) cannot hide a type. Whenever anything is not plainly what it expects (an
 // escaped or non-ASCII key at those levels, a key repeated, a key that
 // matches only ignoring case, a type that is not a plain string, a line
 // that does not end where its object does) it answers false and the parser
