@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
@@ -136,4 +138,22 @@ func readRegularFile(p string, max int64) ([]byte, error) {
 		err = fmt.Errorf("%s is over %d bytes", p, max)
 	}
 	return b, err
+}
+
+// ignoreAll is the .gitignore relay-baton puts in the folders it owns
+// (.ai-session, .claude/session-chat): their files are relay-baton's state
+// (the conversation log, raw agent output, inboxes, locks), never changes of
+// the repository, so `git add -A` must not pick them up.
+const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
+
+// ensureIgnored writes dir/.gitignore ignoring everything, unless a
+// .gitignore is there already (the user's own is kept). It never follows a
+// symlink; a failure only costs the convenience, so it is not an error.
+func ensureIgnored(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(ignoreAll)
+	_ = f.Close()
 }

@@ -58,6 +58,7 @@ func EnsureSessionDir(root string) (string, error) {
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w%s", d, err, writeHint(err))
 	}
+	ensureIgnored(d)
 	return d, nil
 }
 

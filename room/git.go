@@ -391,6 +391,9 @@ func (c *repoCache) startLocked(sig repoSignal) {
 func (c *repoCache) gather(sig *repoSignal) repoFacts {
 	ctx := c.ctx
 	start := time.Now()
+	if c.root == "" {
+		return repoFacts{changed: -1, at: start} // a read-only room outside any repository
+	}
 	c.mu.Lock()
 	gd := c.gitDir
 	c.mu.Unlock()
