@@ -69,6 +69,9 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 			p.PlanMissing = missingSections(text)
 		}
 	}
+	if e.repo == nil {
+		e.repo = newRepoCache(e.Root) // an engine not made by New: a cache of its own
+	}
 	f, pending, fresh := e.repo.get(ctx, e.last)
 	p.Changed, p.GitPending = f.changed, pending
 	if pending {
