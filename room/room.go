@@ -149,6 +149,7 @@ type Engine struct {
 	chat    chatLane                      // the orchestrator lane (orchestrator.go)
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
+	repo    *repoCache                    // the context panel's git facts (git.go)
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -187,6 +188,7 @@ func New(cfg Config) (*Engine, error) {
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
 		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
 	if e.Active == "" {
@@ -220,8 +222,10 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close closes the conversation log.
+// Close stops a running refresh of the panel's git facts and closes the
+// conversation log.
 func (e *Engine) Close() error {
+	e.repo.close()
 	if e.log == nil {
 		return nil
 	}

@@ -29,6 +29,7 @@ type View struct {
 	r      *resumeReader
 	offset int64
 	ino    os.FileInfo
+	repo   *repoCache // the panel's git facts, kept between calls (git.go)
 }
 
 // OpenView opens the view of the repository containing dir. diet is the
@@ -44,7 +45,7 @@ func OpenView(dir, diet string) (*View, error) {
 	if _, ok := Diets[diet]; !ok {
 		return nil, fmt.Errorf("unknown diet profile %q", diet)
 	}
-	v := &View{Root: root, Diet: diet, now: time.Now}
+	v := &View{Root: root, Diet: diet, now: time.Now, repo: newRepoCache(root)}
 	v.reset()
 	return v, nil
 }
@@ -104,7 +105,7 @@ func (v *View) Panel(ctx context.Context) (Panel, error) {
 	e := &Engine{
 		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
 		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		last: last, now: v.now, getenv: os.Getenv,
+		last: last, now: v.now, getenv: os.Getenv, repo: v.repo,
 	}
 	if active == AgentOrchestrator {
 		e.chat.session = target
