@@ -155,11 +155,14 @@ type HandoffMeta struct {
 // resume (Resumed), a session status, a chat message cancelled or not
 // confirmed, a loop offered again.
 type StatusMeta struct {
-	Agent          string `json:"agent,omitempty"`
-	Switched       bool   `json:"switched,omitempty"` // the room's active agent became Agent
-	Session        string `json:"session,omitempty"`
-	Workspace      string `json:"workspace,omitempty"`
-	Lead           *bool  `json:"lead,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Switched  bool   `json:"switched,omitempty"` // the room's active agent became Agent
+	Session   string `json:"session,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Lead      *bool  `json:"lead,omitempty"`
+	// FollowsLead: the switch went to whichever session is the lead (no
+	// /target), so a resume follows the lead again instead of this session.
+	FollowsLead    bool   `json:"followsLead,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
 	Lane           string `json:"lane,omitempty"`
 	Cancelled      bool   `json:"cancelled,omitempty"`

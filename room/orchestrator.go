@@ -124,7 +124,7 @@ func (e *Engine) UseOrchestrator(target string) error {
 	}
 	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
 	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
-		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead)})
+		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: e.chat.target == ""})
 	return nil
 }
 

@@ -21,12 +21,15 @@ const DefaultRecap = 6
 type ResumeState struct {
 	Active     string // "" when the log never named one
 	ActiveAt   time.Time
-	ActiveFrom string        // "/agent", "status", "ask"
-	Target     string        // the orchestrator session id, "" if none
-	Plan       *PlanRecord   // the last plan.md written, per the log
-	Loop       *LoopRecord   // an unfinished /continue loop, or nil
-	Chats      []PendingChat // chat messages sent without a recorded reply
-	LastRun    *LastRun      // the last agent run that ran
+	ActiveFrom string // "/agent", "status", "ask"
+	Target     string // the orchestrator session id, "" if none (or FollowsLead)
+	// FollowsLead: the room last talked to the orchestrator as "the lead"
+	// (no /target): a resume follows whichever session is the lead now.
+	FollowsLead bool
+	Plan        *PlanRecord   // the last plan.md written, per the log
+	Loop        *LoopRecord   // an unfinished /continue loop, or nil
+	Chats       []PendingChat // chat messages sent without a recorded reply
+	LastRun     *LastRun      // the last agent run that ran
 	// Conversations are the agents' conversations the log says a run
 	// used and no /new forgot, by agent.
 	Conversations map[string]AgentConversation
@@ -227,7 +230,9 @@ func (r *resumeReader) take(e events.Event) error {
 			// successful switch logs: the command may have been refused.
 			setActive(strings.ToLower(f[1]), "/agent")
 		case cmd == "target" && len(f) == 2 && conversation.ValidSessionID(f[1]) == nil:
-			rs.Target = f[1]
+			rs.Target, rs.FollowsLead = f[1], false
+		case cmd == "target" && len(f) == 2 && f[1] == "lead":
+			rs.Target, rs.FollowsLead = "", true
 		case cmd == "continue" && m.Confirmed == nil:
 			n, err := ParseMaxSteps(strings.Join(f[1:], " "))
 			if err == nil {
@@ -278,8 +283,11 @@ func (r *resumeReader) take(e events.Event) error {
 		if switchedAgent(&e, m) {
 			setActive(m.Agent, "status")
 			// A switch to the orchestrator names the session it talks to.
-			if m.Agent == AgentOrchestrator && conversation.ValidSessionID(m.Session) == nil {
-				rs.Target = m.Session
+			switch {
+			case m.Agent == AgentOrchestrator && m.FollowsLead:
+				rs.Target, rs.FollowsLead = "", true
+			case m.Agent == AgentOrchestrator && conversation.ValidSessionID(m.Session) == nil:
+				rs.Target, rs.FollowsLead = m.Session, false
 			}
 		}
 	case events.KindMessage:
@@ -367,7 +375,9 @@ func (r *resumeReader) take(e events.Event) error {
 			c.Offset = max(m.LegacyOffset, 0)
 		}
 		r.chats[key] = c
-		rs.Target = m.Session
+		if !rs.FollowsLead {
+			rs.Target = m.Session
+		}
 	case events.KindChatDelivered:
 		m := meta[events.ChatDeliveredMeta](&e, &bad)
 		if key, ok := r.chatKey(m.Session, m.MessageID, &bad); ok {

@@ -108,6 +108,13 @@ func (v *View) Panel(ctx context.Context) (Panel, error) {
 		last: last, now: v.now, getenv: os.Getenv, repo: v.repo,
 	}
 	if active == AgentOrchestrator {
+		if target == "" { // following the lead: whichever session it is now
+			if ws, err := conversation.ResolveWorkspace(v.Root); err == nil {
+				if t, err := conversation.Lead(ws); err == nil {
+					target = t.SessionID
+				}
+			}
+		}
 		e.chat.session = target
 	} else {
 		e.cont.target = target
