@@ -186,7 +186,7 @@ func TestE2ECodexChat(t *testing.T) {
 	// 5. A message for the busy exec session: the Stop hook delivers it.
 	out, code = rb(60*time.Second, "send", "--session", execID, "--follow", busyQ)
 	t.Logf("send --follow:\n%s", out)
-	for _, want := range []string{"queued ", "delivered via hook at ", "· thinking", busyA, "✓ end of turn"} {
+	for _, want := range []string{"queued ", "delivered via hook at ", "… thinking", busyA, "✓ end of turn"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("send --follow (exit %d) lacks %q:\n%s", code, want, out)
 		}
@@ -217,7 +217,7 @@ func TestE2ECodexChat(t *testing.T) {
 		t.Fatalf("delivered/%s.json: %+v %v", id, st, err)
 	}
 	out, _ = rb(20*time.Second, "tail", "--session", execID, "--from-start", "--no-follow")
-	for _, want := range []string{"> RUN_SLEEP: run the slow command", "⏺ command_execution: sleep 8; echo slept", "→ chat message delivered via hook", busyA, "✓ end of turn"} {
+	for _, want := range []string{"RUN_SLEEP: run the slow command", "⚙ command_execution: sleep 8; echo slept", "→ chat message delivered via hook", busyA, "✓ end of turn"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("tail --session %s lacks %q:\n%s", execID, want, out)
 		}
