@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -419,4 +420,96 @@ func hangingStdin(t *testing.T) io.Reader {
 	}
 	t.Cleanup(func() { w.Close(); r.Close() })
 	return r
+}
+
+func runWithStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+// TestNoWritesThroughSymlinks: a repository can commit links in
+// .ai-session/ (or .ai-session itself) pointing at the user's files.
+// relay-baton never writes through them: every file it writes is opened
+// O_NOFOLLOW and created 0600, and a .ai-session leading out of the
+// repository is refused with what to do.
+func TestNoWritesThroughSymlinks(t *testing.T) {
+	victimDir := t.TempDir()
+	victim := filepath.Join(victimDir, "bashrc")
+	const original = "# the user's file\n"
+	reset := func() { os.WriteFile(victim, []byte(original), 0o644) }
+	untouched := func(t *testing.T) {
+		t.Helper()
+		if b, _ := os.ReadFile(victim); string(b) != original {
+			t.Fatalf("the link's target was written: %q", b)
+		}
+		if ents, _ := os.ReadDir(victimDir); len(ents) != 1 {
+			t.Fatalf("files created beside the target: %v", ents)
+		}
+	}
+	t.Run("conversation.jsonl, note", func(t *testing.T) {
+		reset()
+		repo := roomRepo(t)
+		d, _ := conversation.EnsureSessionDir(repo)
+		os.Symlink(victim, filepath.Join(d, conversation.LogName))
+		code, _, errs := runWithStdin(t, "", "note", "--path", repo, "pwned")
+		if code == 0 || !strings.Contains(errs, "is a symbolic link, not a regular file") || !strings.Contains(errs, "move it aside") {
+			t.Errorf("note through a linked conversation.jsonl: exit %d, %q", code, errs)
+		}
+		untouched(t)
+	})
+	t.Run(".ai-session out of the repository, note", func(t *testing.T) {
+		reset()
+		repo := roomRepo(t)
+		os.Symlink(victimDir, filepath.Join(repo, ".ai-session"))
+		code, _, errs := runWithStdin(t, "", "note", "--path", repo, "pwned")
+		if code == 0 || !strings.Contains(errs, "is a symlink out of the repository") || !strings.Contains(errs, "remove the link") {
+			t.Errorf("note with .ai-session linked out: exit %d, %q", code, errs)
+		}
+		untouched(t)
+	})
+	t.Run(".ai-session linked inside the repository is fine", func(t *testing.T) {
+		repo := roomRepo(t)
+		os.Mkdir(filepath.Join(repo, "state"), 0o700)
+		os.Symlink("state", filepath.Join(repo, ".ai-session"))
+		if code, _, errs := runWithStdin(t, "", "note", "--path", repo, "fine"); code != 0 {
+			t.Fatalf("exit %d %q", code, errs)
+		}
+		if fi, err := os.Stat(filepath.Join(repo, "state", conversation.LogName)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("log in the linked folder: %v %v", fi, err)
+		}
+	})
+	t.Run("room_history, chat", func(t *testing.T) {
+		reset()
+		repo := roomRepo(t)
+		d, _ := conversation.EnsureSessionDir(repo)
+		os.Symlink(victim, filepath.Join(d, "room_history"))
+		code, out, errs := runWithStdin(t, "/note typed in the room\n/exit\n", "chat", "--path", repo)
+		if code != 0 || !strings.Contains(out, "history not saved") || !strings.Contains(out, "symbolic link") {
+			t.Errorf("chat with a linked room_history: exit %d\n%s\n%s", code, out, errs)
+		}
+		untouched(t)
+		// Without the link the history is written, 0600, and read back.
+		os.Remove(filepath.Join(d, "room_history"))
+		runWithStdin(t, "/note first\n/exit\n", "chat", "--path", repo)
+		fi, err := os.Lstat(filepath.Join(d, "room_history"))
+		if err != nil || fi.Mode().Perm() != 0o600 || !fi.Mode().IsRegular() {
+			t.Fatalf("room_history: %v %v, want a regular file 0600", fi, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(d, "room_history"))
+		if string(b) != "/note first\n/exit\n" {
+			t.Errorf("room_history = %q", b)
+		}
+	})
+	t.Run("prompts folder linked out", func(t *testing.T) {
+		reset()
+		repo := roomRepo(t)
+		d, _ := conversation.EnsureSessionDir(repo)
+		os.Symlink(victimDir, filepath.Join(d, "prompts"))
+		if _, err := conversation.EnsureSubdir(d, "prompts"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("EnsureSubdir through a link: %v", err)
+		}
+		untouched(t)
+	})
 }

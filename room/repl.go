@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -118,8 +119,9 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		rc = io.NopCloser(in)
 	}
 	cfg := &readline.Config{
-		Prompt:            PromptFor(e.Active, o.Color),
-		HistoryFile:       filepath.Join(e.SessionDir, "room_history"),
+		Prompt: PromptFor(e.Active, o.Color),
+		// No HistoryFile: the line editor would follow a symlink at that
+		// path and create it 0644; the room reads and appends it itself.
 		HistoryLimit:      1000,
 		HistorySearchFold: true,
 		// Only room input goes into history, not answers to "run this?".
@@ -168,6 +170,15 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
+	history := conversation.History{Path: filepath.Join(e.SessionDir, "room_history"), Limit: 1000}
+	if lines, err := history.Load(); err != nil {
+		e.Say("history not loaded: %v", err)
+	} else {
+		for _, l := range lines {
+			rl.SaveHistory(l)
+		}
+	}
+	historyErr := false
 	e.SetTerminal(&rlTerminal{rl: rl, e: e, opts: o})
 	stop := make(chan struct{})
 	defer close(stop)
@@ -250,6 +261,10 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 		redraw = true
 		rl.SaveHistory(line)
+		if err := history.Append(line); err != nil && !historyErr {
+			historyErr = true // said once
+			e.Say("history not saved: %v", err)
+		}
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)
 		}
