@@ -436,6 +436,8 @@ type hookPayload struct {
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
 	HookEventName  string `json:"hook_event_name"`
+
+	env conversation.HookEnv // the session's mode and process
 }
 
 // busyFresh: a busy mark younger than this is this process's own.
@@ -450,7 +452,10 @@ const maxPayload = 8 << 20
 // event: recorded in errors.log): the hook then stays silent.
 func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Session, bool) {
 	var p hookPayload
-	if in == nil {
+	// One-shot print-mode sessions and relay-baton's own agent runs are
+	// not served: return at once (a waiter would stall them).
+	env := conversation.CurrentHook()
+	if in == nil || conversation.SkipHook(env, in) {
 		return p, nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
@@ -462,6 +467,7 @@ func readHookSession(in io.Reader, sub string) (hookPayload, *conversation.Sessi
 	if !ok {
 		return p, nil, false
 	}
+	p.env = env
 	if projectDir == "" {
 		ws = conversation.HookWorkspace(ws, p.SessionID)
 	}
@@ -583,7 +589,7 @@ func hookPromptSubmit(inv *invocation) error {
 	if hookHelp(inv, "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary.") {
 		return nil
 	}
-	_, s, ok := readHookSession(inv.IO.In, "prompt-submit")
+	p, s, ok := readHookSession(inv.IO.In, "prompt-submit")
 	if !ok {
 		return nil
 	}
@@ -592,6 +598,9 @@ func hookPromptSubmit(inv *invocation) error {
 	err := s.Ensure()
 	if err == nil {
 		err = s.MarkBusy()
+	}
+	if err == nil {
+		err = s.RecordProcess(p.env.Process)
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
@@ -606,6 +615,10 @@ func hookSessionStart(inv *invocation) error {
 	p, s, ok := readHookSession(inv.IO.In, "session-start")
 	if !ok {
 		return nil
+	}
+	_ = s.Ensure()
+	if err := s.RecordProcess(p.env.Process); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
 	tp := p.TranscriptPath
 	if tp != "" && !filepath.IsAbs(tp) {
@@ -638,7 +651,7 @@ func hookWait(inv *invocation) error {
 		}
 		return err
 	}
-	_, s, ok := readHookSession(inv.IO.In, "wait")
+	p, s, ok := readHookSession(inv.IO.In, "wait")
 	if !ok {
 		return nil
 	}
@@ -646,6 +659,7 @@ func hookWait(inv *invocation) error {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
 		return nil
 	}
+	_ = s.RecordProcess(p.env.Process)
 	lock, ok, err := s.LockWaiter()
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -655,7 +669,10 @@ func hookWait(inv *invocation) error {
 		return nil // another waiter is armed
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithTimeout(inv.Ctx, *timeout)
+	// A waiter outliving its session would hold the lock for nothing.
+	alive, stop := conversation.WhileAlive(inv.Ctx, p.env.Process, conversation.SystemProcs, 0)
+	defer stop()
+	ctx, cancel := context.WithTimeout(alive, *timeout)
 	defer cancel()
 	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
 	if err != nil {
@@ -693,6 +710,10 @@ func hookInstall(inv *invocation) error {
 	}
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
+	}
+	if dir, tmp := goTemporaryBinary(bin); tmp && !*uninstall {
+		return &usageError{msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+			hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	if *waitTimeout < 10*time.Second {
 		return usagef("--wait-timeout must be at least 10s")

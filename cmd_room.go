@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
@@ -93,6 +94,9 @@ func roomErr(err error) error {
 		return errSilent
 	case errors.Is(err, room.ErrNoPlan), errors.Is(err, room.ErrNeedYes):
 		return &usageError{msg: err.Error()}
+	case errors.Is(err, agents.ErrNotLoggedIn):
+		// The run's summary line said how to log in: nothing to add.
+		return &exitError{code: 4}
 	case errors.As(err, &ae):
 		return &exitError{code: 4, err: err}
 	}

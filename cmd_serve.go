@@ -6,17 +6,33 @@ import (
 	"os/exec"
 	"strconv"
 
+	"context"
+
+	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/server"
 )
+
+// roomView adapts room.View to the page's Room: the context panel's facts
+// come from the same code as the terminal's panel.
+type roomView struct{ *room.View }
+
+func (v roomView) Context(ctx context.Context) (any, error) { return v.Panel(ctx) }
 
 var serveCommand = &command{
 	Name:  "serve",
 	Usage: "[--port N] [--open] [--workspace DIR]",
-	Short: "Serve the localhost chat panel for this workspace's Claude Code sessions",
-	Long: `Serves a chat panel at http://127.0.0.1:PORT/ (default 4181): pick a session, type a
-message, and its reply streams back on the page. Messages go through the same
-session-chat inbox as 'relay-baton send' and the room, so all of them can run at
-once without losing or duplicating a message.
+	Short: "Serve the room's second screen: timeline, context and chat, on localhost",
+	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
+Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
+kind, with plan.md, handoff.md, review.md and saved prompts opened read-only), the
+room's context panel (active agent, plan age and gate, budget, changed files, last
+run, the orchestrator's queue), and a chat with a running Claude Code session: pick
+a session, type a message, and its reply streams back on the page. Messages go
+through the same session-chat inbox as 'relay-baton send' and the room, so all of
+them can run at once without losing or duplicating a message.
+
+The page is read-only for agent runs: nothing on it starts an agent or answers a
+confirmation; approvals stay in the terminal.
 
 The server listens on 127.0.0.1 only (there is no host option), refuses
 cross-origin and non-JSON posts, ships no secret in the page, and is not a
@@ -60,9 +76,14 @@ func runServe(inv *invocation) error {
 		}
 	}
 	b := server.NewWorkspace(inv.Ctx, ws)
-	h := server.New(b, actual)
-	h.SetLog(inv.IO.Err)
-	err = server.Serve(inv.Ctx, ln, h)
+	srv := server.New(b, actual)
+	srv.SetLog(inv.IO.Err)
+	if v, err := room.OpenView(ws, ""); err == nil {
+		srv.SetRoom(roomView{v})
+	} else {
+		fmt.Fprintf(inv.IO.Err, "relay-baton serve: no Agent Room timeline (%v); the chat panel works without it\n", err)
+	}
+	err = server.Serve(inv.Ctx, ln, srv)
 	b.Wait()
 	return err
 }

@@ -50,6 +50,14 @@ type Request struct {
 	OnStart func(pid int)
 }
 
+// AgentRunEnv is set to "1" in the environment of every agent run
+// relay-baton starts (Prepare adds it after Request.Env, so nothing turns it
+// off). Claude Code's hooks inherit the environment of the process that
+// started claude, so relay-baton's own hooks see it and return at once: a
+// print-mode run cannot be woken or chatted with, an asyncRewake waiter
+// would stall it, and it must never be registered as a chat target.
+const AgentRunEnv = "RELAY_BATON_AGENT_RUN"
+
 // DefaultTimeout bounds a run when Request.Timeout is zero.
 const DefaultTimeout = 30 * time.Minute
 

@@ -12,17 +12,21 @@ import (
 )
 
 // seedLines returns real transcript lines to seed fuzzers with: the
-// recorded 2.1.328 fixture, and short lines of the shared corpus.
+// recorded 2.1.328 fixture, and short lines of the corpus in testdata/corpus.
 func seedLines(tb testing.TB, max int) [][]byte {
+	tb.Helper()
 	files := []string{"testdata/claude-2.1.328-chat.jsonl"}
-	m, _ := filepath.Glob("../../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	m, _ := filepath.Glob(filepath.Join(corpusDir, "marot-spotter/test/fixtures/transcripts/*.jsonl"))
+	if len(m) == 0 {
+		tb.Fatalf("no transcripts under %s (testdata/corpus is part of the repository)", corpusDir)
+	}
 	files = append(files, m...)
 	var out [][]byte
 	seen := map[string]bool{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			continue
+			tb.Fatal(err)
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			if len(l) == 0 || len(l) > 4096 {

@@ -28,6 +28,9 @@ type Outcome struct {
 	Done      bool   // a result / turn.completed / turn.failed line was seen
 	IsError   bool   // the CLI reported the run as failed
 	ErrorText string // the CLI's own error message, first line
+	// NotLoggedIn: the CLI refused the run for want of a valid login; its
+	// error lines were not passed on as activity (Run says how to log in).
+	NotLoggedIn bool
 }
 
 // NewParser returns the parser for agent (Claude or Codex); nil for an
@@ -79,6 +82,9 @@ type claudeLine struct {
 	StopReason   string          `json:"stop_reason"`
 	Errors       []string        `json:"errors"`
 	APIError     json.RawMessage `json:"api_error_status"`
+	// assistant: "authentication_failed" on the synthetic message claude
+	// writes when it has no valid login
+	Error string `json:"error"`
 }
 
 // Line implements Parser.
@@ -97,6 +103,10 @@ func (p *ClaudeParser) Line(line []byte) []events.Activity {
 	switch l.Type {
 	case "assistant", "user":
 		if len(l.Message) == 0 {
+			return nil
+		}
+		if l.Type == "assistant" && l.Error == "authentication_failed" {
+			p.out.NotLoggedIn = true
 			return nil
 		}
 		acts, err := MessageActivities(Claude, l.Message)
@@ -142,7 +152,11 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 			msg = "HTTP " + status + ": " + msg
 		}
 		p.out.ErrorText = firstLine(msg)
-		acts = append(acts, events.Activity{Source: Claude, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: p.out.Session})
+		if p.out.NotLoggedIn || notLoggedInText(Claude, msg) {
+			p.out.NotLoggedIn = true
+		} else {
+			acts = append(acts, events.Activity{Source: Claude, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: p.out.Session})
+		}
 	}
 	stop := l.StopReason
 	if stop == "" {
@@ -249,10 +263,12 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 			msg = l.Error.Message
 		}
 		p.out.ErrorText = firstLine(msg)
-		return []events.Activity{
-			{Source: Codex, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: s},
-			{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s},
+		done := events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s}
+		if p.out.NotLoggedIn || notLoggedInText(Codex, msg) {
+			p.out.NotLoggedIn = true
+			return []events.Activity{done}
 		}
+		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: s}, done}
 	case "error":
 		msg := l.Message
 		if msg == "" && l.Error != nil {
@@ -260,6 +276,10 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		}
 		if p.out.ErrorText == "" {
 			p.out.ErrorText = firstLine(msg)
+		}
+		if notLoggedInText(Codex, msg) {
+			p.out.NotLoggedIn = true
+			return nil
 		}
 		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: oneLine(msg, 500), IsError: true, Session: s}}
 	}
@@ -316,6 +336,10 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 		return []events.Activity{{Source: Codex, Kind: events.ActThinking, Text: it.Text, ID: it.ID, Session: s}}
 	case "error":
 		msg := it.Message
+		if notLoggedInText(Codex, msg) {
+			p.out.NotLoggedIn = true
+			return nil
+		}
 		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: oneLine(msg, 500), IsError: true, ID: it.ID, Session: s}}
 	}
 	tool, ok := p.toolActivity(it)

@@ -12,15 +12,13 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// corpus is the shared transcript corpus, beside the repository.
+// corpus returns the path of a file of the transcript corpus copied into the
+// repository (testdata/corpus); a missing one fails the test.
 func corpus(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "corpus", filepath.FromSlash(rel))
+	p := filepath.Join("..", "testdata", "corpus", filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus file missing: %v", err)
-		}
-		t.Skipf("corpus file missing: %v", err)
+		t.Fatalf("corpus file missing (testdata/corpus is part of the repository): %v", err)
 	}
 	return p
 }

@@ -68,7 +68,7 @@ func Prepare(req Request) (Invocation, error) {
 	if err != nil {
 		return inv, err
 	}
-	env := mergeEnv(os.Environ(), req.Env)
+	env := mergeEnv(os.Environ(), append(req.Env[:len(req.Env):len(req.Env)], AgentRunEnv+"=1"))
 	path, name, err := resolveBinary(req.Agent, env)
 	if err != nil {
 		return inv, err
@@ -409,6 +409,10 @@ func Run(ctx context.Context, req Request) (res Result) {
 			head = fmt.Sprintf("%s ended (%s)", label, waitErr)
 		}
 		res.Err = fmt.Errorf("agent %s: %s", req.Agent, why)
+		if out.NotLoggedIn || notLoggedInText(req.Agent, why) {
+			res.Err = &LoginError{Agent: req.Agent}
+			why = res.Err.Error()
+		}
 		res.Summary = fmt.Sprintf("%s after %s: %s", head, dur, why)
 	default:
 		res.Summary = fmt.Sprintf("%s ok in %s%s", label, dur, usageNote(out))

@@ -62,15 +62,23 @@ func checkFast(t *testing.T, line []byte) (handled bool) {
 }
 
 // corpusTranscripts lists the recorded fixture and every JSONL file of the
-// shared corpus (Claude Code transcripts and others: any line is a test).
-func corpusTranscripts() []string {
+// corpus in testdata/corpus (Claude Code transcripts and others: any line is
+// a test). A corpus that cannot be walked or is nearly empty fails the test.
+func corpusTranscripts(tb testing.TB) []string {
+	tb.Helper()
 	files := []string{"testdata/claude-2.1.328-chat.jsonl"}
-	_ = filepath.WalkDir("../../shared/corpus", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+	err := filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
 			files = append(files, p)
 		}
 		return nil
 	})
+	if err != nil || len(files) < 40 {
+		tb.Fatalf("corpus %s: %d JSONL files, %v (testdata/corpus is part of the repository)", corpusDir, len(files)-1, err)
+	}
 	return files
 }
 
@@ -80,7 +88,7 @@ func corpusTranscripts() []string {
 // gives up).
 func TestFastTranscriptMatchesJSON(t *testing.T) {
 	var lines, handled, chat, chatHandled int
-	for _, f := range corpusTranscripts() {
+	for _, f := range corpusTranscripts(t) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -10,16 +10,16 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-const corpus = "../../shared/corpus"
+// corpusDir is the transcript corpus copied into the repository
+// (testdata/corpus/README.md names each file's source and licence).
+const corpusDir = "../testdata/corpus"
 
+// corpusFile returns the path of a corpus file; a missing one fails the test.
 func corpusFile(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join(corpus, rel)
+	p := filepath.Join(corpusDir, filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus file missing: %v", err)
-		}
-		t.Skipf("corpus not available: %v", err)
+		t.Fatalf("corpus file missing (testdata/corpus is part of the repository): %v", err)
 	}
 	return p
 }
@@ -189,10 +189,10 @@ func TestParseTranscriptHugeLine(t *testing.T) {
 }
 
 func BenchmarkParseTranscriptCorpus(b *testing.B) {
-	p := filepath.Join(corpus, "marot-spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	p := filepath.Join(corpusDir, "marot-spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	data, err := os.ReadFile(p)
 	if err != nil {
-		b.Skip(err)
+		b.Fatalf("corpus file missing (testdata/corpus is part of the repository): %v", err)
 	}
 	lines := strings.Split(string(data), "\n")
 	b.SetBytes(int64(len(data)))

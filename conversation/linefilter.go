@@ -7,75 +7,310 @@ import (
 )
 
 // skipLine reports whether a transcript line can be passed over without
-// parsing: its top-level "type" is one agents.ParseTranscriptLine yields
-// nothing for (progress, file-history-snapshot, queue-operation, ...), or it
-// is a sidechain (subagent) line whose "isSidechain": true comes before its
-// type. It reads only the scalar top-level values up to "type" (Claude Code
-// writes the type before any nested value), so the bulk of a transcript
-// (progress lines carry about 40% of its bytes) costs a few hundred bytes
-// of scanning each. Whenever the line is not a shape it understands (a
-// nested value before the type, say) it answers false, and the parser
-// decides (and reports a line that is not JSON).
+// parsing, because agents.ParseTranscriptLine surely yields nothing for it:
+//   - its top-level "type" is one the parser shows nothing for (progress,
+//     file-history-snapshot, queue-operation, api-request-shape, ...);
+//   - it is an "attachment" whose attachment.type is not queued_command
+//     (skill_listing, prompt_snapshot, ...: the bulk of a 2.1.328
+//     transcript's bytes), or a queued_command not in task-notification
+//     mode;
+//   - it is a sidechain (subagent) line ("isSidechain": true).
+//
+// It reads the top-level keys (and the attachment's) and passes over every
+// other value without looking inside it: a nested object or array is
+// skipped by a scan for quotes and brackets alone (strings are skipped
+// sixteen bytes at a time), which finds a value's end exactly in valid
+// JSON. It reads the line to its end, so that a repeated or case-folded
+// key (encoding/json takes the last one, and matches keys ignoring case)
+// cannot hide a type. Whenever anything is not plainly what it expects (an
+// escaped or non-ASCII key at those levels, a key repeated, a key that
+// matches only ignoring case, a type that is not a plain string, a line
+// that does not end where its object does) it answers false and the parser
+// decides. A skipped line is not validated beyond that scan: JSON broken
+// inside a nested value of a skipped line is passed over like the rest
+// (it would yield no activity either, only a notice).
 func skipLine(line []byte) bool {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
 	}
-	i++
-	sidechain := false
+	var (
+		typ                  []byte
+		haveType, sidechain  bool
+		seenSide, seenAttach bool
+		attachSkip           bool // the attachment is one the parser shows nothing for
+	)
+	i = skipSpace(line, i+1)
 	for {
-		i = skipSpace(line, i)
-		if i >= len(line) || line[i] != '"' {
-			return false
-		}
-		end := stringEnd(line, i)
-		if end < 0 {
-			return false
-		}
-		key := line[i+1 : end-1]
-		i = skipSpace(line, end)
-		if i >= len(line) || line[i] != ':' {
-			return false
-		}
-		i = skipSpace(line, i+1)
-		if i >= len(line) {
+		key, v, ok := member(line, i)
+		if !ok {
 			return false
 		}
 		switch {
 		case string(key) == "type":
-			if line[i] != '"' {
+			if haveType || line[v] != '"' {
 				return false
 			}
-			end := stringEnd(line, i)
+			end := stringEnd(line, v)
 			if end < 0 {
 				return false
 			}
-			switch string(line[i+1 : end-1]) {
-			case "assistant", "user", "system", "attachment":
-				return sidechain
+			typ, haveType = line[v+1:end-1], true
+			i = end
+			if !sidechain && keptType(typ, seenAttach, attachSkip) {
+				return false // the parser reads it: no need to look further
 			}
-			return !bytes.ContainsRune(line[i+1:end-1], '\\')
 		case string(key) == "isSidechain":
-			sidechain = bytes.HasPrefix(line[i:], []byte("true"))
-		}
-		switch line[i] {
-		case '"':
-			i = stringEnd(line, i)
+			if seenSide {
+				return false
+			}
+			seenSide = true
+			switch {
+			case bytes.HasPrefix(line[v:], []byte("true")):
+				sidechain, i = true, v+4
+			case bytes.HasPrefix(line[v:], []byte("false")):
+				i = v + 5
+			default:
+				return false
+			}
+		case string(key) == "attachment":
+			if seenAttach || line[v] != '{' {
+				return false
+			}
+			seenAttach = true
+			i, attachSkip = skipAttachment(line, v)
 			if i < 0 {
 				return false
 			}
-		case '{', '[':
-			return false // a nested value before the type: let the parser see it
-		default: // number, true, false, null
-			for i < len(line) && line[i] != ',' && line[i] != '}' && line[i] != ' ' {
-				i++
+		case foldsTo(key, "type", "isSidechain", "attachment"):
+			return false // encoding/json would take it for the field: let it
+		default:
+			if i = skipValue(line, v); i < 0 {
+				return false
 			}
 		}
 		i = skipSpace(line, i)
-		if i >= len(line) || line[i] != ',' {
-			return false // the end of the object, or not JSON: let the parser see it
+		if i >= len(line) {
+			return false
+		}
+		if line[i] == '}' {
+			break
+		}
+		if line[i] != ',' {
+			return false
+		}
+		i = skipSpace(line, i+1)
+	}
+	if skipSpace(line, i+1) != len(line) || !haveType {
+		return false
+	}
+	if sidechain {
+		return true
+	}
+	if string(typ) == "attachment" {
+		return attachSkip
+	}
+	return !keptType(typ, seenAttach, attachSkip)
+}
+
+// keptType: a line of type typ is one the parser may show something for
+// (an attachment only once its attachment was seen to be skippable).
+func keptType(typ []byte, seenAttach, attachSkip bool) bool {
+	switch string(typ) {
+	case "assistant", "user", "system":
+		return true
+	case "attachment":
+		return seenAttach && !attachSkip
+	}
+	return bytes.IndexByte(typ, '\\') >= 0
+}
+
+// member reads the key of the object member at b[i] (a plain key: no
+// escapes, ASCII only, else ok=false) and returns it with the index of its
+// value.
+func member(b []byte, i int) (key []byte, v int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	end := stringEnd(b, i)
+	if end < 0 {
+		return nil, 0, false
+	}
+	key = b[i+1 : end-1]
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
+			return nil, 0, false
+		}
+	}
+	i = skipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return nil, 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i >= len(b) {
+		return nil, 0, false
+	}
+	return key, i, true
+}
+
+// skipAttachment reads the attachment object at b[i] ('{'): its end (-1
+// when unsure) and whether the parser shows nothing for it (its type a
+// plain string other than queued_command, or a queued_command whose
+// commandMode is a plain string other than task-notification).
+func skipAttachment(b []byte, i int) (int, bool) {
+	var typ, mode []byte
+	haveType, haveMode := false, false
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return -1, false // {}: rare, the parser decides
+	}
+	for {
+		key, v, ok := member(b, i)
+		if !ok {
+			return -1, false
+		}
+		switch {
+		case string(key) == "type" || string(key) == "commandMode":
+			dst, have := &typ, &haveType
+			if key[0] == 'c' {
+				dst, have = &mode, &haveMode
+			}
+			if *have || b[v] != '"' {
+				return -1, false
+			}
+			end := stringEnd(b, v)
+			if end < 0 || bytes.IndexByte(b[v+1:end-1], '\\') >= 0 {
+				return -1, false
+			}
+			*dst, *have = b[v+1:end-1], true
+			i = end
+		case foldsTo(key, "type", "commandMode", "prompt"):
+			return -1, false
+		default:
+			if i = skipValue(b, v); i < 0 {
+				return -1, false
+			}
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return -1, false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return -1, false
+		}
+		i = skipSpace(b, i+1)
+	}
+	switch {
+	case !haveType:
+		return i + 1, false
+	case string(typ) != "queued_command":
+		return i + 1, true
+	default:
+		return i + 1, haveMode && string(mode) != "task-notification"
+	}
+}
+
+// foldsTo reports whether key equals one of names ignoring ASCII case (as
+// encoding/json matches field names; keys here are ASCII).
+func foldsTo(key []byte, names ...string) bool {
+	for _, n := range names {
+		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipValue returns the index after the value at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		return skipNested(b, i)
+	}
+	// A number, true, false or null.
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\r' && b[i] != '\n' {
+		if b[i] == '"' || b[i] == '{' || b[i] == '[' {
+			return -1
 		}
 		i++
+	}
+	return i
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// zeroBytes has the high bit set at the lowest byte of x that is zero (and
+// possibly at higher ones: only the lowest set bit is exact).
+func zeroBytes(x uint64) uint64 { return (x - ones) &^ x & highs }
+
+// skipNested returns the index after the object or array at b[i], found by
+// counting brackets outside strings (exact for valid JSON), or -1 when the
+// line ends first. Eight bytes are examined at a time: outside a string
+// for a quote or a bracket ('[' | 0x20 is '{' and ']' | 0x20 is '}', so
+// two compares find all four), inside one for a quote or a backslash; a
+// string still open after 32 bytes is finished by stringEnd (memchr).
+func skipNested(b []byte, i int) int {
+	depth := 0
+	for {
+		// Outside strings.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			y := x | ones*0x20
+			if m := zeroBytes(x^(ones*'"')) | zeroBytes(y^(ones*'{')) | zeroBytes(y^(ones*'}')); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i]|0x20 != '{' && b[i]|0x20 != '}' {
+			i++
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
+		case c == '"':
+			// Inside a string.
+			i++
+			for k := 0; ; k++ {
+				if k == 4 || i+8 > len(b) {
+					if i = stringEnd(b, i-1); i < 0 {
+						return -1
+					}
+					break
+				}
+				x := binary.LittleEndian.Uint64(b[i:])
+				m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
+				if m == 0 {
+					i += 8
+					continue
+				}
+				i += bits.TrailingZeros64(m) >> 3
+				if b[i] == '"' {
+					i++
+					break
+				}
+				i += 2 // a backslash and the byte it escapes
+				k = -1
+			}
+		case c|0x20 == '{':
+			depth++
+			i++
+		default:
+			depth--
+			i++
+			if depth == 0 {
+				return i
+			}
+		}
 	}
 }
 
@@ -87,30 +322,46 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just after the string starting at b[i] ('"'),
-// or -1 when it does not end. Eight bytes are examined at a time for a
-// quote or a backslash.
+// or -1 when it does not end. The first sixteen bytes are examined eight at
+// a time for a quote or a backslash (most strings are short keys and
+// values); past them the next quote and the backslashes before it are
+// found with bytes.IndexByte (vector instructions), keeping the quote's
+// place while escapes are stepped over, so each byte is looked at about
+// twice, at memchr speed.
 func stringEnd(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i++
-	for i < len(b) {
-		if i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i : i+8])
-			q, bs := x^(ones*'"'), x^(ones*'\\')
-			m := ((q-ones)&^q | (bs-ones)&^bs) & highs
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
+	for k := 0; k < 2 && i+8 <= len(b); k++ {
+		x := binary.LittleEndian.Uint64(b[i:])
+		m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
+		if m == 0 {
+			i += 8
+			continue
 		}
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
+		i += bits.TrailingZeros64(m) >> 3
+		if b[i] == '"' {
 			return i + 1
-		default:
-			i++
+		}
+		i += 2 // a backslash and the byte it escapes
+		k = -1 // (still short: keep to the word loop)
+		if i > len(b) {
+			return -1
 		}
 	}
-	return -1
+	q := -1 // the next quote at or after i (unless escaped)
+	for {
+		if q < i {
+			if i >= len(b) {
+				return -1
+			}
+			if q = bytes.IndexByte(b[i:], '"'); q < 0 {
+				return -1
+			}
+			q += i
+		}
+		bs := bytes.IndexByte(b[i:q], '\\')
+		if bs < 0 {
+			return q + 1
+		}
+		i += bs + 2 // past the escape (which may be the quote at q)
+	}
 }

@@ -13,17 +13,29 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// scanLines returns real transcript lines: the recorded 2.1.328 fixture and
-// the shared corpus when it is present beside the clone.
+// scanLines returns real transcript lines: the recorded 2.1.328 fixtures
+// (a chat, and today's sessions: stream-json and the TUI) and the shared
+// corpus copied into testdata/corpus (a missing file fails).
 func scanLines(tb testing.TB) [][]byte {
-	files := []string{"../agents/testdata/claude-2.1.328-chat.jsonl"}
-	m, _ := filepath.Glob("../../shared/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
-	files = append(files, m...)
+	tb.Helper()
+	m, _ := filepath.Glob("../testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl")
+	if len(m) == 0 {
+		tb.Fatal("no transcripts under ../testdata/corpus (testdata/corpus is part of the repository)")
+	}
+	return readLines(tb, append([]string{"../agents/testdata/claude-2.1.328-chat.jsonl", "../agents/testdata/claude-2.1.328-today.jsonl"}, m...)...)
+}
+
+// todayLines returns the lines of today's 2.1.328 fixture alone.
+func todayLines(tb testing.TB) [][]byte {
+	return readLines(tb, "../agents/testdata/claude-2.1.328-today.jsonl")
+}
+
+func readLines(tb testing.TB, files ...string) [][]byte {
 	var lines [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			continue
+			tb.Fatal(err)
 		}
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(l)) > 0 {
@@ -32,16 +44,19 @@ func scanLines(tb testing.TB) [][]byte {
 		}
 	}
 	if len(lines) == 0 {
-		tb.Fatal("no transcript lines: agents/testdata/claude-2.1.328-chat.jsonl (in the repo) is missing")
+		tb.Fatalf("no transcript lines in %v (agents/testdata is in the repo)", files)
 	}
 	return lines
 }
 
 // BenchmarkTailScan reads a transcript of about 64 MB built from real lines
 // from its start to its end (the work of `tail --from-start --no-follow`
-// without the output).
-func BenchmarkTailScan(b *testing.B) {
-	lines := scanLines(b)
+// without the output); BenchmarkTailScanToday the same built from today's
+// 2.1.328 sessions alone (large attachment and api-request-* lines).
+func BenchmarkTailScan(b *testing.B)      { benchTailScan(b, scanLines(b)) }
+func BenchmarkTailScanToday(b *testing.B) { benchTailScan(b, todayLines(b)) }
+
+func benchTailScan(b *testing.B, lines [][]byte) {
 	p := filepath.Join(b.TempDir(), "t.jsonl")
 	f, err := os.Create(p)
 	if err != nil {
@@ -131,6 +146,51 @@ func TestTailScanInOrder(t *testing.T) {
 	for i := range want {
 		if tail[i].end != want[i].end || tail[i].skip != want[i].skip || !reflect.DeepEqual(tail[i].acts, want[i].acts) {
 			t.Fatalf("callback %d differs:\ntail: %+v\nwant: %+v", i, tail[i], want[i])
+		}
+	}
+}
+
+// BenchmarkLineFate measures the per-line work of a scan without the I/O:
+// skipLine, then the parser for the lines it does not pass over.
+func BenchmarkLineFate(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		lines [][]byte
+	}{{"corpus", scanLines(b)}, {"today", todayLines(b)}} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int64
+			for _, l := range c.lines {
+				size += int64(len(l) + 1)
+			}
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, l := range c.lines {
+					if !skipLine(l) {
+						agents.ParseTranscriptLine(l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSkipLine: the pre-filter alone on the lines of today's fixture
+// it passes over (attachment, api-request-*: most of the bytes).
+func BenchmarkSkipLine(b *testing.B) {
+	var lines [][]byte
+	var size int64
+	for _, l := range todayLines(b) {
+		if skipLine(l) {
+			lines = append(lines, l)
+			size += int64(len(l) + 1)
+		}
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, l := range lines {
+			if !skipLine(l) {
+				b.Fatal("not skipped")
+			}
 		}
 	}
 }

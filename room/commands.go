@@ -58,6 +58,7 @@ func init() {
 		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
 		{Name: "replay", Usage: "[--kind k,..] [--limit N]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
 		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
+		{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
 		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
 		{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)", Run: func(*Engine, context.Context, string) error { return errExit }},
 	}
@@ -186,6 +187,21 @@ func HelpText() string {
 	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
 	b.WriteString("  With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.\n")
 	return b.String()
+}
+
+// cmdLogin says how to log in: the agents log in in their own CLIs, never
+// through the room (which only ever runs them in print mode).
+func (e *Engine) cmdLogin(_ context.Context, args string) error {
+	switch a := strings.ToLower(strings.TrimSpace(args)); a {
+	case agents.Claude, agents.Codex:
+		e.Say("%s", agents.LoginHint(a))
+	case "":
+		e.Say("%s", agents.LoginHint(agents.Claude))
+		e.Say("%s", agents.LoginHint(agents.Codex))
+	default:
+		return fmt.Errorf("/login takes claude or codex, not %q", args)
+	}
+	return nil
 }
 
 func (e *Engine) cmdHelp(context.Context, string) error {

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -154,7 +155,10 @@ func (p *printer) endRun(res agents.Result) {
 		}
 	}
 	line := p.agent + ": " + strings.Join(parts, " · ")
-	if res.Err != nil && !res.Cancelled {
+	if errors.Is(res.Err, agents.ErrNotLoggedIn) {
+		// One line: what to run to log in (the CLI's own lines were held back).
+		line = res.Err.Error() + " (" + strings.Join(parts, " · ") + ")"
+	} else if res.Err != nil && !res.Cancelled {
 		line += " · " + summary(res.Err.Error(), 200)
 	}
 	p.say(events.RoleRelayBaton, "%s", line)

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -278,7 +279,8 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		mu.Unlock()
 		cancelled := turn.Err() != nil && ctx.Err() == nil
 		cancel()
-		if err != nil && !errors.Is(err, ErrDeclined) {
+		// ErrNotLoggedIn: the run's summary line already said how to log in.
+		if err != nil && !errors.Is(err, ErrDeclined) && !errors.Is(err, agents.ErrNotLoggedIn) {
 			if cancelled {
 				e.Say("cancelled (Ctrl-C): %v", err)
 			} else {

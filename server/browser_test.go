@@ -17,7 +17,7 @@ import (
 
 // chromium finds Debian's chromium. In CI (CI=true) a missing browser fails
 // the test: .ci/run installs it.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -42,7 +42,7 @@ func artifactDir(t *testing.T) string {
 }
 
 // browser starts headless chromium with the flags this machine needs.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	// Not t.TempDir: chromium may still be writing its profile while the
 	// test's cleanup runs, and a failed RemoveAll would fail the test.

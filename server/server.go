@@ -92,6 +92,7 @@ type Server struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	hosts     []string // the Host values this server answers to
+	room      Room     // nil: chat only
 
 	logMu   sync.Mutex
 	logW    io.Writer
@@ -116,6 +117,10 @@ func New(b Backend, port int) *Server {
 	s.mux.HandleFunc("GET /api/log", s.log)
 	s.mux.HandleFunc("POST /api/send", s.send)
 	s.mux.HandleFunc("GET /api/events", s.events)
+	s.mux.HandleFunc("GET /api/timeline", s.timeline)
+	s.mux.HandleFunc("GET /api/context", s.context)
+	s.mux.HandleFunc("GET /api/room/stream", s.roomStream)
+	s.mux.HandleFunc("GET /api/ref", s.ref)
 	return s
 }
 

@@ -1,0 +1,284 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+)
+
+// fakeProcs is an injected /proc: argv and stat per pid.
+type fakeProcs struct {
+	mu      sync.Mutex
+	argv    map[int][]string
+	stat    map[int]ProcStat
+	boot    string
+	noProcs bool // the platform cannot tell (ErrProcUnsupported)
+}
+
+func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noProcs {
+		return nil, ErrProcUnsupported
+	}
+	a, ok := f.argv[pid]
+	if !ok {
+		return nil, os.ErrPermission
+	}
+	return a, nil
+}
+
+func (f *fakeProcs) Stat(pid int) (ProcStat, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noProcs {
+		return ProcStat{}, ErrProcUnsupported
+	}
+	st, ok := f.stat[pid]
+	if !ok {
+		return ProcStat{}, ErrNoProcess
+	}
+	return st, nil
+}
+
+func (f *fakeProcs) BootID() string { return f.boot }
+
+func (f *fakeProcs) set(pid int, st ProcStat, argv ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.argv == nil {
+		f.argv, f.stat = map[int][]string{}, map[int]ProcStat{}
+	}
+	if argv != nil {
+		f.argv[pid] = argv
+	}
+	f.stat[pid] = st
+}
+
+func (f *fakeProcs) kill(pid int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.argv, pid)
+	delete(f.stat, pid)
+}
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for _, e := range kv {
+		k, v, _ := strings.Cut(e, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+// The argv of every mode measured with 2.1.328 (from /proc/$CLAUDE_PID/cmdline
+// of a probe hook), and the variants of the flags.
+func TestModeFromArgv(t *testing.T) {
+	const bin = "/root/.cache/relay-baton/npm/node_modules/.bin/claude"
+	cases := []struct {
+		argv []string
+		want SessionMode
+	}{
+		{[]string{bin, "--permission-mode", "default"}, ModeInteractive},
+		{[]string{bin}, ModeInteractive},
+		{[]string{bin, "explain -p to me"}, ModeInteractive},
+		{[]string{bin, "--", "-p"}, ModeInteractive},
+		{[]string{bin, "-p", "say hi"}, ModePrint},
+		{[]string{bin, "--print", "say hi"}, ModePrint},
+		{[]string{bin, "-cp", "say hi"}, ModePrint},
+		{[]string{bin, "-pc"}, ModePrint},
+		{[]string{bin, "-rp"}, ModeInteractive}, // --resume p
+		{[]string{bin, "-p", "--output-format", "stream-json", "--verbose", "--resume", "90402641-34fa-401c-80a5-293b3fce9266", "--", "again"}, ModePrint},
+		{[]string{bin, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan", "--disallowedTools", "Write,Edit,NotebookEdit", "--", "-p --input-format stream-json"}, ModePrint},
+		{[]string{bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}, ModeStreamJSON},
+		{[]string{bin, "--input-format=stream-json", "--print"}, ModeStreamJSON},
+		{[]string{bin, "-p", "--input-format", "text"}, ModePrint},
+		{[]string{bin, "--input-format"}, ModeInteractive},
+		{[]string{"/usr/bin/node", "--no-warnings", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js", "-p", "hi"}, ModePrint},
+		{[]string{"node", "-p", "/x/cli.js"}, ModeInteractive}, // node's own -p is not claude's
+	}
+	for _, c := range cases {
+		if got := ModeFromArgv(c.argv); got != c.want {
+			t.Errorf("ModeFromArgv(%q) = %s, want %s", c.argv[1:], got, c.want)
+		}
+	}
+}
+
+func TestDetectHook(t *testing.T) {
+	const bin = "/opt/claude/bin/claude.exe"
+	procs := &fakeProcs{boot: "boot-1"}
+	procs.set(100, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
+	procs.set(200, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 6000}, bin, "-p", "say hi")
+	procs.set(300, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 7000}, bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	procs.set(400, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 8000}, bin, "-p", "--resume", "abc", "--", "next")
+	procs.set(500, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 9000}) // argv unreadable
+	procs.set(601, ProcStat{PPID: 300, Comm: "sh", State: 'S', Start: 9100}, "/bin/sh", "-c", "relay-baton hook stop")
+	print := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=sdk-cli", "CLAUDE_CODE_SESSION_ATTENDED=0"}
+	tui := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_SESSION_ATTENDED=1"}
+	cases := []struct {
+		name string
+		env  []string
+		ppid int
+		want SessionMode
+		pid  int
+	}{
+		{"interactive", append(tui, "CLAUDE_PID=100"), 0, ModeInteractive, 100},
+		{"plain -p", append(print, "CLAUDE_PID=200"), 0, ModePrint, 200},
+		{"-p stream-json", append(print, "CLAUDE_PID=300"), 0, ModeStreamJSON, 300},
+		{"-p --resume", append(print, "CLAUDE_PID=400"), 0, ModePrint, 400},
+		{"relay-baton's agent run", append(print, "CLAUDE_PID=300", agents.AgentRunEnv+"=1"), 0, ModeAgentRun, 0},
+		{"agent run marker wins over the TUI", append(tui, "CLAUDE_PID=100", agents.AgentRunEnv+"=1"), 0, ModeAgentRun, 0},
+		{"marker must be 1", append(tui, "CLAUDE_PID=100", agents.AgentRunEnv+"=0"), 0, ModeInteractive, 100},
+		{"argv unreadable, print env", append(print, "CLAUDE_PID=500"), 0, ModePrint, 500},
+		{"argv unreadable, TUI env", append(tui, "CLAUDE_PID=500"), 0, ModeInteractive, 500},
+		{"no such process, print env", append(print, "CLAUDE_PID=999"), 0, ModePrint, 0},
+		{"attended=0 alone", []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ATTENDED=0", "CLAUDE_PID=999"}, 0, ModePrint, 0},
+		{"no CLAUDE_PID: the shell's parent", print, 601, ModeStreamJSON, 300},
+		{"no CLAUDE_PID: the parent itself", print, 200, ModePrint, 200},
+		{"run by hand", nil, 601, ModeManual, 0},
+	}
+	for _, c := range cases {
+		h := DetectHook(envOf(c.env...), procs, c.ppid)
+		if h.Mode != c.want || h.Process.PID != c.pid || h.Why == "" {
+			t.Errorf("%s: %+v, want mode %s pid %d", c.name, h, c.want, c.pid)
+		}
+		if h.Process.PID != 0 && (h.Process.BootID != "boot-1" || h.Process.Start == 0) {
+			t.Errorf("%s: process %+v lacks its start time or boot", c.name, h.Process)
+		}
+		wantServe := c.want == ModeInteractive || c.want == ModeStreamJSON || c.want == ModeManual
+		if h.Serves() != wantServe {
+			t.Errorf("%s: Serves() = %v", c.name, h.Serves())
+		}
+	}
+	// Off Linux: the environment decides, the pid is kept without a start time.
+	other := &fakeProcs{noProcs: true}
+	if h := DetectHook(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (Process{PID: 300}) {
+		t.Errorf("unsupported platform, print env: %+v", h)
+	}
+	if h := DetectHook(envOf(append(tui, "CLAUDE_PID=100")...), other, 0); h.Mode != ModeInteractive {
+		t.Errorf("unsupported platform, TUI env: %+v", h)
+	}
+}
+
+func TestSkipHookDrainsThePayload(t *testing.T) {
+	in := strings.NewReader(`{"session_id":"x"}`)
+	if !SkipHook(HookEnv{Mode: ModePrint}, in) || in.Len() != 0 {
+		t.Fatalf("a print-mode hook must skip and drain its payload (left %d bytes)", in.Len())
+	}
+	in = strings.NewReader(`{}`)
+	if SkipHook(HookEnv{Mode: ModeInteractive}, in) || in.Len() != 2 {
+		t.Fatal("an interactive session's hook must act, its payload unread")
+	}
+	if !SkipHook(HookEnv{Mode: ModeAgentRun}, nil) {
+		t.Fatal("agent run with no stdin")
+	}
+}
+
+func TestProcessCheck(t *testing.T) {
+	procs := &fakeProcs{boot: "boot-1"}
+	procs.set(42, ProcStat{State: 'S', Start: 1234})
+	p := Identify(procs, 42)
+	if p != (Process{PID: 42, Start: 1234, BootID: "boot-1"}) {
+		t.Fatalf("Identify: %+v", p)
+	}
+	if got := p.Check(procs); got != Live {
+		t.Fatalf("running: %s", got)
+	}
+	procs.set(42, ProcStat{State: 'S', Start: 9999}) // the pid was reused
+	if got := p.Check(procs); got != Ended {
+		t.Fatalf("pid reused: %s", got)
+	}
+	procs.set(42, ProcStat{State: 'Z', Start: 1234})
+	if got := p.Check(procs); got != Ended {
+		t.Fatalf("zombie: %s", got)
+	}
+	if Identify(procs, 42).Known() {
+		t.Fatal("a zombie identified as a running process")
+	}
+	procs.set(42, ProcStat{State: 'S', Start: 1234})
+	procs.boot = "boot-2"
+	if got := p.Check(procs); got != Ended {
+		t.Fatalf("after a reboot: %s", got)
+	}
+	procs.boot = "boot-1"
+	procs.kill(42)
+	if got := p.Check(procs); got != Ended {
+		t.Fatalf("gone: %s", got)
+	}
+	if got := (Process{}).Check(procs); got != Unknown {
+		t.Fatalf("none recorded: %s", got)
+	}
+	if got := (Process{PID: 42}).Check(&fakeProcs{noProcs: true}); got != Live {
+		t.Fatalf("unsupported platform: %s", got)
+	}
+}
+
+// The real /proc: this test process is live, with the start time the
+// kernel reports; its ended child is not.
+func TestSystemProcs(t *testing.T) {
+	p := Identify(SystemProcs, os.Getpid())
+	if !p.Known() {
+		t.Skip("no process facts on this platform")
+	}
+	if p.Start == 0 || p.BootID == "" {
+		t.Fatalf("Identify(self) = %+v", p)
+	}
+	if p.Check(SystemProcs) != Live {
+		t.Fatal("this process is not live")
+	}
+	argv, err := SystemProcs.Cmdline(os.Getpid())
+	if err != nil || len(argv) != len(os.Args) || argv[0] != os.Args[0] {
+		t.Fatalf("Cmdline(self) = %q, %v; want %q", argv, err, os.Args)
+	}
+	if _, err := SystemProcs.Stat(1 << 30); !errors.Is(err, ErrNoProcess) {
+		t.Fatalf("Stat(no such pid) = %v", err)
+	}
+	moved := p
+	moved.Start++
+	if moved.Check(SystemProcs) != Ended {
+		t.Fatal("a different start time must read as a reused pid")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (we (ird) name) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 987654 1000 100 18446744073709551615\n"
+	st, err := parseStat([]byte(line))
+	if err != nil || st.PPID != 17 || st.Comm != "we (ird) name" || st.State != 'S' || st.Start != 987654 {
+		t.Fatalf("parseStat: %+v %v", st, err)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S 2", "1 (x) SS 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21"} {
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) accepted", bad)
+		}
+	}
+}
+
+func TestWhileAlive(t *testing.T) {
+	procs := &fakeProcs{}
+	procs.set(7, ProcStat{State: 'S', Start: 1})
+	ctx, cancel := WhileAlive(context.Background(), Identify(procs, 7), procs, 5*time.Millisecond)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+		t.Fatal("ended while the process runs")
+	case <-time.After(30 * time.Millisecond):
+	}
+	procs.kill(7)
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting after the session's process ended")
+	}
+	// No process known: only the parent context ends it.
+	parent, stop := context.WithCancel(context.Background())
+	ctx2, cancel2 := WhileAlive(parent, Process{}, procs, time.Millisecond)
+	defer cancel2()
+	stop()
+	<-ctx2.Done()
+}

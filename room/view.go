@@ -1,0 +1,115 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// View is a read-only view of a repository's Agent Room, for a second
+// screen (relay-baton serve): the context panel's facts, rebuilt from
+// .ai-session/conversation.jsonl the way a resume rebuilds them (active
+// agent, orchestrator target, last run) plus the files the terminal panel
+// reads (plan.md, the budget, git). It creates and writes nothing, and it
+// reads the log incrementally: each Panel call reads only the events
+// appended since the last one.
+type View struct {
+	Root string
+	Diet string
+	now  func() time.Time
+
+	mu     sync.Mutex
+	r      *resumeReader
+	offset int64
+	ino    os.FileInfo
+}
+
+// OpenView opens the view of the repository containing dir. diet is the
+// profile the budget ratio is computed for ("" = the default).
+func OpenView(dir, diet string) (*View, error) {
+	root, err := conversation.FindRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if diet == "" {
+		diet = DefaultDiet
+	}
+	if _, ok := Diets[diet]; !ok {
+		return nil, fmt.Errorf("unknown diet profile %q", diet)
+	}
+	v := &View{Root: root, Diet: diet, now: time.Now}
+	v.reset()
+	return v, nil
+}
+
+// LogPath is the conversation log the view reads.
+func (v *View) LogPath() string { return conversation.LogPath(v.Root) }
+
+// SessionDir is the repository's .ai-session folder (it may not exist).
+func (v *View) SessionDir() string { return conversation.SessionDir(v.Root) }
+
+func (v *View) reset() {
+	v.r = &resumeReader{rs: &ResumeState{Versions: map[int]int{}}, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
+	v.offset, v.ino = 0, nil
+}
+
+// catchUp reads the events appended since the last call (from the top
+// again when the log was truncated or replaced).
+func (v *View) catchUp() error {
+	p := v.LogPath()
+	fi, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			v.reset()
+			return nil
+		}
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", p)
+	}
+	if fi.Size() < v.offset || (v.ino != nil && !os.SameFile(v.ino, fi)) {
+		v.reset()
+	}
+	v.ino = fi
+	if fi.Size() == v.offset {
+		return nil
+	}
+	_, off, err := events.ReadFileFrom(p, v.offset, true, v.r.take)
+	v.offset = off
+	if err != nil && !errors.Is(err, events.ErrNoLog) {
+		return err
+	}
+	return nil
+}
+
+// Panel returns the context panel's facts as the room would show them,
+// computed by the same code (Engine.Panel) on the state the log describes.
+func (v *View) Panel(ctx context.Context) (Panel, error) {
+	v.mu.Lock()
+	err := v.catchUp()
+	rs := v.r.rs
+	active, target, last := rs.Active, rs.Target, rs.LastRun
+	v.mu.Unlock()
+	if active == "" {
+		active = agents.Claude
+	}
+	e := &Engine{
+		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
+		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
+		last: last, now: v.now, getenv: os.Getenv,
+	}
+	if active == AgentOrchestrator {
+		e.chat.session = target
+	} else {
+		e.cont.target = target
+	}
+	return e.Panel(ctx), err
+}

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/creack/pty"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// gitRepo makes an empty git repository.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// rb runs the built relay-baton in dir.
+func rb(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(rbBin, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("relay-baton %v: %v\n%s", args, err, out)
+	}
+}
+
+// serveRepo starts the real `relay-baton serve --port 0` in dir and
+// returns the page's address.
+func serveRepo(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command(rbBin, "serve", "--port", "0")
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v", err)
+	}
+	m := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	if m == "" {
+		t.Fatalf("no address in %q", line)
+	}
+	go func() { _, _ = bufio.NewReader(out).WriteTo(os.Stderr) }()
+	return m
+}
+
+// ptyRoom starts `relay-baton chat` in dir on a pseudo-terminal.
+type ptyRoom struct {
+	f   *os.File
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func startRoom(t *testing.T, dir string) *ptyRoom {
+	t.Helper()
+	cmd := exec.Command(rbBin, "chat")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=xterm")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &ptyRoom{f: f}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			r.mu.Lock()
+			r.buf.Write(b[:n])
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		f.Write([]byte{4}) // Ctrl-D leaves the room
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+	})
+	return r
+}
+
+func (r *ptyRoom) until(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r.mu.Lock()
+		ok := strings.Contains(r.buf.String(), want)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.Fatalf("room: no %q on screen:\n%s", want, r.buf.String())
+}
+
+// within runs actions with their own deadline.
+func within(ctx context.Context, d time.Duration, actions ...chromedp.Action) error {
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return chromedp.Run(c, actions...)
+}
+
+// TestRoomPageInBrowser drives the second screen as a person would: the
+// real `relay-baton serve` in a repository, the real room on a pty beside
+// it, the page in headless Chromium.
+func TestRoomPageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	rb(t, dir, "note", "logged before the page loaded")
+	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Goal\nship it\n"), 0o600)
+	base := serveRepo(t, dir)
+	ctx := browser(t)
+
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		waitText(`#turns`, "logged before the page loaded"),
+		waitText(`#ctx-agent`, "claude"),
+		waitText(`#ctx-plan`, "old, gate: lacks"),
+		waitText(`#readonly`, "approved only in the terminal"),
+	)
+	if err != nil {
+		t.Fatalf("page load: %v", err)
+	}
+	// An event appended while the page is open shows within a second,
+	// without a reload; a reply carrying markup is shown as text.
+	hostile := `<script>window.pwned=1</script><img src=x onerror="window.pwned=2"><b id="injected">bold</b>`
+	rb(t, dir, "note", "appended live "+hostile)
+	if err := within(ctx, time.Second, waitText(`#turns`, "appended live <script>window.pwned=1</script>")); err != nil {
+		t.Fatalf("live event not shown within 1 s: %v", err)
+	}
+	var pwned bool
+	var injected int
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`window.pwned !== undefined`, &pwned),
+		chromedp.Evaluate(`document.querySelectorAll("#turns b#injected, #turns img, #turns script").length`, &injected),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if pwned || injected != 0 {
+		t.Fatalf("markup from the log was rendered as HTML (pwned=%v, %d elements)", pwned, injected)
+	}
+	// The room, on a real terminal, switches agents: the context panel
+	// follows.
+	room := startRoom(t, dir)
+	room.until(t, "claude›")
+	room.f.Write([]byte("/agent codex\r"))
+	room.until(t, "active agent: codex")
+	if err := within(ctx, 10*time.Second, waitText(`#ctx-agent`, "codex"), waitText(`#turns`, "/agent codex")); err != nil {
+		t.Fatalf("context after /agent codex: %v", err)
+	}
+	// A plan ref opens read-only in the page, as text.
+	lg, err := events.OpenLog(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.New("s", events.RoleRelayBaton, events.KindPlan, "plan.md written by claude")
+	ev.Refs = map[string]string{"plan": "plan.md"}
+	if err := lg.Append(ev); err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+	var png, before []byte
+	err = chromedp.Run(ctx,
+		waitText(`#turns`, "plan.md written by claude"),
+		chromedp.FullScreenshot(&before, 100),
+		chromedp.Click(`#turns .ref`, chromedp.ByQuery),
+		waitText(`#reftext`, "ship it"),
+		waitText(`#refname`, ".ai-session/plan.md"),
+		chromedp.FullScreenshot(&png, 100),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"room-page.png": before, "room-page-ref.png": png} {
+		shot := filepath.Join(artifactDir(t), name)
+		if err := os.WriteFile(shot, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", shot)
+	}
+}
+
+// writeBigLog writes n message events straight to the log (one buffered
+// write per MB), far faster than n appends.
+func writeBigLog(tb testing.TB, path string, n int) {
+	tb.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		role := events.RoleUser
+		if i%2 == 1 {
+			role = events.RoleClaude
+		}
+		e := events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i))
+		w.Write(append(events.AppendJSON(nil, e), '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestRoomPagePagesBack: with a large log the page shows only the newest
+// page, and scrolling to the top loads the one before it.
+func TestRoomPagePagesBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	writeBigLog(t, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 20000)
+	base := serveRepo(t, dir)
+	ctx := browser(t)
+	var shown, after int
+	var first string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		waitText(`#turns`, "event number 19999"),
+		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &shown),
+		chromedp.Evaluate(`document.getElementById("timeline").scrollTop = 0`, nil),
+		waitText(`#turns`, "event number 19600"),
+		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &after),
+		chromedp.Text(`#turns .ev .t`, &first, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown != DefaultTimelinePage {
+		t.Fatalf("first render holds %d events, want the newest %d", shown, DefaultTimelinePage)
+	}
+	if after < 2*DefaultTimelinePage || after > 4*DefaultTimelinePage {
+		t.Fatalf("after scrolling up: %d events (want one or two more pages)", after)
+	}
+	// Filtering asks the server again, from the end.
+	var roles []string
+	err = chromedp.Run(ctx,
+		chromedp.SetValue(`#f-role`, "claude", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("f-role").dispatchEvent(new Event("change"))`, nil),
+		waitText(`#tl-status`, "200 events shown"),
+		chromedp.Evaluate(`[...new Set([...document.querySelectorAll("#turns .ev .who")].map(e => e.textContent))]`, &roles),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) != 1 || roles[0] != "claude" {
+		t.Fatalf("role filter shows %v", roles)
+	}
+}
+
+// BenchmarkTimelineFirstPage: what the page asks first (the newest 200
+// events) from a 1,000,000-event log, over HTTP, against reading the whole
+// log forward (what a page that loaded everything would need at least).
+func BenchmarkTimelineFirstPage(b *testing.B) {
+	dir := b.TempDir()
+	fr := &fakeRoom{dir: filepath.Join(dir, ".ai-session"), ctx: map[string]any{}}
+	writeBigLog(b, fr.LogPath(), 1_000_000)
+	base := serveLoopback(b, fr)
+	b.Run("first-page", func(b *testing.B) {
+		for b.Loop() {
+			r, err := http.Get(base + "/api/timeline")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			if r.StatusCode != 200 {
+				b.Fatal(r.StatusCode)
+			}
+		}
+	})
+	b.Run("whole-log", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			if _, err := events.ReadFile(fr.LogPath(), func(events.Event) error { n++; return nil }); err != nil || n != 1_000_000 {
+				b.Fatal(err, n)
+			}
+		}
+	})
+}
+
+// BenchmarkRoomPageFirstRender: from navigation to the newest event on
+// screen, in headless Chromium, with a 1,000,000-event log behind the real
+// `relay-baton serve`.
+func BenchmarkRoomPageFirstRender(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git: %v %s", err, out)
+		}
+	}
+	writeBigLog(b, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 1_000_000)
+	cmd := exec.Command(rbBin, "serve", "--port", "0")
+	cmd.Dir = dir
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	ctx := browser(b)
+	for b.Loop() {
+		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), waitText(`#turns`, "event number 999999")); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
