@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -406,8 +408,11 @@ func runWait(inv *invocation) error {
 	if !s.ChatCapable() {
 		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
 	}
+	// A reader that is gone must show as a failed write (the message goes
+	// back to the inbox), not kill the process with SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
 	for {
-		res, err := s.WaitClaim(inv.Ctx, conversation.LaneMonitor, true, 0)
+		res, err := s.WaitClaimWith(inv.Ctx, conversation.LaneMonitor, true, 0, conversation.ClaimOptions{Handover: true})
 		for _, r := range res.Rejected {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
 		}
@@ -418,8 +423,11 @@ func runWait(inv *invocation) error {
 			return err
 		}
 		if _, err := io.WriteString(inv.IO.Out, s.Frame(res.Message)+"\n"); err != nil {
-			return err
+			// The reader is gone (wait | true): nobody got the message.
+			_ = res.Abandon(err)
+			return fmt.Errorf("wait: the output is closed (%v): message %s put back in the inbox for the next lane", err, res.Message.ID)
 		}
+		_ = res.Delivered()
 		if *once {
 			return nil
 		}
@@ -566,7 +574,9 @@ func hookStop(inv *invocation) error {
 		_ = s.ClearBusy()
 		return nil
 	}
-	res, err := s.Claim(conversation.LaneHook)
+	// Handover: the claim stays marked in progress until the block is
+	// printed; a hook killed before that leaves the message to the next lane.
+	res, err := s.ClaimWith(conversation.LaneHook, conversation.ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook stop: %w", err))
 	}
@@ -581,7 +591,11 @@ func hookStop(inv *invocation) error {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}{"block", s.Frame(res.Message)})
-	_, _ = io.WriteString(inv.IO.Out, buf.String()) // one line, one write
+	if _, err := io.WriteString(inv.IO.Out, buf.String()); err != nil { // one line, one write
+		_ = res.Abandon(err)
+		return nil
+	}
+	_ = res.Delivered()
 	return nil
 }
 
@@ -674,14 +688,18 @@ func hookWait(inv *invocation) error {
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, *timeout)
 	defer cancel()
-	res, err := s.WaitClaim(ctx, conversation.LaneRewake, true, 0)
+	res, err := s.WaitClaimWith(ctx, conversation.LaneRewake, true, 0, conversation.ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.RecordError(fmt.Errorf("hook wait: %w", err))
 		}
 		return nil
 	}
-	_, _ = io.WriteString(inv.IO.Err, s.Frame(res.Message)+"\n")
+	if _, err := io.WriteString(inv.IO.Err, s.Frame(res.Message)+"\n"); err != nil {
+		_ = res.Abandon(err)
+		return nil
+	}
+	_ = res.Delivered()
 	return &exitError{code: 2}
 }
 

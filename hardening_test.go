@@ -3,17 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // The tests of issue 14 (hostile pages, hostile repositories, a crash in
@@ -512,4 +517,179 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		}
 		untouched(t)
 	})
+}
+
+// deliveredIDs parses a transcript and counts the chat deliveries of each
+// message id, as the room and Watch recognise them.
+func deliveredIDs(t *testing.T, path string) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	err := conversation.Tail(context.Background(), conversation.TailOptions{Path: path, OnActivity: func(_ int64, acts []events.Activity) bool {
+		for _, a := range acts {
+			if a.Kind != events.ActDelivered {
+				continue
+			}
+			if _, rest, ok := strings.Cut(a.Text, "[relay-baton chat message "); ok {
+				id, _, _ := strings.Cut(rest, " ")
+				got[id]++
+			}
+		}
+		return true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// claudeStop runs `hook stop` as Claude Code would and, when the hook exits
+// 0 with a block, appends what Claude Code writes to the transcript (the
+// "Stop hook feedback" line). killAfter > 0 SIGKILLs the hook that long
+// after its start; a killed hook's output is discarded, as Claude Code does
+// with a hook that did not exit. It reports whether the kill landed (the
+// process was still running).
+func claudeStop(t *testing.T, env []string, payload, transcript string, killAfter time.Duration) (killed bool, out string, pid int) {
+	t.Helper()
+	p := startRB(t, env, strings.NewReader(payload), "hook", "stop")
+	pid = p.cmd.Process.Pid
+	if killAfter > 0 {
+		select {
+		case <-p.done:
+		case <-time.After(killAfter - time.Since(p.startedAt)):
+			p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	if !p.wait(10 * time.Second) {
+		t.Fatal("hook stop hung")
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return true, "", pid
+	}
+	out = p.out.String()
+	if out == "" {
+		return false, "", pid
+	}
+	var d struct{ Decision, Reason string }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Decision != "block" {
+		t.Fatalf("hook stop printed %q", out)
+	}
+	line, _ := json.Marshal(map[string]any{"type": "user", "isMeta": true, "uuid": fmt.Sprintf("u%d", time.Now().UnixNano()),
+		"message": map[string]any{"role": "user", "content": "Stop hook feedback:\n" + d.Reason}})
+	f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(line, '\n'))
+	f.Close()
+	return false, out, pid
+}
+
+// TestClaimKilledAfterRename: `hook stop` processes SIGKILLed at random
+// 1-9 ms (at least 200 kills that land while the hook runs) never lose a
+// message and never deliver one twice: a claim cut short is recorded as
+// incomplete, the next lane puts it back and delivers it, every message
+// shows exactly once in the transcript, and each recovery is in errors.log.
+func TestClaimKilledAfterRename(t *testing.T) {
+	kills := 200
+	if v, err := strconv.Atoi(os.Getenv("RELAY_BATON_KILL_ITERS")); err == nil && v > 0 {
+		kills = v
+	}
+	ws, s := chatWorkspace(t)
+	transcript := filepath.Join(t.TempDir(), chatSID+".jsonl")
+	os.WriteFile(transcript, nil, 0o600)
+	register(t, s, transcript)
+	env := []string{"RELAY_BATON_CLAIM_GRACE=300ms"}
+	payload := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + transcript + `","hook_event_name":"Stop","stop_hook_active":false}`
+	var sent []string
+	enqueue := func() {
+		m, err := s.Enqueue("room", fmt.Sprintf("message %d", len(sent)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, m.ID)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
+	landed, runs := 0, 0
+	incomplete, unconfirmed := map[string]bool{}, map[string]bool{} // per killed hook
+	for landed < kills {
+		if q, _ := s.Queue(); q.Depth < 4 {
+			enqueue()
+		}
+		runs++
+		kill := time.Duration(1+rng.IntN(9)) * time.Millisecond
+		if runs%4 == 0 {
+			kill = 0 // a hook that completes: it delivers, and recovers what the kills left
+		}
+		killed, _, pid := claudeStop(t, env, payload, transcript, kill)
+		if !killed {
+			continue
+		}
+		landed++
+		// What did the kill leave? (Recover has not run yet.)
+		ents, _ := os.ReadDir(s.ClaimsDir())
+		for _, e := range ents {
+			id := strings.TrimSuffix(e.Name(), ".json")
+			st, err := s.State(id)
+			if err != nil || st.Delivered == nil || st.Delivered.ClaimedAt == nil {
+				continue
+			}
+			var mk struct{ PID int }
+			b, _ := os.ReadFile(filepath.Join(s.ClaimsDir(), e.Name()))
+			if json.Unmarshal(b, &mk) != nil || mk.PID != pid {
+				continue // left by an earlier hook
+			}
+			if st.Incomplete {
+				incomplete[id] = true
+			} else if st.Unconfirmed {
+				unconfirmed[id] = true // handed over, then killed before it exited
+			}
+		}
+	}
+	// Drain: hooks that are not killed until nothing is left, waiting out
+	// the grace period for hand-overs whose hook was killed before it exited.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, out, _ := claudeStop(t, env, payload, transcript, 0)
+		q, _ := s.Queue()
+		ents, _ := os.ReadDir(s.ClaimsDir())
+		if out == "" && q.Depth == 0 && len(ents) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not drained: queue %d, claims %v", q.Depth, ents)
+		}
+		if out == "" {
+			time.Sleep(350 * time.Millisecond)
+		}
+	}
+	got := deliveredIDs(t, transcript)
+	lost, twice := 0, 0
+	for _, id := range sent {
+		switch got[id] {
+		case 1:
+		case 0:
+			lost++
+			t.Errorf("message %s was never delivered", id)
+		default:
+			twice++
+			t.Errorf("message %s was delivered %d times", id, got[id])
+		}
+	}
+	if len(got) != len(sent) {
+		t.Errorf("the transcript shows %d messages, %d were sent", len(got), len(sent))
+	}
+	log := errorsLog(s)
+	recovered := strings.Count(log, "recovered ")
+	t.Logf("%d hook runs, %d kills landed; they left %d incomplete claims and %d hand-overs killed before exit; %d recoveries in errors.log; %d messages, %d lost, %d doubled",
+		runs, landed, len(incomplete), len(unconfirmed), recovered, len(sent), lost, twice)
+	if len(incomplete) == 0 {
+		t.Error("no kill landed between the rename and the hand-over: the test did not exercise the recovery")
+	}
+	if recovered < len(incomplete) {
+		t.Errorf("%d incomplete claims, %d recoveries in errors.log:\n%s", len(incomplete), recovered, log)
+	}
+	if !strings.Contains(log, "died before the message was handed over; put back in the inbox for the next lane") {
+		t.Errorf("errors.log does not describe the recovery:\n%s", log)
+	}
 }

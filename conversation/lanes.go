@@ -23,6 +23,12 @@ import (
 // ctx.Err() when ctx ends first; it never claims after that, so a timed-out
 // waiter strands nothing.
 func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration) (ClaimResult, error) {
+	return s.WaitClaimWith(ctx, lane, respectBusy, poll, ClaimOptions{})
+}
+
+// WaitClaimWith is WaitClaim with claim options: with o.Handover the caller
+// hands the message over and then calls res.Delivered (see ClaimWith).
+func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration, o ClaimOptions) (ClaimResult, error) {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
@@ -47,7 +53,10 @@ func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, po
 			return ClaimResult{Rejected: rejected}, ctx.Err()
 		}
 		if !respectBusy || !s.Busy(time.Now()) {
-			res, err := s.Claim(lane)
+			res, err := s.ClaimWith(lane, o)
+			if res.OK && !o.Handover {
+				res.Delivered()
+			}
 			rejected = append(rejected, res.Rejected...)
 			res.Rejected = rejected
 			if err != nil || res.OK {
@@ -64,6 +73,14 @@ func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, po
 			}
 		}
 	}
+}
+
+// laneName is a lane for a message: never an empty word.
+func laneName(l Lane) string {
+	if l == "" {
+		return "an unknown lane"
+	}
+	return "the " + string(l) + " lane"
 }
 
 // Receipt is what Send returns: the message, and where its reply will show.
@@ -107,6 +124,7 @@ const (
 	UpdActivity    UpdateKind = "activity"    // the session did something after the delivery
 	UpdDone        UpdateKind = "done"        // end of the turn that answered; Reply = outbox text if any
 	UpdUnreadable  UpdateKind = "unreadable"  // delivered, reply not readable (no transcript)
+	UpdIncomplete  UpdateKind = "incomplete"  // claimed, but its claimer died before handing it over: delivered again
 )
 
 // Update is one change of a sent message's state or one activity of its
@@ -199,6 +217,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 						cmu.Lock()
 						confirmed = true
 						cmu.Unlock()
+						s.ConfirmClaim(id)
 						emit(Update{Kind: UpdConfirmed, Lane: m.Lane, At: a.Time})
 					}
 					continue
@@ -247,6 +266,7 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
 	lastAhead, retries := -1, 0
+	toldIncomplete := false
 	for {
 		st, err := s.State(id)
 		switch {
@@ -255,11 +275,22 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 			return nil, nil
 		case err != nil:
 			return nil, err
-		case st.Delivered != nil && st.Delivered.Lane == "" && retries < 100:
+		case st.Incomplete && !st.Stalled && retries < 2000:
 			retries++
-			// Claimed a moment ago; the claimer is recording its lane.
+			// Claimed a moment ago; the claimer is handing it over.
 			time.Sleep(5 * time.Millisecond)
 			continue
+		case st.Incomplete:
+			// Its claimer died before handing it over (or is stuck): say
+			// so, put it back in the inbox, and follow it there.
+			if !toldIncomplete {
+				toldIncomplete = true
+				emit(Update{Kind: UpdIncomplete, Lane: st.Delivered.Lane, Err: fmt.Errorf("message %s was claimed by %s but not handed over (its claimer died or is stuck): it goes back to the inbox for the next lane", id, laneName(st.Delivered.Lane))})
+			}
+			if st.Stalled {
+				s.Recover()
+			}
+			lastAhead = -1
 		case st.Delivered != nil:
 			return st.Delivered, nil
 		case st.Ahead != lastAhead:
