@@ -16,9 +16,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/server"
 )
 
 // The tests of issue 14 (hostile pages, hostile repositories, a crash in
@@ -691,5 +693,40 @@ func TestClaimKilledAfterRename(t *testing.T) {
 	}
 	if !strings.Contains(log, "died before the message was handed over; put back in the inbox for the next lane") {
 		t.Errorf("errors.log does not describe the recovery:\n%s", log)
+	}
+}
+
+// TestLogBigLine: one line over the cap in log.jsonl does not hide the rest
+// of the chat log: it is skipped and counted, the entries after it come;
+// and an agent reply appended to log.jsonl is capped (the full text stays in
+// the transcript).
+func TestLogBigLine(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	s.AppendLog(conversation.LogEntry{Role: "user", Text: "before", ID: "aaaa0001"})
+	f, _ := os.OpenFile(s.LogPath(), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"at":"2026-12-01T00:00:00Z","role":"agent","text":"` + strings.Repeat("x", 2<<20) + "\"}\n")
+	f.Close()
+	s.AppendLog(conversation.LogEntry{Role: "user", Text: "after", ID: "aaaa0002"})
+	huge := strings.Repeat("é", 3<<20/2) // 3 MiB of text
+	s.AppendLog(conversation.LogEntry{Role: "agent", Text: huge, ID: "aaaa0002"})
+	s.AppendLog(conversation.LogEntry{Role: "user", Text: "last", ID: "aaaa0003"})
+	b := server.NewWorkspace(context.Background(), ws)
+	es, err := b.Log(chatSID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, e := range es {
+		texts = append(texts, e.Text[:min(len(e.Text), 20)])
+	}
+	if len(es) != 4 || es[0].Text != "before" || es[1].Text != "after" || es[3].Text != "last" {
+		t.Fatalf("log after a 2 MiB line: %d entries %q; want before, after, the capped reply, last", len(es), texts)
+	}
+	if len(es[2].Text) > 40<<10 || !strings.Contains(es[2].Text, "more bytes in the session's transcript") || !utf8.ValidString(es[2].Text) {
+		t.Errorf("reply stored with %d bytes, tail %q; want it capped, valid UTF-8, saying where the rest is", len(es[2].Text), es[2].Text[len(es[2].Text)-80:])
+	}
+	_, skipped, _ := b.LogSkipped(chatSID)
+	if skipped != 1 {
+		t.Errorf("skipped %d lines, want the oversized one counted", skipped)
 	}
 }

@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -711,11 +713,27 @@ type LogEntry struct {
 	Source string    `json:"source,omitempty"`
 }
 
-// AppendLog appends e to log.jsonl (one write, O_APPEND). The log is a
-// cache: the transcript is the source of truth.
+// MaxLogText caps the text of a log.jsonl entry: a longer reply is cut
+// (the full text stays in the transcript), so one entry never hides the
+// rest of the log from a reader.
+const MaxLogText = 32 << 10
+
+// MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
+// by something else) is skipped and counted, and reading goes on.
+const MaxLogLine = 1 << 20
+
+// AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
+// MaxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
 	if err := checkDir(s.dir); err != nil {
 		return err
+	}
+	if len(e.Text) > MaxLogText {
+		cut := MaxLogText
+		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
+			cut--
+		}
+		e.Text = e.Text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(e.Text)-cut)
 	}
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
@@ -751,4 +769,65 @@ func writeHint(err error) string {
 		return " (the folder is not writable: check its mode and owner, `lsattr` for the immutable flag, and whether the file system is mounted read-only)"
 	}
 	return ""
+}
+
+// ReadLog returns the newest keep entries of log.jsonl, oldest first, and
+// how many lines it skipped (not an entry, or over MaxLogLine: passed over
+// without being held in memory). A missing log is no entries.
+func (s *Session) ReadLog(keep int) ([]LogEntry, int, error) {
+	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var out []LogEntry
+	skipped := 0
+	br := bufio.NewReaderSize(f, 64<<10)
+	var acc []byte
+	tooLong := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !tooLong && len(acc)+len(frag) > MaxLogLine {
+				tooLong, acc = true, acc[:0]
+			}
+			if !tooLong {
+				acc = append(acc, frag...)
+			}
+			continue
+		}
+		line := frag
+		if len(acc) > 0 || tooLong {
+			if !tooLong && len(acc)+len(frag) <= MaxLogLine {
+				line = append(acc, frag...)
+			} else {
+				line, tooLong = nil, true
+			}
+		}
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			var e LogEntry
+			if tooLong || json.Unmarshal(line, &e) != nil || e.Text == "" {
+				skipped++
+			} else {
+				out = append(out, e)
+				if len(out) > 2*keep {
+					out = append(out[:0], out[len(out)-keep:]...)
+				}
+			}
+		}
+		acc, tooLong = acc[:0], false
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return out, skipped, err
+		}
+	}
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out, skipped, nil
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,38 +87,21 @@ func (w *Workspace) Check(id string) error {
 
 // Log returns the session's chat log (log.jsonl, a cache of what was sent
 // and answered), oldest first, at most the newest 500 entries. Damaged
-// lines are skipped.
+// lines are skipped, and so is a line over conversation.MaxLogLine (read
+// past, not into memory): the entries after it still come.
 func (w *Workspace) Log(id string) ([]LogEntry, error) {
+	es, _, err := w.LogSkipped(id)
+	return es, err
+}
+
+// LogSkipped is Log, with the number of lines skipped (damaged or over the
+// cap).
+func (w *Workspace) LogSkipped(id string) ([]LogEntry, int, error) {
 	s, err := w.open(id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	f, err := os.Open(s.LogPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	const keep = 500
-	var out []LogEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var e LogEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Text == "" {
-			continue
-		}
-		out = append(out, e)
-		if len(out) > 2*keep {
-			out = append(out[:0], out[len(out)-keep:]...)
-		}
-	}
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out, nil
+	return s.ReadLog(500)
 }
 
 // Send enqueues text for session id and, in the background, follows the

@@ -257,7 +257,16 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "session is required")
 		return
 	}
-	es, err := s.b.Log(id)
+	var es []LogEntry
+	var err error
+	skipped := 0
+	if ls, ok := s.b.(interface {
+		LogSkipped(string) ([]LogEntry, int, error)
+	}); ok {
+		es, skipped, err = ls.LogSkipped(id)
+	} else {
+		es, err = s.b.Log(id)
+	}
 	if err != nil {
 		backendError(w, err)
 		return
@@ -265,7 +274,7 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 	if es == nil {
 		es = []LogEntry{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
+	writeJSON(w, http.StatusOK, map[string]any{"entries": es, "skipped": skipped})
 }
 
 // sameOrigin accepts only this server's own loopback origins. A browser
