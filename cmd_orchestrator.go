@@ -155,7 +155,7 @@ func renderActivity(w io.Writer, a events.Activity) {
 	case events.ActDone:
 		fmt.Fprintln(w, "✓ end of turn")
 	case events.ActDelivered:
-		fmt.Fprintf(w, "→ chat message delivered via %s\n", a.Detail)
+		fmt.Fprintf(w, "→ chat message delivered %s\n", conversation.ViaLane(conversation.Lane(a.Detail)))
 	case events.ActUser:
 		fmt.Fprintf(w, "> %s\n", firstLine(a.Text, 200))
 	case events.ActError:
@@ -221,8 +221,8 @@ func runSend(inv *invocation) error {
 		case conversation.UpdCancelled:
 			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
 		case conversation.UpdDelivered:
-			fmt.Fprintf(inv.IO.Out, "delivered via %s at %s\n", u.Lane, u.At.Local().Format("15:04:05"))
-		case conversation.UpdUnconfirmed, conversation.UpdUnreadable:
+			fmt.Fprintf(inv.IO.Out, "delivered %s at %s\n", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
+		case conversation.UpdUnconfirmed, conversation.UpdUnreadable, conversation.UpdIncomplete:
 			fmt.Fprintf(inv.IO.Out, "! %v\n", u.Err)
 		case conversation.UpdActivity:
 			renderActivity(inv.IO.Out, u.Activity)
@@ -347,7 +347,7 @@ func runTail(inv *invocation) error {
 	}
 	path := conversation.LocateTranscript(s)
 	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsRoot())
+		return fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsWhere())
 	}
 	var off int64
 	if !*fromStart {

@@ -730,3 +730,55 @@ func TestLogBigLine(t *testing.T) {
 		t.Errorf("skipped %d lines, want the oversized one counted", skipped)
 	}
 }
+
+// TestMonitorDeadReader: the Monitor lane with nobody reading its output
+// (`wait | true`) does not mark a message delivered that nobody received:
+// it is put back in the inbox, recorded, and the next lane delivers it.
+func TestMonitorDeadReader(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	m, _ := s.Enqueue("room", "for a reader that is gone")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // `| true`: the reader is gone
+	cmd := exec.Command(os.Args[0], "wait", "--session", chatSID, "--workspace", ws, "--once")
+	cmd.Env = append(os.Environ(), "RELAY_BATON_TEST_AS_MAIN=1", "CLAUDE_PROJECT_DIR=")
+	cmd.Stdout = w
+	var errb lockedBuffer
+	cmd.Stderr = &errb
+	err = cmd.Run()
+	w.Close()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "the output is closed") || !strings.Contains(errb.String(), "put back in the inbox for the next lane") {
+		t.Fatalf("wait with a dead reader: %v, stderr %q", err, errb.String())
+	}
+	if st, _ := s.State(m.ID); !st.Queued {
+		t.Fatalf("message after a dead reader: %+v, want queued again", st)
+	}
+	if log := errorsLog(s); !strings.Contains(log, "abandoned") {
+		t.Errorf("errors.log %q", log)
+	}
+	out, _, _ := relayBaton(t, context.Background(), nil, evPayload(ws, "Stop", ""), "hook", "stop")
+	if !strings.Contains(out, m.ID) {
+		t.Fatalf("the next lane did not deliver it: %q", out)
+	}
+}
+
+// TestTailDetailsCLI: no empty lane in "delivered via  at", and a sensible
+// message when HOME is unset.
+func TestTailDetailsCLI(t *testing.T) {
+	ws, _ := chatWorkspace(t)
+	cmd := exec.Command(os.Args[0], "tail", "--session", chatSID, "--workspace", ws, "--no-follow")
+	env := []string{"RELAY_BATON_TEST_AS_MAIN=1", "CLAUDE_PROJECT_DIR=", "CLAUDE_CONFIG_DIR=", "PATH=" + os.Getenv("PATH")}
+	cmd.Env = env // no HOME
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "HOME is not set") || strings.Contains(string(out), "under )") {
+		t.Errorf("tail without HOME: %q", out)
+	}
+	var b strings.Builder
+	renderActivity(&b, events.Activity{Kind: events.ActDelivered})
+	if strings.Contains(b.String(), "via  ") || !strings.Contains(b.String(), "lane not recorded") {
+		t.Errorf("delivered without a lane renders %q", b.String())
+	}
+}

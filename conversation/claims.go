@@ -280,31 +280,17 @@ func (s *Session) ClaimState(id string) ClaimStatus {
 	return ClaimPending
 }
 
-// Requeue puts message id back into the inbox now if its claim is not
-// confirmed in the transcript and no claimer holds it (the user asked:
-// /resend). It reports whether it did; confirmed is true when the
-// transcript shows the delivery.
+// Requeue puts message id back into the inbox now if its claim (a marker
+// in claims/) is not confirmed in the transcript and no claimer holds it
+// (the user asked: /resend). It reports whether it did; confirmed is true
+// when the transcript shows the delivery. A message without a claim marker
+// is left alone (false, false).
 func (s *Session) Requeue(id string) (requeued, confirmed bool, err error) {
 	if err := validMessageID(id); err != nil {
 		return false, false, err
 	}
 	if _, err := os.Lstat(s.markerPath(id)); err != nil {
-		st, serr := s.State(id)
-		if serr != nil || st.Delivered == nil {
-			return false, false, nil
-		}
-		// An older claim without a marker: check the transcript from the
-		// start of the record's day.
-		mk := claimMarker{ID: id, Lane: st.Delivered.Lane}
-		if s.inTranscript(mk, id) == yes {
-			return false, true, nil
-		}
-		m := *st.Delivered
-		if err := s.requeue(m, mk); err != nil {
-			return false, false, err
-		}
-		s.RecordError(fmt.Errorf("message %s (delivered by %s, never seen in the transcript) put back in the inbox on request", id, m.Lane))
-		return true, false, nil
+		return false, false, nil // no claim in progress: nothing to put back
 	}
 	r, ok := s.recoverOne(id, true)
 	if !ok {

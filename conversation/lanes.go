@@ -75,6 +75,15 @@ func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool
 	}
 }
 
+// ViaLane says how a message came: "via hook", or "(lane not recorded)"
+// for a record without one, never an empty word.
+func ViaLane(l Lane) string {
+	if l == "" {
+		return "(lane not recorded)"
+	}
+	return "via " + string(l)
+}
+
 // laneName is a lane for a message: never an empty word.
 func laneName(l Lane) string {
 	if l == "" {

@@ -339,7 +339,36 @@ func (e *Engine) cmdResend(ctx context.Context, args string) error {
 	}
 	m := e.chat.unconfirmed
 	if m == nil {
+		// A claim cut short (its claimer died before the hand-over) is
+		// unconfirmed too.
+		for i := len(e.chat.sent) - 1; i >= 0 && m == nil; i-- {
+			c := e.chat.sent[i]
+			if s, err := conversation.OpenSession(c.Workspace, c.Session); err == nil {
+				if st, err := s.State(c.ID); err == nil && (st.Incomplete || st.Unconfirmed) {
+					m = &c
+				}
+			}
+		}
+	}
+	if m == nil {
 		return fmt.Errorf("no unconfirmed message to resend (a message is unconfirmed when a lane claimed it but it never showed in the session's transcript)")
+	}
+	// The same message back in the inbox when its claim is not confirmed:
+	// a copy would reach the session twice if the recovery also ran.
+	if s, err := conversation.OpenSession(m.Workspace, m.Session); err == nil {
+		requeued, confirmed, err := s.Requeue(m.ID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("put message %s back in the inbox: %w", m.ID, err)
+		case confirmed:
+			e.chat.unconfirmed = nil
+			e.Say("message %s did reach session %s (its transcript shows the delivery): nothing resent.", m.ID, m.Session)
+			return nil
+		case requeued:
+			e.chat.unconfirmed = nil
+			e.Say("message %s is back in the inbox of session %s (same id): the next lane delivers it.", m.ID, m.Session)
+			return nil
+		}
 	}
 	e.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
 	before := e.lastSent()
@@ -527,7 +556,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			cancelled = true
 		case conversation.UpdDelivered:
 			lane, deliveredAt = u.Lane, u.At
-			e.Say("delivered via %s at %s", u.Lane, u.At.Local().Format("15:04:05"))
+			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
 			e.emit(events.RoleRelayBaton, events.KindChatDelivered, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
 				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
 				map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(u.Lane),
@@ -535,6 +564,8 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 					"latencyMs": u.At.Sub(r.Message.CreatedAt).Milliseconds()})
 			e.out.beginRun(AgentOrchestrator)
 			started = true
+		case conversation.UpdIncomplete:
+			e.Say("%v", u.Err)
 		case conversation.UpdActivity:
 			e.out.activity(u.Activity)
 		case conversation.UpdDone:

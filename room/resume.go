@@ -376,6 +376,10 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 		return
 	}
 	c.Delivered, c.State = true, "delivered"
+	if st.Incomplete {
+		// Claimed, never handed over: not delivered, whatever the log says.
+		c.Delivered, c.State = false, "unconfirmed"
+	}
 	if st.Delivered.Lane != "" {
 		c.Lane = string(st.Delivered.Lane)
 	}
@@ -392,6 +396,10 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 	}
 	if text, ok := transcriptReply(ctx, path, c.Offset, c.MessageID); ok {
 		c.State, c.Reply = "replied", text
+		return
+	}
+	if st.Unconfirmed && !st.Incomplete {
+		c.State = "unconfirmed" // handed over, never seen in the transcript yet
 	}
 }
 
@@ -527,6 +535,9 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 			c := &rs.Chats[i]
 			resolveChat(ctx, ws, c)
 			lines = append(lines, chatWords(c, now))
+			if c.State == "unconfirmed" {
+				e.chat.unconfirmed = &sentMessage{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
+			}
 			if c.State == "replied" {
 				e.emit(events.RoleOrchestrator, events.KindChatReply, summary(c.Reply, 1000), nil,
 					map[string]any{"session": c.Session, "messageId": c.MessageID, "lane": c.Lane, "source": "resume"})
@@ -578,6 +589,12 @@ func chatWords(c *PendingChat, now time.Time) string {
 		return head + "delivered" + via + when + ", no reply yet"
 	case "gone":
 		return head + "no longer in the inbox and never delivered (cancelled)"
+	case "unconfirmed":
+		via := ""
+		if c.Lane != "" {
+			via = " by the " + c.Lane + " lane"
+		}
+		return head + "claimed" + via + " but not confirmed in the session's transcript (its claimer may have died): the next lane delivers it again; /resend puts it back in the inbox now"
 	}
 	return head + fmt.Sprintf("cannot read its chat folder: %v", c.Err)
 }

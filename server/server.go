@@ -102,7 +102,7 @@ type Server struct {
 
 // MaxSSEClients caps the event streams open at once: each holds watchers
 // on the session's folders and transcript.
-const MaxSSEClients = 32
+const MaxSSEClients = 16
 
 // New returns a server for backend b that will listen on 127.0.0.1:port
 // (the port is needed to check Origin headers).
