@@ -189,11 +189,11 @@ type tailer struct {
 	// in place (same inode, now larger) no longer has them there.
 	seal    []byte
 	sealBuf [sealSize]byte
-	discard  bool   // inside an over-long line
-	atEOF    bool
-	skip     func(int64, string)
-	done     bool   // the last activity passed on was ActDone
-	items    []item // reused by split
+	discard bool // inside an over-long line
+	atEOF   bool
+	skip    func(int64, string)
+	done    bool   // the last activity passed on was ActDone
+	items   []item // reused by split
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
