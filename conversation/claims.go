@@ -382,6 +382,9 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	}
 	rec.ID = id
 	r := Recovered{ID: id, Lane: mk.Lane}
+	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
+		return Recovered{}, false // handed over a moment ago: not scanned for yet
+	}
 	switch seen := s.inTranscript(mk, id); {
 	case seen == yes:
 		if rec.DeliveredAt == nil {
@@ -400,8 +403,6 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	case seen == unknown:
 		drop() // nothing to check against: handed over counts as delivered
 		return Recovered{}, false
-	case !force && time.Since(*rec.DeliveredAt) < ClaimGrace():
-		return Recovered{}, false // the transcript may not show it yet
 	case rec.Deliveries+1 >= maxDeliveries && !force:
 		drop()
 		s.RecordError(fmt.Errorf("message %s was delivered %d times by %s and never showed in the transcript: left as delivered (check the session's transcript path with `relay-baton targets`)", id, rec.Deliveries+1, who))
