@@ -43,15 +43,22 @@ Messages over 64 KB are refused.`,
 
 var targetsCommand = &command{
 	Name:  "targets",
-	Usage: "[--json] [--set-lead ID|none]",
+	Usage: "[--all] [--json] [--set-lead ID|none]",
 	Short: "List Claude Code sessions in this workspace that can be chatted with",
-	Long: `Lists the sessions with a chat folder or a transcript for this workspace, most
-recently active first: whether each is chat-capable (its inbox exists: it
-started after 'relay-baton hook install'), its queue depth and oldest message
-age, whether it is in a turn (busy) and whether an idle-lane waiter is armed,
-its last activity and transcript path. The lead (marked *) is the one 'send'
-uses by default: the session marked with --set-lead, else the most recently
-active chat-capable one.`,
+	Long: `Lists the running Claude Code sessions of this workspace (started after
+'relay-baton hook install': their hooks record the session's process), most
+recently active first: whether each is chat-capable (its inbox exists), its
+queue depth and oldest message age, whether it is in a turn (busy) and whether
+an idle-lane waiter is armed, its last activity and transcript path.
+
+One-shot 'claude -p' runs (relay-baton's own agent runs among them) are never
+targets: the hooks leave them alone. --all also lists the sessions that have
+ended and those whose process is unknown (a transcript only, or registered by
+an older relay-baton), with their state.
+
+The lead (marked *) is the one 'send' uses by default: the running session
+marked with --set-lead, else the most recently active running one. There is
+no lead while no session runs.`,
 	Run: runTargets,
 }
 
@@ -93,7 +100,12 @@ var hookCommand = &command{
                   merges these hooks into the Claude Code settings file.
 
 The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log.`,
+.claude/session-chat/<sessionId>/errors.log.
+
+They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
+one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
+(RELAY_BATON_AGENT_RUN=1) every hook returns at once and registers nothing:
+such a session cannot be woken, and a waiter would stall it.`,
 	Run: runHook,
 }
 
@@ -237,6 +249,7 @@ func runSend(inv *invocation) error {
 func runTargets(inv *invocation) error {
 	fs := inv.flags()
 	asJSON := fs.Bool("json", false, "print JSON")
+	all := fs.Bool("all", false, "also list sessions that ended or whose process is unknown")
 	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.parse(fs); err != nil {
@@ -259,11 +272,15 @@ func runTargets(inv *invocation) error {
 			// becomes the lead when it appears), but a typo should not
 			// pass silently.
 			if known, err := conversation.ListTargets(ws); err == nil && !slices.ContainsFunc(known, func(t conversation.Target) bool { return t.SessionID == id }) {
-				fmt.Fprintf(inv.IO.Err, "relay-baton: note: no session %s in %s yet; it becomes the lead once it starts with the hooks installed (until then the most recently active one is)\n", id, ws)
+				fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
 			}
 		}
 	}
-	ts, err := conversation.ListTargets(ws)
+	list := conversation.ListTargets
+	if *all {
+		list = conversation.ListAllTargets
+	}
+	ts, err := list(ws)
 	if err != nil {
 		return err
 	}
@@ -276,7 +293,10 @@ func runTargets(inv *invocation) error {
 		return enc.Encode(ts)
 	}
 	if len(ts) == 0 {
-		fmt.Fprintf(inv.IO.Out, "No Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
+		fmt.Fprintf(inv.IO.Out, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
+		if others, err := conversation.ListAllTargets(ws); err == nil && len(others) > 0 && !*all {
+			fmt.Fprintf(inv.IO.Out, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
+		}
 		return nil
 	}
 	now := time.Now()
@@ -289,7 +309,17 @@ func runTargets(inv *invocation) error {
 		}
 		chat, state, queue := "no", "-", "-"
 		if t.ChatCapable {
-			chat = "yes"
+			chat, queue = "yes", fmt.Sprint(t.Depth)
+			if t.Depth > 0 {
+				queue += fmt.Sprintf(" (oldest %s)", now.Sub(t.Oldest).Round(time.Second))
+			}
+		}
+		switch {
+		case t.State == conversation.Ended:
+			state = "ended"
+		case t.State == conversation.Unknown:
+			state = "unknown (no process recorded)"
+		case t.ChatCapable:
 			switch {
 			case t.Busy:
 				state = "busy"
@@ -297,10 +327,6 @@ func runTargets(inv *invocation) error {
 				state = "idle, waiter armed"
 			default:
 				state = "idle, not reachable"
-			}
-			queue = fmt.Sprint(t.Depth)
-			if t.Depth > 0 {
-				queue += fmt.Sprintf(" (oldest %s)", now.Sub(t.Oldest).Round(time.Second))
 			}
 		}
 		last := "-"
@@ -314,7 +340,9 @@ func runTargets(inv *invocation) error {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, tr)
 	}
 	tw.Flush()
-	fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
+	if slices.ContainsFunc(ts, func(t conversation.Target) bool { return t.Lead }) {
+		fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
+	}
 	return nil
 }
 

@@ -21,6 +21,11 @@ func init() {
 	if os.Getenv("RELAY_BATON_TEST_AS_MAIN") == "1" {
 		main()
 	}
+	// Run inside a Claude Code session (or an agent run), the hooks under
+	// test would decide from that session: they must see none.
+	for _, k := range []string{"CLAUDE_PID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED", "RELAY_BATON_AGENT_RUN"} {
+		os.Unsetenv(k)
+	}
 }
 
 const chatSID = "5c0ffee0-1234-4abc-8def-0123456789ab"
@@ -249,6 +254,7 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	os.WriteFile(tr, []byte(`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","description":"List files"}},{"type":"text","text":"done here"}],"stop_reason":"end_turn"}}`+"\n{\"type\":\"unknown\"}\n"), 0o600)
 	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 
 	out, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hello")
 	if code != 0 || !strings.Contains(out, "queued ") || !strings.Contains(out, chatSID) {
@@ -284,13 +290,20 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	}
 	other := "0ea7beef-1234-4abc-8def-0123456789ab"
 	out, errOut, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
-	if !strings.Contains(errOut, "no session "+other) {
+	if !strings.Contains(errOut, "session "+other+" is not running") {
 		t.Errorf("--set-lead of an unknown session says nothing: %q", errOut)
 	}
 	if code != 0 || !strings.Contains(out, "* "+chatSID) {
 		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
 	}
 	os.MkdirAll(filepath.Join(ws, conversation.ChatDir, other, "inbox"), 0o700)
+	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
+	if !strings.Contains(out, "* "+chatSID) || strings.Contains(out, other) {
+		t.Errorf("a marked lead with no process known to run is neither listed nor the lead: %q", out)
+	}
+	if os2, err := conversation.OpenSession(ws, other); err == nil {
+		os2.RecordProcess(conversation.ThisProcess())
+	}
 	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+other) || strings.Contains(out, "* "+chatSID) {
 		t.Errorf("marked lead not shown: %q", out)

@@ -17,7 +17,7 @@ import (
 )
 
 var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env]",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
@@ -28,23 +28,45 @@ previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a runn
 
 --resume rebuilds the room from .ai-session/conversation.jsonl (active agent, plan and its
 age, orchestrator target, an unfinished /continue loop, chat messages still waiting) and
-recaps the last turns. A context panel (terminals of 100 columns or more) or a one-line
-status precedes each prompt.`,
+recaps the last turns, and each agent continues its conversation (claude's session,
+codex's thread) from where it was; /new starts afresh. Each agent keeps one conversation
+for the whole room session: a follow-up question reaches it with the earlier turns.
+
+Input: a paste (bracketed paste) is one message, however many lines; end a line with \ or
+press Alt-Enter to type a newline. A confirmation counts only a key pressed after its
+preview is shown; with stdin not a terminal, no agent runs unless --yes is given.
+
+On a terminal of 100 columns or more the context panel is pinned to the bottom rows and
+redrawn in place; narrower terminals and pipes get a one-line status before each prompt.`,
 	Run: runChat,
 }
-var planCommand = &command{Name: "plan", Usage: "<task> [--yes]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
-var executeCommand = &command{Name: "execute", Usage: "[--yes]", Short: "Run the executor against plan.md (preview first)", Run: runExecute}
-var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
+var planCommand = &command{Name: "plan", Usage: "<task> [--yes] [--continue]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
+var executeCommand = &command{Name: "execute", Usage: "[--yes] [--continue]", Short: "Run the executor against plan.md (preview first)", Run: runExecute}
+var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
 var reviewCommand = &command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)", Run: runReview}
 var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)", Run: runStatus}
 var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
 var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
 var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
+var continueCommand = &command{
+	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
+	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
+next step, then claude (the planner) reads the step's answer and diff and rewrites
+.ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
+No plan update follows the last step. The loop stops on --max-steps (default 3, at most 20),
+PLAN COMPLETE, a step that leaves the repository unchanged, a budget ratio of 0.95, an agent
+failure or Ctrl-C. One preview shows the loop's shape and its first prompt; every later prompt
+is logged as a prompt_preview before it runs (relay-baton replay shows them). --json prints
+the loop's result (steps, reason, agent runs, plan updates) on stdout, everything else on
+stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
+	Run: runContinue,
+}
 
 // roomFlags are the flags the room's commands share.
 type roomFlags struct {
 	path, agent, diet  string
 	allowKeys, yes, js bool
+	cont               bool // --continue: the agents' conversations from the log
 }
 
 func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
@@ -53,6 +75,7 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	if agentRun {
 		fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
 		fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+		fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	}
 	if report {
 		fs.BoolVar(&f.js, "json", false, "print JSON")
@@ -79,6 +102,12 @@ func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, erro
 	}
 	if lt, ok := term.(*room.LineTerminal); ok {
 		lt.Dir = e.SessionDir
+	}
+	if f.cont {
+		if err := e.ContinueConversations(); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -115,6 +144,7 @@ func runChat(inv *invocation) error {
 	f.define(fs, false, false)
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
 	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
 	recap := fs.Int("recap", room.DefaultRecap, "with --resume: how many turns to recap (1 to 200)")
 	if err := inv.parse(fs); err != nil {
@@ -215,6 +245,49 @@ func runExecute(inv *invocation) error {
 	}
 	e.Record("execute")
 	return roomErr(e.Execute(inv.Ctx))
+}
+
+func runContinue(inv *invocation) error {
+	var f roomFlags
+	fs := inv.flags()
+	f.define(fs, true, true)
+	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, "the most steps (executor then planner) to run: 1 to 20 (0 = the default)")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("continue takes no arguments (it runs .ai-session/plan.md); the bound is --max-steps N")
+	}
+	n, err := room.CheckMaxSteps(*maxSteps)
+	if err != nil {
+		return &usageError{msg: err.Error(), hint: "relay-baton continue --max-steps 3"}
+	}
+	engineInv := inv
+	if f.js { // stdout is the JSON result's alone
+		cp, io := *inv, *inv.IO
+		io.Out, io.OutTTY = inv.IO.Err, false
+		cp.IO = &io
+		engineInv = &cp
+	}
+	e, err := openEngine(engineInv, &f, true)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := needYes(inv, &f); err != nil {
+		return err
+	}
+	e.RecordContinue(n)
+	lr, err := e.Continue(inv.Ctx, n)
+	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
+		if jerr := printJSON(inv, lr); jerr != nil {
+			return jerr
+		}
+	}
+	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
+		return &exitError{code: 4, err: err}
+	}
+	return roomErr(err)
 }
 
 func runHandoff(inv *invocation) error {

@@ -117,6 +117,7 @@ func TestChatAgentOrchestrator(t *testing.T) {
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	code, out, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
 	if code != 0 || !strings.Contains(out, "active agent: orchestrator → Claude Code session "+sid+" (the lead)") || !strings.Contains(out, "active agent orchestrator") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)

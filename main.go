@@ -47,6 +47,7 @@ func init() {
 		replayCommand,
 		planCommand,
 		executeCommand,
+		continueCommand,
 		handoffCommand,
 		reviewCommand,
 		statusCommand,

@@ -48,6 +48,11 @@ type Request struct {
 	// OnStart, when set, is called once the process has started, with its
 	// pid, which is also its process group id.
 	OnStart func(pid int)
+	// Resume continues an earlier conversation instead of starting one: a
+	// claude session id (`claude -p --resume <id>`) or a codex thread id
+	// (`codex exec resume <id>`). The role's permission policy is applied
+	// to the resumed run as to a new one. "" starts a new conversation.
+	Resume string
 }
 
 // AgentRunEnv is set to "1" in the environment of every agent run
@@ -72,6 +77,7 @@ type Invocation struct {
 	Env      []string      // the child's full environment (holds secrets: never log it)
 	Timeout  time.Duration // the run's timeout (Request, else config, else DefaultTimeout)
 	Config   string        // the .relay-baton.json read ("" when none)
+	Resume   string        // the conversation continued (Request.Resume)
 }
 
 // Result is the outcome of a run.
@@ -88,6 +94,10 @@ type Result struct {
 	Session   string   // claude session id / codex thread id, when reported
 	Stripped  []string // names of API-key variables removed from the child's env
 	Passed    []string // names of API-key variables passed (AllowAPIKeyEnv): audit them
+	// ResumeFailed: Request.Resume named a conversation the CLI could not
+	// continue (deleted, expired, another machine's); Err says why. Nothing
+	// was sent to the model.
+	ResumeFailed bool
 }
 
 // ErrNotFound is wrapped by errors about a missing agent binary.

@@ -74,6 +74,10 @@ func Prepare(req Request) (Invocation, error) {
 		return inv, err
 	}
 	inv.Path, inv.Dir, inv.Config = path, dir, cfg.Path
+	if req.Resume != "" && !validConversationID(req.Resume) {
+		return inv, fmt.Errorf("agent %s: cannot continue conversation %q: not a session or thread id (start a new one)", req.Agent, req.Resume)
+	}
+	inv.Resume = req.Resume
 	extra := cfg.Args(req.Agent)
 	readOnly := req.Role != RoleExecutor
 	switch req.Agent {
@@ -87,6 +91,9 @@ func Prepare(req Request) (Invocation, error) {
 			inv.Policy = "edits: --permission-mode acceptEdits, Bash allowed"
 		}
 		inv.Argv = append(inv.Argv, extra...)
+		if req.Resume != "" {
+			inv.Argv = append(inv.Argv, "--resume", req.Resume)
+		}
 		inv.Argv = append(inv.Argv, "--", req.Prompt)
 	case Codex:
 		sandbox := "workspace-write"
@@ -95,6 +102,11 @@ func Prepare(req Request) (Invocation, error) {
 		}
 		inv.Argv = []string{name, "exec", "--json", "--sandbox", sandbox, "-C", dir}
 		inv.Argv = append(inv.Argv, extra...)
+		if req.Resume != "" {
+			// exec's options (sandbox, -C, config) come before the
+			// subcommand: `codex exec resume` itself takes no --sandbox.
+			inv.Argv = append(inv.Argv, "resume", req.Resume)
+		}
 		inv.Argv = append(inv.Argv, "--", req.Prompt)
 		inv.Policy = "sandbox " + sandbox
 	}
@@ -110,6 +122,30 @@ func Prepare(req Request) (Invocation, error) {
 		inv.Timeout = DefaultTimeout
 	}
 	return inv, nil
+}
+
+// validConversationID reports whether id can be a claude session id or a
+// codex thread id (a UUID-like word): it is passed as an argument, so it
+// must not look like a flag.
+func validConversationID(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '-' {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// resumeFailure reports whether a stderr line says the CLI could not
+// continue the conversation it was asked to resume (messages of claude
+// 2.1.328 and codex 0.169.0).
+func resumeFailure(line string) bool {
+	return strings.Contains(line, "No conversation found with session ID") ||
+		strings.Contains(line, "no rollout found for thread id") ||
+		strings.Contains(line, "thread/resume failed")
 }
 
 // resolveBinary finds the agent's binary: $RELAY_BATON_CLAUDE /
@@ -288,6 +324,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 
 	parser := NewParser(req.Agent)
 	var stderrTail tail
+	var resumeWhy string // the CLI's words when req.Resume could not be continued
 	var readers sync.WaitGroup
 	readers.Add(2)
 	var cbPanic any // a panic in req.OnActivity: reported, output still drained
@@ -324,6 +361,9 @@ func Run(ctx context.Context, req Request) (res Result) {
 			clog.line("stderr", line, tooLong)
 			if tooLong == 0 {
 				stderrTail.add(string(line))
+				if req.Resume != "" && resumeWhy == "" && resumeFailure(string(line)) {
+					resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), 300)
+				}
 			}
 		})
 	}()
@@ -391,6 +431,10 @@ func Run(ctx context.Context, req Request) (res Result) {
 		res.TimedOut = true
 		res.Err = fmt.Errorf("agent %s: timed out after %s: %w", req.Agent, inv.Timeout, context.DeadlineExceeded)
 		res.Summary = fmt.Sprintf("%s timed out after %s (limit %s)", label, dur, inv.Timeout)
+	case resumeWhy != "" && (waitErr != nil || out.IsError || res.ExitCode != 0):
+		res.ResumeFailed = true
+		res.Err = fmt.Errorf("agent %s: conversation %s cannot be continued: %s", req.Agent, req.Resume, resumeWhy)
+		res.Summary = fmt.Sprintf("%s exited %d after %s: conversation %s cannot be continued: %s", label, res.ExitCode, dur, req.Resume, resumeWhy)
 	case waitErr != nil || out.IsError || res.ExitCode != 0:
 		why := out.ErrorText
 		if why == "" {

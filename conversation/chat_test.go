@@ -340,6 +340,7 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	if err := a.Register(Registration{TranscriptPath: tr, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
+	a.RecordProcess(Identify(SystemProcs, os.Getpid())) // a runs (as this test)
 	pd := ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	trB := filepath.Join(pd, b.ID+".jsonl")
@@ -347,7 +348,7 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	os.Chtimes(trB, future, future)
 	a.Enqueue("x", "one")
-	ts, err := ListTargets(ws)
+	ts, err := ListAllTargets(ws)
 	if err != nil || len(ts) != 2 {
 		t.Fatalf("targets = %+v, %v", ts, err)
 	}
@@ -360,8 +361,8 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	if err := SetLead(ws, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := Lead(ws); l.SessionID != b.ID {
-		t.Errorf("lead = %s after SetLead(b)", l.SessionID)
+	if l, _ := Lead(ws); l.SessionID != a.ID {
+		t.Errorf("lead = %s after SetLead(b), want a: b has no process known to run", l.SessionID)
 	}
 	if got := LocateTranscript(b); got != trB {
 		t.Errorf("LocateTranscript(b) = %q, want the slug path %q", got, trB)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -281,4 +282,15 @@ func TestWhileAlive(t *testing.T) {
 	defer cancel2()
 	stop()
 	<-ctx2.Done()
+}
+
+// What the mode decision adds to every hook: reading the session's argv,
+// stat and the boot id from the real /proc (this process stands for it).
+func BenchmarkDetectHook(b *testing.B) {
+	env := envOf("CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_PID="+strconv.Itoa(os.Getpid()))
+	for b.Loop() {
+		if h := DetectHook(env, SystemProcs, os.Getppid()); h.Mode == "" {
+			b.Fatal("no mode")
+		}
+	}
 }

@@ -70,6 +70,10 @@ func Identify(src ProcSource, pid int) Process {
 	return Process{PID: pid, Start: st.Start, BootID: src.BootID()}
 }
 
+// ThisProcess is the Process record of the calling process (tests use it
+// to stand for a running session).
+func ThisProcess() Process { return Identify(SystemProcs, os.Getpid()) }
+
 // Liveness is what is known of a session's process.
 type Liveness string
 
@@ -118,7 +122,7 @@ func (s *Session) RecordProcess(p Process) error {
 	}
 	b, _ := json.Marshal(p)
 	b = append(b, '\n')
-	if old, err := os.ReadFile(filepath.Join(s.dir, processName)); err == nil && bytes.Equal(old, b) {
+	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := checkDir(s.dir); err != nil {
@@ -129,7 +133,7 @@ func (s *Session) RecordProcess(p Process) error {
 
 // Process returns the session's recorded process (ok=false when none).
 func (s *Session) Process() (Process, bool) {
-	b, err := os.ReadFile(filepath.Join(s.dir, processName))
+	b, err := readSmall(filepath.Join(s.dir, processName), 4096)
 	if err != nil {
 		return Process{}, false
 	}

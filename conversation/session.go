@@ -166,8 +166,10 @@ type Target struct {
 	SessionID      string    `json:"sessionId"`
 	ChatCapable    bool      `json:"chatCapable"` // its inbox exists
 	Lead           bool      `json:"lead"`
-	Busy           bool      `json:"busy"`    // in a turn (busy mark set)
-	Waiting        bool      `json:"waiting"` // an idle-lane waiter is armed
+	State          Liveness  `json:"state"`         // live, ended or unknown (no process recorded)
+	PID            int       `json:"pid,omitempty"` // the session's recorded process
+	Busy           bool      `json:"busy"`          // in a turn (busy mark set)
+	Waiting        bool      `json:"waiting"`       // an idle-lane waiter is armed
 	Depth          int       `json:"queueDepth"`
 	Oldest         time.Time `json:"oldestQueued,omitzero"`
 	LastActivity   time.Time `json:"lastActivity,omitzero"`
@@ -175,11 +177,25 @@ type Target struct {
 	Cwd            string    `json:"cwd,omitempty"`
 }
 
-// ListTargets returns the sessions that have a chat folder in workspace or
-// a transcript for it under the Claude Code projects folder, most recently
-// active first. The lead is the one marked with SetLead, else the most
-// recently active chat-capable session (else the most recently active).
+// ListTargets returns the sessions of workspace that can answer: those
+// whose recorded process (see RecordProcess) still runs, most recently
+// active first. Sessions that ended, and sessions with no recorded process
+// (a transcript only, or registered by an older relay-baton), are left
+// out: ListAllTargets has them. The lead is the live session marked with
+// SetLead, else the most recently active live chat-capable one; there is
+// no lead when no session is live.
 func ListTargets(workspace string) ([]Target, error) {
+	return listTargets(workspace, false, SystemProcs)
+}
+
+// ListAllTargets is ListTargets with every session that has a chat folder
+// in workspace or a transcript for it under the Claude Code projects
+// folder, whatever its State (the lead is still only ever a live session).
+func ListAllTargets(workspace string) ([]Target, error) {
+	return listTargets(workspace, true, SystemProcs)
+}
+
+func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, err
@@ -217,6 +233,13 @@ func ListTargets(workspace string) ([]Target, error) {
 	for id, t := range byID {
 		s, _ := OpenSession(ws, id)
 		t.ChatCapable = s.ChatCapable()
+		t.State = Unknown
+		if p, ok := s.Process(); ok {
+			t.State, t.PID = p.Check(procs), p.PID
+		}
+		if !all && t.State != Live {
+			continue
+		}
 		if r, ok := s.Registration(); ok {
 			if r.TranscriptPath != "" {
 				t.TranscriptPath = r.TranscriptPath
@@ -250,21 +273,18 @@ func ListTargets(workspace string) ([]Target, error) {
 	if b, err := readSmall(leadPath(ws), 4096); err == nil {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
-			if out[i].SessionID == id {
+			if out[i].SessionID == id && out[i].State == Live {
 				lead = i
 			}
 		}
 	}
 	if lead < 0 {
 		for i := range out {
-			if out[i].ChatCapable {
+			if out[i].ChatCapable && out[i].State == Live {
 				lead = i
 				break
 			}
 		}
-	}
-	if lead < 0 && len(out) > 0 {
-		lead = 0
 	}
 	if lead >= 0 {
 		out[lead].Lead = true
@@ -272,7 +292,10 @@ func ListTargets(workspace string) ([]Target, error) {
 	return out, nil
 }
 
-// Lead returns the workspace's lead session.
+// ErrNoLiveSession: no session of the workspace is running with the hooks.
+var ErrNoLiveSession = errors.New("no running Claude Code session")
+
+// Lead returns the workspace's lead session: always a live one.
 func Lead(workspace string) (Target, error) {
 	ts, err := ListTargets(workspace)
 	if err != nil {
@@ -283,7 +306,7 @@ func Lead(workspace string) (Target, error) {
 			return t, nil
 		}
 	}
-	return Target{}, fmt.Errorf("no Claude Code session found in %s: start one after `relay-baton hook install`", workspace)
+	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, workspace)
 }
 
 // ResolveWorkspace finds the workspace for start: the nearest directory up

@@ -1,6 +1,7 @@
 // Package prompts renders the prompts relay-baton hands to agents: plan,
-// execute, one step of a bounded continue loop, review, handoff and a
-// free-text ask, and the framing of a live chat message delivered into a
+// execute, the two halves of a bounded continue loop's step (the executor's
+// work, then the planner's plan update, with its PLAN COMPLETE marker and
+// ParsePlanUpdate), review, handoff and a free-text ask, and the framing of a live chat message delivered into a
 // running Claude Code session (FrameChat). The agent prompts are
 // text/templates filled from small input structs, so what an agent receives
 // is reviewable in one place; golden tests pin them (go test ./prompts
@@ -18,6 +19,7 @@ var PlanSections = []string{"Goal", "Scope (in)", "Out of scope", "Approach", "S
 var funcs = template.FuncMap{
 	"trim":     strings.TrimSpace,
 	"sections": func() []string { return PlanSections },
+	"marker":   func() string { return PlanCompleteMarker },
 }
 
 var tmpl = template.Must(template.New("prompts").Funcs(funcs).Parse(`
@@ -63,9 +65,10 @@ and anything left undone.
 {{end -}}
 
 {{- define "continue" -}}
-You are the executor in a relay-baton session, in step {{.Step}} of at most {{.MaxSteps}} of a bounded loop.
-Continue implementing the plan below from where the previous step left off. Make concrete
-progress on the next unfinished step; if everything is done, change nothing and say "done".
+You are the executor in a relay-baton session, in step {{.Step}} of at most {{.MaxSteps}} of a bounded
+plan<->execute loop. After each step the planner reads your answer and the diff, and updates the plan.
+Work on the plan's "## Next step" (without one, the first step under "## Steps" not marked [done]).
+Make concrete progress on it; if the whole plan is already done, change nothing and say "done".
 
 Plan (.ai-session/plan.md):
 {{trim .Plan}}
@@ -73,7 +76,37 @@ Plan (.ai-session/plan.md):
 Outcome of the previous step:
 {{if .Previous}}{{trim .Previous}}{{else}}(none: this is the first step){{end}}
 
-When you finish, answer with: the files you changed, what you verified, and what remains.
+When you finish, answer with: the files you changed, the tests or checks you ran and their
+results, and what remains.
+{{template "rules"}}
+{{end -}}
+
+{{- define "continue-plan" -}}
+You are the planner in a relay-baton session. Step {{.Step}} of at most {{.MaxSteps}} of a bounded
+plan<->execute loop just ended: the executor ({{.Executor}}) worked on the plan's next step.
+Read its outcome below and update the plan. Do not change any file: relay-baton backs up the
+current plan and writes your final answer to .ai-session/plan.md.
+
+The current plan (.ai-session/plan.md):
+{{trim .Plan}}
+
+The executor's answer (its changed files, test results, what remains):
+{{if .Answer}}{{trim .Answer}}{{else}}(empty){{end}}
+
+Files changed in this step:
+{{if .ChangedFiles}}{{trim .ChangedFiles}}{{else}}(none){{end}}
+
+{{if .DiffNote}}{{.DiffNote}}{{else}}Diff of this step{{end}} (truncated to the budget):
+{{if .Diff}}{{trim .Diff}}{{else}}(empty){{end}}
+
+Answer with the whole updated plan in Markdown, with the same second-level headings:
+- under "## Steps", mark each step the diff and test results show done with " [done]" at the end
+  of its line (trust the diff and the test results over the executor's claims);
+- rewrite "## Next step" as the one concrete thing the executor should do next.
+If the whole plan is done (every step done and its Verification passed), end your answer, after
+the updated plan, with this line and nothing after it:
+{{marker}}
+Write that line only when the plan is complete.
 {{template "rules"}}
 {{end -}}
 
@@ -155,6 +188,46 @@ type ContinueInput struct {
 
 // ContinueStep renders the executor's prompt for one loop step.
 func ContinueStep(in ContinueInput) string { return render("continue", in) }
+
+// PlanCompleteMarker is the line with which the planner of a continue loop
+// declares the plan complete: the last non-blank line of its answer,
+// exactly (surrounding spaces aside), nothing after it.
+const PlanCompleteMarker = "PLAN COMPLETE"
+
+// ContinuePlanInput is the planner's half of a loop step: the plan as it
+// was, and what the executor's half did to it.
+type ContinuePlanInput struct {
+	Plan         string
+	Step         int
+	MaxSteps     int
+	Executor     string // the executor agent's name
+	Answer       string // the executor's final answer
+	ChangedFiles string // the paths the step changed, one a line
+	Diff         string // the diff since the step began
+	DiffNote     string // replaces "Diff of this step" when Diff is something else
+}
+
+// ContinuePlan renders the planner's prompt that updates plan.md after a
+// loop step.
+func ContinuePlan(in ContinuePlanInput) string { return render("continue-plan", in) }
+
+// ParsePlanUpdate reads the planner's answer to ContinuePlan: the updated
+// plan, and whether it declared the plan complete. The marker counts only
+// as the last non-blank line, alone on it ("PLAN COMPLETE." or
+// "**PLAN COMPLETE**" do not); it is not part of the plan. Anywhere else
+// it is plan text like any other.
+func ParsePlanUpdate(answer string) (plan string, complete bool) {
+	lines := strings.Split(strings.ReplaceAll(answer, "\r\n", "\n"), "\n")
+	end := len(lines)
+	for end > 0 && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	if end > 0 && strings.TrimSpace(lines[end-1]) == PlanCompleteMarker {
+		complete = true
+		end--
+	}
+	return strings.TrimSpace(strings.Join(lines[:end], "\n")), complete
+}
 
 // ReviewInput is what the review prompt needs.
 type ReviewInput struct {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,10 +48,11 @@ func init() {
 		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
 		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
 		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
-		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded execute loop: stops on no progress, budget, failure (one confirmation)", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
+		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
 		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
 		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
+		{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
 		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
@@ -186,6 +186,7 @@ func HelpText() string {
 	}
 	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
 	b.WriteString("  With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.\n")
+	b.WriteString("  A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.\n")
 	return b.String()
 }
 
@@ -259,7 +260,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, "plan.md") }
 
 func (e *Engine) readPlan() (string, error) {
-	b, err := os.ReadFile(e.planPath())
+	b, err := readRegular(e.planPath()) // a FIFO there does not block the room
 	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNoPlan
 	}
@@ -383,163 +384,6 @@ func (e *Engine) cmdExecute(ctx context.Context, args string) error {
 	return e.Execute(ctx)
 }
 
-// Loop bounds.
-const (
-	DefaultMaxSteps = 3
-	MaxMaxSteps     = 20
-)
-
-// ParseMaxSteps reads /continue's arguments: "", "N", "-n N",
-// "--max-steps N" or "--max-steps=N". 0 means the default; the bound is 20.
-func ParseMaxSteps(args string) (int, error) {
-	f := strings.Fields(args)
-	var v string
-	switch {
-	case len(f) == 0:
-		return DefaultMaxSteps, nil
-	case len(f) == 1 && strings.HasPrefix(f[0], "--max-steps="):
-		v = strings.TrimPrefix(f[0], "--max-steps=")
-	case len(f) == 1 && !strings.HasPrefix(f[0], "-"):
-		v = f[0]
-	case len(f) == 2 && (f[0] == "--max-steps" || f[0] == "-n"):
-		v = f[1]
-	default:
-		return 0, fmt.Errorf("usage: /continue [--max-steps N | -n N | N], not %q", args)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("--max-steps must be a whole number from 0 to %d, not %q", MaxMaxSteps, v)
-	}
-	if n < 0 || n > MaxMaxSteps {
-		return 0, fmt.Errorf("--max-steps must be from 0 to %d (0 = default %d), not %d", MaxMaxSteps, DefaultMaxSteps, n)
-	}
-	if n == 0 {
-		n = DefaultMaxSteps
-	}
-	return n, nil
-}
-
-// StopReason says why a /continue loop ended.
-type StopReason string
-
-// The stop reasons.
-const (
-	StopMaxSteps   StopReason = "max steps"
-	StopNoProgress StopReason = "no progress"
-	StopBudget     StopReason = "budget"
-	StopFailure    StopReason = "agent failure"
-	StopCancelled  StopReason = "cancelled"
-	StopDeclined   StopReason = "declined"
-)
-
-// LoopResult is what a /continue loop did.
-type LoopResult struct {
-	Steps  int        `json:"steps"`
-	Max    int        `json:"maxSteps"`
-	Reason StopReason `json:"reason"`
-	Detail string     `json:"detail"`
-}
-
-// Continue runs the bounded execute loop: one confirmation, a baseline
-// before step 1, then up to max steps of the executor on the plan plus the
-// previous step's outcome.
-func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
-	return e.continueLoop(ctx, 1, max, "")
-}
-
-// continueLoop runs the loop from step from (a resumed loop starts past 1,
-// with the outcome of the step before it as prev).
-func (e *Engine) continueLoop(ctx context.Context, from, max int, prev string) (LoopResult, error) {
-	lr := LoopResult{Max: max}
-	plan, err := e.readPlan()
-	if err != nil {
-		return lr, err
-	}
-	bg := context.WithoutCancel(ctx)
-	step := func(i int, prev string) runSpec {
-		return runSpec{Command: "continue", Req: e.request(e.Executor, agents.RoleExecutor,
-			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: i, MaxSteps: max, Previous: prev}))}
-	}
-	first := step(from, prev)
-	first.Note = fmt.Sprintf("loop:    up to %d steps, one confirmation; each later step gets the previous outcome; stops on no progress, budget >= %.2f, failure or Ctrl-C", max, BudgetCeiling)
-	if from > 1 {
-		first.Note += fmt.Sprintf("\n  resume:  continues an unfinished loop at step %d of %d", from, max)
-	}
-	inv, err := e.confirm(ctx, &first)
-	if err != nil {
-		lr.Reason, lr.Detail = StopFailure, err.Error()
-		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
-			lr.Reason = StopDeclined
-		}
-		return lr, err
-	}
-	baseline, err := progressKey(bg, e.Root)
-	if err != nil {
-		return lr, fmt.Errorf("baseline before step 1: %w", err)
-	}
-	prevKey := baseline
-	finish := func(r StopReason, detail string) (LoopResult, error) {
-		lr.Reason, lr.Detail = r, detail
-		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
-		e.emit(events.RoleRelayBaton, events.KindExecute, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
-			map[string]string{"plan": "plan.md"}, map[string]any{"agent": e.Executor, "steps": lr.Steps, "maxSteps": max, "stopReason": string(r)})
-		if r == StopFailure || r == StopCancelled {
-			return lr, fmt.Errorf("/continue: %s", detail)
-		}
-		return lr, nil
-	}
-	for i := from; i <= max; i++ {
-		spec := first
-		if i > from {
-			spec = step(i, prev)
-			inv, err = e.runner.Prepare(spec.Req)
-			if err != nil {
-				return finish(StopFailure, fmt.Sprintf("step %d could not start: %v", i, err))
-			}
-			e.preview(&spec, inv, false)
-			e.emit(events.RoleRelayBaton, events.KindCommand, fmt.Sprintf("step %d/%d confirmed by the loop's confirmation", i, max), nil,
-				map[string]any{"agent": spec.Req.Agent, "command": "continue", "confirmed": true, "step": i})
-		}
-		e.Say("step %d of %d", i, max)
-		res := e.execute(ctx, spec, inv)
-		lr.Steps = i
-		ch, _ := changes(bg, e.Root)
-		e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %d changed files; %s", i, max, res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
-			map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "step": i, "maxSteps": max, "exitCode": res.ExitCode, "changedFiles": len(ch)})
-		switch {
-		case res.Cancelled || ctx.Err() != nil:
-			return finish(StopCancelled, fmt.Sprintf("step %d was cancelled", i))
-		case resultErr(res) != nil:
-			return finish(StopFailure, fmt.Sprintf("step %d: %v", i, resultErr(res)))
-		}
-		key, err := progressKey(bg, e.Root)
-		if err != nil {
-			return finish(StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", i, err))
-		}
-		if key == prevKey {
-			return finish(StopNoProgress, fmt.Sprintf("the repository diff did not change in step %d", i))
-		}
-		prevKey = key
-		if b := e.Budget(bg); b.Ratio >= BudgetCeiling {
-			return finish(StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
-		}
-		prev = fmt.Sprintf("step %d: exit %d; %d changed files. Its answer:\n%s", i, res.ExitCode, len(ch), summary(res.FinalText, 3000))
-	}
-	return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
-}
-
-func (e *Engine) cmdContinue(ctx context.Context, args string) error {
-	n, err := ParseMaxSteps(args)
-	if err != nil {
-		return err
-	}
-	_, err = e.Continue(ctx, n)
-	if errors.Is(err, ErrDeclined) {
-		return nil // already said
-	}
-	return err
-}
-
 func (e *Engine) cmdReview(ctx context.Context, args string) error {
 	switch strings.ToLower(strings.TrimSpace(args)) {
 	case "":
@@ -575,7 +419,7 @@ func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
 func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
-	e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText(), "\n"))
 	return nil
 }
 

@@ -42,7 +42,10 @@ func installHooks(t *testing.T, dir string) {
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, "hook", "install", "--wait-timeout", "60s")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	// A HOME of its own: with HOME=dir, the go command that hook install
+	// may ask about its build cache writes .config/go/telemetry into the
+	// repository, and the planner then lists those files.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Installed relay-baton's chat hooks in "+filepath.Join(dir, ".claude", "settings.json")) {
 		t.Fatalf("hook install: %v\n%s", err, out)
@@ -426,6 +429,7 @@ func TestPTYOrchestratorCtrlCKeepsQueued(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	s.MarkBusy()
 	p := startBinary(t, dir, "NO_COLOR=1", "CLAUDE_CONFIG_DIR="+cfg)
 	p.until(t, "claude› ")

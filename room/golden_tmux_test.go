@@ -91,6 +91,7 @@ func goldenRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	s.Ensure()
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	for i, id := range []string{"zzzz0000", "bbbb2222"} {
 		created := now.Add(-2*time.Hour - time.Duration(10-i)*time.Minute)
 		m, _ := json.Marshal(conversation.Message{ID: id, From: "relay-baton", Text: "queued " + id, CreatedAt: created})
@@ -131,7 +132,10 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 		time.Sleep(150 * time.Millisecond)
 		cur := run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-")
 		trim := strings.TrimRight(cur, "\n ")
-		ready := strings.HasSuffix(trim, "codex›") && (strings.Contains(cur, "└") || strings.Contains(cur, "ctx codex"))
+		// The prompt is the last line, or (a pinned panel) the last line
+		// above the panel's box.
+		ready := (strings.HasSuffix(trim, "codex›") && strings.Contains(cur, "ctx codex")) ||
+			(strings.Contains(cur, "codex›") && strings.HasSuffix(trim, "┘"))
 		if ready && cur == prev {
 			return cur
 		}

@@ -97,6 +97,13 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	}
 	switch {
 	case len(found) == 0:
+		if all, err := conversation.ListAllTargets(ws); err == nil {
+			for _, t := range all {
+				if t.SessionID == want || len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)) {
+					return conversation.Target{}, fmt.Errorf("Claude Code session %s is not running (%s): only running sessions can answer (/targets lists them)", t.SessionID, t.State)
+				}
+			}
+		}
 		return conversation.Target{}, fmt.Errorf("no Claude Code session %q in %s (/targets lists them)", want, ws)
 	case len(found) > 1:
 		return conversation.Target{}, fmt.Errorf("%q matches %d sessions: type more of the id (/targets lists them)", want, len(found))

@@ -325,24 +325,21 @@ func termWidth(o REPLOptions) int {
 	return 80
 }
 
-// panelText is the context to print before a prompt: the boxed panel on a
-// wide terminal, else the one-line status.
+// panelText is the one-line status printed before a prompt (narrow
+// terminals, pipes, terminals too short to pin the panel).
 func (e *Engine) panelText(ctx context.Context, o REPLOptions) string {
-	p := e.Panel(ctx)
-	w := termWidth(o)
-	if o.Terminal && o.OutTerminal && w >= PanelMinWidth {
-		return strings.Join(p.Block(w, o.Color), "\n") + "\n"
-	}
-	return p.Line(w, o.Color) + "\n"
+	return e.Panel(ctx).Line(termWidth(o), o.Color) + "\n"
 }
 
 // startPanel shows the context for the prompt about to be read. Without a
-// terminal it is printed at once, before the prompt. On a terminal it is
-// gathered in the background while readline already reads (so keys typed
-// meanwhile are not lost) and written through readline's writer, which
-// redraws the prompt and the line being edited below it. The returned stop
-// must be called when Readline returns: after it nothing more is written.
-func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer) (stop func()) {
+// terminal the one-line status is printed at once, before the prompt. On a
+// terminal the facts are gathered in the background while readline already
+// reads (so keys typed meanwhile are not lost), then drawn in the pinned
+// region (pin, when the terminal is wide and tall enough) or written as the
+// one-line status through readline's writer, which redraws the prompt and
+// the line being edited below it. The returned stop must be called when
+// Readline returns: after it nothing more is written.
+func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin *pinnedPanel) (stop func()) {
 	if !o.Terminal {
 		e.out.raw(e.panelText(ctx, o))
 		return func() {}
@@ -353,14 +350,17 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer) (st
 	stale := false
 	go func() {
 		defer close(done)
-		text := e.panelText(pctx, o)
+		p := e.Panel(pctx)
 		mu.Lock()
 		defer mu.Unlock()
 		if stale || pctx.Err() != nil {
 			return
 		}
+		if pin != nil && pin.Draw(p) {
+			return
+		}
 		e.out.mu.Lock()
-		io.WriteString(w, text)
+		io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n")
 		e.out.mu.Unlock()
 	}()
 	return func() {
@@ -370,4 +370,130 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer) (st
 		cancel()
 		<-done
 	}
+}
+
+// termWriter serializes writes to the terminal: readline's redraws, the
+// room's lines and the pinned panel's draws each reach it whole.
+type termWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *termWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// pinnedPanel keeps the boxed context panel in the bottom rows of the
+// terminal: a scroll region (DECSTBM) holds everything else above it, so
+// the conversation scrolls (and goes into the scrollback) while the panel
+// is redrawn in place, never printed into the scrollback. A terminal
+// narrower than PanelMinWidth, or too short, gets no pinned panel (the
+// REPL prints the one-line status instead).
+type pinnedPanel struct {
+	w     io.Writer
+	size  func() (cols, rows int, ok bool)
+	color bool
+
+	mu     sync.Mutex
+	height int // rows reserved at the bottom; 0 when not pinned
+	rows   int // the terminal's rows when the region was set
+	last   *Panel
+}
+
+// pinnedMinRows is how many rows the conversation keeps above the panel.
+const pinnedMinRows = 10
+
+// Draw shows p in the bottom rows (reserving them the first time) and
+// reports whether it could: false on a narrow or short terminal.
+func (pp *pinnedPanel) Draw(p Panel) bool {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.last = &p
+	return pp.drawLocked(false)
+}
+
+// Resize re-reserves the rows for a new terminal size and redraws; the
+// cursor is put on the region's last row (readline redraws its line there).
+func (pp *pinnedPanel) Resize() bool {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.last == nil {
+		return false
+	}
+	return pp.drawLocked(true)
+}
+
+func (pp *pinnedPanel) drawLocked(resized bool) bool {
+	cols, rows, ok := pp.size()
+	if !ok || cols < PanelMinWidth {
+		pp.unpinLocked()
+		return false
+	}
+	lines := pp.last.Block(cols, pp.color)
+	h := len(lines)
+	if rows < h+pinnedMinRows {
+		pp.unpinLocked()
+		return false
+	}
+	var b strings.Builder
+	restore := "\x1b8" // DECRC: back where the cursor was
+	switch {
+	case pp.height == 0:
+		// Make room: scroll the screen up by h rows, keep the cursor's
+		// place (DECSC), then fence the bottom rows off (DECSTBM).
+		b.WriteString(strings.Repeat("\n", h))
+		fmt.Fprintf(&b, "\x1b[%dA\x1b7\x1b[1;%dr", h, rows-h)
+	case resized || pp.height != h || pp.rows != rows:
+		// A new size: the old place of the cursor means nothing now; it
+		// goes to the region's last row, where readline redraws its line.
+		fmt.Fprintf(&b, "\x1b[1;%dr", rows-h)
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[J", max(1, rows-max(h, pp.height)+1))
+		restore = fmt.Sprintf("\x1b[%d;1H", rows-h)
+	default:
+		b.WriteString("\x1b7")
+	}
+	for i, l := range lines {
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
+	}
+	b.WriteString(restore)
+	pp.height, pp.rows = h, rows
+	io.WriteString(pp.w, b.String())
+	return true
+}
+
+// unpinLocked gives the rows back: the region reset, the panel erased.
+func (pp *pinnedPanel) unpinLocked() {
+	if pp.height == 0 {
+		return
+	}
+	fmt.Fprintf(pp.w, "\x1b7\x1b[r\x1b[%d;1H\x1b[J\x1b8", max(1, pp.rows-pp.height+1))
+	pp.height = 0
+}
+
+// Close unpins the panel (the room is leaving).
+func (pp *pinnedPanel) Close() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.unpinLocked()
+}
+
+// Reapply sets the region again after a program (an editor) had the
+// terminal, which may have reset it.
+func (pp *pinnedPanel) Reapply() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.height == 0 || pp.last == nil {
+		return
+	}
+	pp.height = 0 // reserve again: the editor may have cleared the screen
+	pp.drawLocked(false)
+}
+
+// Pinned reports whether the panel holds the bottom rows.
+func (pp *pinnedPanel) Pinned() bool {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	return pp.height > 0
 }

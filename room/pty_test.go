@@ -149,8 +149,14 @@ type proc struct {
 
 func startBinary(tb testing.TB, dir string, env ...string) *proc {
 	tb.Helper()
+	return startBinaryArgs(tb, dir, []string{"chat"}, env...)
+}
+
+// startBinaryArgs starts relay-baton with args on a 160x50 pty.
+func startBinaryArgs(tb testing.TB, dir string, args []string, env ...string) *proc {
+	tb.Helper()
 	bin, _ := binaries(tb)
-	cmd := exec.Command(bin, "chat")
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm"}, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})

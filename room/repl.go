@@ -82,11 +82,19 @@ func Complete(e *Engine, text string) ([][]rune, int) {
 // rlTerminal asks questions through the REPL's readline instance.
 type rlTerminal struct {
 	rl   *readline.Instance
+	in   *termInput
+	pin  *pinnedPanel // nil when the panel is not pinned
 	e    *Engine
 	opts REPLOptions
 }
 
+// Ask reads an answer typed after the question is shown: everything that
+// arrived before (typed ahead, the rest of a paste) is discarded first, and
+// a paste while asking answers nothing.
 func (t *rlTerminal) Ask(q string) (string, error) {
+	t.in.Flush()
+	t.in.SetAsk(true)
+	defer t.in.SetAsk(false)
 	t.rl.SetPrompt(q)
 	defer t.rl.SetPrompt(PromptFor(t.e.Active, t.opts.Color))
 	line, err := t.rl.Readline()
@@ -96,8 +104,32 @@ func (t *rlTerminal) Ask(q string) (string, error) {
 	return line, err
 }
 
+// Edit hands the terminal to the editor: the room stops reading it and
+// switches bracketed paste off meanwhile.
 func (t *rlTerminal) Edit(text string) (string, error) {
+	t.in.Pause()
+	t.bracketed(false)
+	defer func() {
+		t.bracketed(true)
+		if t.pin != nil {
+			t.pin.Reapply()
+		}
+		t.in.Flush()
+		t.in.Resume()
+	}()
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
+}
+
+// bracketed asks the terminal to mark pastes (ESC[?2004h) or stop.
+func (t *rlTerminal) bracketed(on bool) {
+	if !t.opts.Terminal || !t.opts.OutTerminal {
+		return
+	}
+	if on {
+		io.WriteString(t.opts.Out, "\x1b[?2004h")
+	} else {
+		io.WriteString(t.opts.Out, "\x1b[?2004l")
+	}
 }
 
 // RunREPL runs the room until /exit, Ctrl-D or a second Ctrl-C on an empty
@@ -108,16 +140,34 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	var rc io.ReadCloser
-	if f, ok := in.(*os.File); ok {
-		// Cancelable, so that ending ctx (SIGTERM, SIGHUP) ends a pending
-		// Readline; it reads only while readline asks, so an editor or an
-		// agent can own the terminal between prompts.
-		rc = readline.NewCancelableStdin(f)
-	} else if r, ok := in.(io.ReadCloser); ok {
-		rc = r
-	} else {
-		rc = io.NopCloser(in)
+	// termInput owns the terminal's input (input.go): pastes, long lines,
+	// typed-ahead answers. It reads only when poll says there is input, so
+	// ending ctx (SIGTERM, SIGHUP) ends a pending Readline and an editor
+	// can own the terminal while it is paused.
+	fd := -1
+	if f, ok := in.(*os.File); ok && o.Terminal {
+		fd = int(f.Fd())
+	}
+	rc := newTermInput(in, fd)
+	// One writer for everything that reaches the terminal, so that the
+	// pinned panel's draws never land inside a readline redraw.
+	lw := &termWriter{w: o.Out}
+	e.out.mu.Lock()
+	prevOut := e.out.w
+	e.out.w = lw
+	e.out.mu.Unlock()
+	defer func() {
+		e.out.mu.Lock()
+		e.out.w = prevOut
+		e.out.mu.Unlock()
+	}()
+	var pin *pinnedPanel
+	if fd >= 0 && o.OutTerminal {
+		pin = &pinnedPanel{w: lw, color: o.Color, size: func() (int, int, bool) {
+			w, h, err := readline.GetSize(fd)
+			return w, h, err == nil && w > 0 && h > 0
+		}}
+		defer pin.Close()
 	}
 	cfg := &readline.Config{
 		Prompt: PromptFor(e.Active, o.Color),
@@ -131,7 +181,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		InterruptPrompt:        "^C",
 		EOFPrompt:              "exit",
 		Stdin:                  rc,
-		Stdout:                 o.Out,
+		Stdout:                 lw,
 		Stderr:                 o.Err,
 		FuncIsTerminal:         func() bool { return o.Terminal },
 	}
@@ -155,6 +205,16 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 				return w
 			}
 			return 80
+		}
+		// On SIGWINCH the pinned panel takes its rows again first, then
+		// readline redraws its line.
+		cfg.FuncOnWidthChanged = func(f func()) {
+			readline.DefaultOnWidthChanged(func() {
+				if pin != nil {
+					pin.Resize()
+				}
+				f()
+			})
 		}
 	}
 	if !o.Terminal {
@@ -180,7 +240,22 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 	}
 	historyErr := false
-	e.SetTerminal(&rlTerminal{rl: rl, e: e, opts: o})
+	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
+	rc.setOnDrop(func() {
+		// Written through readline, which redraws the question below it.
+		e.out.mu.Lock()
+		defer e.out.mu.Unlock()
+		rl.Write([]byte(e.out.label(events.RoleRelayBaton) + " ignored a paste while asking: a confirmation is a key you type.\n"))
+	})
+	if o.Terminal {
+		e.SetTerminal(rt)
+		rt.bracketed(true)
+		defer rt.bracketed(false)
+	} else {
+		// Without a terminal nothing can be confirmed: no agent runs
+		// unless the room was started with --yes (as the one-shots).
+		e.SetTerminal(nil)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -228,11 +303,23 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		rl.SetPrompt(PromptFor(e.Active, o.Color))
 		stopPanel := func() {}
 		if redraw {
-			stopPanel = e.startPanel(ctx, o, rl.Stdout())
+			stopPanel = e.startPanel(ctx, o, rl.Stdout(), pin)
 			redraw = false
 		}
 		line, err := rl.Readline()
 		stopPanel()
+		typed := line
+		line = rc.Expand(line)
+		// A line ending in \ (or Alt-Enter) continues on the next line.
+		for err == nil && strings.HasSuffix(line, "\\") {
+			rl.SetPrompt(continuationPrompt(o.Color))
+			var next string
+			next, err = rl.Readline()
+			if err == nil {
+				line = strings.TrimSuffix(line, "\\") + "\n" + rc.Expand(next)
+				typed = ""
+			}
+		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			if strings.TrimSpace(line) != "" {
 				interrupts = 0
@@ -261,10 +348,12 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			continue
 		}
 		redraw = true
-		rl.SaveHistory(line)
-		if err := history.Append(line); err != nil && !historyErr {
-			historyErr = true // said once
-			e.Say("history not saved: %v", err)
+		if typed == line { // no paste, no continuation: one line to recall
+			rl.SaveHistory(line)
+			if err := history.Append(line); err != nil && !historyErr {
+				historyErr = true // said once
+				e.Say("history not saved: %v", err)
+			}
 		}
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)
@@ -292,6 +381,12 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			return nil
 		}
 	}
+}
+
+// continuationPrompt is the prompt of a message's next line.
+func continuationPrompt(useColor bool) string {
+	p := printer{color: useColor}
+	return p.dim("   …") + " "
 }
 
 // EditText opens text in $VISUAL or $EDITOR (split on spaces, run without
@@ -338,9 +433,14 @@ type LineTerminal struct {
 	Dir    string
 }
 
-// Ask prints q and reads one line.
+// Ask prints q and reads one line typed after it: input that arrived
+// before (typed ahead while the preview was built) is discarded first.
 func (t *LineTerminal) Ask(q string) (string, error) {
 	fmt.Fprint(t.Out, q)
+	if f, ok := t.Stdin.(*os.File); ok {
+		_ = tcflush(int(f.Fd()))
+	}
+	t.In.Discard(t.In.Buffered())
 	s, err := t.In.ReadString('\n')
 	if err != nil && s == "" {
 		fmt.Fprintln(t.Out)

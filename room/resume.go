@@ -27,9 +27,12 @@ type ResumeState struct {
 	Loop       *LoopRecord   // an unfinished /continue loop, or nil
 	Chats      []PendingChat // chat messages sent without a recorded reply
 	LastRun    *LastRun      // the last agent run that ran
-	Recap      []events.Event
-	Events     int          // events read
-	Stats      events.Stats // lines read and skipped (damaged, too long)
+	// Conversations are the agents' conversations the log says a run
+	// used and no /new forgot, by agent.
+	Conversations map[string]AgentConversation
+	Recap         []events.Event
+	Events        int          // events read
+	Stats         events.Stats // lines read and skipped (damaged, too long)
 	// Versions counts events written with another schema version, by
 	// version; Unknown counts events skipped because their role or kind
 	// is not one this build knows.
@@ -50,13 +53,19 @@ type PlanRecord struct {
 
 // LoopRecord is a /continue loop that did not finish: interrupted (no stop
 // event), cancelled or stopped by an agent failure before its last step.
+// A step has two halves, the executor's work then the planner's plan
+// update: the loop resumes at the half it stopped in.
 type LoopRecord struct {
 	Max      int
-	Done     int    // steps that ran (the last may have been cancelled or failed)
+	Done     int    // steps whose executor half ran (the last may have been cancelled or failed)
+	Planned  int    // steps whose planner half updated plan.md (or began the next step)
 	From     int    // the step to continue from
+	Half     string // the half of From to continue with: "execute" or "plan"
 	Reason   string // the stop reason, "" when the loop never recorded one
+	StopHalf string // the half the stop event names ("" before halves were logged)
 	At       time.Time
-	Previous string // the outcome of the step before From, for its prompt
+	Previous string // the outcome the next executor's prompt gets: the step before From's, or From's with Half "plan"
+	Answer   string // with Half "plan": From's executor answer, as logged
 }
 
 // PendingChat is a chat message to the orchestrator with no chat_reply in
@@ -98,11 +107,14 @@ type resumeReader struct {
 	rs      *ResumeState
 	recap   *ring
 	loopMax int // from the last typed /continue
-	// resumeFrom is the step a resume offered to continue a loop from; the
-	// confirmation that follows starts a loop already that far.
+	// resumeFrom is the step a resume offered to continue a loop from (and
+	// resumeHalf its half); the confirmation that follows starts a loop
+	// already that far.
 	resumeFrom int
+	resumeHalf string
 	loop       *LoopRecord
 	stepOut    map[int]string
+	answers    map[int]string // executor answers by step, for a planner half
 	chats      map[string]*PendingChat
 	order      []string
 }
@@ -112,7 +124,7 @@ type resumeReader struct {
 // log gives a fresh state. Damaged lines and events this build does not
 // understand are skipped and counted.
 func ReadResume(path string, recap int) (*ResumeState, error) {
-	rs := &ResumeState{Versions: map[int]int{}}
+	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
 	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
 	if recap > 0 {
 		r.recap = &ring{buf: make([]events.Event, 0, recap)}
@@ -126,12 +138,24 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 		r.recap.each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
 	}
 	if l := r.loop; l != nil && (l.Reason == "" || l.Reason == string(StopCancelled) || l.Reason == string(StopFailure)) {
-		l.From = l.Done + 1
-		if l.Reason != "" {
-			l.From = max(1, l.Done) // redo the step that was cancelled or failed
+		switch {
+		case l.Reason != "" && l.StopHalf == halfPlan:
+			l.From, l.Half = max(1, l.Done), halfPlan // redo the plan update that was cancelled or failed
+		case l.Reason != "":
+			l.From, l.Half = max(1, l.Done), halfExecute // redo the step that was cancelled or failed
+		case l.Planned < l.Done:
+			l.From, l.Half = l.Done, halfPlan // the step ran; its plan update did not
+		default:
+			l.From, l.Half = l.Done+1, halfExecute
 		}
-		if l.From <= l.Max {
+		// The last step has no plan update.
+		if l.From <= l.Max && !(l.Half == halfPlan && l.From >= l.Max) {
 			l.Previous = r.stepOut[l.From-1]
+			if l.Half == halfPlan {
+				// The plan update reads From's answer; the executor after it
+				// gets From's outcome.
+				l.Previous, l.Answer = r.stepOut[l.From], r.answers[l.From]
+			}
 			rs.Loop = l
 		}
 	}
@@ -235,21 +259,42 @@ func (r *resumeReader) take(e events.Event) error {
 			}
 			r.resumeFrom = 0
 		case cmd == "continue" && metaBool(&e, "confirmed", &bad):
-			if _, isStep := e.Meta["step"]; !isStep {
+			step, isStep := metaInt(&e, "step", &bad)
+			switch {
+			case !isStep:
 				r.loop = &LoopRecord{Max: r.loopMax, At: at}
-				if r.resumeFrom > 1 {
-					r.loop.Done = r.resumeFrom - 1 // the earlier steps' outcomes are kept
-				} else {
+				switch {
+				case r.resumeHalf == halfPlan && r.resumeFrom >= 1:
+					// The resumed loop starts with the plan update of a step that ran.
+					r.loop.Done, r.loop.Planned = r.resumeFrom, r.resumeFrom-1
+				case r.resumeFrom > 1:
+					r.loop.Done, r.loop.Planned = r.resumeFrom-1, r.resumeFrom-1 // the earlier steps' outcomes are kept
+				default:
 					clear(r.stepOut)
+					clear(r.answers)
 				}
-				r.resumeFrom = 0
+				r.resumeFrom, r.resumeHalf = 0, ""
+			case r.loop != nil && metaString(&e, "half", &bad) != halfPlan:
+				// A step's executor half began: the plan update before it is
+				// done (or, in a log from before plan updates, not part of it).
+				r.loop.Planned = max(r.loop.Planned, step-1)
 			}
 		}
 	case events.KindStatus:
+		if a := metaString(&e, metaNewConversation, &bad); a != "" {
+			delete(rs.Conversations, a)
+		}
 		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
 			r.resumeFrom = from
 			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
 				r.loopMax = m
+			}
+		}
+		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok {
+			// The half offered; a plan update may be step 1's.
+			r.resumeHalf = metaString(&e, "loopResumeHalf", &bad)
+			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 && from == 1 && r.resumeHalf == halfPlan {
+				r.resumeFrom, r.loopMax = from, m
 			}
 		}
 		// Only a switch (/agent) or a resume says what the room's agent
@@ -267,6 +312,12 @@ func (r *resumeReader) take(e events.Event) error {
 			setActive(metaString(&e, "agent", &bad), "ask")
 		}
 	case events.KindPlan:
+		loopStep, inLoop := metaInt(&e, "loopStep", &bad)
+		if inLoop && r.loop != nil {
+			// The planner half of a loop step: the loop goes on.
+			r.loop.Planned = max(r.loop.Planned, loopStep)
+			r.loop.At = at
+		}
 		if !metaBool(&e, "written", &bad) {
 			return nil
 		}
@@ -279,13 +330,15 @@ func (r *resumeReader) take(e events.Event) error {
 			}
 		}
 		rs.Plan = p
-		r.loop = nil // a new plan makes an old loop moot
+		if !inLoop {
+			r.loop = nil // a new plan makes an old loop moot
+		}
 	case events.KindExecute:
 		if r.loop == nil {
 			return nil
 		}
 		if reason := metaString(&e, "stopReason", &bad); reason != "" {
-			r.loop.Reason = reason
+			r.loop.Reason, r.loop.StopHalf = reason, metaString(&e, "half", &bad)
 			if n, ok := metaInt(&e, "steps", &bad); ok {
 				r.loop.Done = n
 			}
@@ -298,6 +351,13 @@ func (r *resumeReader) take(e events.Event) error {
 				r.loop.Max = m
 			}
 			r.stepOut[step] = e.Text
+			if r.answers == nil {
+				r.answers = map[int]string{}
+			}
+			r.answers[step] = e.Text
+			if a := metaString(&e, "answer", &bad); a != "" {
+				r.answers[step] = a
+			}
 		}
 	case events.KindAgentRun:
 		if !metaBool(&e, "ran", &bad) {
@@ -316,6 +376,13 @@ func (r *resumeReader) take(e events.Event) error {
 			l.CostUSD = c
 		}
 		rs.LastRun = l
+		if id := metaString(&e, metaConversation, &bad); id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
+			turns, _ := metaInt(&e, metaConversationTurns, &bad)
+			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: turns}
+		}
+		if lost := metaString(&e, "resumeFailed", &bad); lost != "" && rs.Conversations[l.Agent].ID == lost {
+			delete(rs.Conversations, l.Agent)
+		}
 		if l.Command == "ask" {
 			setActive(l.Agent, "ask")
 		}
@@ -520,6 +587,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	default:
 		lines = append(lines, "plan: none")
 	}
+	e.restoreConversations(rs)
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if c, ok := rs.Conversations[a]; ok {
+			lines = append(lines, fmt.Sprintf("%s conversation: %s (%s), continued by the next %s run (/new %s starts afresh)", a, c.ID, plural(c.Turns, "turn"), a, a))
+		}
+	}
 	if rs.LastRun != nil {
 		if e.last == nil {
 			e.last = rs.LastRun
@@ -665,13 +738,21 @@ func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) er
 		e.Say("not offered: %v", err)
 		return nil
 	}
-	e.Say("offering to continue from step %d of %d: answer y to run it, anything else leaves it.", l.From, l.Max)
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("offered to continue the /continue loop at step %d of %d", l.From, l.Max), nil,
-		map[string]any{"loopResumeFrom": l.From, "maxSteps": l.Max})
+	half := l.Half
+	if half != halfPlan {
+		half = halfExecute
+	}
+	which := ""
+	if half == halfPlan {
+		which = fmt.Sprintf(" with %s's plan update", e.Planner)
+	}
+	e.Say("offering to continue from step %d of %d%s: answer y to run it, anything else leaves it.", l.From, l.Max, which)
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("offered to continue the /continue loop at step %d of %d (%s half)", l.From, l.Max, half), nil,
+		map[string]any{"loopResumeFrom": l.From, "loopResumeHalf": half, "maxSteps": l.Max})
 	yes := e.autoYes
 	e.autoYes = false
 	defer func() { e.autoYes = yes }()
-	_, err := e.continueLoop(ctx, l.From, l.Max, l.Previous)
+	_, err := e.continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
 	if errors.Is(err, ErrDeclined) {
 		return nil
 	}

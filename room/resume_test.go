@@ -76,7 +76,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 	if rs.Plan == nil || rs.Plan.Agent != agents.Claude || !slices.Equal(rs.Plan.Missing, []string{"Risks"}) {
 		t.Fatalf("plan %+v", rs.Plan)
 	}
-	want := LoopRecord{Max: 4, Done: 1, From: 2, At: time.Date(2026, 5, 29, 8, 6, 0, 0, time.UTC),
+	want := LoopRecord{Max: 4, Done: 1, Planned: 1, From: 2, Half: halfExecute, At: time.Date(2026, 5, 29, 8, 6, 0, 0, time.UTC),
 		Previous: "continue step 1/4 by codex: exit 0, 1 changed files; added the flag to main.go"}
 	if rs.Loop == nil || *rs.Loop != want {
 		t.Fatalf("loop %+v, want %+v", rs.Loop, want)
@@ -126,18 +126,18 @@ func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 	h.e.autoYes = true // --yes does not confirm a resumed loop
 	withLog(t, h, "midloop.jsonl")
 	planAged(t, h, fullPlan, time.Hour)
-	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
+	loopScript(t, h, func(_ context.Context, i int, r agents.Request) agents.Result {
 		touch(h.dir, fmt.Sprintf("step%d.txt", i), "x")
 		return agents.Result{ExitCode: 0, FinalText: "did a step"}
-	}
+	}, nil)
 	if _, err := h.e.Resume(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
 	if h.term.asked != 1 {
 		t.Fatalf("asked %d times (autoYes must not confirm a resumed loop)", h.term.asked)
 	}
-	if h.fr.runs() != 3 { // steps 2, 3 and 4
-		t.Fatalf("ran %d steps", h.fr.runs())
+	if got := agentOrder(h.events(t)); got != "claude,codex,codex,claude,codex,claude,codex" { // the log's plan and step 1, then steps 2, 3 and 4
+		t.Fatalf("ran %s", got)
 	}
 	var steps []float64
 	for _, e := range h.events(t) {
@@ -259,6 +259,7 @@ func chatFixture(t *testing.T, ws string) *conversation.Session {
 	if err := s.Register(conversation.Registration{TranscriptPath: trPath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	return s
 }
 

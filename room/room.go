@@ -2,7 +2,7 @@
 // parses and runs the room's slash commands, previews and confirms every
 // agent run, writes every turn to .ai-session/conversation.jsonl, and the
 // readline REPL (RunREPL) that drives it from a terminal. The one-shot
-// commands (plan, execute, handoff, review, status, budget, doctor, note)
+// commands (plan, execute, continue, handoff, review, status, budget, doctor, note)
 // call the same Engine methods, so no logic lives in the REPL layer.
 //
 // Agent runs go through the small Runner interface: production uses the
@@ -132,8 +132,9 @@ type Engine struct {
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
-	chat    chatLane   // the orchestrator lane (orchestrator.go)
-	cont    continuity // carried over by Resume (resume.go)
+	chat    chatLane                      // the orchestrator lane (orchestrator.go)
+	cont    continuity                    // carried over by Resume (resume.go)
+	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 }
 
 // New opens the room for the repository containing cfg.Dir: it creates
@@ -205,8 +206,19 @@ func (e *Engine) Last() *LastRun { return e.last }
 // LogPath is the conversation log's path.
 func (e *Engine) LogPath() string { return e.log.Path() }
 
+// maxEventText caps an event's text (a 1 MB input line stays one event
+// under the log's line cap, events.MaxLineBytes); the full text of a long
+// prompt is kept in .ai-session/prompts/ by the preview.
+const maxEventText = 8000
+
 // emit appends an event; a failure to log is reported once, never fatal.
 func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[string]string, meta map[string]any) string {
+	if len(text) > maxEventText {
+		r := []rune(text)
+		if len(r) > maxEventText {
+			text = string(r[:maxEventText]) + fmt.Sprintf("… (%d chars in all)", len(r))
+		}
+	}
 	ev := events.New(e.SessionID, role, kind, text)
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs

@@ -30,7 +30,7 @@ type runSpec struct {
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
 		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow,
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, Resume: e.conversationID(agent),
 	}
 }
 
@@ -125,6 +125,7 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	fmt.Fprintf(&b, "  argv:    %s\n", argv)
 	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
+	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
 	stripped := "none"
 	if len(inv.Stripped) > 0 {
 		stripped = strings.Join(inv.Stripped, ", ")
@@ -139,13 +140,13 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	if n <= previewPromptMax {
 		fmt.Fprintf(&b, "  prompt (%d chars):\n", n)
 		for _, l := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
-			fmt.Fprintf(&b, "  │ %s\n", l)
+			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
 		}
 	} else {
 		lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
 		fmt.Fprintf(&b, "  prompt (%d chars, first 12 lines; answer e to read or edit it in full):\n", n)
 		for _, l := range lines[:min(12, len(lines))] {
-			fmt.Fprintf(&b, "  │ %s\n", l)
+			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
 		}
 		fmt.Fprintf(&b, "  │ …\n")
 	}
@@ -154,6 +155,9 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	meta := map[string]any{
 		"agent": spec.Req.Agent, "role": string(spec.Req.Role), "command": spec.Command, "argv": argv,
 		"cwd": inv.Dir, "policy": inv.Policy, "stripped": inv.Stripped, "promptChars": n,
+	}
+	if spec.Req.Resume != "" {
+		meta[metaConversation] = spec.Req.Resume
 	}
 	if edited {
 		meta["edited"] = true
@@ -168,6 +172,22 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
 	return e.emit(events.RoleRelayBaton, events.KindPromptPreview, text, refs, meta)
+}
+
+// previewLineMax is the longest prompt line a preview prints whole.
+const previewLineMax = 400
+
+// previewLine cuts a long prompt line for the preview (answer e to read it
+// all).
+func previewLine(l string) string {
+	if len(l) <= previewLineMax {
+		return l
+	}
+	r := []rune(l)
+	if len(r) <= previewLineMax {
+		return l
+	}
+	return string(r[:previewLineMax]) + fmt.Sprintf("… (+%d chars)", len(r)-previewLineMax)
 }
 
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
@@ -220,6 +240,15 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	if res.Err != nil {
 		meta["error"] = res.Err.Error()
 	}
+	if turns := e.noteConversation(req.Agent, res); turns > 0 {
+		meta[metaConversation], meta[metaConversationTurns] = res.Session, turns
+	}
+	if res.ResumeFailed {
+		meta["resumeFailed"] = req.Resume
+		e.forgetConversation(req.Agent)
+		e.Say("%s's conversation %s cannot be continued (%s). It is forgotten: the next %s run starts a new conversation, after its own preview.",
+			req.Agent, req.Resume, summary(res.Err.Error(), 200), req.Agent)
+	}
 	if before != after {
 		meta["headBefore"], meta["headAfter"] = before, after
 		e.Say("HEAD moved during the run: %s → %s. relay-baton never commits; the agent (or someone else) did.", short(before), short(after))
@@ -253,6 +282,15 @@ func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, erro
 		return agents.Result{}, err
 	}
 	res := e.execute(ctx, spec, inv)
+	if res.ResumeFailed && ctx.Err() == nil {
+		// Nothing reached the model: offer the same run in a new
+		// conversation, previewed and confirmed again.
+		spec.Req.Resume = e.conversationID(spec.Req.Agent)
+		if inv, err = e.confirm(ctx, &spec); err != nil {
+			return res, err
+		}
+		res = e.execute(ctx, spec, inv)
+	}
 	return res, resultErr(res)
 }
 

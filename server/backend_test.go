@@ -57,6 +57,7 @@ func chatWorkspace(t *testing.T) (ws string, s *conversation.Session, transcript
 	if err := s.Register(conversation.Registration{SessionID: sid, TranscriptPath: transcript, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
+	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	return ws, s, transcript
 }
 
@@ -115,8 +116,9 @@ func TestWorkspaceBackendRoutes(t *testing.T) {
 		t.Fatalf("oversized message: %d %v, want 400 with the size in the error", code, body)
 	}
 
-	// A session with a transcript but no inbox (started before hook install) is
-	// listed but not chat-capable: 409 with the reason.
+	// A session with a transcript but no inbox (started before hook install)
+	// is not offered (no process known to run) and not chat-capable: 409
+	// with the reason.
 	other := "22222222-3333-4444-8555-666666666666"
 	cfg := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
@@ -126,7 +128,7 @@ func TestWorkspaceBackendRoutes(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(pdir, other+".jsonl"), []byte(`{"type":"user"}`+"\n"), 0o600)
 	getJSON(t, base+"/api/targets", 200, &tg)
-	if len(tg.Targets) != 2 {
+	if len(tg.Targets) != 1 || tg.Targets[0].ID != sid {
 		t.Fatalf("targets with a transcript-only session: %+v", tg.Targets)
 	}
 	if code, body := post(t, base+"/api/send", "application/json", base, `{"session":"`+other+`","text":"hi"}`); code != 409 || !strings.Contains(fmt.Sprint(body["error"]), "hook install") {

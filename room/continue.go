@@ -1,0 +1,552 @@
+package room
+
+// /continue: the bounded plan<->execute loop (seed 002 §6, §2). Each step
+// has two halves: the executor works on the plan's next step, then the
+// planner reads that step's outcome (the executor's answer, the diff since
+// the step began, the files it changed) and rewrites plan.md, or declares
+// the plan complete. One confirmation covers the whole loop; every agent
+// prompt is still previewed and logged before its run, and every run goes
+// through the same single-run path (request, preview, execute) as /plan and
+// /execute.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/prompts"
+)
+
+// Loop bounds.
+const (
+	DefaultMaxSteps = 3
+	MaxMaxSteps     = 20
+)
+
+// ParseMaxSteps reads /continue's arguments: "", "N", "-n N",
+// "--max-steps N" or "--max-steps=N". 0 means the default; the bound is 20.
+func ParseMaxSteps(args string) (int, error) {
+	f := strings.Fields(args)
+	var v string
+	switch {
+	case len(f) == 0:
+		return DefaultMaxSteps, nil
+	case len(f) == 1 && strings.HasPrefix(f[0], "--max-steps="):
+		v = strings.TrimPrefix(f[0], "--max-steps=")
+	case len(f) == 1 && !strings.HasPrefix(f[0], "-"):
+		v = f[0]
+	case len(f) == 2 && (f[0] == "--max-steps" || f[0] == "-n"):
+		v = f[1]
+	default:
+		return 0, fmt.Errorf("usage: /continue [--max-steps N | -n N | N], not %q", args)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("--max-steps must be a whole number from 0 to %d, not %q", MaxMaxSteps, v)
+	}
+	return CheckMaxSteps(n)
+}
+
+// CheckMaxSteps bounds a --max-steps value: 0 means the default, the
+// bound is MaxMaxSteps.
+func CheckMaxSteps(n int) (int, error) {
+	if n < 0 || n > MaxMaxSteps {
+		return 0, fmt.Errorf("--max-steps must be from 0 to %d (0 = default %d), not %d", MaxMaxSteps, DefaultMaxSteps, n)
+	}
+	if n == 0 {
+		n = DefaultMaxSteps
+	}
+	return n, nil
+}
+
+// StopReason says why a /continue loop ended.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopMaxSteps   StopReason = "max steps"
+	StopComplete   StopReason = "plan complete"
+	StopNoProgress StopReason = "no progress"
+	StopBudget     StopReason = "budget"
+	StopFailure    StopReason = "agent failure"
+	StopCancelled  StopReason = "cancelled"
+	StopDeclined   StopReason = "declined"
+)
+
+// The halves of a loop step, as logged (meta.half).
+const (
+	halfExecute = "execute" // the executor works on the plan's next step
+	halfPlan    = "plan"    // the planner updates plan.md from the step's outcome
+)
+
+// LoopResult is what a /continue loop did.
+type LoopResult struct {
+	Steps       int        `json:"steps"`
+	Max         int        `json:"maxSteps"`
+	Reason      StopReason `json:"reason"`
+	Detail      string     `json:"detail"`
+	Half        string     `json:"half,omitempty"` // the half of the last step that ran (execute or plan)
+	AgentRuns   int        `json:"agentRuns"`
+	PlanUpdates int        `json:"planUpdates"` // plan.md rewrites by the planner
+}
+
+// loopStart is where a loop begins: step 1's executor half for a new loop,
+// or the half of the step a resumed loop stopped at.
+type loopStart struct {
+	Step     int
+	Half     string // halfExecute or halfPlan
+	Previous string // the previous outcome, for the next executor's prompt (with halfPlan: Step's own)
+	Answer   string // with halfPlan: Step's executor answer, as logged
+}
+
+// Continue runs the bounded plan<->execute loop: one confirmation, a
+// baseline before step 1, then up to max steps of executor then planner
+// (no planner after the last step).
+func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
+	return e.continueLoop(ctx, loopStart{Step: 1, Half: halfExecute}, max)
+}
+
+// loopShape describes the runs a loop from at to max may make, for the
+// preview: the order of agents per step and the most runs in all.
+func loopShape(at loopStart, max int, executor, planner string) (order string, runs, execRuns, planRuns int) {
+	var groups []string
+	full := at.Step
+	if at.Half == halfPlan {
+		groups = append(groups, fmt.Sprintf("step %d: %s (planner) updates plan.md from the step's answer and diff", at.Step, planner))
+		planRuns++
+		full++
+	}
+	both := fmt.Sprintf("%s (executor) works on the plan's next step, then %s (planner) updates plan.md from its answer and diff", executor, planner)
+	switch {
+	case full == max-1:
+		groups = append(groups, fmt.Sprintf("step %d: %s", full, both))
+	case full < max-1:
+		groups = append(groups, fmt.Sprintf("steps %d-%d: %s", full, max-1, both))
+	}
+	if full < max {
+		execRuns += max - full
+		planRuns += max - full
+	}
+	if full <= max {
+		groups = append(groups, fmt.Sprintf("step %d: %s only (the last step: no plan update after it)", max, executor))
+		execRuns++
+	}
+	return strings.Join(groups, "\n           "), execRuns + planRuns, execRuns, planRuns
+}
+
+func (e *Engine) loopNote(at loopStart, max int) string {
+	order, runs, xr, pr := loopShape(at, max, e.Executor, e.Planner)
+	var b strings.Builder
+	fmt.Fprintf(&b, "loop:    up to %d steps, at most %d agent runs (%d %s, %d %s); this one confirmation covers them all\n", max, runs, xr, e.Executor, pr, e.Planner)
+	fmt.Fprintf(&b, "  order:   %s\n", order)
+	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
+	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
+	if at.Step > 1 || at.Half == halfPlan {
+		which := ""
+		if at.Half == halfPlan {
+			which = fmt.Sprintf(" (%s's plan update)", e.Planner)
+		}
+		fmt.Fprintf(&b, "\n  resume:  continues an unfinished loop at step %d of %d%s", at.Step, max, which)
+	}
+	return b.String()
+}
+
+// continueLoop runs the loop from at (a resumed loop starts past step 1's
+// executor half).
+func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopResult, error) {
+	lr := LoopResult{Max: max}
+	if at.Half != halfPlan {
+		at.Half = halfExecute
+	}
+	if _, err := e.readPlan(); err != nil {
+		return lr, err
+	}
+	bg := context.WithoutCancel(ctx)
+	snaps := newSnapshots(bg, e.Root)
+	defer snaps.close()
+	step, half, prev, answer := at.Step, at.Half, at.Previous, at.Answer
+	startTree := "" // the repository's tree when the current step began ("" = unknown)
+
+	spec, err := e.loopSpec(bg, step, half, max, prev, answer, snaps, startTree)
+	if err != nil {
+		return lr, err
+	}
+	spec.Note = e.loopNote(at, max)
+	inv, err := e.confirm(ctx, &spec)
+	if err != nil {
+		lr.Reason, lr.Detail = StopFailure, err.Error()
+		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
+			lr.Reason = StopDeclined
+		}
+		return lr, err
+	}
+	baseline, err := progressKey(bg, e.Root)
+	if err != nil {
+		return lr, fmt.Errorf("baseline before step %d: %w", step, err)
+	}
+	prevKey := baseline
+	finish := func(r StopReason, detail string) (LoopResult, error) {
+		lr.Reason, lr.Detail = r, detail
+		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
+		e.emit(events.RoleRelayBaton, events.KindExecute, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
+			map[string]string{"plan": "plan.md"}, map[string]any{"agent": e.Executor, "steps": lr.Steps, "maxSteps": max, "stopReason": string(r),
+				"half": lr.Half, "agentRuns": lr.AgentRuns, "planUpdates": lr.PlanUpdates})
+		if r == StopFailure || r == StopCancelled {
+			return lr, fmt.Errorf("/continue: %s", detail)
+		}
+		return lr, nil
+	}
+	for first := true; ; first = false {
+		if !first {
+			if ctx.Err() != nil {
+				lr.Steps, lr.Half = step, half
+				return finish(StopCancelled, fmt.Sprintf("cancelled before the %s half of step %d", half, step))
+			}
+			spec, err = e.loopSpec(bg, step, half, max, prev, answer, snaps, startTree)
+			if err == nil {
+				inv, err = e.runner.Prepare(spec.Req)
+			}
+			if err != nil {
+				lr.Steps, lr.Half = step, half
+				return finish(StopFailure, fmt.Sprintf("step %d (%s) could not start: %v", step, half, err))
+			}
+			e.preview(&spec, inv, false)
+			e.emit(events.RoleRelayBaton, events.KindCommand, fmt.Sprintf("step %d/%d %s (%s) confirmed by the loop's confirmation", step, max, spec.Req.Agent, half), nil,
+				map[string]any{"agent": spec.Req.Agent, "command": "continue", "confirmed": true, "step": step, "half": half})
+		}
+		lr.Steps, lr.Half = step, half
+		if half == halfExecute {
+			startTree = ""
+			if t, err := snaps.tree(bg); err == nil {
+				startTree = t
+			}
+			e.Say("step %d of %d: %s works on the plan's next step", step, max, spec.Req.Agent)
+			res := e.execute(ctx, spec, inv)
+			lr.AgentRuns++
+			ch, _ := changes(bg, e.Root)
+			e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %d changed files; %s", step, max, res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
+				map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "step": step, "maxSteps": max, "half": halfExecute,
+					"exitCode": res.ExitCode, "changedFiles": len(ch), "answer": summary(res.FinalText, 1500)})
+			switch {
+			case res.Cancelled || ctx.Err() != nil:
+				return finish(StopCancelled, fmt.Sprintf("step %d was cancelled", step))
+			case resultErr(res) != nil:
+				return finish(StopFailure, fmt.Sprintf("step %d: %v", step, resultErr(res)))
+			}
+			key, err := progressKey(bg, e.Root)
+			if err != nil {
+				return finish(StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", step, err))
+			}
+			if key == prevKey {
+				return finish(StopNoProgress, fmt.Sprintf("the repository did not change in step %d", step))
+			}
+			prevKey = key
+			if b := e.Budget(bg); b.Ratio >= BudgetCeiling {
+				return finish(StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
+			}
+			if step >= max {
+				return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
+			}
+			answer = res.FinalText
+			prev = fmt.Sprintf("step %d: exit %d; %d changed files. Its answer:\n%s", step, res.ExitCode, len(ch), summary(res.FinalText, 3000))
+			half = halfPlan
+			continue
+		}
+
+		// The planner's half: it rewrites plan.md from the step's outcome.
+		e.Say("step %d of %d: %s updates the plan from the step's outcome", step, max, spec.Req.Agent)
+		res := e.execute(ctx, spec, inv)
+		lr.AgentRuns++
+		switch {
+		case res.Cancelled || ctx.Err() != nil:
+			return finish(StopCancelled, fmt.Sprintf("the plan update of step %d was cancelled", step))
+		case resultErr(res) != nil:
+			return finish(StopFailure, fmt.Sprintf("the plan update of step %d: %v", step, resultErr(res)))
+		}
+		wrote, complete, err := e.applyPlanUpdate(step, max, res)
+		if wrote {
+			lr.PlanUpdates++
+		}
+		if err != nil {
+			return finish(StopFailure, err.Error())
+		}
+		if complete {
+			return finish(StopComplete, fmt.Sprintf("%s declared the plan complete after step %d", res.Agent, step))
+		}
+		step, half, answer, startTree = step+1, halfExecute, "", ""
+	}
+}
+
+// loopSpec builds the run of one half of a step.
+func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, prev, answer string, snaps *snapshots, startTree string) (runSpec, error) {
+	plan, err := e.readPlan()
+	if err != nil {
+		return runSpec{}, err
+	}
+	if half == halfExecute {
+		return runSpec{Command: "continue", Req: e.request(e.Executor, agents.RoleExecutor,
+			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: step, MaxSteps: max, Previous: prev}))}, nil
+	}
+	in := prompts.ContinuePlanInput{Plan: plan, Step: step, MaxSteps: max, Executor: e.Executor, Answer: answer}
+	lim := Diets[e.Diet].Diff
+	names, diff, err := "", "", errors.New("the step's start is unknown")
+	if startTree != "" {
+		names, diff, err = snaps.since(ctx, startTree)
+	}
+	if err != nil {
+		// A resumed planner half (or a repository git cannot snapshot):
+		// the whole working tree's change is the best evidence left.
+		in.DiffNote = "The step's own diff is not available (" + summary(err.Error(), 120) + "): the working tree's diff against HEAD"
+		diff = diffText(ctx, e.Root)
+		var b strings.Builder
+		ch, _ := changes(ctx, e.Root)
+		for _, c := range ch {
+			fmt.Fprintf(&b, "%s %s\n", strings.TrimSpace(c.Status), c.Path)
+		}
+		names = b.String()
+	}
+	if len(diff) > lim {
+		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
+	}
+	if ls := strings.Split(strings.TrimRight(names, "\n"), "\n"); len(ls) > 200 {
+		names = strings.Join(ls[:200], "\n") + fmt.Sprintf("\n… and %d more", len(ls)-200)
+	}
+	in.ChangedFiles, in.Diff = names, diff
+	return runSpec{Command: "continue", Req: e.request(e.Planner, agents.RolePlanner, prompts.ContinuePlan(in))}, nil
+}
+
+// applyPlanUpdate writes the planner's answer to plan.md (backing up the
+// plan it replaces, as /replan does) and logs a plan event. It reports
+// whether it wrote plan.md and whether the planner declared the plan
+// complete; an answer that is no plan leaves plan.md unchanged and is an
+// error.
+func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, complete bool, err error) {
+	text, complete := prompts.ParsePlanUpdate(res.FinalText)
+	meta := map[string]any{"agent": res.Agent, "loopStep": step, "maxSteps": max, "complete": complete, "written": false}
+	refs := map[string]string{"plan": "plan.md"}
+	previous, perr := e.readPlan()
+	if perr != nil && !errors.Is(perr, ErrNoPlan) {
+		return false, false, fmt.Errorf("after step %d: read plan.md: %v", step, perr)
+	}
+	switch {
+	case text == "" && complete:
+		e.Say("%s declared the plan complete; plan.md unchanged.", res.Agent)
+		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan complete after step %d/%d, per %s; plan.md unchanged", step, max, res.Agent), refs, meta)
+		return false, true, nil
+	case text == "":
+		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md not updated after step %d/%d: the planner's answer was empty", step, max), refs, meta)
+		return false, false, fmt.Errorf("after step %d %s gave no plan (empty answer): plan.md unchanged", step, res.Agent)
+	}
+	missing := missingSections(text)
+	if len(missing) == len(prompts.PlanSections) && len(missingSections(previous)) < len(prompts.PlanSections) {
+		meta["answer"] = summary(text, 300)
+		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md not updated after step %d/%d: %s's answer has none of the plan's sections", step, max, res.Agent), refs, meta)
+		return false, false, fmt.Errorf("after step %d %s answered with no plan (none of its sections): plan.md unchanged; its answer is in the log", step, res.Agent)
+	}
+	if previous != "" {
+		backup, err := e.backupPlan(previous)
+		if err != nil {
+			return false, false, fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
+		}
+		refs["backup"] = backup
+	}
+	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
+		return false, false, fmt.Errorf("write plan.md after step %d: %w", step, err)
+	}
+	meta["written"], meta["chars"] = true, len(text)
+	if len(missing) > 0 {
+		meta["missingSections"] = missing
+	}
+	next := nextStep(text)
+	if next != "" {
+		meta["nextStep"] = summary(next, 300)
+	}
+	what := "updated .ai-session/plan.md"
+	if complete {
+		what += " and declared the plan complete"
+	}
+	where := ""
+	if refs["backup"] != "" {
+		where = "; the previous plan is .ai-session/" + refs["backup"]
+	}
+	e.Say("%s %s after step %d (%d chars%s)%s", res.Agent, what, step, len(text), where, nextWords(next, complete))
+	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md updated by %s after step %d/%d (%d chars)%s%s", res.Agent, step, max, len(text),
+		map[bool]string{true: ", plan complete"}[complete], nextWords(next, complete)), refs, meta)
+	return true, complete, nil
+}
+
+func nextWords(next string, complete bool) string {
+	if next == "" || complete {
+		return ""
+	}
+	return ": next step: " + summary(next, 160)
+}
+
+var nextStepRE = regexp.MustCompile(`(?mi)^#+\s*Next step\s*$`)
+
+// nextStep is the body of the plan's "Next step" section, or "".
+func nextStep(plan string) string {
+	loc := nextStepRE.FindStringIndex(plan)
+	if loc == nil {
+		return ""
+	}
+	body := plan[loc[1]:]
+	if i := regexp.MustCompile(`(?m)^#+\s`).FindStringIndex(body); i != nil {
+		body = body[:i[0]]
+	}
+	return strings.TrimSpace(body)
+}
+
+// backupPlan saves the plan being replaced as plan.<ts>.md (the /replan
+// naming), never over an existing file nor through a symlink.
+func (e *Engine) backupPlan(previous string) (string, error) {
+	base := "plan." + tsName(e.now())
+	for i := 0; i < 100; i++ {
+		name := base + ".md"
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d.md", base, i)
+		}
+		f, err := os.OpenFile(filepath.Join(e.SessionDir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, werr := f.WriteString(previous)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(f.Name())
+			return "", werr
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("100 backups named %s*.md already exist", base)
+}
+
+func (e *Engine) cmdContinue(ctx context.Context, args string) error {
+	n, err := ParseMaxSteps(args)
+	if err != nil {
+		return err
+	}
+	_, err = e.Continue(ctx, n)
+	if errors.Is(err, ErrDeclined) {
+		return nil // already said
+	}
+	return err
+}
+
+// RecordContinue logs a one-shot `relay-baton continue` as the command
+// event the room's /continue writes, so a resume knows the loop's bound.
+func (e *Engine) RecordContinue(max int) {
+	e.emit(events.RoleUser, events.KindCommand, fmt.Sprintf("continue --max-steps %d", max), nil, map[string]any{"command": "continue", "oneShot": true})
+}
+
+// readRegular reads a file relay-baton reads on every loop half (plan.md)
+// without blocking on a FIFO: anything but a regular file is an error.
+func readRegular(path string) ([]byte, error) {
+	f, err := conversation.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// snapshots records trees of the working tree (tracked and untracked files
+// git does not ignore, .ai-session and the chat folder excluded) without
+// touching the repository: a private index and object folder, with the
+// repository's objects as an alternate, so the diff since a step began is
+// exact even over earlier uncommitted changes.
+type snapshots struct {
+	root string
+	dir  string // "" when the temporary folder could not be made
+	env  []string
+	err  error
+}
+
+func newSnapshots(ctx context.Context, root string) *snapshots {
+	s := &snapshots{root: root}
+	objs, err := git(ctx, root, "rev-parse", "--git-path", "objects")
+	if err != nil {
+		s.err = err
+		return s
+	}
+	objs = strings.TrimSpace(objs)
+	if !filepath.IsAbs(objs) {
+		objs = filepath.Join(root, objs)
+	}
+	dir, err := os.MkdirTemp("", "relay-baton-step-")
+	if err != nil {
+		s.err = err
+		return s
+	}
+	if err := os.Mkdir(filepath.Join(dir, "objects"), 0o700); err != nil {
+		os.RemoveAll(dir)
+		s.err = err
+		return s
+	}
+	s.dir = dir
+	s.env = []string{"GIT_INDEX_FILE=" + filepath.Join(dir, "index"), "GIT_OBJECT_DIRECTORY=" + filepath.Join(dir, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + objs}
+	return s
+}
+
+func (s *snapshots) close() {
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+func (s *snapshots) git(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", s.root}, args...)...)
+	cmd.Env = append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), s.env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, summary(errb.String(), 200))
+	}
+	return out.String(), nil
+}
+
+// tree records the working tree now and returns its tree id.
+func (s *snapshots) tree(ctx context.Context) (string, error) {
+	if s.dir == "" {
+		return "", fmt.Errorf("no snapshot folder: %v", s.err)
+	}
+	if _, err := s.git(ctx, "add", "-A", "--", ".", excludeSession, excludeChat); err != nil {
+		return "", err
+	}
+	id, err := s.git(ctx, "write-tree")
+	return strings.TrimSpace(id), err
+}
+
+// since returns the paths changed (name-status lines) and the diff from
+// tree start to the working tree now.
+func (s *snapshots) since(ctx context.Context, start string) (names, diff string, err error) {
+	now, err := s.tree(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if names, err = s.git(ctx, "diff", "--name-status", "--no-renames", start, now); err != nil {
+		return "", "", err
+	}
+	names = strings.ReplaceAll(names, "\t", " ")
+	diff, err = s.git(ctx, "diff", "--no-renames", start, now)
+	return names, diff, err
+}

@@ -1,0 +1,177 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// Each agent keeps one conversation per room session: the first run of an
+// agent starts it (claude's session id, codex's thread id, reported by the
+// run) and every later run of that agent continues it (`claude -p --resume
+// <id>`, `codex exec resume <id>`), whatever its role: each run keeps its
+// own permission policy. The ids are logged in agent_run events (meta
+// "conversation", "conversationTurns"), so `chat --resume` and the
+// one-shot commands' --continue pick them up again; /new forgets them.
+
+// AgentConversation is an agent's conversation in this room session.
+type AgentConversation struct {
+	ID    string `json:"id"`    // claude session id / codex thread id
+	Turns int    `json:"turns"` // runs of relay-baton in it
+	// InputTokens is what the last run sent the model (its context, with
+	// cached tokens): the conversation's size as the model sees it.
+	InputTokens int64 `json:"inputTokens,omitempty"`
+}
+
+// Meta keys of the conversation fields in events (agent_run, status).
+const (
+	metaConversation      = "conversation"      // agent_run: the session/thread id the run used
+	metaConversationTurns = "conversationTurns" // agent_run: runs in it so far
+	metaNewConversation   = "newConversation"   // status: /new forgot this agent's conversation
+)
+
+// Conversation returns the agent's conversation, nil when the next run
+// starts a new one.
+func (e *Engine) Conversation(agent string) *AgentConversation {
+	if c := e.convs[agent]; c != nil && c.ID != "" {
+		cp := *c
+		return &cp
+	}
+	return nil
+}
+
+// conversationID is the id the next run of agent continues, "" for a new one.
+func (e *Engine) conversationID(agent string) string {
+	if c := e.Conversation(agent); c != nil {
+		return c.ID
+	}
+	return ""
+}
+
+// noteConversation records the conversation a run used; it returns the
+// number of turns it now holds (0 when the run reported none).
+func (e *Engine) noteConversation(agent string, res agents.Result) int {
+	if res.Session == "" || res.ResumeFailed {
+		return 0
+	}
+	if e.convs == nil {
+		e.convs = map[string]*AgentConversation{}
+	}
+	c := e.convs[agent]
+	if c == nil || c.ID != res.Session {
+		c = &AgentConversation{ID: res.Session}
+		e.convs[agent] = c
+	}
+	c.Turns++
+	if n := res.Usage.InputTokens + res.Usage.CachedInputTokens; n > 0 {
+		c.InputTokens = n
+	}
+	return c.Turns
+}
+
+// forgetConversation makes the next run of agent start a new conversation.
+func (e *Engine) forgetConversation(agent string) {
+	delete(e.convs, agent)
+}
+
+// NewConversation forgets the conversation of agent ("" = every agent), so
+// that its next run starts afresh; it is logged, so a resumed room does not
+// continue it either.
+func (e *Engine) NewConversation(agent string) error {
+	list := []string{agent}
+	switch agent {
+	case "":
+		list = []string{agents.Claude, agents.Codex}
+	case agents.Claude, agents.Codex:
+	default:
+		return fmt.Errorf("/new takes claude or codex (or nothing, for both), not %q", agent)
+	}
+	for _, a := range list {
+		old := e.conversationID(a)
+		e.forgetConversation(a)
+		if old == "" {
+			e.Say("%s: the next run starts a new conversation (none yet)", a)
+		} else {
+			e.Say("%s: forgot conversation %s; the next run starts a new one", a, shortID(old))
+		}
+		e.emit(events.RoleRelayBaton, events.KindStatus, a+": new conversation", nil,
+			map[string]any{"agent": a, metaNewConversation: a, "previous": old})
+	}
+	return nil
+}
+
+func (e *Engine) cmdNew(_ context.Context, args string) error {
+	f := strings.Fields(strings.ToLower(args))
+	if len(f) > 1 {
+		return fmt.Errorf("usage: /new [claude|codex], not /new %s", args)
+	}
+	a := ""
+	if len(f) == 1 {
+		a = f[0]
+	}
+	return e.NewConversation(a)
+}
+
+// conversationLine is the preview's line about the conversation a run
+// continues.
+func (e *Engine) conversationLine(req agents.Request) string {
+	if req.Resume == "" {
+		return fmt.Sprintf("new %s conversation (nothing earlier is sent)", req.Agent)
+	}
+	turns := 0
+	if c := e.convs[req.Agent]; c != nil && c.ID == req.Resume {
+		turns = c.Turns
+	}
+	return fmt.Sprintf("continues %s conversation %s (%s; /new %s starts afresh)", req.Agent, req.Resume, plural(turns, "turn"), req.Agent)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// ConversationsText is /budget's account of the agents' conversations.
+func (e *Engine) ConversationsText() string {
+	var b strings.Builder
+	b.WriteString("conversations (continued on every run of the agent; /new starts afresh):\n")
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		c := e.Conversation(a)
+		if c == nil {
+			fmt.Fprintf(&b, "  %-6s none yet: the next run starts one\n", a)
+			continue
+		}
+		size := "size unknown"
+		if c.InputTokens > 0 {
+			size = fmt.Sprintf("last run sent %d input tokens", c.InputTokens)
+		}
+		fmt.Fprintf(&b, "  %-6s %s: %s, %s\n", a, c.ID, plural(c.Turns, "turn"), size)
+	}
+	return b.String()
+}
+
+// ContinueConversations picks up the agents' conversations recorded in
+// conversation.jsonl (the one-shot commands' --continue; chat --resume
+// does it as part of Resume).
+func (e *Engine) ContinueConversations() error {
+	rs, err := ReadResume(e.LogPath(), 0)
+	if err != nil {
+		return err
+	}
+	e.restoreConversations(rs)
+	return nil
+}
+
+func (e *Engine) restoreConversations(rs *ResumeState) {
+	for a, c := range rs.Conversations {
+		if e.convs == nil {
+			e.convs = map[string]*AgentConversation{}
+		}
+		cp := c
+		e.convs[a] = &cp
+	}
+}
