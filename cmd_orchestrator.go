@@ -29,11 +29,12 @@ import (
 var sendCommand = &command{
 	Name:  "send",
 	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
-	Short: "Queue a chat message for a running Claude Code session",
+	Short: "Queue a chat message for a running Claude Code or Codex session",
 	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
 (.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
 turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
-armed Monitor). Without --session, the lead session of the workspace is used
+armed Monitor; for an idle Codex session, codex queue). Without --session, the
+lead session of the workspace is used
 (see 'relay-baton targets'). --follow waits for the delivery and prints the
 session's reply from its transcript until the end of its turn.
 
@@ -44,12 +45,15 @@ Messages over 64 KB are refused.`,
 var targetsCommand = &command{
 	Name:  "targets",
 	Usage: "[--all] [--json] [--set-lead ID|none]",
-	Short: "List Claude Code sessions in this workspace that can be chatted with",
+	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
 	Long: `Lists the running Claude Code sessions of this workspace (started after
 'relay-baton hook install': their hooks record the session's process), most
 recently active first: whether each is chat-capable (its inbox exists), its
 queue depth and oldest message age, whether it is in a turn (busy) and whether
-an idle-lane waiter is armed, its last activity and transcript path.
+an idle-lane waiter is armed, its last activity and transcript path. Codex
+threads (AGENT codex) whose rollout cwd is in the workspace are listed too:
+running while a codex process holds the thread, busy from the rollout, "idle
+(codex queue)" when the queue lane reaches it, the rollout as the transcript.
 
 One-shot 'claude -p' runs (relay-baton's own agent runs among them) are never
 targets: the hooks leave them alone. --all also lists the sessions that have
@@ -67,7 +71,8 @@ var tailCommand = &command{
 	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
 	Short: "Stream a session's transcript as activity",
 	Long: `Follows a Claude Code session's transcript (located from its registration,
-then ~/.claude/projects/<slug>/, then a scan) and prints what the session does:
+then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
+($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the session does:
 thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
 at the end of the file unless --from-start; --no-follow stops at the end.
 --json prints one activity object per line.`,
@@ -96,8 +101,14 @@ var hookCommand = &command{
                   while the session is idle, claims it and exits 2 with it.
   prompt-submit   UserPromptSubmit hook: marks the session busy.
   session-start   SessionStart hook: registers the session and creates its inbox.
-  install [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]
-                  merges these hooks into the Claude Code settings file.
+  install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D]
+          [--check] [--uninstall]
+                  merges these hooks into the Claude Code settings file, or with
+                  --agent codex the Stop, SessionStart and UserPromptSubmit hooks
+                  into Codex's hooks.json (--scope user: $CODEX_HOME, the
+                  default; project: .codex/) and records the trust Codex needs
+                  (the hashes codex app-server reports, for relay-baton's hooks
+                  only); --check then also asks Codex whether they are trusted.
 
 The hooks never print errors toward Claude Code: they record them in
 .claude/session-chat/<sessionId>/errors.log.
@@ -145,6 +156,8 @@ func pickSession(ws, id string, lead bool) (string, error) {
 }
 
 func renderActivity(w io.Writer, a events.Activity) {
+	// Session text is untrusted: no escape sequences reach the terminal.
+	a.Text, a.Tool, a.Detail = termSafe(a.Text), termSafe(a.Tool), termSafe(a.Detail)
 	switch a.Kind {
 	case events.ActThinking:
 		fmt.Fprintln(w, "· thinking")
@@ -173,6 +186,24 @@ func renderActivity(w io.Writer, a events.Activity) {
 	case events.ActError:
 		fmt.Fprintf(w, "! %s\n", a.Text)
 	}
+}
+
+// termSafe drops control characters (ESC, CR, BEL, C1) except newline and
+// tab.
+func termSafe(s string) string {
+	if strings.IndexFunc(s, isCtl) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isCtl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isCtl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f))
 }
 
 func firstLine(s string, n int) string {
@@ -223,6 +254,9 @@ func runSend(inv *invocation) error {
 	}
 	q, _ := r.Session.Queue()
 	fmt.Fprintf(inv.IO.Out, "queued %s for session %s (%d in the inbox)\n", r.Message.ID, id, q.Depth)
+	if r.QueueErr != nil {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
+	}
 	if !*follow {
 		return nil
 	}
@@ -293,7 +327,7 @@ func runTargets(inv *invocation) error {
 		return enc.Encode(ts)
 	}
 	if len(ts) == 0 {
-		fmt.Fprintf(inv.IO.Out, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there.\n", ws)
+		fmt.Fprintf(inv.IO.Out, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
 		if others, err := conversation.ListAllTargets(ws); err == nil && len(others) > 0 && !*all {
 			fmt.Fprintf(inv.IO.Out, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
 		}
@@ -301,7 +335,7 @@ func runTargets(inv *invocation) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(inv.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tTRANSCRIPT")
+	fmt.Fprintln(tw, "  SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT\tTRANSCRIPT")
 	for _, t := range ts {
 		mark := " "
 		if t.Lead {
@@ -323,6 +357,10 @@ func runTargets(inv *invocation) error {
 			switch {
 			case t.Busy:
 				state = "busy"
+			case t.Agent == conversation.AgentCodex && t.Waiting:
+				state = "idle (codex queue)"
+			case t.Agent == conversation.AgentCodex:
+				state = "not loaded"
 			case t.Waiting:
 				state = "idle, waiter armed"
 			default:
@@ -337,7 +375,7 @@ func runTargets(inv *invocation) error {
 		if tr == "" {
 			tr = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, tr)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, t.Agent, tr)
 	}
 	tw.Flush()
 	if slices.ContainsFunc(ts, func(t conversation.Target) bool { return t.Lead }) {
@@ -737,14 +775,27 @@ func hookInstall(inv *invocation) error {
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
+	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	wsFlag := workspaceFlag(fs)
-	inv.Cmd = &command{Name: "hook install", Usage: "[--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file"}
+	inv.Cmd = &command{Name: "hook install", Usage: "[--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", Short: "Merge relay-baton's chat hooks into a Claude Code settings file or Codex's hooks.json"}
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
 		return err
+	}
+	if *agent == "codex" {
+		if !fs.Changed("scope") {
+			*scope = "user"
+		}
+		bin, err := relayBatonPath()
+		if err != nil {
+			return err
+		}
+		return hookInstallCodex(inv, ws, *scope, bin, *check, *uninstall)
+	} else if *agent != "claude" {
+		return usagef("--agent must be claude or codex, not %q", *agent)
 	}
 	path, err := conversation.SettingsPath(*scope, ws)
 	if err != nil {

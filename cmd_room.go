@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -67,6 +68,9 @@ type roomFlags struct {
 	path, agent, diet  string
 	allowKeys, yes, js bool
 	cont               bool // --continue: the agents' conversations from the log
+	// readOnly: a report, which creates and records nothing; noRepo: it
+	// may also run outside a git repository (doctor).
+	readOnly, noRepo bool
 }
 
 func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
@@ -90,6 +94,7 @@ func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, erro
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
 		Term: term, AutoYes: f.yes, AllowAPIKeyEnv: f.allowKeys, Agent: f.agent, Diet: f.diet,
+		ReadOnly: f.readOnly, NoRepo: f.noRepo,
 	})
 	if err != nil {
 		if errors.Is(err, conversation.ErrNotGitRepo) {
@@ -100,7 +105,7 @@ func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, erro
 		}
 		return nil, err
 	}
-	if lt, ok := term.(*room.LineTerminal); ok {
+	if lt, ok := term.(*room.LineTerminal); ok && e.SessionDir != "" {
 		lt.Dir = e.SessionDir
 	}
 	if f.cont {
@@ -317,9 +322,11 @@ func runHandoff(inv *invocation) error {
 	return roomErr(e.Handoff(inv.Ctx, to))
 }
 
-// reportCommand runs a read-only report: JSON or text.
-func reportCommand(inv *invocation, name string, extra func(*pflag.FlagSet), fn func(*room.Engine, *roomFlags) (any, string, error)) error {
-	var f roomFlags
+// reportCommand runs a read-only report: JSON or text. It creates and
+// records nothing (no .ai-session, no conversation event); noRepo lets it
+// run outside a git repository.
+func reportCommand(inv *invocation, name string, noRepo bool, extra func(*pflag.FlagSet), fn func(*room.Engine, *roomFlags) (any, string, error)) error {
+	f := roomFlags{readOnly: true, noRepo: noRepo}
 	fs := inv.flags()
 	f.define(fs, false, true)
 	if extra != nil {
@@ -336,7 +343,6 @@ func reportCommand(inv *invocation, name string, extra func(*pflag.FlagSet), fn 
 		return err
 	}
 	defer e.Close()
-	e.Record(strings.TrimSpace(name + " " + strings.Join(inv.Args, " ")))
 	v, text, err := fn(e, &f)
 	if err != nil {
 		return roomErr(err)
@@ -349,21 +355,21 @@ func reportCommand(inv *invocation, name string, extra func(*pflag.FlagSet), fn 
 }
 
 func runReview(inv *invocation) error {
-	return reportCommand(inv, "review", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+	return reportCommand(inv, "review", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r, err := e.Review(inv.Ctx)
 		return r, r.Text(), err
 	})
 }
 
 func runStatus(inv *invocation) error {
-	return reportCommand(inv, "status", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+	return reportCommand(inv, "status", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		s := e.Status(inv.Ctx)
 		return s, s.Text(), nil
 	})
 }
 
 func runBudget(inv *invocation) error {
-	return reportCommand(inv, "budget", nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+	return reportCommand(inv, "budget", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		b := e.BudgetEvent(inv.Ctx)
 		return b, b.Text(), nil
 	})
@@ -372,10 +378,12 @@ func runBudget(inv *invocation) error {
 func runDoctor(inv *invocation) error {
 	var deep bool
 	var failed bool
-	err := reportCommand(inv, "doctor", func(fs *pflag.FlagSet) {
+	err := reportCommand(inv, "doctor", true, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&deep, "deep", false, "also check agent versions and arguments, .ai-session health and conversation.jsonl")
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
+		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: readBuildVersion().String()}}, r.Checks...)
+		r.Checks = append(r.Checks, hookChecks(e.Root)...)
 		failed = r.Failed()
 		return r, r.Render(inv.IO.Color), nil
 	})
@@ -383,6 +391,46 @@ func runDoctor(inv *invocation) error {
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// hookChecks reports, for the project (when in a repository) and user
+// settings files, whether relay-baton's chat hooks for this binary are in
+// them. Nothing is written.
+func hookChecks(root string) []room.Check {
+	bin, err := os.Executable()
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(bin); err == nil {
+			bin = r
+		}
+	}
+	var out []room.Check
+	for _, scope := range []string{"project", "local", "user"} {
+		if scope != "user" && root == "" {
+			continue
+		}
+		path, err := conversation.SettingsPath(scope, root)
+		if err != nil {
+			continue
+		}
+		name := "hooks (" + scope + ")"
+		data, err := os.ReadFile(path)
+		switch {
+		case os.IsNotExist(err):
+			if scope == "local" {
+				continue // rarely used: not worth a line when absent
+			}
+			out = append(out, room.Check{Name: name, Status: "ok", Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
+		case err != nil:
+			out = append(out, room.Check{Name: name, Status: "warn", Detail: err.Error()})
+		case bin != "" && strings.Contains(string(data), conversation.HookCommand(bin, "stop")):
+			out = append(out, room.Check{Name: name, Status: "ok", Detail: "chat hooks of this binary in " + path})
+		case strings.Contains(string(data), " hook stop"):
+			out = append(out, room.Check{Name: name, Status: "warn", Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
+		default:
+			out = append(out, room.Check{Name: name, Status: "ok", Detail: "no relay-baton hooks in " + path})
+		}
+	}
+	return out
 }
 
 func runNote(inv *invocation) error {

@@ -15,17 +15,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 // command is one subcommand: the table below drives dispatch and help.
 type command struct {
@@ -35,7 +33,10 @@ type command struct {
 	Short   string // one line for the command list
 	Long    string // paragraphs for `help <cmd>`
 	Hidden  bool
-	Run     func(inv *invocation) error
+	// Subcommands (or fixed first arguments) the command dispatches on,
+	// for completion; TestSubcommandsDispatch holds them to Run.
+	Subcommands []string
+	Run         func(inv *invocation) error
 }
 
 // commands is the table of subcommands, in the order `--help` lists them.
@@ -61,8 +62,11 @@ func init() {
 		hookCommand,
 		serveCommand,
 		versionCommand,
+		completionCommand,
 		helpCommand,
+		completeCommand,
 	}
+	hookCommand.Subcommands = []string{"stop", "wait", "prompt-submit", "session-start", "install"}
 }
 
 func lookup(name string) *command {
@@ -88,6 +92,9 @@ type streams struct {
 	InTTY  bool
 	OutTTY bool
 	Color  bool // colour decided once, from --color, NO_COLOR and the TTY check
+	// probe, when set, makes parse capture the command's flag set and stop
+	// (completion reads the flags this way; see probeFlags).
+	probe *flagProbe
 }
 
 // invocation is what a command's run function gets.
@@ -143,6 +150,10 @@ func (inv *invocation) flags() *pflag.FlagSet {
 // parse parses args into fs. It returns pflag.ErrHelp after printing help
 // when --help was given; a usageError for bad flags.
 func (inv *invocation) parse(fs *pflag.FlagSet) error {
+	if p := inv.IO.probe; p != nil {
+		p.fs = fs
+		return pflag.ErrHelp
+	}
 	if err := fs.Parse(inv.Args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			printCommandHelp(inv.IO.Out, inv.Cmd, fs)
@@ -153,26 +164,66 @@ func (inv *invocation) parse(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// helpWidth is the width help texts fit in (an 80-column terminal never
+// wraps them).
+const helpWidth = 79
+
 func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
 	if len(c.Aliases) > 0 {
-		fmt.Fprintf(w, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
+		fmt.Fprintf(&b, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
 	}
 	if c.Long != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Long, "\n"))
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(c.Long, "\n"))
 	}
 	if fs != nil {
-		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(&b, "\nFlags:\n%s", fs.FlagUsagesWrapped(helpWidth))
 	}
+	io.WriteString(w, fitLines(b.String(), helpWidth))
+}
+
+// fitLines breaks every line of s longer than width at its last space that
+// fits; the continuation keeps the line's indentation, plus two spaces for
+// a "Usage:" line or a list item.
+func fitLines(s string, width int) string {
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		if rest := strings.TrimLeft(line, " "); strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "Usage: ") {
+			indent += "  "
+		}
+		for utf8.RuneCountInString(line) > width {
+			head := string([]rune(line)[:width+1])
+			cut := strings.LastIndex(head, " [") // keep "[--flag VALUE]" whole
+			if cut <= len(indent) {
+				cut = strings.LastIndex(head, " ")
+			}
+			if cut <= len(indent) {
+				break // one long word: leave it
+			}
+			out.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+			line = indent + strings.TrimLeft(line[cut:], " ")
+		}
+		out.WriteString(line)
+		if nl {
+			out.WriteString("\n")
+		}
+	}
+	return out.String()
 }
 
 const exitCodesHelp = `Exit codes:
   0  success
-  1  runtime failure (an agent failed, a file could not be read or written, ...)
+  1  runtime failure (an agent failed, a file could not be read or written)
   2  usage error (unknown command or flag, bad argument, not a git repository)`
 
-func printMainHelp(w io.Writer) {
-	fmt.Fprintf(w, `relay-baton directs AI coding agents by turns: Claude Code plans and reviews,
+func printMainHelp(out io.Writer) {
+	var w strings.Builder
+	defer func() { io.WriteString(out, fitLines(w.String(), helpWidth)) }()
+	fmt.Fprintf(&w, `relay-baton directs AI coding agents by turns: Claude Code plans and reviews,
 Codex executes, each run as a subprocess of its own CLI after you confirm a
 preview. Every turn is appended to .ai-session/conversation.jsonl.
 
@@ -191,11 +242,13 @@ Commands:
 		width = max(width, len(c.Name))
 	}
 	for _, c := range names {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Short)
+		// Continuation lines under the description column.
+		line := fitLines(fmt.Sprintf("%-*s%s\n", width+4, "", c.Short), helpWidth)
+		fmt.Fprintf(&w, "  %-*s  %s", width, c.Name, strings.TrimLeft(line, " "))
 	}
-	fmt.Fprintf(w, `
+	fmt.Fprintf(&w, `
 Global flags:
-  --color auto|always|never   colour output (NO_COLOR in the environment means never)
+  --color auto|always|never   colour output (NO_COLOR set means never)
   -h, --help                  help for relay-baton or a command
   --version                   print the version
 
@@ -270,7 +323,7 @@ func run(ctx context.Context, args []string, io *streams) int {
 			printMainHelp(io.Out)
 			return 0
 		case args[0] == "--version" || args[0] == "-v":
-			fmt.Fprintf(io.Out, "relay-baton %s\n", version)
+			fmt.Fprintln(io.Out, readBuildVersion().String())
 			return 0
 		case strings.HasPrefix(args[0], "--color="):
 			args = args[1:]
@@ -286,24 +339,10 @@ func run(ctx context.Context, args []string, io *streams) int {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		return report(io, &usageError{msg: fmt.Sprintf("unknown command %q", args[0]), hint: "relay-baton --help" + suggest(args[0])})
+		return report(io, &usageError{msg: fmt.Sprintf("unknown command %q%s", args[0], room.DidYouMean("", room.Suggest(args[0], visibleNames()))), hint: "relay-baton --help"})
 	}
 	inv := &invocation{Ctx: ctx, IO: io, Cmd: cmd, Args: args[1:], colorMode: mode}
 	return report(io, cmd.Run(inv))
-}
-
-func suggest(name string) string {
-	var close []string
-	for _, c := range commands {
-		if !c.Hidden && (strings.HasPrefix(c.Name, name) || strings.HasPrefix(name, c.Name)) {
-			close = append(close, c.Name)
-		}
-	}
-	sort.Strings(close)
-	if len(close) == 0 {
-		return ""
-	}
-	return " (did you mean " + strings.Join(close, " or ") + "?)"
 }
 
 // report prints err (if any) and returns the exit code for it.
@@ -342,19 +381,6 @@ func main() {
 	code := run(ctx, os.Args[1:], io)
 	stop()
 	os.Exit(code)
-}
-
-var versionCommand = &command{
-	Name:  "version",
-	Short: "Print the version",
-	Run: func(inv *invocation) error {
-		fs := inv.flags()
-		if err := inv.parse(fs); err != nil {
-			return err
-		}
-		fmt.Fprintf(inv.IO.Out, "relay-baton %s\n", version)
-		return nil
-	},
 }
 
 var helpCommand = &command{

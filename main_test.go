@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 )
@@ -162,4 +163,43 @@ func head(s string) string {
 		return s[:120] + "..."
 	}
 	return s
+}
+
+// Every help text fits in 80 columns: the main help and each command's.
+func TestHelpFits80Columns(t *testing.T) {
+	check := func(name, text string) {
+		for _, l := range strings.Split(text, "\n") {
+			if n := utf8.RuneCountInString(l); n > helpWidth {
+				t.Errorf("%s: line of %d columns: %q", name, n, l)
+			}
+		}
+	}
+	_, out, _ := runCLI(t, false, "--help")
+	check("--help", out)
+	for _, c := range commands {
+		_, out, _ := runCLI(t, false, c.Name, "--help")
+		check(c.Name+" --help", out)
+	}
+	_, out, _ = runCLI(t, false, "hook", "install", "--help")
+	check("hook install --help", out)
+	if got := fitLines("Usage: relay-baton x [--aaaa AAAA] [--bbbb BBBB] [--cccc CCCC] [--dddd DDDD] [--eeee EEEE]\n", 40); got != "Usage: relay-baton x [--aaaa AAAA]\n  [--bbbb BBBB] [--cccc CCCC]\n  [--dddd DDDD] [--eeee EEEE]\n" {
+		t.Errorf("fitLines: %q", got)
+	}
+}
+
+// A mistyped command gets a suggestion; a word close to nothing does not.
+func TestCommandSuggestions(t *testing.T) {
+	cases := map[string]string{
+		"repaly":  `unknown command "repaly" (did you mean replay?)`,
+		"stauts":  `unknown command "stauts" (did you mean status?)`,
+		"re":      `unknown command "re" (did you mean replay or review?)`,
+		"doctr":   `unknown command "doctr" (did you mean doctor?)`,
+		"zzzzzzz": `unknown command "zzzzzzz"`,
+	}
+	for in, want := range cases {
+		code, _, errs := runCLI(t, false, in)
+		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", in, code, errs, want)
+		}
+	}
 }

@@ -1,7 +1,8 @@
 // Package agents runs Claude Code and Codex as subprocesses of their own CLIs
 // (never an HTTP client of ours) and turns what they print into one stream of
-// events.Activity. It also parses Claude Code session transcripts into the
-// same type, so every renderer reads one thing.
+// events.Activity. It also parses Claude Code session transcripts and Codex
+// rollout files (rollout.go) into the same type, so every renderer reads one
+// thing.
 package agents
 
 import (

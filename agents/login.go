@@ -16,12 +16,17 @@ type LoginError struct{ Agent string }
 func (e *LoginError) Error() string { return LoginHint(e.Agent) }
 func (e *LoginError) Unwrap() error { return ErrNotLoggedIn }
 
-// LoginHint is the one line that says how to log the agent in.
+// LoginHint is the one line a run refused for want of a login ends with.
 func LoginHint(agent string) string {
+	return agent + " is not logged in: " + LoginHowTo(agent) + ", then try again"
+}
+
+// LoginHowTo says how to log the agent in (once; relay-baton never does it).
+func LoginHowTo(agent string) string {
 	if agent == Codex {
-		return "codex is not logged in: run `codex login` in a terminal, then try again"
+		return "run `codex login` in a terminal"
 	}
-	return "claude is not logged in: run `claude` in a terminal of its own and type /login, then try again"
+	return "run `claude` in a terminal of its own and type /login"
 }
 
 // Measured on claude 2.1.328 (no credentials: an assistant line with

@@ -40,7 +40,10 @@ const readOnlyDenied = "Write,Edit,NotebookEdit"
 
 // Prepare resolves the binary and builds the exact argv, environment and
 // policy for req, without starting anything. The room shows it as the
-// preview; Run starts exactly this.
+// preview; Run starts exactly this. When the binary is missing it returns
+// the invocation all the same (argv names the binary as configured, Path
+// is empty) with an error wrapping ErrNotFound, so that the preview can be
+// shown before saying how to install it.
 func Prepare(req Request) (Invocation, error) {
 	var inv Invocation
 	switch req.Agent {
@@ -69,10 +72,7 @@ func Prepare(req Request) (Invocation, error) {
 		return inv, err
 	}
 	env := mergeEnv(os.Environ(), append(req.Env[:len(req.Env):len(req.Env)], AgentRunEnv+"=1"))
-	path, name, err := resolveBinary(req.Agent, env)
-	if err != nil {
-		return inv, err
-	}
+	path, name, binErr := resolveBinary(req.Agent, env)
 	inv.Path, inv.Dir, inv.Config = path, dir, cfg.Path
 	if req.Resume != "" && !validConversationID(req.Resume) {
 		return inv, fmt.Errorf("agent %s: cannot continue conversation %q: not a session or thread id (start a new one)", req.Agent, req.Resume)
@@ -121,7 +121,7 @@ func Prepare(req Request) (Invocation, error) {
 	if inv.Timeout <= 0 {
 		inv.Timeout = DefaultTimeout
 	}
-	return inv, nil
+	return inv, binErr
 }
 
 // validConversationID reports whether id can be a claude session id or a
@@ -163,12 +163,18 @@ func resolveBinary(agent string, env []string) (path, name string, err error) {
 	p, lerr := lookPath(name, lookupEnv(env, "PATH"))
 	if lerr != nil {
 		if fromEnv {
-			return "", name, fmt.Errorf("%s=%s: %w: no executable there (fix the variable, or unset it to use %s on PATH; install the CLI with `npm install -g %s`)", envName, name, ErrNotFound, agent, pkg)
+			return "", name, &notFoundError{fmt.Sprintf("%s is not installed at %s=%s: no executable there (fix the variable, or unset it to use %s on PATH; install the CLI with `npm install -g %s`)", agent, envName, name, agent, pkg)}
 		}
-		return "", name, fmt.Errorf("%s CLI: %w on PATH (install it with `npm install -g %s`, or set %s to its path)", agent, ErrNotFound, pkg, envName)
+		return "", name, &notFoundError{fmt.Sprintf("%s is not installed: no `%s` on PATH (install it with `npm install -g %s` and log in once, or set %s to its path)", agent, agent, pkg, envName)}
 	}
 	return p, name, nil
 }
+
+// notFoundError is a missing agent binary: its message says how to get it.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
 // lookPath is exec.LookPath against the child's PATH.
 func lookPath(name, pathEnv string) (string, error) {

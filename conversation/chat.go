@@ -232,6 +232,7 @@ func (s *Session) Ensure() error {
 			return err
 		}
 	}
+	ensureIgnored(filepath.Join(s.Workspace, ChatDir))
 	return nil
 }
 

@@ -414,3 +414,37 @@ func TestClearBusyOlderThan(t *testing.T) {
 		t.Fatal("a stale mark was kept")
 	}
 }
+
+// TestOwnFoldersAreIgnoredByGit: relay-baton's state folders carry a
+// .gitignore of their own, so `git add -A` never picks up the log, raw agent
+// output or inbox files; a .gitignore the user put there is kept.
+func TestOwnFoldersAreIgnoredByGit(t *testing.T) {
+	root := t.TempDir()
+	d, err := EnsureSessionDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(d, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
+		t.Fatalf(".ai-session/.gitignore: %q %v", b, err)
+	}
+	s, err := OpenSession(root, "3f2a9c4e-8b1d-4e6f-9a0b-1c2d3e4f5a6b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, ChatDir, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
+		t.Fatalf("session-chat/.gitignore: %q %v", b, err)
+	}
+	// The user's own file is left alone.
+	root2 := t.TempDir()
+	os.MkdirAll(filepath.Join(root2, SessionDirName), 0o700)
+	os.WriteFile(filepath.Join(root2, SessionDirName, ".gitignore"), []byte("mine\n"), 0o644)
+	if _, err := EnsureSessionDir(root2); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root2, SessionDirName, ".gitignore")); string(b) != "mine\n" {
+		t.Fatalf("the user's .gitignore was replaced: %q", b)
+	}
+}

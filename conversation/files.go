@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
@@ -191,4 +192,22 @@ func (h History) Append(line string) error {
 	defer f.Close()
 	_, err = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
 	return err
+}
+
+// ignoreAll is the .gitignore relay-baton puts in the folders it owns
+// (.ai-session, .claude/session-chat): their files are relay-baton's state
+// (the conversation log, raw agent output, inboxes, locks), never changes of
+// the repository, so `git add -A` must not pick them up.
+const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
+
+// ensureIgnored writes dir/.gitignore ignoring everything, unless a
+// .gitignore is there already (the user's own is kept). It never follows a
+// symlink; a failure only costs the convenience, so it is not an error.
+func ensureIgnored(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(ignoreAll)
+	_ = f.Close()
 }

@@ -32,6 +32,7 @@ func WaiterMargin(hookTimeout time.Duration) time.Duration {
 type HookOptions struct {
 	Binary      string        // absolute path of relay-baton
 	WaitTimeout time.Duration // the waiter's hook timeout (0 = DefaultWaitTimeout)
+	Agent       string        // "" or AgentClaude: Claude Code's hooks; AgentCodex: Codex's (codex_hooks.go)
 }
 
 // HookEntry is one hook relay-baton registers.
@@ -47,6 +48,9 @@ var hookSubs = []string{"stop", "wait", "session-start", "prompt-submit"}
 
 // Hooks returns the entries `relay-baton hook install` registers.
 func Hooks(o HookOptions) []HookEntry {
+	if o.Agent == AgentCodex {
+		return codexHooks(o)
+	}
 	wt := o.WaitTimeout
 	if wt <= 0 {
 		wt = DefaultWaitTimeout

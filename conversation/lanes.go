@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -98,6 +99,9 @@ type Receipt struct {
 	Message        Message
 	TranscriptPath string // "" when the transcript could not be located
 	Offset         int64  // the transcript's size at send time
+	// QueueErr: the queue lane (a Codex thread) could not hand the message
+	// over; it stays queued.
+	QueueErr error
 }
 
 // Send validates the session, records the transcript offset and enqueues
@@ -112,12 +116,25 @@ func Send(workspace, sessionID, from, text string) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, workspace)
 	}
 	off := Size(path)
+	codex := agents.IsRolloutPath(path)
+	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
+		// A running Codex thread without the hooks: the queue lane reaches it.
+		if err := s.Ensure(); err != nil {
+			return Receipt{}, err
+		}
+	}
 	m, err := s.Enqueue(from, text)
 	if err != nil {
 		return Receipt{}, err
 	}
 	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
-	return Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}, nil
+	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
+	if codex {
+		// Idle and loaded: hand it over now. An error leaves it queued for
+		// the Stop hook (recorded in errors.log).
+		_, r.QueueErr = DeliverQueue(context.Background(), s)
+	}
+	return r, nil
 }
 
 // UpdateKind says what changed for a sent message.
@@ -184,7 +201,14 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		mu.Unlock()
 	}()
 	s, id := r.Session, r.Message.ID
-	m, err := waitDelivered(ctx, s, id, opts.Poll, emit)
+	var nudge func()
+	if agents.IsRolloutPath(r.TranscriptPath) {
+		// A Codex thread: while the message waits, the queue lane delivers
+		// it as soon as the thread is idle (a Stop hook may have run just
+		// before it was queued).
+		nudge = func() { _, _ = DeliverQueue(ctx, s) }
+	}
+	m, err := waitDelivered(ctx, s, id, opts.Poll, emit, nudge)
 	if err != nil || m == nil {
 		return err
 	}
@@ -263,7 +287,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 
 // waitDelivered reports queue positions until id is delivered (returned)
 // or gone (nil, after UpdCancelled).
-func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duration, emit func(Update)) (*Message, error) {
+func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duration, emit func(Update), nudge func()) (*Message, error) {
 	var wake <-chan fsnotify.Event
 	if w, err := fsnotify.NewWatcher(); err == nil {
 		defer closeWatcher(w)
@@ -305,6 +329,9 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 		case st.Ahead != lastAhead:
 			lastAhead = st.Ahead
 			emit(Update{Kind: UpdQueued, Ahead: st.Ahead})
+		}
+		if st.Queued && nudge != nil {
+			nudge()
 		}
 		select {
 		case <-ctx.Done():

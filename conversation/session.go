@@ -175,6 +175,11 @@ type Target struct {
 	LastActivity   time.Time `json:"lastActivity,omitzero"`
 	TranscriptPath string    `json:"transcriptPath,omitempty"`
 	Cwd            string    `json:"cwd,omitempty"`
+	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
+	// thread id, TranscriptPath its rollout file).
+	Agent string `json:"agent"`
+	// Loaded: a Codex thread held by a running codex process (codex.go).
+	Loaded bool `json:"loaded,omitempty"`
 }
 
 // ListTargets returns the sessions of workspace that can answer: those
@@ -263,6 +268,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		}
 		out = append(out, *t)
 	}
+	out = withCodexThreads(ws, out, now, all)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].LastActivity.Equal(out[j].LastActivity) {
 			return out[i].LastActivity.After(out[j].LastActivity)

@@ -90,6 +90,9 @@ func LocateTranscript(s *Session) string {
 			return m[0]
 		}
 	}
+	if p := FindRollout(s.ID); p != "" {
+		return p // a Codex thread
+	}
 	if ok && r.TranscriptPath != "" {
 		return r.TranscriptPath // registered but not written yet
 	}
@@ -141,7 +144,7 @@ func Tail(ctx context.Context, opts TailOptions) error {
 			}
 		}
 	}
-	t := &tailer{opts: opts, off: opts.Offset, skip: skip}
+	t := &tailer{opts: opts, off: opts.Offset, skip: skip, rollout: agents.IsRolloutPath(opts.Path)}
 	defer t.close()
 	ticker := time.NewTicker(opts.Poll)
 	defer ticker.Stop()
@@ -194,6 +197,7 @@ type tailer struct {
 	skip    func(int64, string)
 	done    bool   // the last activity passed on was ActDone
 	items   []item // reused by split
+	rollout bool   // a Codex rollout (agents.ParseRolloutLine), not a Claude Code transcript
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
@@ -304,7 +308,7 @@ func (t *tailer) step() (more bool, err error) {
 	} else if t.off != start {
 		t.seal = nil
 	}
-	wait := parseItems(items)
+	wait := parseItems(items, t.rollout)
 	if n == len(buf) && err == nil {
 		// More is likely there: read it into the other buffer while the
 		// lines of this one are parsed.
@@ -403,14 +407,14 @@ func (t *tailer) split(data []byte) []item {
 // bytes, in parallel goroutines (each line is parsed on its own; order is
 // kept by the caller, which delivers items in file order). The caller calls
 // the returned wait before it reads the items.
-func parseItems(items []item) (wait func()) {
+func parseItems(items []item, rollout bool) (wait func()) {
 	total := 0
 	for i := range items {
 		total += len(items[i].line)
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	if workers < 2 || total < 128<<10 || len(items) < 2 {
-		parseRange(items)
+		parseRange(items, rollout)
 		return func() {}
 	}
 	// Cut items into workers runs of about equal bytes.
@@ -421,19 +425,27 @@ func parseItems(items []item) (wait func()) {
 		acc += len(items[i].line)
 		if acc >= per && i+1 < len(items) {
 			run := items[start : i+1]
-			wg.Go(func() { parseRange(run) })
+			wg.Go(func() { parseRange(run, rollout) })
 			start, acc = i+1, 0
 		}
 	}
 	run := items[start:]
-	wg.Go(func() { parseRange(run) })
+	wg.Go(func() { parseRange(run, rollout) })
 	return wg.Wait
 }
 
-func parseRange(items []item) {
+func parseRange(items []item, rollout bool) {
 	for i := range items {
 		it := &items[i]
-		if it.why != "" || skipLine(it.line) {
+		if it.why != "" {
+			continue
+		}
+		if rollout {
+			it.acts, it.err = agents.ParseRolloutLine(it.line)
+			it.line = nil
+			continue
+		}
+		if skipLine(it.line) {
 			continue
 		}
 		it.acts, it.err = agents.ParseTranscriptLine(it.line)

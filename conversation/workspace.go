@@ -1,8 +1,8 @@
 // Package conversation owns relay-baton's files in a workspace: the
 // .ai-session folder of a git repository, and the session-chat file
 // protocol (inbox, delivered, outbox, log) through which the room talks to
-// an already-running Claude Code session, plus the tail of that session's
-// transcript.
+// an already-running Claude Code or Codex session (codex.go), plus the tail
+// of that session's transcript or rollout.
 package conversation
 
 import (
@@ -70,6 +70,7 @@ func EnsureSessionDir(root string) (string, error) {
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w%s", d, err, writeHint(err))
 	}
+	ensureIgnored(d)
 	return d, nil
 }
 

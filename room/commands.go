@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
@@ -56,7 +57,7 @@ func init() {
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
 		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
-		{Name: "replay", Usage: "[--kind k,..] [--limit N]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
+		{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
 		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
 		{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
 		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
@@ -117,6 +118,13 @@ var commandRE = regexp.MustCompile(`^/([A-Za-z]+)(?:\s+(.*))?$`)
 type UnknownCommandError struct{ Name string }
 
 func (e *UnknownCommandError) Error() string {
+	var names []string
+	for _, c := range Commands {
+		names = append(append(names, c.Name), c.Aliases...)
+	}
+	if s := DidYouMean("/", Suggest(e.Name, names)); s != "" {
+		return fmt.Sprintf("unknown command: /%s%s", e.Name, s)
+	}
 	return fmt.Sprintf("unknown command: /%s (try /help)", e.Name)
 }
 
@@ -170,24 +178,49 @@ func (e *Engine) Process(ctx context.Context, input string) (exit bool, err erro
 	return false, nil
 }
 
-// Help renders the command table.
+// HelpWidth is the width /help fits in: no line of HelpText is longer.
+const HelpWidth = 79
+
+// HelpText renders the command table within HelpWidth columns: the usage
+// in a column when it is short, else on a line of its own; descriptions
+// wrap at word boundaries.
 func HelpText() string {
+	const col = 26 // "  /" + usage column + two spaces
 	var b strings.Builder
-	width := 0
 	for _, c := range Commands {
-		width = max(width, len(c.Name)+1+len(c.Usage))
-	}
-	for _, c := range Commands {
-		u := c.Name
+		u := "/" + c.Name
 		if c.Usage != "" {
 			u += " " + c.Usage
 		}
-		fmt.Fprintf(&b, "  /%-*s  %s\n", width, u, c.Short)
+		if n := utf8.RuneCountInString(u); n+4 <= col {
+			wrapHelp(&b, "  "+u+strings.Repeat(" ", col-2-n), col, c.Short)
+		} else {
+			wrapHelp(&b, "  ", 4, u)
+			wrapHelp(&b, strings.Repeat(" ", col), col, c.Short)
+		}
 	}
-	b.WriteString("  Free text (no slash) asks the active agent, read-only, after a preview.\n")
-	b.WriteString("  With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.\n")
-	b.WriteString("  A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.\n")
+	wrapHelp(&b, "  ", 2, "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.")
+	wrapHelp(&b, "  ", 2, "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.")
 	return b.String()
+}
+
+// wrapHelp writes first+text wrapped at HelpWidth, continuation lines
+// indented by indent spaces.
+func wrapHelp(b *strings.Builder, first string, indent int, text string) {
+	line, n := first, utf8.RuneCountInString(first)
+	start := true
+	for _, w := range strings.Fields(text) {
+		wn := utf8.RuneCountInString(w)
+		if !start && n+1+wn > HelpWidth {
+			b.WriteString(line + "\n")
+			line, n, start = strings.Repeat(" ", indent), indent, true
+		}
+		if !start {
+			line, n = line+" ", n+1
+		}
+		line, n, start = line+w, n+wn, false
+	}
+	b.WriteString(line + "\n")
 }
 
 // cmdLogin says how to log in: the agents log in in their own CLIs, never
@@ -195,10 +228,11 @@ func HelpText() string {
 func (e *Engine) cmdLogin(_ context.Context, args string) error {
 	switch a := strings.ToLower(strings.TrimSpace(args)); a {
 	case agents.Claude, agents.Codex:
-		e.Say("%s", agents.LoginHint(a))
+		e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
 	case "":
-		e.Say("%s", agents.LoginHint(agents.Claude))
-		e.Say("%s", agents.LoginHint(agents.Codex))
+		for _, a := range []string{agents.Claude, agents.Codex} {
+			e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+		}
 	default:
 		return fmt.Errorf("/login takes claude or codex, not %q", args)
 	}
@@ -372,7 +406,7 @@ func (e *Engine) Execute(ctx context.Context) error {
 		return err
 	}
 	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
-	e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("execute by %s: exit %d, %d changed files; %s", res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
+	e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "changedFiles": len(ch)})
 	return err
 }

@@ -148,7 +148,7 @@ func loopShape(at loopStart, max int, executor, planner string) (order string, r
 func (e *Engine) loopNote(at loopStart, max int) string {
 	order, runs, xr, pr := loopShape(at, max, e.Executor, e.Planner)
 	var b strings.Builder
-	fmt.Fprintf(&b, "loop:    up to %d steps, at most %d agent runs (%d %s, %d %s); this one confirmation covers them all\n", max, runs, xr, e.Executor, pr, e.Planner)
+	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", Count(max, "step"), Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
 	fmt.Fprintf(&b, "  order:   %s\n", order)
 	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
 	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
@@ -235,7 +235,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			res := e.execute(ctx, spec, inv)
 			lr.AgentRuns++
 			ch, _ := changes(bg, e.Root)
-			e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %d changed files; %s", step, max, res.Agent, res.ExitCode, len(ch), summary(res.FinalText, 300)),
+			e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 				map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "step": step, "maxSteps": max, "half": halfExecute,
 					"exitCode": res.ExitCode, "changedFiles": len(ch), "answer": summary(res.FinalText, 1500)})
 			switch {
@@ -259,7 +259,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 				return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
 			}
 			answer = res.FinalText
-			prev = fmt.Sprintf("step %d: exit %d; %d changed files. Its answer:\n%s", step, res.ExitCode, len(ch), summary(res.FinalText, 3000))
+			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 3000))
 			half = halfPlan
 			continue
 		}

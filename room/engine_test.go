@@ -179,7 +179,7 @@ func TestParse(t *testing.T) {
 		{"hello there", "", "", "hello there", ""},
 		{"what about /plan?", "", "", "what about /plan?", ""},
 		{"/x", "", "", "", "unknown command: /x (try /help)"},
-		{"/con", "", "", "", "unknown command: /con (try /help)"},
+		{"/con", "", "", "", "unknown command: /con (did you mean /continue?)"},
 		{"/", "", "", "", "unknown command: / (try /help)"},
 		{"/123 go", "", "", "", "unknown command: /123 (try /help)"},
 		{"/plan\tx", "plan", "x", "", ""},
@@ -601,7 +601,7 @@ func TestDoctorDeep(t *testing.T) {
 	if c := byName["api keys"]; !strings.Contains(c.Detail, "blocked from agents: OPENAI_API_KEY") {
 		t.Errorf("api keys: %+v", c)
 	}
-	if c := byName["conversation.jsonl"]; c.Status != "warn" || !strings.Contains(c.Detail, "1 lines fail to parse") {
+	if c := byName["conversation.jsonl"]; c.Status != "warn" || !strings.Contains(c.Detail, "1 line fails to parse") {
 		t.Errorf("log: %+v", c)
 	}
 	if !r.Failed() {
@@ -700,6 +700,9 @@ func TestStatusAndBudget(t *testing.T) {
 	s := h.e.Status(context.Background())
 	if !s.Plan || len(s.ChangedFiles) != 1 || s.ChangedFiles[0] != "M main.go" || s.Active != "claude" {
 		t.Fatalf("%+v", s)
+	}
+	if txt := s.Text(); !strings.Contains(txt, "changed: 1 file\n") {
+		t.Fatalf("one changed file is not \"1 file\":\n%s", txt)
 	}
 	b := h.e.Budget(context.Background())
 	if b.Diet != "balanced" || b.Handoff != 40000 || b.Total == 0 || b.Ratio <= 0 {

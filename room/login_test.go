@@ -2,6 +2,8 @@ package room
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ func TestLoginHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	for _, want := range []string{agents.LoginHint(agents.Claude), agents.LoginHint(agents.Codex)} {
+	for _, want := range []string{"to log in claude: run `claude` in a terminal of its own and type /login", "to log in codex: run `codex login` in a terminal"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("/login printed %q, want %q", out, want)
 		}
@@ -44,5 +46,54 @@ func TestLoginHint(t *testing.T) {
 	want := "[relay-baton] " + agents.LoginHint(agents.Claude) + " (exit 1 · 1s)"
 	if len(lines) != 1 || lines[0] != want {
 		t.Fatalf("login failure lines %q, want exactly [%q]", lines, want)
+	}
+}
+
+// The room's read-only slash commands write nothing but their turns'
+// events in conversation.jsonl: no other file under .ai-session or the
+// repository (.git included) changes.
+func TestReadOnlySlashCommandsWriteOnlyTheLog(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	h := newHarness(t)
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main // changed\n"), 0o644)
+	snap := func() map[string]string {
+		m := map[string]string{}
+		filepath.Walk(h.dir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(h.dir, p)
+			if rel == filepath.Join(".ai-session", "conversation.jsonl") {
+				return nil
+			}
+			v := fi.Mode().String()
+			if fi.Mode().IsRegular() {
+				b, _ := os.ReadFile(p)
+				v += string(b)
+			}
+			m[rel] = v
+			return nil
+		})
+		return m
+	}
+	before := snap()
+	for _, c := range Commands {
+		if !strings.Contains(c.Short, "(read-only)") && c.Name != "help" && c.Name != "login" {
+			continue
+		}
+		if _, err := h.e.Process(context.Background(), "/"+c.Name); err != nil {
+			t.Errorf("/%s: %v", c.Name, err)
+		}
+		after := snap()
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("/%s changed or created %s", c.Name, k)
+			}
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				t.Errorf("/%s removed %s", c.Name, k)
+			}
+		}
 	}
 }

@@ -136,7 +136,7 @@ func (e *Engine) UseOrchestrator(target string) error {
 	if e.chat.target == "" {
 		which = "the lead"
 	}
-	e.Say("active agent: orchestrator → Claude Code session %s (%s)\n  %s", t.SessionID, which, sessionState(s, time.Now()))
+	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
 	e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: orchestrator, session "+t.SessionID, nil,
 		map[string]any{"agent": AgentOrchestrator, "session": t.SessionID, "workspace": ws, "lead": t.Lead})
 	return nil
@@ -144,6 +144,9 @@ func (e *Engine) UseOrchestrator(target string) error {
 
 // sessionState says where a message sent now would go, and when.
 func sessionState(s *conversation.Session, now time.Time) string {
+	if s.IsCodex() {
+		return codexSessionState(s, now)
+	}
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
 	switch {
@@ -169,7 +172,8 @@ func (e *Engine) cmdTarget(_ context.Context, args string) error {
 		if e.chat.target == "" {
 			which = "the lead"
 		}
-		e.Say("target: Claude Code session %s (%s)", e.chat.session, which)
+		s, _ := conversation.OpenSession(e.chat.ws, e.chat.session)
+		e.Say("target: %s %s (%s)", sessionLabel(s), e.chat.session, which)
 		return nil
 	}
 	return e.UseOrchestrator(f[0])
@@ -193,7 +197,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY")
+	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT")
 	now := time.Now()
 	for _, t := range ts {
 		mark := []byte("  ")
@@ -209,6 +213,10 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 			switch {
 			case t.Busy:
 				state = "busy"
+			case t.Agent == conversation.AgentCodex && t.Waiting:
+				state = "idle (codex queue)"
+			case t.Agent == conversation.AgentCodex:
+				state = "not loaded"
 			case t.Waiting:
 				state = "idle, waiter armed"
 			default:
@@ -219,7 +227,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		if !t.LastActivity.IsZero() {
 			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, t.Agent)
 	}
 	tw.Flush()
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
@@ -455,7 +463,7 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
 	n := len([]rune(framed))
 	var b strings.Builder
-	fmt.Fprintf(&b, "preview: chat → orchestrator (Claude Code session %s)\n", s.ID)
+	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
 	if note != "" {
 		fmt.Fprintf(&b, "  note:    %s\n", note)
 	}
@@ -499,7 +507,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
-	if !s.ChatCapable() {
+	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {

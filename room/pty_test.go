@@ -230,8 +230,8 @@ func TestPTYNoColor(t *testing.T) {
 		p.until(t, "/exit")
 		p.send(t, "/status\r")
 		p.until(t, "last run")
-		p.send(t, "/nope\r")
-		p.until(t, "unknown command: /nope (try /help)")
+		p.send(t, "/zzzz\r")
+		p.until(t, "unknown command: /zzzz (try /help)")
 		p.send(t, "/exit\r")
 		if code := p.wait(t); code != 0 {
 			t.Fatalf("exit %d", code)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -42,7 +43,7 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %d changed files", s.Active, planWord(s), len(s.ChangedFiles)), nil,
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %s", s.Active, planWord(s), Count(len(s.ChangedFiles), "changed file")), nil,
 		map[string]any{"agent": s.Active, "changedFiles": len(s.ChangedFiles), "plan": s.Plan})
 	return s
 }
@@ -60,7 +61,7 @@ func (s StatusReport) Text() string {
 	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
 	fmt.Fprintf(&b, "project: %s\n", s.Root)
 	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
-	fmt.Fprintf(&b, "changed: %d files", len(s.ChangedFiles))
+	fmt.Fprintf(&b, "changed: %s", Count(len(s.ChangedFiles), "file"))
 	for i, c := range s.ChangedFiles {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
@@ -209,7 +210,9 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		}
 	}
 	refs := map[string]string{}
-	if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
+	if e.ReadOnly() {
+		// `relay-baton review` reports only.
+	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
 		refs["review"] = "review.md"
 	}
 	e.emit(events.RoleRelayBaton, events.KindReview, strings.TrimPrefix(r.summaryLine(), "review: "), refs, map[string]any{
@@ -235,8 +238,8 @@ func appendSecret(list []string, file, line string) []string {
 }
 
 func (r ReviewReport) summaryLine() string {
-	return fmt.Sprintf("review: %d changed files, %d not in plan, %d deletions, %d very large, %d likely secrets, %d tests touched",
-		len(r.Changed), len(r.NotInPlan), len(r.Deletions), len(r.LargeDiffs), len(r.Secrets), len(r.TestsTouched))
+	return fmt.Sprintf("review: %s, %d not in plan, %s, %d very large, %s, %s touched",
+		Count(len(r.Changed), "changed file"), len(r.NotInPlan), Count(len(r.Deletions), "deletion"), len(r.LargeDiffs), Count(len(r.Secrets), "likely secret"), Count(len(r.TestsTouched), "test"))
 }
 
 // Text renders the review.
@@ -311,7 +314,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 // Check is one doctor line.
 type Check struct {
 	Name   string `json:"name"`
-	Status string `json:"status"` // ok, warn, fail
+	Status string `json:"status"` // ok, warn, fail, skip
 	Detail string `json:"detail"`
 }
 
@@ -366,6 +369,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	add := func(name, status, detail string) { r.Checks = append(r.Checks, Check{name, status, detail}) }
 	if v, err := git(ctx, e.Root, "--version"); err != nil {
 		add("git", "fail", err.Error())
+	} else if e.Root == "" {
+		add("git", "ok", strings.TrimSpace(v))
+		add("repository", "skip", "not inside a git repository: repository checks were skipped (.ai-session, conversation.jsonl); run doctor in one, or pass --path")
 	} else {
 		add("git", "ok", strings.TrimSpace(v)+" · repository "+e.Root)
 	}
@@ -417,14 +423,14 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	default:
 		add("api keys", "ok", "present, blocked from agents: "+strings.Join(present, ", "))
 	}
-	if deep {
-		if fi, err := os.Stat(e.SessionDir); err != nil || !fi.IsDir() {
+	if deep && e.Root != "" {
+		if fi, err := os.Stat(e.SessionDir); os.IsNotExist(err) && e.ReadOnly() {
+			add(".ai-session", "ok", fmt.Sprintf("%s not created yet (the first recorded command creates it)", e.SessionDir))
+		} else if err != nil || !fi.IsDir() {
 			add(".ai-session", "fail", fmt.Sprintf("%s missing", e.SessionDir))
-		} else if f, err := os.CreateTemp(e.SessionDir, ".doctor-*"); err != nil {
+		} else if err := dirWritable(e.SessionDir, e.ReadOnly()); err != nil {
 			add(".ai-session", "fail", "not writable: "+err.Error())
 		} else {
-			f.Close()
-			os.Remove(f.Name())
 			var files []string
 			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log", "conversation.jsonl"} {
 				if s := fileSize(filepath.Join(e.SessionDir, n)); s > 0 {
@@ -433,7 +439,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			}
 			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
 		}
-		if f, err := os.Open(e.LogPath()); err != nil {
+		if f, err := os.Open(e.LogPath()); os.IsNotExist(err) {
+			add("conversation.jsonl", "ok", "no events recorded yet")
+		} else if err != nil {
 			add("conversation.jsonl", "warn", err.Error())
 		} else {
 			st, err := events.Scan(f, func(events.Event) error { return nil })
@@ -442,9 +450,9 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			case err != nil:
 				add("conversation.jsonl", "fail", err.Error())
 			case st.Skipped() > 0:
-				add("conversation.jsonl", "warn", fmt.Sprintf("%d events, %d lines fail to parse (%d malformed, %d too long): readers skip them", st.Events, st.Skipped(), st.Malformed, st.TooLong))
+				add("conversation.jsonl", "warn", fmt.Sprintf("%s, %s to parse (%d malformed, %d too long): readers skip them", Count(st.Events, "event"), Count(st.Skipped(), "line fails|lines fail"), st.Malformed, st.TooLong))
 			default:
-				add("conversation.jsonl", "ok", fmt.Sprintf("%d events, all lines parse", st.Events))
+				add("conversation.jsonl", "ok", fmt.Sprintf("%s, all lines parse", Count(st.Events, "event")))
 			}
 		}
 	}
@@ -461,9 +469,23 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			warns++
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %d checks, %d failed, %d warnings", kind, len(r.Checks), fails, warns), nil,
+	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %s, %d failed, %s", kind, Count(len(r.Checks), "check"), fails, Count(warns, "warning")), nil,
 		map[string]any{"deep": deep, "failed": fails, "warnings": warns})
 	return r
+}
+
+// dirWritable checks that dir is writable: by creating (and removing) a
+// file in it, or, when readOnly, with access(2) alone, which writes nothing.
+func dirWritable(dir string, readOnly bool) error {
+	if readOnly {
+		return syscall.Access(dir, 0x2) // W_OK
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func agentVersion(ctx context.Context, path string) string {
@@ -550,7 +572,7 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	sec("Next Agent", to)
 	sec("Fallback Reason", "Handoff requested by the user with /handoff.")
 	sec("Token Diet Summary", fmt.Sprintf("diet %s; context %d chars (~%d tokens), ratio %.2f of the %d-char handoff budget", e.Diet, budget.Total, budget.Tokens, budget.Ratio, d.Handoff))
-	sec("Current Repository State", fmt.Sprintf("HEAD %s; %d changed files; last run: %s", short(head(ctx, e.Root)), len(ch), last))
+	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(head(ctx, e.Root)), Count(len(ch), "changed file"), last))
 	sec("Repo Map", cut(repoMap(ctx, e.Root), d.RepoMap))
 	sec("Relevant Files", cut(relevantFiles(plan, ch), d.RepoMap/2))
 	sec("Changed Files", files.String())

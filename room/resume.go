@@ -535,12 +535,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	if rs.First.IsZero() {
 		e.Say("resuming from .ai-session/conversation.jsonl: no usable events")
 	} else {
-		e.Say("resuming from .ai-session/conversation.jsonl: %d events, %s to %s", rs.Events,
+		e.Say("resuming from .ai-session/conversation.jsonl: %s, %s to %s", Count(rs.Events, "event"),
 			rs.First.UTC().Format("2006-01-02 15:04Z"), rs.Last.UTC().Format("2006-01-02 15:04Z"))
 	}
 	if len(rs.Recap) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "last %d turns:\n", len(rs.Recap))
+		fmt.Fprintf(&b, "last %s:\n", Count(len(rs.Recap), "turn"))
 		for i, ev := range rs.Recap {
 			b.WriteString("  ")
 			b.WriteString(FormatEvent(i+1, ev, e.out.color))
@@ -621,7 +621,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, s)
 	}
 	e.Say("%s", strings.Join(lines, "\n"))
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("resumed from %d events (%d skipped)", rs.Events, rs.Stats.Skipped()+rs.Unknown), nil,
+	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("resumed from %s (%d skipped)", Count(rs.Events, "event"), rs.Stats.Skipped()+rs.Unknown), nil,
 		map[string]any{"agent": e.Active, "resumed": true, "events": rs.Events, "skippedLines": rs.Stats.Skipped(), "skippedEvents": rs.Unknown})
 	if rs.Loop != nil {
 		return rs, e.offerLoop(ctx, rs.Loop, now)
@@ -686,7 +686,7 @@ func indent(s, prefix string) string {
 func skippedWords(rs *ResumeState) string {
 	var parts []string
 	if n := rs.Stats.Skipped(); n > 0 {
-		s := fmt.Sprintf("skipped %d damaged line(s)", n)
+		s := fmt.Sprintf("skipped %s", Count(n, "damaged line"))
 		if rs.Stats.FirstSkipped > 0 {
 			s += fmt.Sprintf(" (first at line %d", rs.Stats.FirstSkipped)
 			if rs.Stats.FirstError != "" {
@@ -708,13 +708,13 @@ func skippedWords(rs *ResumeState) string {
 		for _, v := range vs {
 			names = append(names, fmt.Sprintf("v%d: %d", v, rs.Versions[v]))
 		}
-		parts = append(parts, fmt.Sprintf("%d event(s) of another schema version (%s; this build writes v%d): used what it understands", n, strings.Join(names, ", "), events.SchemaVersion))
+		parts = append(parts, fmt.Sprintf("%s of another schema version (%s; this build writes v%d): used what it understands", Count(n, "event"), strings.Join(names, ", "), events.SchemaVersion))
 	}
 	if rs.Unknown > 0 {
-		parts = append(parts, fmt.Sprintf("skipped %d event(s) of a role or kind this build does not know", rs.Unknown))
+		parts = append(parts, fmt.Sprintf("skipped %s of a role or kind this build does not know", Count(rs.Unknown, "event")))
 	}
 	if rs.BadMeta > 0 {
-		parts = append(parts, fmt.Sprintf("ignored unexpected fields in %d event(s)", rs.BadMeta))
+		parts = append(parts, fmt.Sprintf("ignored unexpected fields in %s", Count(rs.BadMeta, "event")))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -372,7 +372,7 @@ func TestResumeDamagedLog(t *testing.T) {
 		t.Fatalf("state %+v", rs)
 	}
 	out := h.out.String()
-	for _, s := range []string{"resume: skipped 4 damaged line(s) (first at line 3: ", "ignored unexpected fields in 1 event(s)", "last run: claude /plan, exit 0 in 12.3s"} {
+	for _, s := range []string{"resume: skipped 4 damaged lines (first at line 3: ", "ignored unexpected fields in 1 event", "last run: claude /plan, exit 0 in 12.3s"} {
 		if !strings.Contains(out, s) {
 			t.Fatalf("output lacks %q:\n%s", s, out)
 		}
@@ -396,8 +396,8 @@ func TestResumeOtherSchemaVersion(t *testing.T) {
 		t.Fatalf("recap %d events", len(rs.Recap))
 	}
 	out := h.out.String()
-	for _, s := range []string{"7 event(s) of another schema version (v0: 1, v2: 6; this build writes v1): used what it understands",
-		"skipped 2 event(s) of a role or kind this build does not know"} {
+	for _, s := range []string{"7 events of another schema version (v0: 1, v2: 6; this build writes v1): used what it understands",
+		"skipped 2 events of a role or kind this build does not know"} {
 		if !strings.Contains(out, s) {
 			t.Fatalf("output lacks %q:\n%s", s, out)
 		}
@@ -430,7 +430,7 @@ func TestResumeOrchestratorAndOnlyDamage(t *testing.T) {
 		t.Fatalf("%+v %v", rs, err)
 	}
 	out := h.out.String()
-	if !strings.Contains(out, "no usable events") || !strings.Contains(out, "skipped 2 damaged line(s) (first at line 1") || strings.Contains(out, "0001-01-01") {
+	if !strings.Contains(out, "no usable events") || !strings.Contains(out, "skipped 2 damaged lines (first at line 1") || strings.Contains(out, "0001-01-01") {
 		t.Fatalf("output %s", out)
 	}
 }

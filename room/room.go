@@ -94,6 +94,14 @@ type Config struct {
 	Timeout        time.Duration
 	Getenv         func(string) string // nil = os.Getenv
 	Now            func() time.Time    // nil = time.Now
+	// ReadOnly opens the room for a report (status, budget, review,
+	// doctor): nothing is created or written, not even .ai-session or the
+	// conversation log.
+	ReadOnly bool
+	// NoRepo (with ReadOnly) allows a folder outside any git repository:
+	// Root is then "" and only the checks that need no repository run
+	// (doctor).
+	NoRepo bool
 }
 
 // LastRun is what /status shows about the latest agent run.
@@ -145,16 +153,22 @@ func New(cfg Config) (*Engine, error) {
 		dir = "."
 	}
 	root, err := conversation.FindRoot(dir)
-	if err != nil {
+	if err != nil && !(cfg.ReadOnly && cfg.NoRepo && errors.Is(err, conversation.ErrNotGitRepo)) {
 		return nil, err
 	}
-	sd, err := conversation.EnsureSessionDir(root)
-	if err != nil {
-		return nil, err
-	}
-	lg, err := events.OpenLog(conversation.LogPath(root))
-	if err != nil {
-		return nil, err
+	var sd string
+	var lg *events.Log
+	switch {
+	case root == "":
+	case cfg.ReadOnly:
+		sd = conversation.SessionDir(root)
+	default:
+		if sd, err = conversation.EnsureSessionDir(root); err != nil {
+			return nil, err
+		}
+		if lg, err = events.OpenLog(conversation.LogPath(root)); err != nil {
+			return nil, err
+		}
 	}
 	e := &Engine{
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
@@ -167,14 +181,14 @@ func New(cfg Config) (*Engine, error) {
 		e.Active = agents.Claude
 	}
 	if e.Active != agents.Claude && e.Active != agents.Codex {
-		lg.Close()
+		e.Close()
 		return nil, fmt.Errorf("unknown agent %q: choose claude or codex", e.Active)
 	}
 	if e.Diet == "" {
 		e.Diet = DefaultDiet
 	}
 	if _, ok := Diets[e.Diet]; !ok {
-		lg.Close()
+		e.Close()
 		return nil, fmt.Errorf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))
 	}
 	if e.runner == nil {
@@ -195,7 +209,15 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Close closes the conversation log.
-func (e *Engine) Close() error { return e.log.Close() }
+func (e *Engine) Close() error {
+	if e.log == nil {
+		return nil
+	}
+	return e.log.Close()
+}
+
+// ReadOnly reports whether the engine writes nothing (Config.ReadOnly).
+func (e *Engine) ReadOnly() bool { return e.log == nil }
 
 // SetTerminal replaces the terminal used for confirmations.
 func (e *Engine) SetTerminal(t Terminal) { e.term = t }
@@ -203,8 +225,16 @@ func (e *Engine) SetTerminal(t Terminal) { e.term = t }
 // Last returns the latest agent run, or nil.
 func (e *Engine) Last() *LastRun { return e.last }
 
-// LogPath is the conversation log's path.
-func (e *Engine) LogPath() string { return e.log.Path() }
+// LogPath is the conversation log's path ("" outside a repository).
+func (e *Engine) LogPath() string {
+	if e.log == nil {
+		if e.Root == "" {
+			return ""
+		}
+		return conversation.LogPath(e.Root)
+	}
+	return e.log.Path()
+}
 
 // maxEventText caps an event's text (a 1 MB input line stays one event
 // under the log's line cap, events.MaxLineBytes); the full text of a long
@@ -220,6 +250,9 @@ func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[
 		}
 	}
 	ev := events.New(e.SessionID, role, kind, text)
+	if e.log == nil { // read-only: nothing is recorded
+		return ev.ID
+	}
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs
 	ev.Meta = meta

@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -63,6 +64,10 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 	edited := false
 	for {
 		inv, err := e.runner.Prepare(spec.Req)
+		if errors.Is(err, agents.ErrNotFound) && len(inv.Argv) > 0 {
+			// What would run, then why it cannot.
+			e.preview(spec, inv, edited)
+		}
 		if err != nil {
 			e.emit(events.RoleRelayBaton, events.KindAgentRun, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 				nil, map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": false, "ran": false, "error": err.Error()})

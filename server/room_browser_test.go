@@ -195,12 +195,29 @@ func TestRoomPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A chat reply names the session's transcript, an absolute path outside
+	// .ai-session that /api/ref refuses: no button for it. A cancelled run
+	// is "cancelled" in the context, not "exit -1".
+	reply := events.New("s", events.RoleOrchestrator, events.KindChatReply, "the reply")
+	reply.Refs = map[string]string{"transcript": "/home/me/.claude/projects/-p/0ea7beef-1234-4abc-8def-0123456789ab.jsonl"}
+	run := events.New("s", events.RoleClaude, events.KindAgentRun, "claude ask: cancelled after 3s")
+	run.Meta = map[string]any{"agent": "claude", "command": "ask", "cancelled": true, "exitCode": -1, "durationMs": 3000, "ran": true, "confirmed": true}
 	ev := events.New("s", events.RoleRelayBaton, events.KindPlan, "plan.md written by claude")
 	ev.Refs = map[string]string{"plan": "plan.md"}
-	if err := lg.Append(ev); err != nil {
-		t.Fatal(err)
+	for _, e := range []events.Event{reply, run, ev} {
+		if err := lg.Append(e); err != nil {
+			t.Fatal(err)
+		}
 	}
 	lg.Close()
+	var refs int
+	if err := within(ctx, 10*time.Second, waitText(`#turns`, "plan.md written by claude"), waitText(`#ctx-last`, "claude /ask cancelled"),
+		chromedp.Evaluate(`document.querySelectorAll("#turns .ref").length`, &refs)); err != nil {
+		t.Fatalf("context after a cancelled run: %v", err)
+	}
+	if refs != 1 {
+		t.Fatalf("%d ref buttons, want 1 (plan.md; not the transcript outside .ai-session)", refs)
+	}
 	var png, before []byte
 	err = chromedp.Run(ctx,
 		waitText(`#turns`, "plan.md written by claude"),

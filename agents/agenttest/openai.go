@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,8 +28,62 @@ func FunctionCall(name string, args any) Block {
 // messages (output_text), Exec / FunctionCall blocks become function_call
 // items; Thinking blocks become reasoning items. Other requests answer {}.
 type OpenAI struct {
-	URL string // base URL including /v1, for the codex provider's base_url
-	s   *server
+	URL   string // base URL including /v1, for the codex provider's base_url
+	s     *server
+	mu    sync.Mutex
+	rules []rule
+}
+
+// When makes the mock answer step to any request whose last input item
+// (LastInputText: a user message's text, or a function call's output)
+// contains substr, before the script is consulted and without advancing
+// it. The first matching rule wins; rules stay in force. Use it for turns
+// whose arrival time is not fixed, such as a chat message delivered into a
+// running Codex session.
+func (o *OpenAI) When(substr string, step Step) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rules = append(o.rules, rule{contains: substr, step: step})
+}
+
+func (o *OpenAI) match(rec Recorded) (Step, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.rules) == 0 {
+		return Step{}, false
+	}
+	last := LastInputText(rec)
+	for _, r := range o.rules {
+		if strings.Contains(last, r.contains) {
+			return r.step, true
+		}
+	}
+	return Step{}, false
+}
+
+// LastInputText returns the text of the last item of a Responses API
+// request's input: a message's text parts joined, or a function call
+// output.
+func LastInputText(r Recorded) string {
+	var req struct {
+		Input []struct {
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+			Output  json.RawMessage `json:"output"`
+		} `json:"input"`
+	}
+	if json.Unmarshal(r.Body, &req) != nil || len(req.Input) == 0 {
+		return ""
+	}
+	last := req.Input[len(req.Input)-1]
+	if len(last.Output) > 0 {
+		var s string
+		if json.Unmarshal(last.Output, &s) == nil {
+			return s
+		}
+		return string(last.Output)
+	}
+	return flatten(last.Content)
 }
 
 // NewOpenAI starts a mock Responses API on 127.0.0.1 with a random port,
@@ -49,13 +105,16 @@ func (o *OpenAI) Close() { o.s.close() }
 func (o *OpenAI) Requests() []Recorded { return o.s.requests("/v1/responses") }
 
 func (o *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	o.s.record(r)
+	rec := o.s.record(r)
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"data":[]}`)
 		return
 	}
-	step := o.s.take()
+	step, ok := o.match(rec)
+	if !ok {
+		step = o.s.take()
+	}
 	if step.Status != 0 && step.Status != http.StatusOK {
 		msg := step.Message
 		if msg == "" {

@@ -1,0 +1,372 @@
+package conversation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+)
+
+// This file makes running Codex CLI sessions (threads) chat targets, on the
+// same inbox protocol as Claude Code sessions: the chat folder is
+// .claude/session-chat/<thread id>/, the Stop hook (`relay-baton hook stop`,
+// which reads Codex's payload as it reads Claude Code's) claims at a turn
+// boundary, and the queue lane hands a message to an idle, loaded thread
+// with `codex queue --thread <id> --message <framed text>`. Replies are read
+// from the thread's rollout file ($CODEX_HOME/sessions/YYYY/MM/DD/
+// rollout-<time>-<thread id>.jsonl), parsed by agents.ParseRolloutLine.
+
+// Agent names of a Target.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+)
+
+// LaneQueue is the lane of a message handed to an idle Codex session with
+// `codex queue`.
+const LaneQueue Lane = "queue"
+
+// CodexHome is Codex's home folder: $CODEX_HOME, else ~/.codex ("" when no
+// home is known).
+func CodexHome() string {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// CodexSessionsRoot is $CODEX_HOME/sessions.
+func CodexSessionsRoot() string {
+	if h := CodexHome(); h != "" {
+		return filepath.Join(h, "sessions")
+	}
+	return ""
+}
+
+// FindRollout returns the rollout file of Codex thread id, or "".
+func FindRollout(id string) string {
+	root := CodexSessionsRoot()
+	if root == "" || ValidSessionID(id) != nil {
+		return ""
+	}
+	for _, pat := range []string{"*/*/*/rollout-*-" + id + ".jsonl", "rollout-*-" + id + ".jsonl"} {
+		if m, _ := filepath.Glob(filepath.Join(root, pat)); len(m) > 0 {
+			return m[len(m)-1]
+		}
+	}
+	return ""
+}
+
+// IsCodex reports whether s is a Codex thread: its transcript is a rollout.
+func (s *Session) IsCodex() bool {
+	return agents.IsRolloutPath(LocateTranscript(s))
+}
+
+// maxMetaLine caps how much of a rollout's first line (session_meta, which
+// carries the whole base instructions) is read.
+const maxMetaLine = 4 << 20
+
+// readRolloutMeta reads the session_meta line of a rollout.
+func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return agents.RolloutMeta{}, false
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10)
+	line, err := r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		var buf bytes.Buffer
+		buf.Write(line)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = r.ReadSlice('\n')
+			buf.Write(line)
+		}
+		line = buf.Bytes()
+	}
+	return agents.ParseRolloutMeta(line)
+}
+
+// CodexTurn says whether a Codex thread is in a turn, from the end of its
+// rollout: a task_started after the last task_complete / turn_aborted. A
+// rollout untouched for BusyTTL is idle whatever it says (its process died
+// mid-turn).
+func CodexTurn(rollout string, now time.Time) bool {
+	f, err := os.Open(rollout)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || now.Sub(fi.ModTime()) > BusyTTL {
+		return false
+	}
+	// The turn's boundary lines are small; 256 KB covers the big items
+	// (tool outputs) written after a task_started.
+	size := fi.Size()
+	off := max(size-256<<10, 0)
+	buf := make([]byte, size-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	in, _ := agents.RolloutTurnState(buf)
+	return in
+}
+
+// CodexLoaded reports whether thread id is loaded in a running codex
+// process: codex holds an flock on $CODEX_HOME/thread-writer-locks/<id>.lock
+// while it writes the thread (measured with 0.169.0). It reads /proc/locks
+// and never takes the lock itself. On systems without /proc/locks it
+// returns true when the lock file exists.
+func CodexLoaded(id string) bool {
+	home := CodexHome()
+	if home == "" || ValidSessionID(id) != nil {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(home, "thread-writer-locks", id+".lock"))
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return true
+	}
+	suffix := fmt.Sprintf(":%d ", st.Ino)
+	for _, l := range strings.Split(string(locks), "\n") {
+		// "1: FLOCK  ADVISORY  WRITE 1739 fe:00:9994199 0 EOF"
+		f := strings.Fields(l)
+		if len(f) >= 6 && f[1] == "FLOCK" && strings.HasSuffix(f[5]+" ", suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// CodexTargetAge: a Codex thread whose rollout was last written longer ago
+// is not listed as a target (unless a running codex holds it, or it has a
+// chat folder in the workspace).
+const CodexTargetAge = 7 * 24 * time.Hour
+
+// withCodexThreads adds the workspace's Codex threads to out (the Claude
+// Code targets ListTargets found): every rollout whose session_meta cwd is
+// the workspace or inside it. A thread that already has a chat folder is
+// completed in place. Codex targets are chat-capable when their inbox
+// exists (the hooks are installed) or when the thread is loaded (the queue
+// lane reaches it; Send creates the folder).
+//
+// A Codex thread is Live while a codex process holds its writer lock
+// (CodexLoaded), else Ended; without all, only live threads are kept.
+func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target {
+	idx := map[string]int{}
+	for i := range out {
+		idx[out[i].SessionID] = i
+		if out[i].Agent == "" {
+			out[i].Agent = AgentClaude
+			if agents.IsRolloutPath(out[i].TranscriptPath) {
+				out[i].Agent = AgentCodex
+			}
+		}
+	}
+	seen := map[string]string{}
+	if root := CodexSessionsRoot(); root != "" {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if d != nil && d.IsDir() && p != root {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() || !agents.IsRolloutPath(p) {
+				return nil
+			}
+			base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+			if len(base) < 36 {
+				return nil
+			}
+			id := base[len(base)-36:]
+			if ValidSessionID(id) != nil {
+				return nil
+			}
+			if _, ok := idx[id]; !ok {
+				// Only recent or loaded rollouts of this workspace become
+				// new targets (a CODEX_HOME can hold thousands of old ones).
+				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > CodexTargetAge && !CodexLoaded(id) {
+					return nil
+				}
+				m, ok := readRolloutMeta(p)
+				if !ok || !within(ws, m.Cwd) {
+					return nil
+				}
+			}
+			seen[id] = p
+			return nil
+		})
+	}
+	for i := range out {
+		if out[i].Agent != AgentCodex {
+			continue
+		}
+		if p, ok := seen[out[i].SessionID]; ok && out[i].TranscriptPath == "" {
+			out[i].TranscriptPath = p
+		}
+		delete(seen, out[i].SessionID)
+		codexState(ws, &out[i], now)
+	}
+	for id, p := range seen {
+		if i, ok := idx[id]; ok {
+			// A chat folder whose registration did not name the rollout.
+			out[i].Agent, out[i].TranscriptPath = AgentCodex, p
+			codexState(ws, &out[i], now)
+			continue
+		}
+		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
+		if m, ok := readRolloutMeta(p); ok {
+			t.Cwd = m.Cwd
+		}
+		codexState(ws, &t, now)
+		out = append(out, t)
+	}
+	if all {
+		return out
+	}
+	keep := out[:0]
+	for _, t := range out {
+		if t.Agent != AgentCodex || t.State == Live {
+			keep = append(keep, t)
+		}
+	}
+	return keep
+}
+
+// codexState fills in a Codex target's state from its rollout, its writer
+// lock and its chat folder.
+func codexState(ws string, t *Target, now time.Time) {
+	if fi, err := os.Stat(t.TranscriptPath); err == nil && fi.ModTime().After(t.LastActivity) {
+		t.LastActivity = fi.ModTime()
+	}
+	if t.Cwd == "" {
+		if m, ok := readRolloutMeta(t.TranscriptPath); ok {
+			t.Cwd = m.Cwd
+		}
+	}
+	t.Loaded = CodexLoaded(t.SessionID)
+	t.State, t.PID = Ended, 0
+	if t.Loaded {
+		t.State = Live
+	}
+	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
+	t.Waiting = t.Loaded && !t.Busy // the queue lane reaches it at once
+	if !t.ChatCapable && t.Loaded {
+		t.ChatCapable = true
+	}
+	if s, err := OpenSession(ws, t.SessionID); err == nil && s.ChatCapable() {
+		t.ChatCapable = true
+		q, _ := s.Queue()
+		t.Depth, t.Oldest = q.Depth, q.Oldest
+	}
+}
+
+// within reports whether dir is ws or inside it.
+func within(ws, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(ws, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// CodexBinary is the codex CLI relay-baton runs for the queue lane and the
+// hook trust: $RELAY_BATON_CODEX, else codex on PATH ("" when neither).
+func CodexBinary() string {
+	if p := os.Getenv(agents.CodexBinEnv); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("codex"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// QueueTimeout bounds one `codex queue` run.
+const QueueTimeout = 30 * time.Second
+
+// DeliverQueue is the queue lane: when s is a Codex thread that is loaded
+// and not in a turn, it claims the oldest message (the same rename into
+// delivered/ as the other lanes, so a message goes out once) and hands its
+// framed text to `codex queue --thread <id> --message <text>`. When codex
+// fails, the message goes back into the inbox. ok reports a delivery.
+// A busy or unloaded thread is left alone (the Stop hook delivers at the
+// turn's end; an unloaded thread has nobody to answer).
+func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
+	rollout := LocateTranscript(s)
+	if !agents.IsRolloutPath(rollout) {
+		return false, nil
+	}
+	has, err := s.HasPending()
+	if err != nil || !has {
+		return false, err
+	}
+	if s.Busy(time.Now()) || CodexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
+		return false, nil
+	}
+	bin := CodexBinary()
+	if bin == "" {
+		return false, errors.New("codex CLI not found (set RELAY_BATON_CODEX or put codex on PATH): the message stays queued for the session's Stop hook")
+	}
+	res, err := s.Claim(LaneQueue)
+	if err != nil || !res.OK {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, QueueTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))
+		if uerr := s.unclaim(res.Message); uerr != nil {
+			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (it is in delivered/)", qerr, res.Message.ID, uerr)
+		}
+		s.RecordError(qerr)
+		return false, qerr
+	}
+	return true, nil
+}
+
+// unclaim puts a claimed message back into the inbox (a new file, then the
+// delivered record is removed: a crash in between leaves it in both, never
+// in neither).
+func (s *Session) unclaim(m Message) error {
+	m.DeliveredAt, m.Lane = nil, ""
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
+	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
+		return err
+	}
+	return os.Remove(s.DeliveredPath(m.ID))
+}
