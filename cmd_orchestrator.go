@@ -86,7 +86,9 @@ var waitCommand = &command{
 	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
 It watches the inbox (fsnotify), claims each message while the session is not in
 a turn, and prints its framed text as one write. --once exits after the first
-message. Claiming is by rename, so it is safe beside the hooks.`,
+message. Claiming is by rename, so it is safe beside the hooks. When its
+output is closed (nobody reads it), the message goes back to the inbox and
+wait exits 1.`,
 	Run: runWait,
 }
 
@@ -111,7 +113,10 @@ var hookCommand = &command{
                   only); --check then also asks Codex whether they are trusted.
 
 The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log.
+.claude/session-chat/<sessionId>/errors.log. Each one serves its own
+hook_event_name only (another event claims nothing), finishes well within its
+timeout, and a claim it cannot finish (killed) is delivered again by the next
+lane.
 
 They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
 one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
