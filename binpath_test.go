@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 func copyExe(t *testing.T, dst string) {
@@ -38,7 +40,7 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
 			copyExe(t, c.bin)
-			if _, ok := goTemporaryBinary(c.bin); ok {
+			if _, ok := conversation.GoTemporaryBinary(c.bin); ok {
 				t.Fatalf("%s counted as temporary without its environment", c.bin)
 			}
 			saved := os.Getenv("GOCACHE")
@@ -47,7 +49,7 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "=")
 				t.Setenv(k, v)
 			}
-			if _, ok := goTemporaryBinary(c.bin); !ok {
+			if _, ok := conversation.GoTemporaryBinary(c.bin); !ok {
 				t.Fatalf("%s not recognised as a go run binary", c.bin)
 			}
 			t.Setenv("GOCACHE", saved)

@@ -136,7 +136,7 @@ func TestTailCodexRollout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tail: %d %s", code, errOut)
 	}
-	for _, want := range []string{"⏺ command_execution: sleep 6; echo slept", "→ chat message delivered via hook", "BUSY-ANSWER: yes, here.", "✓ end of turn", "EVIL]0;owned[2J done"} {
+	for _, want := range []string{"⚙ command_execution: sleep 6; echo slept", "→ chat message delivered via hook", "BUSY-ANSWER: yes, here.", "✓ end of turn", "EVIL^[]0;owned^G^[[2J done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tail lacks %q:\n%s", want, out)
 		}

@@ -310,7 +310,7 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	}
 	runInProcess(t, "", "targets", "--set-lead", "none", "--workspace", ws)
 	out, _, code = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
-	if code != 0 || out != "⏺ Bash: List files\ndone here\n✓ end of turn\n" {
+	if code != 0 || out != "[orchestrator] ⚙ Bash: List files\n[orchestrator] done here\n[orchestrator] ✓ end of turn\n" {
 		t.Errorf("tail: %q", out)
 	}
 	out, _, _ = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow", "--json")

@@ -100,7 +100,8 @@ func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, erro
 		if errors.Is(err, conversation.ErrNotGitRepo) {
 			return nil, &usageError{msg: err.Error()}
 		}
-		if strings.HasPrefix(err.Error(), "unknown") {
+		var ce *room.ConfigError
+		if errors.As(err, &ce) {
 			return nil, &usageError{msg: err.Error(), hint: "relay-baton " + inv.Cmd.Name + " --help"}
 		}
 		return nil, err

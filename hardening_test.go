@@ -790,9 +790,7 @@ func TestTailDetailsCLI(t *testing.T) {
 	if !strings.Contains(string(out), "HOME is not set") || strings.Contains(string(out), "under )") {
 		t.Errorf("tail without HOME: %q", out)
 	}
-	var b strings.Builder
-	renderActivity(&b, events.Activity{Kind: events.ActDelivered})
-	if strings.Contains(b.String(), "via  ") || !strings.Contains(b.String(), "lane not recorded") {
-		t.Errorf("delivered without a lane renders %q", b.String())
+	if v := conversation.ViaLane(""); strings.Contains(v, "via  ") || !strings.Contains(v, "lane not recorded") {
+		t.Errorf("a delivery without a lane reads %q", v)
 	}
 }

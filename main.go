@@ -5,7 +5,9 @@
 // delivered by hooks.
 //
 // main only dispatches: each subcommand is a row of the commands table, and
-// its run function lives in a cmd_*.go file beside this one.
+// its run function lives in a cmd_*.go file beside this one: flags, one call
+// into room or conversation, then render (events/render). The orchestrator
+// lane's logic (hooks, lanes, follow, targets) is conversation's.
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // command is one subcommand: the table below drives dispatch and help.
@@ -352,7 +356,7 @@ func report(io *streams, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", ue.msg)
+		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(ue.msg))
 		if ue.hint != "" {
 			fmt.Fprintf(io.Err, "Try: %s\n", ue.hint)
 		}
@@ -363,8 +367,8 @@ func report(io *streams, err error) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", msg)
+	if msg := err.Error(); msg != "" { // may quote a file's or an agent's text
+		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(msg))
 	}
 	return code
 }

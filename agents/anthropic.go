@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // This file maps an Anthropic Messages API message (the shape carried by
@@ -147,11 +148,6 @@ func ToolDetail(tool string, input json.RawMessage) string {
 	return ""
 }
 
-// oneLine folds s onto one line and cuts it to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLine folds s onto one line and cuts it to at most n runes: the one
+// truncation helper.
+var oneLine = render.Cut

@@ -1,11 +1,7 @@
 package agents
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,43 +117,5 @@ func (l *commandLog) exit(code int) {
 func (l *commandLog) Close() {
 	if l != nil {
 		_ = l.f.Close()
-	}
-}
-
-// lineReader splits a stream into lines of any length up to MaxLine,
-// skipping (and measuring) longer ones instead of failing.
-type lineReader struct {
-	br  *bufio.Reader
-	acc []byte
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10)}
-}
-
-// next returns the next line without its newline (and a trailing \r), or
-// tooLong > 0 with a nil line when the line was over MaxLine. err is
-// io.EOF (or the read error) after the last line.
-func (lr *lineReader) next() (line []byte, tooLong int, err error) {
-	lr.acc = lr.acc[:0]
-	n := 0
-	for {
-		frag, err := lr.br.ReadSlice('\n')
-		n += len(frag)
-		if n <= MaxLine+1 {
-			lr.acc = append(lr.acc, frag...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && n == 0 {
-			return nil, 0, err
-		}
-		if n > MaxLine+1 {
-			return nil, n, err
-		}
-		out := bytes.TrimSuffix(lr.acc, []byte("\n"))
-		out = bytes.TrimSuffix(out, []byte("\r"))
-		return out, 0, err
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // seedLines returns real transcript lines to seed fuzzers with: the
-// recorded 2.1.328 fixture, and short lines of the corpus in testdata/corpus.
+// recorded 2.1.328 fixtures, and short lines of the corpus in testdata/corpus.
 func seedLines(tb testing.TB, max int) [][]byte {
 	tb.Helper()
-	files := []string{"testdata/claude-2.1.328-chat.jsonl"}
+	files := []string{"testdata/claude-2.1.328-chat.jsonl", todayFixture}
 	m, _ := filepath.Glob(filepath.Join(corpusDir, "marot-spotter/test/fixtures/transcripts/*.jsonl"))
 	if len(m) == 0 {
 		tb.Fatalf("no transcripts under %s (testdata/corpus is part of the repository)", corpusDir)

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -252,10 +253,9 @@ func AuditEvent(sessionID, agent string, passed []string) (events.Event, bool) {
 	if len(passed) == 0 {
 		return events.Event{}, false
 	}
-	e := events.New(sessionID, events.RoleRelayBaton, events.KindAudit,
-		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")))
-	e.Meta = map[string]any{"agent": agent, "apiKeyEnv": append([]string(nil), passed...)}
-	return e, true
+	return events.NewWithMeta(sessionID, events.RoleRelayBaton,
+		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")),
+		events.AuditMeta{Agent: agent, Vars: append([]string(nil), passed...)}), true
 }
 
 // Run starts the agent, streams its activity to req.OnActivity, and waits.
@@ -487,11 +487,14 @@ func usageNote(o Outcome) string {
 // MaxLine is not delivered: fn gets (nil, its length) instead. It returns at
 // EOF or on a read error (the pipe closed by the backstop).
 func readLines(r io.Reader, fn func(line []byte, tooLong int)) {
-	br := newLineReader(r)
+	lr := events.NewLineReader(r, 256<<10, MaxLine)
 	for {
-		line, tooLong, err := br.next()
-		if line != nil || tooLong > 0 {
-			fn(line, tooLong)
+		line, n, _, tooLong, err := lr.Next()
+		switch {
+		case tooLong:
+			fn(nil, n)
+		case n > 0:
+			fn(bytes.TrimSuffix(line, []byte("\r")), 0)
 		}
 		if err != nil {
 			return

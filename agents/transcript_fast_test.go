@@ -61,12 +61,17 @@ func checkFast(t *testing.T, line []byte) (handled bool) {
 	return true
 }
 
-// corpusTranscripts lists the recorded fixture and every JSONL file of the
+// todayFixture: transcripts of today's 2.1.328 sessions, recorded from the
+// real CLI by TestRecordTodayTranscripts.
+const todayFixture = "testdata/claude-2.1.328-today.jsonl"
+
+// corpusTranscripts lists the recorded fixtures (a chat, and today's
+// sessions: see transcript_record_test.go) and every JSONL file of the
 // corpus in testdata/corpus (Claude Code transcripts and others: any line is
 // a test). A corpus that cannot be walked or is nearly empty fails the test.
 func corpusTranscripts(tb testing.TB) []string {
 	tb.Helper()
-	files := []string{"testdata/claude-2.1.328-chat.jsonl"}
+	files := []string{"testdata/claude-2.1.328-chat.jsonl", todayFixture}
 	err := filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -77,7 +82,7 @@ func corpusTranscripts(tb testing.TB) []string {
 		return nil
 	})
 	if err != nil || len(files) < 40 {
-		tb.Fatalf("corpus %s: %d JSONL files, %v (testdata/corpus is part of the repository)", corpusDir, len(files)-1, err)
+		tb.Fatalf("corpus %s: %d JSONL files, %v (testdata/corpus is part of the repository)", corpusDir, len(files)-2, err)
 	}
 	return files
 }

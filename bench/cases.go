@@ -302,18 +302,18 @@ func (b *bench) scanOne(shape string, lines [][]byte, size int64) error {
 	}
 	oursArgs := []string{"tail", "--workspace", ws, "--session", benchSession, "--from-start", "--no-follow", "--json"}
 	jqArgs := []string{"-c", `select(.type == "assistant" and (.isSidechain | not)) | .message.content[]?`, tp}
-	var ours, refs []time.Duration
+	var ours, refs, oursCPU, refsCPU []time.Duration
 	for i := 0; i < 3; i++ {
 		d, _, err := runOnce(nil, nil, ws, b.bin, oursArgs...)
 		if err != nil {
 			return err
 		}
-		ours = append(ours, d)
+		ours, oursCPU = append(ours, d), append(oursCPU, lastCPU)
 		d, _, err = runOnce(nil, nil, ws, "jq", jqArgs...)
 		if err != nil {
 			return err
 		}
-		refs = append(refs, d)
+		refs, refsCPU = append(refs, d), append(refsCPU, lastCPU)
 	}
 	oursRSS, err := peakRSS(ws, b.bin, oursArgs...)
 	if err != nil {
@@ -329,7 +329,7 @@ func (b *bench) scanOne(shape string, lines [][]byte, size int64) error {
 	if size >= 1<<30 {
 		label = "1 GB"
 	}
-	add(row{"transcript scan " + label + ", " + shape + " (`tail --from-start --no-follow`)", fmt.Sprintf("%s, %s", ms(o), mbps(o)), fmt.Sprintf("%s, %s (jq)", ms(r), mbps(r)),
+	add(row{"transcript scan " + label + ", " + shape + " (`tail --from-start --no-follow`)", fmt.Sprintf("%s, %s (CPU %s)", ms(o), mbps(o), ms(median(oursCPU))), fmt.Sprintf("%s, %s (jq; CPU %s)", ms(r), mbps(r), ms(median(refsCPU))),
 		speedup(float64(r) / float64(o)), "≥ 10× jq", verdict(float64(r)/float64(o) >= 10)})
 	add(row{"transcript scan " + label + ", " + shape + ": peak RSS", mib(oursRSS), mib(refRSS) + " (jq)", "", "≤ 32 MiB at 1 GB", verdict(size < 1<<30 || oursRSS <= 32<<20)})
 	os.Remove(tp)
@@ -594,4 +594,131 @@ func speedup(x float64) string {
 		return fmt.Sprintf("%.1f× faster", x)
 	}
 	return fmt.Sprintf("%.2f× (slower)", x)
+}
+
+// noop: a no-op turn (/note) in the room, from the line written to the
+// next prompt's status line printed, in a repository with 100,000
+// untracked files, against the same turn in a small repository and
+// against the one git walk each prompt used to wait for.
+func (b *bench) noop() error {
+	n := 100_000
+	turns := 200
+	if *quick {
+		turns = 50
+	}
+	big := filepath.Join(b.tmp, "noop-big")
+	small := filepath.Join(b.tmp, "noop-small")
+	for _, r := range []struct {
+		dir   string
+		files int
+	}{{big, n}, {small, 100}} {
+		if err := makeRepo(r.dir, r.files); err != nil {
+			return err
+		}
+	}
+	bigTurns, err := b.noopTurns(big, turns)
+	if err != nil {
+		return err
+	}
+	smallTurns, err := b.noopTurns(small, turns)
+	if err != nil {
+		return err
+	}
+	var walk []time.Duration
+	for i := 0; i < 5; i++ {
+		d, _, err := runOnce(nil, nil, big, "git", "status", "--porcelain=v1", "-z", "--untracked-files=all")
+		if err != nil {
+			return err
+		}
+		walk = append(walk, d)
+	}
+	o, r := median(bigTurns), median(smallTurns)
+	add(row{fmt.Sprintf("no-op turn (`/note`), 100,000 untracked files, median (n=%d)", turns), ms(o), ms(r) + " (100 untracked files)", fmt.Sprintf("%.2f×", float64(o)/float64(r)),
+		"≤ 50 ms", verdict(o <= 50*time.Millisecond)})
+	add(row{"no-op turn, 100,000 untracked files, p99", ms(pct(bigTurns, 99)), ms(median(walk)) + " (`git status -uall` alone, median)", "", "", ""})
+	return nil
+}
+
+// makeRepo makes a git repository with one commit and files untracked
+// files in 100 folders.
+func makeRepo(dir string, files int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"init", "-q"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"add", "."}, {"-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v %s", args, err, out)
+		}
+	}
+	for d := 0; d < 100; d++ {
+		sub := filepath.Join(dir, "gen", fmt.Sprintf("d%03d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		for f := 0; f < files/100; f++ {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%05d.txt", f)), []byte("generated\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// noopTurns runs `relay-baton chat` in dir with its stdin a pipe and
+// times turns: "/note" written → the status line of the next prompt read.
+func (b *bench) noopTurns(dir string, turns int) ([]time.Duration, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.bin, "chat", "--path", dir)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	lines, err := lineReader(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer cmd.Wait()
+	next := func(d time.Duration) error {
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					return fmt.Errorf("the room exited")
+				}
+				if strings.HasPrefix(l.line, "ctx ") {
+					return nil
+				}
+			case <-time.After(d):
+				return fmt.Errorf("no status line within %v", d)
+			}
+		}
+	}
+	if err := next(60 * time.Second); err != nil { // the first prompt: the first walk
+		return nil, err
+	}
+	var out []time.Duration
+	for i := 0; i < turns; i++ {
+		start := time.Now()
+		if _, err := fmt.Fprintf(in, "/note bench %d\n", i); err != nil {
+			return nil, err
+		}
+		if err := next(30 * time.Second); err != nil {
+			return nil, fmt.Errorf("turn %d: %w", i, err)
+		}
+		out = append(out, time.Since(start))
+		time.Sleep(5 * time.Millisecond)
+	}
+	in.Close()
+	return out, nil
 }

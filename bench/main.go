@@ -27,7 +27,7 @@ import (
 
 var (
 	quick = flag.Bool("quick", false, "smaller sizes; skip the 1 GB transcript")
-	only  = flag.String("only", "", "comma-separated subset: hook,idle,rewake,scan,follow,claim,replay,start")
+	only  = flag.String("only", "", "comma-separated subset: hook,idle,rewake,scan,follow,claim,replay,start,noop")
 	outMD = flag.String("out", "bench/out/results.md", "where to write the markdown table (\"\" = nowhere)")
 )
 
@@ -93,6 +93,7 @@ func run() error {
 		{"claim", b.claim},
 		{"replay", b.replay},
 		{"start", b.start},
+		{"noop", b.noop},
 	}
 	for _, s := range steps {
 		if !want(s.name) {
@@ -205,6 +206,10 @@ func peakRSS(dir string, name string, args ...string) (int64, error) {
 	return kb * 1024, nil
 }
 
+// lastCPU is the user + system CPU time of the last command runOnce ran:
+// on a loaded machine wall times move with the load, CPU times much less.
+var lastCPU time.Duration
+
 // runOnce runs a command to completion and returns its wall time and its
 // ru_maxrss (see peakRSS for why that is not the peak RSS).
 func runOnce(stdin io.Reader, env []string, dir string, name string, args ...string) (time.Duration, int64, error) {
@@ -220,6 +225,9 @@ func runOnce(stdin io.Reader, env []string, dir string, name string, args ...str
 	start := time.Now()
 	err := cmd.Run()
 	el := time.Since(start)
+	if cmd.ProcessState != nil {
+		lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss * 1024

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -242,26 +243,9 @@ func newMessageID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeFileAtomic writes data to a temporary file in dir (name starting
-// with ".") and renames it to dir/name; mode 0600.
-func writeFileAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
+// writeFileAtomic writes dir/name (mode 0600) with WriteFileAtomic.
+func writeFileAtomic(dir, name string, data []byte, durable bool) error {
+	return WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
 }
 
 // Enqueue writes a message into the inbox (temp file + rename) and returns
@@ -309,7 +293,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 		}
 	}
 	name := fmt.Sprintf("%013d-%s.json", ms, id)
-	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
+	if err := writeFileAtomic(s.InboxDir(), name, b, true); err != nil { // a crash never loses a queued message
 		return Message{}, fmt.Errorf("enqueue into %s: %w%s", s.InboxDir(), err, writeHint(err))
 	}
 	m.Inbox = name
@@ -714,6 +698,14 @@ type LogEntry struct {
 	Source string    `json:"source,omitempty"`
 }
 
+// ReadLog returns the newest keep entries of log.jsonl, oldest first;
+// damaged lines, lines over MaxLogLine and entries with no text are
+// skipped (ReadLogCounted says how many). A missing log is no entry.
+func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
+	es, _, err := s.ReadLogCounted(keep)
+	return es, err
+}
+
 // MaxLogText caps the text of a log.jsonl entry: a longer reply is cut
 // (the full text stays in the transcript), so one entry never hides the
 // rest of the log from a reader.
@@ -752,13 +744,8 @@ func (s *Session) AppendLog(e LogEntry) error {
 	return err
 }
 
-func oneLineCut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLineCut is the one truncation helper.
+var oneLineCut = render.Cut
 
 // writeHint says what to do about a failed write: nothing for errors it
 // does not recognise.
@@ -772,10 +759,10 @@ func writeHint(err error) string {
 	return ""
 }
 
-// ReadLog returns the newest keep entries of log.jsonl, oldest first, and
+// ReadLogCounted returns the newest keep entries of log.jsonl, oldest first, and
 // how many lines it skipped (not an entry, or over MaxLogLine: passed over
 // without being held in memory). A missing log is no entries.
-func (s *Session) ReadLog(keep int) ([]LogEntry, int, error) {
+func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
 	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil

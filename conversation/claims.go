@@ -196,7 +196,7 @@ func (s *Session) writeRecord(m Message) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.DeliveredDir(), m.ID+".json", b)
+	return writeFileAtomic(s.DeliveredDir(), m.ID+".json", b, false) // the rename already claimed it
 }
 
 // requeue moves delivered/<m.ID>.json back to the inbox as mk.Inbox (a

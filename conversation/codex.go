@@ -214,7 +214,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 					return nil
 				}
 				m, ok := readRolloutMeta(p)
-				if !ok || !within(ws, m.Cwd) {
+				if !ok || !inWorkspace(ws, m.Cwd) {
 					return nil
 				}
 			}
@@ -286,8 +286,8 @@ func codexState(ws string, t *Target, now time.Time) {
 	}
 }
 
-// within reports whether dir is ws or inside it.
-func within(ws, dir string) bool {
+// inWorkspace reports whether dir is ws or inside it.
+func inWorkspace(ws, dir string) bool {
 	if dir == "" {
 		return false
 	}
@@ -365,7 +365,7 @@ func (s *Session) unclaim(m Message) error {
 		return err
 	}
 	name := fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
-	if err := writeFileAtomic(s.InboxDir(), name, b); err != nil {
+	if err := writeFileAtomic(s.InboxDir(), name, b, true); err != nil {
 		return err
 	}
 	return os.Remove(s.DeliveredPath(m.ID))

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
@@ -23,21 +25,7 @@ import (
 var ErrNotRegular = errors.New("not a regular file")
 
 // kindOf names a file type for an error message.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
-}
+var kindOf = events.FileKind
 
 // notRegular is the error for p of mode m.
 func notRegular(p string, m fs.FileMode) error {
@@ -176,7 +164,7 @@ func (h History) Load() ([]string, error) {
 	if len(lines) > limit {
 		keep := lines[len(lines)-limit:]
 		if len(lines) > 2*limit {
-			_ = writeFileAtomic(filepath.Dir(h.Path), filepath.Base(h.Path), []byte(strings.Join(keep, "\n")+"\n"))
+			_ = writeFileAtomic(filepath.Dir(h.Path), filepath.Base(h.Path), []byte(strings.Join(keep, "\n")+"\n"), false)
 		}
 		lines = keep
 	}

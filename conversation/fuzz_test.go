@@ -67,6 +67,16 @@ func FuzzSkipLine(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, c := range skipLineCases {
+		f.Add([]byte(c.line))
+	}
+	// Today's large lines, cut short: the fuzzer mutates their shape
+	// (attachment before type, long nested values) without the bulk.
+	for _, l := range todayLines(f) {
+		if len(l) > 4096 {
+			f.Add(append(append([]byte(nil), l[:2000]...), l[len(l)-1500:]...))
+		}
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if !skipLine(line) {
 			return
@@ -76,6 +86,70 @@ func FuzzSkipLine(f *testing.F) {
 			t.Fatalf("skipLine hid %d activities of %q", len(acts), line)
 		}
 	})
+}
+
+// skipLineCases: shapes where a pre-filter could part from the parser,
+// and whether skipLine passes over them.
+var skipLineCases = []struct {
+	line string
+	skip bool
+}{
+	{`{"type":"progress","data":{"type":"assistant","x":["]","}",{"a":"\"}"}]},"uuid":"u"}`, true},
+	{`{"parentUuid":"p","isSidechain":false,"attachment":{"type":"skill_listing","content":"a \"quoted\" [x] {y}","n":[1,{"z":null}]},"type":"attachment","uuid":"u"}`, true},
+	{`{"isSidechain":false,"attachment":{"type":"queued_command","commandMode":"task-notification","prompt":"<event>x</event>"},"type":"attachment","uuid":"u"}`, false},
+	{`{"attachment":{"type":"queued_command","commandMode":"prompt","prompt":"hi"},"type":"attachment"}`, true},
+	{`{"attachment":{"type":"queued_command","prompt":"hi"},"type":"attachment"}`, false},
+	{`{"type":"attachment","attachment":{"type":"date"}}`, true},
+	{`{"type":"attachment"}`, false},
+	{`{"attachment":{"type":"date"},"attachment":{"type":"queued_command","commandMode":"task-notification"},"type":"attachment"}`, false},
+	{`{"attachment":{"type":"date","Type":"queued_command"},"type":"attachment"}`, false},
+	{`{"attachment":{"typ\u0065":"queued_command","commandMode":"task-notification"},"type":"attachment"}`, false},
+	{`{"attachment":{"type":"queued_command","commandMode":"task-notification"},"type":"attachment","attachment":null}`, false},
+	{`{"type":"api-request-shape","shape":{"system":[{"type":"text","text":"You are"}]},"type":"assistant","message":{"content":"x"}}`, false},
+	{`{"type":"progress","TYPE":"assistant","message":{"content":"x"}}`, false},
+	{`{"type":"progress","typ\u0065":"assistant","message":{"content":"x"}}`, false},
+	{`{"type":"progress","data":{}}  `, true},
+	{`{"type":"progress","data":{}} x`, false},
+	{`{"type":"progress","data":{"a":"b"}`, false},
+	{`{"isSidechain":true,"type":"assistant","message":{"content":"x"}}`, true},
+	{`{"isSidechain":true,"type":"assistant","isSidechain":false,"message":{"content":"x"}}`, false},
+	{`{"isSidechain":true,"type":"assistant","IsSidechain":false,"message":{"content":"x"}}`, false},
+	{`{"type":"assistant","isSidechain":true,"message":{"content":"x"}}`, false}, // decided at the type: the parser reads it
+	{`{"type":"user","message":{"content":"x"}}`, false},
+	{`{"type":"system","subtype":"turn_duration"}`, false},
+	{`{"type":"assis\u0074ant","message":{"content":"x"}}`, false},
+	{`{"type":5}`, false},
+}
+
+func TestSkipLineCases(t *testing.T) {
+	for _, c := range skipLineCases {
+		got := skipLine([]byte(c.line))
+		if got != c.skip {
+			t.Errorf("skipLine(%s) = %v, want %v", c.line, got, c.skip)
+		}
+		if acts, _ := agents.ParseTranscriptLine([]byte(c.line)); got && len(acts) > 0 {
+			t.Errorf("skipLine hid %d activities of %s", len(acts), c.line)
+		}
+	}
+}
+
+// Today's 2.1.328 lines: the attachment and api-request-* lines, most of
+// the bytes, are passed over unparsed.
+func TestSkipLineToday(t *testing.T) {
+	var all, skipped int
+	for _, l := range todayLines(t) {
+		all += len(l)
+		if skipLine(l) {
+			skipped += len(l)
+			if acts, _ := agents.ParseTranscriptLine(l); len(acts) > 0 {
+				t.Errorf("skipLine hid %d activities of %.200s", len(acts), l)
+			}
+		}
+	}
+	if skipped*100 < all*85 {
+		t.Fatalf("skipLine passed over %d of %d bytes", skipped, all)
+	}
+	t.Logf("%d of %d bytes skipped unparsed", skipped, all)
 }
 
 // Every line of the real transcripts: the pre-filter and the parser agree.

@@ -246,24 +246,8 @@ func (p HookPlan) Apply() error {
 	if fi, err := os.Stat(p.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, ".settings-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(p.After)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, mode)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, p.Path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", p.Path, werr)
+	if err := WriteFileAtomic(p.Path, p.After, mode, true); err != nil {
+		return fmt.Errorf("write %s: %w", p.Path, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // WaitClaim blocks until it claims a message for lane and returns it. With
@@ -341,6 +343,108 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 			if !ok {
 				wake = nil
 			}
+		}
+	}
+}
+
+// Outcome is how following a sent message ended.
+type Outcome string
+
+// The outcomes of Follow.
+const (
+	Replied     Outcome = "replied"     // the turn that answered it ended
+	Cancelled   Outcome = "cancelled"   // it left the inbox undelivered
+	Unconfirmed Outcome = "unconfirmed" // claimed, never seen in the transcript
+	Unreadable  Outcome = "unreadable"  // delivered, the reply cannot be read
+	Stopped     Outcome = "stopped"     // ctx ended first; State says where it is
+)
+
+// FollowResult is what Follow saw, from "queued" to "end of turn".
+type FollowResult struct {
+	Outcome     Outcome
+	Lane        Lane      // the lane that delivered it ("" before delivery)
+	DeliveredAt time.Time // zero before delivery
+	Reply       string    // Replied: the outbox reply, else the transcript's text
+	Err         error     // Unconfirmed, Unreadable: why
+	State       State     // Stopped: where the message is now
+	StateErr    error     // Stopped: State could not be read
+}
+
+// Follow is the one follow state machine: it watches a sent message with
+// Watch (fn gets every Update, as Watch gives them) and says how it ended.
+// With stopUnconfirmed it stops at UpdUnconfirmed (the room then offers
+// /resend); otherwise it keeps reading the transcript.
+func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed bool, fn func(Update)) (FollowResult, error) {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var res FollowResult
+	done, cancelled, unconf := false, false, false
+	var unreadable error
+	err := Watch(wctx, r, opts, func(u Update) {
+		switch u.Kind {
+		case UpdCancelled:
+			cancelled = true
+		case UpdDelivered:
+			res.Lane, res.DeliveredAt = u.Lane, u.At
+		case UpdDone:
+			done, res.Reply = true, u.Reply
+		case UpdUnconfirmed:
+			unconf, res.Err = true, u.Err
+			if stopUnconfirmed {
+				stop()
+			}
+		case UpdUnreadable:
+			unreadable = u.Err
+		}
+		fn(u)
+	})
+	switch {
+	case done:
+		res.Outcome = Replied
+	case cancelled:
+		res.Outcome = Cancelled
+	case unconf && (stopUnconfirmed || ctx.Err() == nil):
+		res.Outcome = Unconfirmed
+	case unreadable != nil:
+		res.Outcome, res.Err = Unreadable, unreadable
+	case ctx.Err() != nil:
+		res.Outcome = Stopped
+		res.State, res.StateErr = r.Session.State(r.Message.ID)
+	default:
+		return res, err
+	}
+	return res, nil
+}
+
+// Monitor is the Monitor lane (`relay-baton wait`): while the session is not
+// in a turn it claims each message and writes its framed text to out as one
+// write (through render.Inert when inert: a person reads it, not the Monitor
+// tool), reporting inbox files moved aside on errOut. It returns after the
+// first message with once, and nil when ctx ends.
+func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.Writer) error {
+	for {
+		res, err := s.WaitClaimWith(ctx, LaneMonitor, true, 0, ClaimOptions{Handover: true})
+		for _, r := range res.Rejected {
+			fmt.Fprintf(errOut, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
+		}
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return err
+		}
+		text := s.Frame(res.Message)
+		if inert {
+			text = render.Inert(text)
+		}
+		if _, err := io.WriteString(out, text+"\n"); err != nil {
+			// The reader is gone (wait | true): nobody got the message.
+			_ = res.Abandon(err)
+			return fmt.Errorf("wait: the output is closed (%v): message %s put back in the inbox for the next lane", err, res.Message.ID)
+		}
+		_ = res.Delivered()
+		if once {
+			return nil
 		}
 	}
 }

@@ -18,11 +18,12 @@ import (
 //
 // It reads the top-level keys (and the attachment's) and passes over every
 // other value without looking inside it: a nested object or array is
-// skipped by a scan for quotes and brackets alone (strings are skipped
-// sixteen bytes at a time), which finds a value's end exactly in valid
-// JSON. It reads the line to its end, so that a repeated or case-folded
-// key (encoding/json takes the last one, and matches keys ignoring case)
-// cannot hide a type. Whenever anything is not plainly what it expects (an
+// skipped by a scan for quotes and brackets alone, a string by finding its
+// closing quote with memchr (see stringEnd), which finds a value's end
+// exactly in valid JSON. A type the parser reads (assistant, user, system)
+// ends the scan at once with false; otherwise the line is read to its
+// end, so that a repeated or case-folded key (encoding/json takes the last
+// one, and matches keys ignoring case) cannot hide a type. Whenever anything is not plainly what it expects (an
 // escaped or non-ASCII key at those levels, a key repeated, a key that
 // matches only ignoring case, a type that is not a plain string, a line
 // that does not end where its object does) it answers false and the parser
@@ -184,7 +185,7 @@ func skipAttachment(b []byte, i int) (int, bool) {
 			}
 			*dst, *have = b[v+1:end-1], true
 			i = end
-		case foldsTo(key, "type", "commandMode", "prompt"):
+		case foldsTo(key, "type", "commandMode"):
 			return -1, false
 		default:
 			if i = skipValue(b, v); i < 0 {
@@ -253,10 +254,9 @@ func zeroBytes(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 // skipNested returns the index after the object or array at b[i], found by
 // counting brackets outside strings (exact for valid JSON), or -1 when the
-// line ends first. Eight bytes are examined at a time: outside a string
-// for a quote or a bracket ('[' | 0x20 is '{' and ']' | 0x20 is '}', so
-// two compares find all four), inside one for a quote or a backslash; a
-// string still open after 32 bytes is finished by stringEnd (memchr).
+// line ends first. Outside strings eight bytes are examined at a time for
+// a quote or a bracket ('[' | 0x20 is '{' and ']' | 0x20 is '}', so two
+// compares find all four); strings are passed over by stringEnd.
 func skipNested(b []byte, i int) int {
 	depth := 0
 	for {
@@ -278,28 +278,8 @@ func skipNested(b []byte, i int) int {
 		}
 		switch c := b[i]; {
 		case c == '"':
-			// Inside a string.
-			i++
-			for k := 0; ; k++ {
-				if k == 4 || i+8 > len(b) {
-					if i = stringEnd(b, i-1); i < 0 {
-						return -1
-					}
-					break
-				}
-				x := binary.LittleEndian.Uint64(b[i:])
-				m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
-				if m == 0 {
-					i += 8
-					continue
-				}
-				i += bits.TrailingZeros64(m) >> 3
-				if b[i] == '"' {
-					i++
-					break
-				}
-				i += 2 // a backslash and the byte it escapes
-				k = -1
+			if i = stringEnd(b, i); i < 0 {
+				return -1
 			}
 		case c|0x20 == '{':
 			depth++
@@ -322,34 +302,23 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just after the string starting at b[i] ('"'),
-// or -1 when it does not end. The first sixteen bytes are examined eight at
-// a time for a quote or a backslash (most strings are short keys and
-// values); past them the next quote and the backslashes before it are
-// found with bytes.IndexByte (vector instructions), keeping the quote's
-// place while escapes are stepped over, so each byte is looked at about
-// twice, at memchr speed.
+// or -1 when it does not end. It looks for quotes alone (the first eight
+// bytes as one word, then with bytes.IndexByte, at memchr speed) and takes
+// a quote for the end when an even number of backslashes precede it (in
+// valid JSON an escaped quote has an odd run before it), so the
+// backslashes of a string cost nothing unless they sit before a quote.
 func stringEnd(b []byte, i int) int {
 	i++
-	for k := 0; k < 2 && i+8 <= len(b); k++ {
-		x := binary.LittleEndian.Uint64(b[i:])
-		m := zeroBytes(x^(ones*'"')) | zeroBytes(x^(ones*'\\'))
-		if m == 0 {
-			i += 8
-			continue
-		}
-		i += bits.TrailingZeros64(m) >> 3
-		if b[i] == '"' {
-			return i + 1
-		}
-		i += 2 // a backslash and the byte it escapes
-		k = -1 // (still short: keep to the word loop)
-		if i > len(b) {
-			return -1
-		}
-	}
-	q := -1 // the next quote at or after i (unless escaped)
 	for {
-		if q < i {
+		q := -1
+		if i+8 <= len(b) {
+			if m := zeroBytes(binary.LittleEndian.Uint64(b[i:]) ^ (ones * '"')); m != 0 {
+				q = i + bits.TrailingZeros64(m)>>3
+			} else {
+				i += 8
+			}
+		}
+		if q < 0 {
 			if i >= len(b) {
 				return -1
 			}
@@ -358,10 +327,13 @@ func stringEnd(b []byte, i int) int {
 			}
 			q += i
 		}
-		bs := bytes.IndexByte(b[i:q], '\\')
-		if bs < 0 {
+		j := q - 1
+		for b[j] == '\\' {
+			j--
+		}
+		if (q-1-j)%2 == 0 {
 			return q + 1
 		}
-		i += bs + 2 // past the escape (which may be the quote at q)
+		i = q + 1
 	}
 }

@@ -128,7 +128,7 @@ func (s *Session) RecordProcess(p Process) error {
 	if err := checkDir(s.dir); err != nil {
 		return err
 	}
-	return writeFileAtomic(s.dir, processName, b)
+	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start
 }
 
 // Process returns the session's recorded process (ok=false when none).

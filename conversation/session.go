@@ -37,7 +37,7 @@ func (s *Session) Register(r Registration) error {
 		return fmt.Errorf("transcript path %q is not absolute", r.TranscriptPath)
 	}
 	b, _ := json.MarshalIndent(r, "", "  ")
-	return writeFileAtomic(s.dir, "session.json", append(b, '\n'))
+	return writeFileAtomic(s.dir, "session.json", append(b, '\n'), false) // the next SessionStart rewrites it
 }
 
 // Registration reads session.json; ok is false when there is none.
@@ -158,7 +158,7 @@ func SetLead(workspace, id string) error {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(root, "lead", []byte(id+"\n"))
+	return writeFileAtomic(root, "lead", []byte(id+"\n"), true)
 }
 
 // Target is a session of the workspace that could be chatted with.

@@ -1,8 +1,18 @@
-// Package conversation owns relay-baton's files in a workspace: the
-// .ai-session folder of a git repository, and the session-chat file
-// protocol (inbox, delivered, outbox, log) through which the room talks to
-// an already-running Claude Code or Codex session (codex.go), plus the tail
-// of that session's transcript or rollout.
+// Package conversation owns relay-baton's files in a workspace and the
+// whole orchestrator lane: chatting with an already-running Claude Code
+// or Codex session (codex.go) through a file inbox its hooks deliver.
+//
+//	Send ─► inbox/<ms>-<id>.json ─┬─ HookStop (turn end) ─────┐
+//	                              ├─ HookWait (idle, rewake) ─┼─► delivered/<id>.json ─► the session
+//	                              └─ Session.Monitor (wait) ──┘
+//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn)
+//	ListTargets ─► Target.State, WriteTargets, FindTarget (the one targets view)
+//	InstallHooks ─► the settings file; HookSubs is the one table of the hooks' help
+//
+// package main, the room and the server are its clients: they parse flags
+// or input, call one of these, and render what comes back. It also holds
+// the .ai-session folder of a repository (FindRoot, LogPath) and the one
+// whole-file write (WriteFileAtomic).
 package conversation
 
 import (

@@ -1,10 +1,14 @@
 // Package events defines the two record types that flow through relay-baton:
-// the conversation Event (one line of .ai-session/conversation.jsonl) and the
-// Activity (one thing an agent did: thought, ran a tool, wrote text, finished).
+// the conversation Event (one line of .ai-session/conversation.jsonl, its
+// Meta typed per kind: CommandMeta, StatusMeta, ...) and the Activity (one
+// thing an agent did: thought, ran a tool, wrote text, finished).
 //
-// Every parser (claude stream-json, codex --json, Claude Code transcripts)
-// emits Activity values; every renderer (the room, replay, the web panel)
-// consumes them. The package imports nothing else of relay-baton.
+//	parsers (agents, conversation.Tail) ─► Activity ─► renderers (events/render)
+//	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► DecodeMeta (resume)
+//
+// The log is append-only (one write per line, flock, torn lines skipped);
+// LineReader is relay-baton's one line reader. The package imports nothing
+// else of relay-baton.
 package events
 
 import (

@@ -83,7 +83,7 @@ func readParallel(r io.Reader, path string, offset int64, completeOnly bool, fn 
 			return true
 		}
 		for {
-			line, n, terminated, tooLong, err := lr.next()
+			line, n, terminated, tooLong, err := lr.Next()
 			if n > 0 && (terminated || !completeOnly) {
 				end += int64(n)
 				if b == nil {

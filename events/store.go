@@ -49,13 +49,13 @@ func OpenLog(path string) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR|openNoFollow|openNonBlock, 0o600)
 	if err != nil {
 		if fi, serr := os.Lstat(path); serr == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside (relay-baton never writes through a link)", path, kindOf(fi.Mode()))
+			return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside (relay-baton never writes through a link)", path, FileKind(fi.Mode()))
 		}
 		return nil, fmt.Errorf("open conversation log: %w%s", err, writeHint(err))
 	}
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside", path, kindOf(fi.Mode()))
+		return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside", path, FileKind(fi.Mode()))
 	}
 	_ = f.Chmod(0o600) // a log created by an older version may be wider
 	return &Log{f: f, path: path}, nil
@@ -143,23 +143,31 @@ type Stats struct {
 // Skipped is the number of lines that were not delivered.
 func (s Stats) Skipped() int { return s.Malformed + s.TooLong }
 
-// lineReader reads lines from a bufio.Reader, holding at most
-// MaxReadLineBytes of one line.
-type lineReader struct {
+// LineReader is relay-baton's one line reader (the log's readers, an
+// agent's output): it splits a stream into lines of any length up to a
+// maximum, holding at most that much of one line, and skips a longer line
+// (reported, not delivered) instead of failing as bufio.Scanner does.
+type LineReader struct {
 	br   *bufio.Reader
 	acc  []byte
+	max  int
 	line int // physical line number of the last line returned
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+// NewLineReader reads r through a buffer of bufSize bytes; lines over max
+// bytes are skipped.
+func NewLineReader(r io.Reader, bufSize, max int) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, bufSize), max: max}
 }
 
-// next returns the next line without its newline; n counts the bytes
+func newLineReader(r io.Reader) *LineReader { return NewLineReader(r, 64<<10, MaxReadLineBytes) }
+
+// Next returns the next line without its newline; n counts the bytes
 // consumed, newline included. terminated is false for a last line with no
 // newline (then err is io.EOF or a read error). tooLong lines come back
-// empty. At the end, n is 0 and err is io.EOF.
-func (lr *lineReader) next() (line []byte, n int, terminated, tooLong bool, err error) {
+// empty. At the end, n is 0 and err is io.EOF. The line is valid until the
+// next call.
+func (lr *LineReader) Next() (line []byte, n int, terminated, tooLong bool, err error) {
 	lr.acc = lr.acc[:0]
 	for {
 		frag, err := lr.br.ReadSlice('\n')
@@ -168,7 +176,7 @@ func (lr *lineReader) next() (line []byte, n int, terminated, tooLong bool, err 
 		case err == nil:
 			lr.line++
 			frag = frag[:len(frag)-1]
-			if tooLong || len(lr.acc)+len(frag) > MaxReadLineBytes {
+			if tooLong || len(lr.acc)+len(frag) > lr.max {
 				return nil, n, true, true, nil
 			}
 			if len(lr.acc) == 0 {
@@ -177,7 +185,7 @@ func (lr *lineReader) next() (line []byte, n int, terminated, tooLong bool, err 
 			lr.acc = append(lr.acc, frag...)
 			return lr.acc, n, true, false, nil
 		case err == bufio.ErrBufferFull:
-			if !tooLong && len(lr.acc)+len(frag) > MaxReadLineBytes {
+			if !tooLong && len(lr.acc)+len(frag) > lr.max {
 				tooLong = true
 				lr.acc = lr.acc[:0]
 			}
@@ -189,7 +197,7 @@ func (lr *lineReader) next() (line []byte, n int, terminated, tooLong bool, err 
 				return nil, 0, false, false, err
 			}
 			lr.line++
-			if tooLong || len(lr.acc)+len(frag) > MaxReadLineBytes {
+			if tooLong || len(lr.acc)+len(frag) > lr.max {
 				return nil, n, false, true, err
 			}
 			lr.acc = append(lr.acc, frag...)
@@ -236,7 +244,7 @@ func Scan(r io.Reader, fn func(Event) error) (Stats, error) {
 	var e Event
 	lr := newLineReader(r)
 	for {
-		line, n, _, tooLong, err := lr.next()
+		line, n, _, tooLong, err := lr.Next()
 		if n > 0 {
 			if herr := handle(&st, lr.line, line, tooLong, &e, fn); herr != nil {
 				return st, herr
@@ -277,7 +285,7 @@ func openForRead(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() && path != os.DevNull { // /dev/null: an empty log
 		f.Close()
-		return nil, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, kindOf(fi.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, FileKind(fi.Mode()))
 	}
 	return f, nil
 }
@@ -354,7 +362,7 @@ func Follow(ctx context.Context, path string, offset int64, fn func(Event) error
 				return total, fmt.Errorf("%s is a directory, not a conversation log", path)
 			}
 			if !fi.Mode().IsRegular() {
-				return total, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, kindOf(fi.Mode()))
+				return total, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, FileKind(fi.Mode()))
 			}
 			if fi.Size() < offset || (last != nil && !os.SameFile(last, fi)) {
 				offset = 0
@@ -404,8 +412,9 @@ func merge(total *Stats, st Stats, lineBase int) {
 	}
 }
 
-// kindOf names a file type for an error message.
-func kindOf(m fs.FileMode) string {
+// FileKind names a file type for an error message ("a named pipe (FIFO)",
+// "a symbolic link", ...): the one such helper.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"

@@ -62,12 +62,17 @@ func fileSize(path string) int {
 // Budget measures the raw sizes of what a handoff would carry against the
 // diet profile's budgets.
 func (e *Engine) Budget(ctx context.Context) BudgetReport {
+	return e.budgetOf(len(diffText(ctx, e.Root)), len(repoMap(ctx, e.Root)))
+}
+
+// budgetOf is Budget for a diff and a repo map of the given sizes (the
+// context panel's come from its cached git facts).
+func (e *Engine) budgetOf(diff, repoMapChars int) BudgetReport {
 	d := Diets[e.Diet]
-	diff := len(diffText(ctx, e.Root))
 	parts := []BudgetPart{
 		{Name: "plan.md", Chars: fileSize(filepath.Join(e.SessionDir, "plan.md")), Budget: d.Plan},
 		{Name: "diff", Chars: diff, Budget: d.Diff},
-		{Name: "repo map", Chars: len(repoMap(ctx, e.Root)), Budget: d.RepoMap},
+		{Name: "repo map", Chars: repoMapChars, Budget: d.RepoMap},
 		// Only the log's tail goes into a handoff: the whole file is not context.
 		{Name: "commands.log tail", Chars: min(fileSize(filepath.Join(e.SessionDir, "commands.log")), d.LogTail), Budget: d.LogTail},
 	}

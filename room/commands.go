@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -155,7 +156,7 @@ func Parse(line string) (Line, error) {
 func (e *Engine) Process(ctx context.Context, input string) (exit bool, err error) {
 	l, err := Parse(input)
 	if err != nil {
-		e.emit(events.RoleUser, events.KindCommand, strings.TrimSpace(input), nil, map[string]any{"error": err.Error()})
+		e.emit(events.RoleUser, strings.TrimSpace(input), nil, events.CommandMeta{Error: err.Error()})
 		return false, err
 	}
 	switch {
@@ -167,7 +168,7 @@ func (e *Engine) Process(ctx context.Context, input string) (exit bool, err erro
 		return false, e.Ask(ctx, l.Text)
 	}
 	if l.Cmd.Name != "note" {
-		e.emit(events.RoleUser, events.KindCommand, strings.TrimSpace(input), nil, map[string]any{"command": l.Cmd.Name})
+		e.emit(events.RoleUser, strings.TrimSpace(input), nil, events.CommandMeta{Command: l.Cmd.Name})
 	}
 	if err := l.Cmd.Run(e, ctx, l.Args); err != nil {
 		if errors.Is(err, errExit) {
@@ -257,7 +258,7 @@ func (e *Engine) cmdAgent(_ context.Context, args string) error {
 	case agents.Claude, agents.Codex:
 		e.Active = f[0]
 		e.Say("active agent: %s", e.Active)
-		e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: "+e.Active, nil, map[string]any{"agent": e.Active})
+		e.emit(events.RoleRelayBaton, "active agent: "+e.Active, nil, events.StatusMeta{Agent: e.Active, Switched: true})
 		return nil
 	case AgentOrchestrator:
 		return e.UseOrchestrator(e.chat.target)
@@ -271,7 +272,7 @@ func (e *Engine) Note(text string) error {
 	if text == "" {
 		return fmt.Errorf("/note needs text: /note <text>")
 	}
-	e.emit(events.RoleUser, events.KindMessage, text, nil, map[string]any{"note": true})
+	e.emit(events.RoleUser, text, nil, events.MessageMeta{Note: true})
 	e.Say("noted.")
 	return nil
 }
@@ -280,14 +281,14 @@ func (e *Engine) cmdNote(_ context.Context, args string) error { return e.Note(a
 
 // Ask sends free text to the active agent as a read-only ask turn.
 func (e *Engine) Ask(ctx context.Context, text string) error {
-	e.emit(events.RoleUser, events.KindMessage, summary(text, 2000), nil, map[string]any{"agent": e.Active})
+	e.emit(events.RoleUser, summary(text, 2000), nil, events.MessageMeta{Agent: e.Active})
 	plan, _ := e.readPlan()
 	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(prompts.AskInput{Question: text, Plan: plan}))}
 	res, err := e.runOnce(ctx, spec)
 	if err != nil {
 		return err
 	}
-	e.emit(events.Role(res.Agent), events.KindMessage, summary(res.FinalText, 1000), nil, map[string]any{"agent": res.Agent})
+	e.emit(events.Role(res.Agent), summary(res.FinalText, 1000), nil, events.MessageMeta{Agent: res.Agent})
 	return nil
 }
 
@@ -332,7 +333,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	text := strings.TrimSpace(res.FinalText)
 	if text == "" {
-		e.emit(events.RoleRelayBaton, events.KindPlan, "plan.md not written: the planner's final answer was empty", nil, map[string]any{"agent": res.Agent, "written": false})
+		e.emit(events.RoleRelayBaton, "plan.md not written: the planner's final answer was empty", nil, events.PlanMeta{Agent: res.Agent, Written: false})
 		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
 	}
 	refs := map[string]string{"plan": "plan.md"}
@@ -348,13 +349,12 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		return err
 	}
 	missing := missingSections(text)
-	meta := map[string]any{"agent": res.Agent, "chars": len(text), "written": true}
+	meta := events.PlanMeta{Agent: res.Agent, Chars: len(text), Written: true, MissingSections: missing}
 	if len(missing) > 0 {
-		meta["missingSections"] = missing
 		e.Say("note: the plan lacks sections: %s", strings.Join(missing, ", "))
 	}
 	e.Say("wrote .ai-session/plan.md (%d chars).", len(text))
-	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md written by %s (%d chars): %s", res.Agent, len(text), summary(task, 120)), refs, meta)
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("plan.md written by %s (%d chars): %s", res.Agent, len(text), summary(task, 120)), refs, meta)
 	return nil
 }
 
@@ -368,27 +368,10 @@ func missingSections(plan string) []string {
 	return miss
 }
 
+// writeFileAtomic writes one of the room's documents (plan.md, review.md,
+// handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	tmp.Close()
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return conversation.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
@@ -406,8 +389,8 @@ func (e *Engine) Execute(ctx context.Context) error {
 		return err
 	}
 	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
-	e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-		map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "changedFiles": len(ch)})
+	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }
 
@@ -458,8 +441,8 @@ func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 }
 
 func (e *Engine) emitBudget(r BudgetReport) {
-	e.emit(events.RoleRelayBaton, events.KindBudget, fmt.Sprintf("diet %s: %d chars, ratio %.2f", r.Diet, r.Total, r.Ratio), nil,
-		map[string]any{"diet": r.Diet, "chars": r.Total, "ratio": r.Ratio})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("diet %s: %d chars, ratio %.2f", r.Diet, r.Total, r.Ratio), nil,
+		events.BudgetMeta{Diet: string(r.Diet), Chars: r.Total, Ratio: r.Ratio})
 }
 
 func (e *Engine) cmdStatus(ctx context.Context, args string) error {
@@ -470,7 +453,7 @@ func (e *Engine) cmdStatus(ctx context.Context, args string) error {
 
 func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
-	fs.SetOutput(discard{})
+	fs.SetOutput(io.Discard)
 	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
 	check := AddReplayFlags(fs, &o)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
@@ -493,10 +476,6 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	return nil
 }
 
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
 func flagNames(fs *pflag.FlagSet) []string {
 	var n []string
 	fs.VisitAll(func(f *pflag.Flag) { n = append(n, "--"+f.Name) })
@@ -516,7 +495,7 @@ func (e *Engine) planAge() (age time.Duration, ok bool) {
 // Record logs a one-shot command line as a command event (the REPL logs
 // what was typed in Process).
 func (e *Engine) Record(line string) {
-	e.emit(events.RoleUser, events.KindCommand, line, nil, map[string]any{"oneShot": true})
+	e.emit(events.RoleUser, line, nil, events.CommandMeta{OneShot: true})
 }
 
 // BudgetEvent measures the budget and logs a budget event.

@@ -199,9 +199,9 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 	finish := func(r StopReason, detail string) (LoopResult, error) {
 		lr.Reason, lr.Detail = r, detail
 		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
-		e.emit(events.RoleRelayBaton, events.KindExecute, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
-			map[string]string{"plan": "plan.md"}, map[string]any{"agent": e.Executor, "steps": lr.Steps, "maxSteps": max, "stopReason": string(r),
-				"half": lr.Half, "agentRuns": lr.AgentRuns, "planUpdates": lr.PlanUpdates})
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
+			map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
+				Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
 		if r == StopFailure || r == StopCancelled {
 			return lr, fmt.Errorf("/continue: %s", detail)
 		}
@@ -222,8 +222,8 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 				return finish(StopFailure, fmt.Sprintf("step %d (%s) could not start: %v", step, half, err))
 			}
 			e.preview(&spec, inv, false)
-			e.emit(events.RoleRelayBaton, events.KindCommand, fmt.Sprintf("step %d/%d %s (%s) confirmed by the loop's confirmation", step, max, spec.Req.Agent, half), nil,
-				map[string]any{"agent": spec.Req.Agent, "command": "continue", "confirmed": true, "step": step, "half": half})
+			e.emit(events.RoleRelayBaton, fmt.Sprintf("step %d/%d %s (%s) confirmed by the loop's confirmation", step, max, spec.Req.Agent, half), nil,
+				events.CommandMeta{Agent: spec.Req.Agent, Command: "continue", Confirmed: events.Bool(true), Step: step, Half: half})
 		}
 		lr.Steps, lr.Half = step, half
 		if half == halfExecute {
@@ -235,9 +235,9 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			res := e.execute(ctx, spec, inv)
 			lr.AgentRuns++
 			ch, _ := changes(bg, e.Root)
-			e.emit(events.Role(res.Agent), events.KindExecute, fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-				map[string]string{"plan": "plan.md"}, map[string]any{"agent": res.Agent, "step": step, "maxSteps": max, "half": halfExecute,
-					"exitCode": res.ExitCode, "changedFiles": len(ch), "answer": summary(res.FinalText, 1500)})
+			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+				map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
+					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
 			switch {
 			case res.Cancelled || ctx.Err() != nil:
 				return finish(StopCancelled, fmt.Sprintf("step %d was cancelled", step))
@@ -333,7 +333,7 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 // error.
 func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, complete bool, err error) {
 	text, complete := prompts.ParsePlanUpdate(res.FinalText)
-	meta := map[string]any{"agent": res.Agent, "loopStep": step, "maxSteps": max, "complete": complete, "written": false}
+	meta := events.PlanMeta{Agent: res.Agent, LoopStep: events.Int(step), MaxSteps: max, Complete: events.Bool(complete), Written: false}
 	refs := map[string]string{"plan": "plan.md"}
 	previous, perr := e.readPlan()
 	if perr != nil && !errors.Is(perr, ErrNoPlan) {
@@ -342,16 +342,16 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 	switch {
 	case text == "" && complete:
 		e.Say("%s declared the plan complete; plan.md unchanged.", res.Agent)
-		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan complete after step %d/%d, per %s; plan.md unchanged", step, max, res.Agent), refs, meta)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("plan complete after step %d/%d, per %s; plan.md unchanged", step, max, res.Agent), refs, meta)
 		return false, true, nil
 	case text == "":
-		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md not updated after step %d/%d: the planner's answer was empty", step, max), refs, meta)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("plan.md not updated after step %d/%d: the planner's answer was empty", step, max), refs, meta)
 		return false, false, fmt.Errorf("after step %d %s gave no plan (empty answer): plan.md unchanged", step, res.Agent)
 	}
 	missing := missingSections(text)
 	if len(missing) == len(prompts.PlanSections) && len(missingSections(previous)) < len(prompts.PlanSections) {
-		meta["answer"] = summary(text, 300)
-		e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md not updated after step %d/%d: %s's answer has none of the plan's sections", step, max, res.Agent), refs, meta)
+		meta.Answer = summary(text, 300)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("plan.md not updated after step %d/%d: %s's answer has none of the plan's sections", step, max, res.Agent), refs, meta)
 		return false, false, fmt.Errorf("after step %d %s answered with no plan (none of its sections): plan.md unchanged; its answer is in the log", step, res.Agent)
 	}
 	if previous != "" {
@@ -364,13 +364,10 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
 		return false, false, fmt.Errorf("write plan.md after step %d: %w", step, err)
 	}
-	meta["written"], meta["chars"] = true, len(text)
-	if len(missing) > 0 {
-		meta["missingSections"] = missing
-	}
+	meta.Written, meta.Chars, meta.MissingSections = true, len(text), missing
 	next := nextStep(text)
 	if next != "" {
-		meta["nextStep"] = summary(next, 300)
+		meta.NextStep = summary(next, 300)
 	}
 	what := "updated .ai-session/plan.md"
 	if complete {
@@ -381,7 +378,7 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 		where = "; the previous plan is .ai-session/" + refs["backup"]
 	}
 	e.Say("%s %s after step %d (%d chars%s)%s", res.Agent, what, step, len(text), where, nextWords(next, complete))
-	e.emit(events.RoleRelayBaton, events.KindPlan, fmt.Sprintf("plan.md updated by %s after step %d/%d (%d chars)%s%s", res.Agent, step, max, len(text),
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("plan.md updated by %s after step %d/%d (%d chars)%s%s", res.Agent, step, max, len(text),
 		map[bool]string{true: ", plan complete"}[complete], nextWords(next, complete)), refs, meta)
 	return true, complete, nil
 }
@@ -452,7 +449,7 @@ func (e *Engine) cmdContinue(ctx context.Context, args string) error {
 // RecordContinue logs a one-shot `relay-baton continue` as the command
 // event the room's /continue writes, so a resume knows the loop's bound.
 func (e *Engine) RecordContinue(max int) {
-	e.emit(events.RoleUser, events.KindCommand, fmt.Sprintf("continue --max-steps %d", max), nil, map[string]any{"command": "continue", "oneShot": true})
+	e.emit(events.RoleUser, fmt.Sprintf("continue --max-steps %d", max), nil, events.CommandMeta{Command: "continue", OneShot: true})
 }
 
 // readRegular reads a file relay-baton reads on every loop half (plan.md)

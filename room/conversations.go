@@ -97,8 +97,8 @@ func (e *Engine) NewConversation(agent string) error {
 		} else {
 			e.Say("%s: forgot conversation %s; the next run starts a new one", a, shortID(old))
 		}
-		e.emit(events.RoleRelayBaton, events.KindStatus, a+": new conversation", nil,
-			map[string]any{"agent": a, metaNewConversation: a, "previous": old})
+		e.emit(events.RoleRelayBaton, a+": new conversation", nil,
+			events.StatusMeta{Agent: a, NewConversation: a, Previous: old})
 	}
 	return nil
 }

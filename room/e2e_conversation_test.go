@@ -137,8 +137,8 @@ func TestE2ELostConversationNeedsANewConfirmation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The log names a claude session that no longer exists.
-	e.emit(events.RoleClaude, events.KindAgentRun, "claude ask: exit 0", nil, map[string]any{"agent": "claude", "command": "ask", "ran": true,
-		"exitCode": 0, metaConversation: "11111111-2222-3333-4444-555555555555", metaConversationTurns: 3})
+	e.emit(events.RoleClaude, "claude ask: exit 0", nil, events.AgentRunMeta{Agent: "claude", Command: "ask", Ran: true,
+		ExitCode: events.Int(0), Conversation: "11111111-2222-3333-4444-555555555555", ConversationTurns: 3})
 	e.Close()
 	p := startBinaryArgs(t, dir, []string{"chat", "--resume"}, append(agenttest.OfflineEnv(t, a, nil), "NO_COLOR=1")...)
 	p.until(t, "claude› ")

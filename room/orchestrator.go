@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
@@ -74,34 +73,21 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	if active == AgentOrchestrator {
 		active += " (" + short8(e.chat.session) + ")"
 	}
+	found := conversation.FindTarget(ts, want)
 	if want == "" || want == "lead" {
-		for _, t := range ts {
-			if t.Lead && t.ChatCapable {
-				return t, nil
-			}
-			if t.Lead {
-				return t, fmt.Errorf("the lead session %s is not chat-capable: it was started before `relay-baton hook install` (restart it), or pick another with /target <id> (/targets lists them)", t.SessionID)
-			}
+		switch {
+		case len(found) == 0:
+			return conversation.Target{}, errNoChatSession(ws, active)
+		case !found[0].ChatCapable:
+			return found[0], fmt.Errorf("the lead session %s is not chat-capable: it was started before `relay-baton hook install` (restart it), or pick another with /target <id> (/targets lists them)", found[0].SessionID)
 		}
-		return conversation.Target{}, errNoChatSession(ws, active)
-	}
-	var found []conversation.Target
-	for _, t := range ts {
-		if t.SessionID == want {
-			found = []conversation.Target{t}
-			break
-		}
-		if len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)) {
-			found = append(found, t)
-		}
+		return found[0], nil
 	}
 	switch {
 	case len(found) == 0:
 		if all, err := conversation.ListAllTargets(ws); err == nil {
-			for _, t := range all {
-				if t.SessionID == want || len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)) {
-					return conversation.Target{}, fmt.Errorf("Claude Code session %s is not running (%s): only running sessions can answer (/targets lists them)", t.SessionID, t.State)
-				}
+			if m := conversation.FindTarget(all, want); len(m) > 0 {
+				return conversation.Target{}, fmt.Errorf("Claude Code session %s is not running (%s): only running sessions can answer (/targets lists them)", m[0].SessionID, m[0].State)
 			}
 		}
 		return conversation.Target{}, fmt.Errorf("no Claude Code session %q in %s (/targets lists them)", want, ws)
@@ -137,26 +123,13 @@ func (e *Engine) UseOrchestrator(target string) error {
 		which = "the lead"
 	}
 	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
-	e.emit(events.RoleRelayBaton, events.KindStatus, "active agent: orchestrator, session "+t.SessionID, nil,
-		map[string]any{"agent": AgentOrchestrator, "session": t.SessionID, "workspace": ws, "lead": t.Lead})
+	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
+		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: e.chat.target == ""})
 	return nil
 }
 
 // sessionState says where a message sent now would go, and when.
-func sessionState(s *conversation.Session, now time.Time) string {
-	if s.IsCodex() {
-		return codexSessionState(s, now)
-	}
-	q, _ := s.Queue()
-	queue := fmt.Sprintf("%d queued", q.Depth)
-	switch {
-	case s.Busy(now):
-		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
-	case s.Waiting():
-		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
-	}
-	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
-}
+func sessionState(s *conversation.Session, now time.Time) string { return s.Reachability(now) }
 
 func short8(id string) string { return id[:min(8, len(id))] }
 
@@ -196,40 +169,11 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return nil
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT")
-	now := time.Now()
-	for _, t := range ts {
-		mark := []byte("  ")
-		if t.SessionID == e.chat.session && e.Active == AgentOrchestrator {
-			mark[0] = '>'
-		}
-		if t.Lead {
-			mark[1] = '*'
-		}
-		chat, state, queue := "no", "-", "-"
-		if t.ChatCapable {
-			chat, queue = "yes", fmt.Sprint(t.Depth)
-			switch {
-			case t.Busy:
-				state = "busy"
-			case t.Agent == conversation.AgentCodex && t.Waiting:
-				state = "idle (codex queue)"
-			case t.Agent == conversation.AgentCodex:
-				state = "not loaded"
-			case t.Waiting:
-				state = "idle, waiter armed"
-			default:
-				state = "idle, not reachable"
-			}
-		}
-		last := "-"
-		if !t.LastActivity.IsZero() {
-			last = now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
-		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, t.SessionID, chat, state, queue, last, t.Agent)
+	current := ""
+	if e.Active == AgentOrchestrator {
+		current = e.chat.session
 	}
-	tw.Flush()
+	conversation.WriteTargets(&b, ts, conversation.TableOptions{Now: time.Now(), Current: current})
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
 	e.out.raw(b.String())
 	return nil
@@ -332,8 +276,8 @@ func (e *Engine) cmdCancel(_ context.Context, args string) error {
 		return err
 	}
 	e.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
-		map[string]string{"inbox": inboxRel(m.Session)}, map[string]any{"agent": AgentOrchestrator, "session": m.Session, "messageId": m.ID, "cancelled": true})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
+		map[string]string{"inbox": inboxRel(m.Session)}, events.StatusMeta{Agent: AgentOrchestrator, Session: m.Session, MessageID: m.ID, Cancelled: true})
 	return nil
 }
 
@@ -429,8 +373,8 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 		}
 		switch answer {
 		case "y", "yes":
-			e.emit(events.RoleUser, events.KindCommand, "confirmed: send to orchestrator", nil,
-				map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": true, "previewId": previewID, "autoYes": e.autoYes})
+			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
+				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
 			return text, nil
 		case "e", "edit":
 			t, err := e.term.Edit(text)
@@ -454,8 +398,8 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 
 func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 	e.Say("cancelled. nothing was sent.")
-	e.emit(events.RoleRelayBaton, events.KindCommand, "chat message not sent: "+why, nil,
-		map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "confirmed": false, "sent": false, "reason": why, "previewId": previewID})
+	e.emit(events.RoleRelayBaton, "chat message not sent: "+why, nil,
+		events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(false), Sent: events.Bool(false), Reason: why, PreviewID: previewID})
 }
 
 // previewChat prints what would be queued and logs a prompt_preview event.
@@ -485,19 +429,16 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 		fmt.Fprintf(&b, "  │ %s\n", l)
 	}
 	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
-	meta := map[string]any{"agent": AgentOrchestrator, "command": "chat", "session": s.ID, "promptChars": n, "messageChars": len(text)}
-	if edited {
-		meta["edited"] = true
-	}
+	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
 	var refs map[string]string
 	if len(text) <= inlinePromptMax {
-		meta["prompt"] = text
+		meta.Prompt = text
 	} else if rel, err := e.savePrompt("chat", text); err == nil {
 		refs = map[string]string{"prompt": rel}
 	} else {
-		meta["promptError"] = err.Error()
+		meta.PromptError = err.Error()
 	}
-	return e.emit(events.RoleRelayBaton, events.KindPromptPreview,
+	return e.emit(events.RoleRelayBaton,
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
 }
 
@@ -533,9 +474,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if r.TranscriptPath != "" {
 		refs["transcript"] = r.TranscriptPath
 	}
-	e.emit(events.RoleUser, events.KindChatSent, summary(text, 2000), refs,
-		map[string]any{"agent": AgentOrchestrator, "session": sid, "messageId": id, "ahead": ahead, "from": ChatFrom,
-			"chars": len(text), "transcriptOffset": r.Offset, "workspace": ws})
+	e.emit(events.RoleUser, summary(text, 2000), refs,
+		events.ChatSentMeta{Agent: AgentOrchestrator, Session: sid, MessageID: id, Ahead: ahead, From: ChatFrom,
+			Chars: len(text), TranscriptOffset: r.Offset, Workspace: ws})
 	e.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
 	return e.follow(ctx, r, sent, ahead)
 }
@@ -544,52 +485,34 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 // answers it, rendering the delivery and the reply.
 func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
 	s, id := r.Session, r.Message.ID
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var (
-		printedAhead          = ahead
-		lane                  conversation.Lane
-		deliveredAt           time.Time
-		started, done, unconf bool
-		cancelled             bool
-		reply                 string
-		unreadable, unconfErr error
-		path                  = r.TranscriptPath
-	)
+	printedAhead := ahead
+	started := false
+	path := r.TranscriptPath
 	confirm := e.chat.confirmWithin
 	if confirm <= 0 {
 		confirm = DefaultChatConfirm
 	}
-	err := conversation.Watch(wctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, func(u conversation.Update) {
+	res, err := conversation.Follow(ctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, true, func(u conversation.Update) {
 		switch u.Kind {
 		case conversation.UpdQueued:
 			if u.Ahead != printedAhead {
 				printedAhead = u.Ahead
 				e.Say("queued (%d ahead)", u.Ahead)
 			}
-		case conversation.UpdCancelled:
-			cancelled = true
 		case conversation.UpdDelivered:
-			lane, deliveredAt = u.Lane, u.At
 			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
-			e.emit(events.RoleRelayBaton, events.KindChatDelivered, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
+			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
+			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
 				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
-				map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(u.Lane),
-					"at": u.At.UTC().Format(events.TimeFormat), "sentAt": r.Message.CreatedAt.UTC().Format(events.TimeFormat),
-					"latencyMs": u.At.Sub(r.Message.CreatedAt).Milliseconds()})
+				events.ChatDeliveredMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(u.Lane),
+					At: u.At.UTC().Format(events.TimeFormat), SentAt: r.Message.CreatedAt.UTC().Format(events.TimeFormat),
+					LatencyMs: &latency})
 			e.out.beginRun(AgentOrchestrator)
 			started = true
 		case conversation.UpdIncomplete:
 			e.Say("%v", u.Err)
 		case conversation.UpdActivity:
 			e.out.activity(u.Activity)
-		case conversation.UpdDone:
-			done, reply = true, u.Reply
-		case conversation.UpdUnconfirmed:
-			unconf, unconfErr = true, u.Err
-			stop()
-		case conversation.UpdUnreadable:
-			unreadable = u.Err
 		}
 	})
 	if started {
@@ -598,11 +521,12 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 	if path == "" {
 		path = conversation.LocateTranscript(s)
 	}
-	switch {
-	case done:
+	lane := res.Lane
+	switch res.Outcome {
+	case conversation.Replied:
 		took := ""
-		if !deliveredAt.IsZero() {
-			took = fmt.Sprintf(" · %s after delivery", time.Since(deliveredAt).Round(100*time.Millisecond))
+		if !res.DeliveredAt.IsZero() {
+			took = fmt.Sprintf(" · %s after delivery", time.Since(res.DeliveredAt).Round(100*time.Millisecond))
 		}
 		e.Say("orchestrator: ✓ end of turn%s", took)
 		refs := map[string]string{}
@@ -614,32 +538,33 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			outbox = true
 			refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
 		}
-		text := summary(reply, 1000)
+		text := summary(res.Reply, 1000)
 		if text == "" {
 			text = "(the session's turn ended without reply text)"
 		}
-		e.emit(events.RoleOrchestrator, events.KindChatReply, text, refs,
-			map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "chars": len(reply),
-				"transcriptFrom": r.Offset, "transcriptTo": conversation.Size(path), "outbox": outbox})
+		from, to := r.Offset, conversation.Size(path)
+		e.emit(events.RoleOrchestrator, text, refs,
+			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(res.Reply)),
+				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
 		return nil
-	case cancelled:
+	case conversation.Cancelled:
 		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
 		return nil
-	case unconf:
+	case conversation.Unconfirmed:
 		e.chat.unconfirmed = &sent
-		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", unconfErr)
-		e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
-			nil, map[string]any{"agent": AgentOrchestrator, "session": s.ID, "messageId": id, "lane": string(lane), "unconfirmed": true})
+		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", res.Err)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
+			nil, events.StatusMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Unconfirmed: true})
 		return nil
-	case unreadable != nil:
-		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", unreadable, s.ID)
+	case conversation.Unreadable:
+		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
 		return nil
-	case ctx.Err() != nil:
-		st, serr := s.State(id)
+	case conversation.Stopped:
+		st := res.State
 		switch {
-		case serr == nil && st.Queued:
+		case res.StateErr == nil && st.Queued:
 			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.", id, st.Ahead)
-		case serr == nil && st.Delivered != nil:
+		case res.StateErr == nil && st.Delivered != nil:
 			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).", id, deliveredWhen(st.Delivered), s.ID)
 		default:
 			e.Say("stopped waiting for message %s.", id)

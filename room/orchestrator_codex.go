@@ -1,9 +1,6 @@
 package room
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/relay-baton/relay-baton/conversation"
 )
 
@@ -18,18 +15,4 @@ func sessionLabel(s *conversation.Session) string {
 		return "Codex session"
 	}
 	return "Claude Code session"
-}
-
-// codexSessionState says where a message sent now to a Codex session goes.
-func codexSessionState(s *conversation.Session, now time.Time) string {
-	q, _ := s.Queue()
-	queue := fmt.Sprintf("%d queued", q.Depth)
-	rollout := conversation.LocateTranscript(s)
-	switch {
-	case s.Busy(now) || conversation.CodexTurn(rollout, now):
-		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
-	case conversation.CodexLoaded(s.ID):
-		return "idle: a message is delivered at once (codex queue); " + queue
-	}
-	return "not loaded in a running codex: a message waits until the thread runs again (Stop hook, or codex queue once it is loaded); " + queue
 }

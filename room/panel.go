@@ -32,11 +32,16 @@ type Panel struct {
 	Diet        string        `json:"diet"`
 	Ratio       float64       `json:"budgetRatio"`
 	Changed     int           `json:"changedFiles"` // -1 when git could not say
-	Last        *LastRun      `json:"lastRun,omitempty"`
-	LastAgo     time.Duration `json:"lastRunAgoNs,omitempty"`
-	Target      string        `json:"target,omitempty"`
-	QueueDepth  int           `json:"queueDepth"`
-	QueueAge    time.Duration `json:"queueOldestNs,omitempty"`
+	// GitAge is the age of the git facts (Changed, and the diff and repo
+	// map in Ratio) when they are older than a refresh that is running;
+	// GitPending: the first refresh is still running (Changed is -1).
+	GitAge     time.Duration `json:"gitFactsAgeNs,omitempty"`
+	GitPending bool          `json:"gitPending,omitempty"`
+	Last       *LastRun      `json:"lastRun,omitempty"`
+	LastAgo    time.Duration `json:"lastRunAgoNs,omitempty"`
+	Target     string        `json:"target,omitempty"`
+	QueueDepth int           `json:"queueDepth"`
+	QueueAge   time.Duration `json:"queueOldestNs,omitempty"`
 }
 
 // orchestratorTarget is the orchestrator session the room talks to, ""
@@ -48,8 +53,11 @@ func (e *Engine) orchestratorTarget() string {
 	return e.cont.target
 }
 
-// Panel gathers the context panel's facts (a few git calls and one
-// directory read; nothing is logged).
+// Panel gathers the context panel's facts: plan.md, the queue, and the
+// git facts (changed files, diff and repo map sizes) from e.repo, which
+// refreshes them in the background when they are out of date: a prompt
+// does not wait for a walk of a large repository (see repoCache.get).
+// Nothing is logged.
 func (e *Engine) Panel(ctx context.Context) Panel {
 	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1}
 	if e.Active == "orchestrator" {
@@ -61,10 +69,17 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 			p.PlanMissing = missingSections(text)
 		}
 	}
-	p.Ratio = e.Budget(ctx).Ratio
-	if ch, err := changes(ctx, e.Root); err == nil {
-		p.Changed = len(ch)
+	if e.repo == nil {
+		e.repo = newRepoCache(e.Root) // an engine not made by New: a cache of its own
 	}
+	f, pending, fresh := e.repo.get(ctx, e.last)
+	p.Changed, p.GitPending = f.changed, pending
+	if pending {
+		p.Changed = -1
+	} else if !fresh {
+		p.GitAge = max(time.Since(f.at), time.Millisecond)
+	}
+	p.Ratio = e.budgetOf(f.diffChars, f.mapChars).Ratio
 	if p.Last != nil {
 		p.LastAgo = max(0, e.now().Sub(p.Last.At))
 	}
@@ -114,8 +129,13 @@ func (p Panel) planCell(short bool) (text string, ok bool) {
 }
 
 func (p Panel) changedCell() string {
-	if p.Changed < 0 {
+	switch {
+	case p.GitPending:
+		return "… changed"
+	case p.Changed < 0:
 		return "? changed"
+	case p.GitAge > 0:
+		return strconv.Itoa(p.Changed) + " changed " + ago(p.GitAge) + " ago"
 	}
 	return strconv.Itoa(p.Changed) + " changed"
 }
@@ -266,7 +286,7 @@ func (p Panel) Block(width int, useColor bool) []string {
 		{"agent", p.Active + " (" + mode + ")", []color.Attribute{roleColors[rolesByName(p.Active)], color.Bold}},
 		{"plan", plan, []color.Attribute{planAttr}},
 		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, BudgetCeiling), []color.Attribute{ratioAttr(p.Ratio)}},
-		{"changed", files(p.Changed), nil},
+		{"changed", p.filesCell(), nil},
 		{"last run", p.lastCell(false), nil},
 		{"orch", p.orchCell(false), nil},
 	}
@@ -295,6 +315,18 @@ func (p Panel) Block(width int, useColor bool) []string {
 		out = append(out, c.with("│ ", color.Faint)+r+c.with(" │", color.Faint))
 	}
 	return append(out, c.with("└"+strings.Repeat("─", w-2)+"┘", color.Faint))
+}
+
+// filesCell is files(p.Changed), saying when git is still counting and
+// how old a count being refreshed is.
+func (p Panel) filesCell() string {
+	switch {
+	case p.GitPending:
+		return "… (git status running)"
+	case p.Changed >= 0 && p.GitAge > 0:
+		return files(p.Changed) + ", " + ago(p.GitAge) + " ago (refreshing)"
+	}
+	return files(p.Changed)
 }
 
 // files is "1 file", "3 files", or "?" when git could not say.

@@ -8,26 +8,27 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fatih/color"
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
-// printer writes labelled lines and renders agent activity. One mutex
-// orders lines written by the engine and by a runner's activity goroutine.
+// printer writes labelled lines and renders agent activity through the
+// one terminal renderer (events/render), adding the room's own parts: the
+// thinking pulse and the run summary. One mutex orders lines written by the
+// engine and by a runner's activity goroutine.
 type printer struct {
 	mu      sync.Mutex
 	w       io.Writer
+	r       *render.Terminal
 	color   bool
 	spinner bool
 
 	// activity state of the current run
 	agent     string
-	inText    bool      // a text block is being printed (no newline yet)
 	spinning  bool      // a pulse is on screen
 	spinLen   int       // its width, to erase it with spaces (no escape codes)
 	lastOut   time.Time // last time something was printed
-	thinking  bool
 	usage     *events.Usage
 	stopSpin  chan struct{}
 	spinDone  chan struct{}
@@ -35,70 +36,36 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer, useColor, spinner bool) *printer {
-	return &printer{w: w, color: useColor, spinner: spinner}
+	return &printer{w: w, r: render.NewTerminal(w, useColor), color: useColor, spinner: spinner}
 }
 
-var roleColors = map[events.Role]color.Attribute{
-	events.RoleUser:         color.FgGreen,
-	events.RoleClaude:       color.FgHiMagenta,
-	events.RoleCodex:        color.FgCyan,
-	events.RoleOrchestrator: color.FgYellow,
-	events.RoleRelayBaton:   color.FgBlue,
-}
-
-func (p *printer) paint(attr color.Attribute, s string) string {
-	if !p.color {
-		return s
-	}
-	c := color.New(attr)
-	c.EnableColor()
-	return c.Sprint(s)
-}
-
-func (p *printer) dim(s string) string {
-	if !p.color {
-		return s
-	}
-	c := color.New(color.Faint)
-	c.EnableColor()
-	return c.Sprint(s)
-}
-
-// label is "[role]" in the role's colour.
-func (p *printer) label(r events.Role) string {
-	name := string(r)
-	if r == events.RoleUser {
-		name = "you"
-	}
-	return p.paint(roleColors[r], "["+name+"]")
-}
+// roleColors is the renderer's one colour per role.
+var roleColors = render.RoleColors
 
 // PromptFor is the REPL prompt for an agent: "<agent>› ", coloured.
 func PromptFor(agent string, useColor bool) string {
-	p := printer{color: useColor}
-	return p.paint(roleColors[events.Role(agent)], agent+"›") + " "
+	return render.Paint(useColor, agent+"›", roleColors[events.Role(agent)]) + " "
 }
 
 // clearLocked ends an open text line and erases the pulse.
 func (p *printer) clearLocked() {
+	p.erasePulseLocked()
+	p.r.EndLine()
+}
+
+// erasePulseLocked erases the pulse, if one is drawn.
+func (p *printer) erasePulseLocked() {
 	if p.spinning {
 		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.spinLen)+"\r")
 		p.spinning = false
-	}
-	if p.inText {
-		fmt.Fprintln(p.w)
-		p.inText = false
 	}
 }
 
 func (p *printer) say(r events.Role, format string, a ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clearLocked()
-	msg := clean(fmt.Sprintf(format, a...)) // errors may quote agent output
-	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
-		fmt.Fprintf(p.w, "%s %s\n", p.label(r), line)
-	}
+	p.erasePulseLocked()
+	p.r.Lines(r, fmt.Sprintf(format, a...)) // sanitized: errors may quote agent output
 	p.lastOut = time.Now()
 }
 
@@ -113,7 +80,8 @@ func (p *printer) raw(s string) {
 // beginRun starts rendering a run of agent.
 func (p *printer) beginRun(agent string) {
 	p.mu.Lock()
-	p.agent, p.inText, p.thinking, p.usage = agent, false, false, nil
+	p.agent, p.usage = agent, nil
+	p.r.EndLine()
 	p.startedAt, p.lastOut = time.Now(), time.Now()
 	p.mu.Unlock()
 	if p.spinner {
@@ -159,7 +127,7 @@ func (p *printer) endRun(res agents.Result) {
 		// One line: what to run to log in (the CLI's own lines were held back).
 		line = res.Err.Error() + " (" + strings.Join(parts, " · ") + ")"
 	} else if res.Err != nil && !res.Cancelled {
-		line += " · " + summary(res.Err.Error(), 200)
+		line += " · " + render.Cut(res.Err.Error(), 200)
 	}
 	p.say(events.RoleRelayBaton, "%s", line)
 }
@@ -180,7 +148,7 @@ func (p *printer) pulse(stop, done chan struct{}) {
 			return
 		case <-t.C:
 			p.mu.Lock()
-			if !p.inText && time.Since(p.lastOut) > 300*time.Millisecond {
+			if !p.r.Open() && time.Since(p.lastOut) > 300*time.Millisecond {
 				s := fmt.Sprintf("%s %s thinking %ds", pulseFrames[i%len(pulseFrames)], p.agent, int(time.Since(p.startedAt).Seconds()))
 				fmt.Fprint(p.w, "\r"+s)
 				if len(s) < p.spinLen {
@@ -195,85 +163,38 @@ func (p *printer) pulse(stop, done chan struct{}) {
 	}
 }
 
-// clean drops terminal control characters (escape sequences, bells,
-// carriage returns) from agent-supplied text, keeping newlines and tabs: an
-// agent's output must not be able to drive the user's terminal.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// activity renders one activity of the current run.
+// activity renders one activity of the current run. The room shows no
+// "end of turn" line (endRun's summary says how the run ended) and, with
+// the pulse on, no thinking line.
 func (p *printer) activity(a events.Activity) {
-	a.Text, a.Tool, a.Detail = clean(a.Text), clean(a.Tool), clean(a.Detail)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	role := events.Role(p.agent)
 	switch a.Kind {
-	case events.ActThinking:
-		if !p.thinking && !p.spinner {
-			p.clearLocked()
-			fmt.Fprintf(p.w, "%s %s\n", p.label(role), p.dim("… thinking"))
-		}
-		p.thinking = true
-		return
-	case events.ActText:
-		if a.Text == "" {
-			return
-		}
-		if p.spinning {
-			fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.spinLen)+"\r")
-			p.spinning = false
-		}
-		text := a.Text
-		if !p.inText {
-			fmt.Fprintf(p.w, "%s ", p.label(role))
-			text = strings.TrimLeft(text, "\n")
-		}
-		fmt.Fprint(p.w, text)
-		// Text ending in a newline closes the block: the next text is labelled.
-		p.inText = !strings.HasSuffix(text, "\n")
-	case events.ActTool:
-		p.clearLocked()
-		d := a.Detail
-		if d != "" {
-			d = ": " + d
-		}
-		fmt.Fprintf(p.w, "%s %s\n", p.label(role), p.dim("⚙ "+a.Tool+summary(d, 160)))
-	case events.ActToolResult:
-		if a.IsError {
-			p.clearLocked()
-			code := ""
-			if a.ExitCode != nil {
-				code = fmt.Sprintf(" (exit %d)", *a.ExitCode)
-			}
-			fmt.Fprintf(p.w, "%s %s\n", p.label(role), p.dim("  ✗ tool failed"+code))
-		}
 	case events.ActUsage:
 		if a.Usage != nil {
 			u := *a.Usage
 			p.usage = &u
 		}
 		return
-	case events.ActError:
-		p.clearLocked()
-		fmt.Fprintf(p.w, "%s error: %s\n", p.label(role), summary(a.Text, 400))
-	case events.ActRaw:
-		if strings.TrimSpace(a.Text) == "" {
+	case events.ActDone:
+		return
+	case events.ActThinking:
+		if p.spinner {
 			return
 		}
-		p.clearLocked()
-		fmt.Fprintf(p.w, "%s %s\n", p.label(role), p.dim(summary(a.Text, 400)))
-	default:
-		return
 	}
-	p.thinking = false
-	p.lastOut = time.Now()
+	p.erasePulseLocked()
+	if p.r.Activity(events.Role(p.agent), a) {
+		p.lastOut = time.Now()
+	}
 }
+
+// label is "[role]" in the role's colour (the renderer's gutter).
+func (p *printer) label(r events.Role) string { return p.r.Label(r) }
+
+// dim returns s faint when the printer colours.
+func (p *printer) dim(s string) string { return render.NewTerminal(nil, p.color).Dim(s) }
+
+// clean is render.Inert: text with every control character shown visibly
+// (clean(s) == s says s holds none).
+func clean(s string) string { return render.Inert(s) }

@@ -80,17 +80,33 @@ type safeBuffer struct{ buf bytes.Buffer }
 func (s *safeBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
 func (s *safeBuffer) String() string              { return s.buf.String() }
 
-func TestRenderStripsTerminalControl(t *testing.T) {
+func TestRenderShowsTerminalControl(t *testing.T) {
 	var b bytes.Buffer
 	p := newPrinter(&b, false, false)
 	p.beginRun("claude")
-	p.activity(events.Activity{Kind: events.ActText, Text: "ok\x1b]0;pwned\x07 \x1b[2Jdone\r\n"})
+	p.activity(events.Activity{Kind: events.ActText, Text: "ok\x1b]0;pwned\x07 \x1b[2Jdone\r\nline two \u009b31m\x9b\n"})
 	p.activity(events.Activity{Kind: events.ActTool, Tool: "Bash", Detail: "echo \x1b[31mred"})
 	p.endRun(agents.Result{Agent: "claude"})
-	if strings.ContainsAny(b.String(), "\x1b\x07\r") {
+	if strings.ContainsAny(b.String(), "\x1b\x07\r\u009b") || strings.Contains(b.String(), "\x9b") {
 		t.Fatalf("%q", b.String())
 	}
-	if !strings.Contains(b.String(), "[claude] ok]0;pwned [2Jdone\n") {
-		t.Fatalf("%q", b.String())
+	for _, want := range []string{"[claude] ok^[]0;pwned^G ^[[2Jdone^M\n", "[claude] line two \\u009b31m\\x9b\n", "[claude] ⚙ Bash: echo ^[[31mred\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("%q lacks %q", b.String(), want)
+		}
+	}
+}
+
+func TestRenderEveryReplyLineLabelled(t *testing.T) {
+	var b bytes.Buffer
+	p := newPrinter(&b, false, false)
+	p.beginRun("claude")
+	p.activity(events.Activity{Kind: events.ActText, Text: "Plan:\n1. parse"})
+	p.activity(events.Activity{Kind: events.ActText, Text: "\n2. test\n3. ship\n"})
+	p.say(events.RoleRelayBaton, "two\nlines")
+	p.endRun(agents.Result{Agent: "claude"})
+	want := "[claude] Plan:\n[claude] 1. parse\n[claude] 2. test\n[claude] 3. ship\n[relay-baton] two\n[relay-baton] lines\n[relay-baton] claude: exit 0 · 0s\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/spf13/pflag"
 )
 
@@ -468,9 +469,10 @@ func forced(attrs ...color.Attribute) *color.Color {
 
 // FormatEvent renders one event as replay does: "N. [ts] who kind: text",
 // where who is "role/agent" when meta.agent differs from the role. Control
-// characters in the text are made visible (^[ for ESC) so a log cannot
-// drive the terminal; continuation lines of a multi-line text are
-// indented. With color, the label is coloured by role.
+// characters in the text are made visible (^[ for ESC: render.Inert) so a
+// log cannot drive the terminal; each continuation line of a multi-line
+// text is indented and carries who is speaking ("    who │ ..."). With
+// color, who is coloured by role.
 func FormatEvent(n int, e events.Event, color bool) string {
 	return string(appendEvent(nil, n, &e, color))
 }
@@ -490,57 +492,34 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	if agent == string(e.Role) {
 		agent = ""
 	}
+	whoStart := len(b)
 	if c := replayColors[e.Role]; colored && c != nil {
 		who := string(e.Role)
 		if agent != "" {
-			who += "/" + string(appendClean(nil, agent))
+			who += "/" + render.InertLine(agent)
 		}
 		b = append(b, c.Sprint(who)...)
 	} else {
-		b = appendClean(b, string(e.Role))
+		b = append(b, render.InertLine(string(e.Role))...)
 		if agent != "" {
 			b = append(b, '/')
-			b = appendClean(b, agent)
+			b = append(b, render.InertLine(agent)...)
 		}
 	}
+	who := string(b[whoStart:])
 	b = append(b, ' ')
-	b = appendClean(b, string(e.Kind))
+	b = append(b, render.InertLine(string(e.Kind))...)
 	b = append(b, ": "...)
-	return appendClean(b, e.Text)
-}
-
-// appendClean appends s with C0/C1 control characters (but newlines) shown
-// in caret or \u form, and each newline followed by an indent.
-func appendClean(b []byte, s string) []byte {
-	start := 0
-	i := 0
-	// Fast path: skip eight bytes at a time while all are printable ASCII.
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		const lo7, hi1 = 0x0101010101010101, 0x8080808080808080
-		if ((x-0x20*lo7)|x|(x+lo7))&hi1 != 0 { // a byte < 0x20, >= 0x80, or 0x7f
-			break
+	text := e.Text
+	for {
+		line, rest, more := strings.Cut(text, "\n")
+		b = render.AppendInert(b, line)
+		if !more {
+			return b
 		}
+		b = append(b, "\n    "...)
+		b = append(b, who...)
+		b = append(b, " │ "...)
+		text = rest
 	}
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\n':
-			b = append(b, s[start:i+1]...)
-			b = append(b, "    "...)
-			start = i + 1
-		case c == '\t':
-		case c < 0x20 || c == 0x7f:
-			b = append(b, s[start:i]...)
-			b = append(b, '^', c^0x40)
-			start = i + 1
-		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f: // U+0080..U+009F
-			b = append(b, s[start:i]...)
-			b = fmt.Appendf(b, `\u%04x`, rune(s[i+1]))
-			i++
-			start = i + 1
-		}
-	}
-	return append(b, s[start:]...)
 }

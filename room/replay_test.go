@@ -148,7 +148,7 @@ func TestFormatEvent(t *testing.T) {
 	e := events.Event{TS: "2026-05-29T10:00:00.000Z", Role: events.RoleRelayBaton, Kind: events.KindAgentRun,
 		Text: "line one\nline two\x1b[31m\u0085", Meta: map[string]any{"agent": "codex"}}
 	got := FormatEvent(7, e, false)
-	want := "7. [2026-05-29T10:00:00.000Z] relay-baton/codex agent_run: line one\n    line two^[[31m\\u0085"
+	want := "7. [2026-05-29T10:00:00.000Z] relay-baton/codex agent_run: line one\n    relay-baton/codex │ line two^[[31m\\u0085"
 	if got != want {
 		t.Errorf("FormatEvent =\n%q\nwant\n%q", got, want)
 	}

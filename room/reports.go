@@ -43,8 +43,8 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("agent %s, plan %s, %s", s.Active, planWord(s), Count(len(s.ChangedFiles), "changed file")), nil,
-		map[string]any{"agent": s.Active, "changedFiles": len(s.ChangedFiles), "plan": s.Plan})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("agent %s, plan %s, %s", s.Active, planWord(s), Count(len(s.ChangedFiles), "changed file")), nil,
+		events.StatusMeta{Agent: s.Active, ChangedFiles: events.Int(len(s.ChangedFiles)), Plan: events.Bool(s.Plan)})
 	return s
 }
 
@@ -215,9 +215,9 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
 		refs["review"] = "review.md"
 	}
-	e.emit(events.RoleRelayBaton, events.KindReview, strings.TrimPrefix(r.summaryLine(), "review: "), refs, map[string]any{
-		"changedFiles": len(r.Changed), "deletions": len(r.Deletions), "largeDiffs": len(r.LargeDiffs),
-		"likelySecrets": len(r.Secrets), "testsTouched": len(r.TestsTouched), "notInPlan": len(r.NotInPlan), "deterministic": true,
+	e.emit(events.RoleRelayBaton, strings.TrimPrefix(r.summaryLine(), "review: "), refs, events.ReviewMeta{
+		ChangedFiles: events.Int(len(r.Changed)), Deletions: events.Int(len(r.Deletions)), LargeDiffs: events.Int(len(r.LargeDiffs)),
+		LikelySecrets: events.Int(len(r.Secrets)), TestsTouched: events.Int(len(r.TestsTouched)), NotInPlan: events.Int(len(r.NotInPlan)), Deterministic: true,
 	})
 	return r, nil
 }
@@ -306,8 +306,8 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 			refs["review"] = "review.md"
 		}
 	}
-	e.emit(events.Role(res.Agent), events.KindReview, fmt.Sprintf("by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
-		map[string]any{"agent": res.Agent, "exitCode": res.ExitCode, "deterministic": false})
+	e.emit(events.Role(res.Agent), fmt.Sprintf("by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
+		events.ReviewMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), Deterministic: false})
 	return err
 }
 
@@ -469,8 +469,8 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			warns++
 		}
 	}
-	e.emit(events.RoleRelayBaton, events.KindDiagnose, fmt.Sprintf("%s: %s, %d failed, %s", kind, Count(len(r.Checks), "check"), fails, Count(warns, "warning")), nil,
-		map[string]any{"deep": deep, "failed": fails, "warnings": warns})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("%s: %s, %d failed, %s", kind, Count(len(r.Checks), "check"), fails, Count(warns, "warning")), nil,
+		events.DiagnoseMeta{Deep: deep, Failed: fails, Warnings: warns})
 	return r
 }
 
@@ -518,8 +518,8 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 		return err
 	}
 	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
-	e.emit(events.RoleRelayBaton, events.KindHandoff, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
-		map[string]any{"agent": to, "from": e.Active, "chars": len(doc), "diet": e.Diet})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
+		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
 	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
 	_, err := e.runOnce(ctx, spec)
 	return err

@@ -21,12 +21,15 @@ const DefaultRecap = 6
 type ResumeState struct {
 	Active     string // "" when the log never named one
 	ActiveAt   time.Time
-	ActiveFrom string        // "/agent", "status", "ask"
-	Target     string        // the orchestrator session id, "" if none
-	Plan       *PlanRecord   // the last plan.md written, per the log
-	Loop       *LoopRecord   // an unfinished /continue loop, or nil
-	Chats      []PendingChat // chat messages sent without a recorded reply
-	LastRun    *LastRun      // the last agent run that ran
+	ActiveFrom string // "/agent", "status", "ask"
+	Target     string // the orchestrator session id, "" if none (or FollowsLead)
+	// FollowsLead: the room last talked to the orchestrator as "the lead"
+	// (no /target): a resume follows whichever session is the lead now.
+	FollowsLead bool
+	Plan        *PlanRecord   // the last plan.md written, per the log
+	Loop        *LoopRecord   // an unfinished /continue loop, or nil
+	Chats       []PendingChat // chat messages sent without a recorded reply
+	LastRun     *LastRun      // the last agent run that ran
 	// Conversations are the agents' conversations the log says a run
 	// used and no /new forgot, by agent.
 	Conversations map[string]AgentConversation
@@ -93,12 +96,8 @@ func recapKind(e *events.Event) bool {
 	case events.KindPromptPreview, events.KindStatus, events.KindBudget:
 		return false
 	case events.KindCommand:
-		if _, ok := e.Meta["confirmed"]; ok {
-			return false
-		}
-		if c, _ := e.Meta["command"].(string); c == "resume" {
-			return false
-		}
+		m, _ := events.DecodeMeta[events.CommandMeta](e)
+		return m.Confirmed == nil && m.Command != "resume"
 	}
 	return true
 }
@@ -167,41 +166,21 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 	return rs, nil
 }
 
-func metaString(e *events.Event, key string, bad *bool) string {
-	v, ok := e.Meta[key]
-	if !ok || v == nil {
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
+// meta decodes e's typed meta, counting a field of the wrong type in bad
+// (the other fields are still read).
+func meta[T events.Meta](e *events.Event, bad *bool) T {
+	m, err := events.DecodeMeta[T](e)
+	if err != nil {
 		*bad = true
 	}
-	return s
+	return m
 }
 
-func metaInt(e *events.Event, key string, bad *bool) (int, bool) {
-	v, ok := e.Meta[key]
-	if !ok || v == nil {
-		return 0, false
-	}
-	f, ok := v.(float64)
-	if !ok || f != float64(int(f)) {
-		*bad = true
-		return 0, false
-	}
-	return int(f), true
-}
-
-func metaBool(e *events.Event, key string, bad *bool) bool {
-	v, ok := e.Meta[key]
-	if !ok || v == nil {
-		return false
-	}
-	b, ok := v.(bool)
-	if !ok {
-		*bad = true
-	}
-	return b
+// switchedAgent reports whether a status event says the room's agent
+// changed (an /agent switch or a resume). Logs written before
+// StatusMeta.Switched existed say it only in the text.
+func switchedAgent(e *events.Event, m events.StatusMeta) bool {
+	return m.Switched || m.Resumed || strings.HasPrefix(e.Text, "active agent: ")
 }
 
 func validAgent(s string) bool {
@@ -239,29 +218,30 @@ func (r *resumeReader) take(e events.Event) error {
 	}
 	switch e.Kind {
 	case events.KindCommand:
-		cmd := metaString(&e, "command", &bad)
-		if _, failed := e.Meta["error"]; failed {
+		m := meta[events.CommandMeta](&e, &bad)
+		if m.Error != "" {
 			return nil
 		}
+		cmd := m.Command
 		f := strings.Fields(e.Text)
-		_, confirmation := e.Meta["confirmed"]
 		switch {
 		case cmd == "agent" && len(f) == 2 && (strings.EqualFold(f[1], agents.Claude) || strings.EqualFold(f[1], agents.Codex)):
 			// /agent orchestrator counts only through the status event a
 			// successful switch logs: the command may have been refused.
 			setActive(strings.ToLower(f[1]), "/agent")
 		case cmd == "target" && len(f) == 2 && conversation.ValidSessionID(f[1]) == nil:
-			rs.Target = f[1]
-		case cmd == "continue" && !confirmation:
+			rs.Target, rs.FollowsLead = f[1], false
+		case cmd == "target" && len(f) == 2 && f[1] == "lead":
+			rs.Target, rs.FollowsLead = "", true
+		case cmd == "continue" && m.Confirmed == nil:
 			n, err := ParseMaxSteps(strings.Join(f[1:], " "))
 			if err == nil {
 				r.loopMax = n
 			}
 			r.resumeFrom = 0
-		case cmd == "continue" && metaBool(&e, "confirmed", &bad):
-			step, isStep := metaInt(&e, "step", &bad)
+		case cmd == "continue" && *m.Confirmed:
 			switch {
-			case !isStep:
+			case m.Step == 0:
 				r.loop = &LoopRecord{Max: r.loopMax, At: at}
 				switch {
 				case r.resumeHalf == halfPlan && r.resumeFrom >= 1:
@@ -274,62 +254,58 @@ func (r *resumeReader) take(e events.Event) error {
 					clear(r.answers)
 				}
 				r.resumeFrom, r.resumeHalf = 0, ""
-			case r.loop != nil && metaString(&e, "half", &bad) != halfPlan:
+			case r.loop != nil && m.Half != halfPlan:
 				// A step's executor half began: the plan update before it is
 				// done (or, in a log from before plan updates, not part of it).
-				r.loop.Planned = max(r.loop.Planned, step-1)
+				r.loop.Planned = max(r.loop.Planned, m.Step-1)
 			}
 		}
 	case events.KindStatus:
-		if a := metaString(&e, metaNewConversation, &bad); a != "" {
-			delete(rs.Conversations, a)
+		m := meta[events.StatusMeta](&e, &bad)
+		if m.NewConversation != "" {
+			delete(rs.Conversations, m.NewConversation)
 		}
-		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok && from > 1 {
-			r.resumeFrom = from
-			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
-				r.loopMax = m
+		if m.LoopResumeFrom > 1 {
+			r.resumeFrom = m.LoopResumeFrom
+			if m.MaxSteps > 0 {
+				r.loopMax = m.MaxSteps
 			}
 		}
-		if from, ok := metaInt(&e, "loopResumeFrom", &bad); ok {
+		if from := m.LoopResumeFrom; from != 0 {
 			// The half offered; a plan update may be step 1's.
-			r.resumeHalf = metaString(&e, "loopResumeHalf", &bad)
-			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 && from == 1 && r.resumeHalf == halfPlan {
-				r.resumeFrom, r.loopMax = from, m
+			r.resumeHalf = m.LoopResumeHalf
+			if m.MaxSteps > 0 && from == 1 && r.resumeHalf == halfPlan {
+				r.resumeFrom, r.loopMax = from, m.MaxSteps
 			}
 		}
 		// Only a switch (/agent) or a resume says what the room's agent
 		// was: a one-shot `relay-baton status` logs the default agent.
-		if strings.HasPrefix(e.Text, "active agent: ") || metaBool(&e, "resumed", &bad) {
-			agent := metaString(&e, "agent", &bad)
-			setActive(agent, "status")
+		if switchedAgent(&e, m) {
+			setActive(m.Agent, "status")
 			// A switch to the orchestrator names the session it talks to.
-			if sid := metaString(&e, "session", &bad); agent == AgentOrchestrator && conversation.ValidSessionID(sid) == nil {
-				rs.Target = sid
+			switch {
+			case m.Agent == AgentOrchestrator && m.FollowsLead:
+				rs.Target, rs.FollowsLead = "", true
+			case m.Agent == AgentOrchestrator && conversation.ValidSessionID(m.Session) == nil:
+				rs.Target, rs.FollowsLead = m.Session, false
 			}
 		}
 	case events.KindMessage:
-		if e.Role == events.RoleUser && !metaBool(&e, "note", &bad) {
-			setActive(metaString(&e, "agent", &bad), "ask")
+		if m := meta[events.MessageMeta](&e, &bad); e.Role == events.RoleUser && !m.Note {
+			setActive(m.Agent, "ask")
 		}
 	case events.KindPlan:
-		loopStep, inLoop := metaInt(&e, "loopStep", &bad)
+		m := meta[events.PlanMeta](&e, &bad)
+		inLoop := m.LoopStep != nil
 		if inLoop && r.loop != nil {
 			// The planner half of a loop step: the loop goes on.
-			r.loop.Planned = max(r.loop.Planned, loopStep)
+			r.loop.Planned = max(r.loop.Planned, *m.LoopStep)
 			r.loop.At = at
 		}
-		if !metaBool(&e, "written", &bad) {
+		if !m.Written {
 			return nil
 		}
-		p := &PlanRecord{At: at, Agent: metaString(&e, "agent", &bad), Text: e.Text}
-		if list, ok := e.Meta["missingSections"].([]any); ok {
-			for _, s := range list {
-				if s, ok := s.(string); ok {
-					p.Missing = append(p.Missing, s)
-				}
-			}
-		}
-		rs.Plan = p
+		rs.Plan = &PlanRecord{At: at, Agent: m.Agent, Text: e.Text, Missing: m.MissingSections}
 		if !inLoop {
 			r.loop = nil // a new plan makes an old loop moot
 		}
@@ -337,82 +313,94 @@ func (r *resumeReader) take(e events.Event) error {
 		if r.loop == nil {
 			return nil
 		}
-		if reason := metaString(&e, "stopReason", &bad); reason != "" {
-			r.loop.Reason, r.loop.StopHalf = reason, metaString(&e, "half", &bad)
-			if n, ok := metaInt(&e, "steps", &bad); ok {
-				r.loop.Done = n
+		m := meta[events.ExecuteMeta](&e, &bad)
+		if m.StopReason != "" {
+			r.loop.Reason, r.loop.StopHalf = m.StopReason, m.Half
+			if m.Steps != nil {
+				r.loop.Done = *m.Steps
 			}
 			return nil
 		}
-		if step, ok := metaInt(&e, "step", &bad); ok {
-			r.loop.Done = step
+		if m.Step != 0 {
+			r.loop.Done = m.Step
 			r.loop.At = at
-			if m, ok := metaInt(&e, "maxSteps", &bad); ok && m > 0 {
-				r.loop.Max = m
+			if m.MaxSteps > 0 {
+				r.loop.Max = m.MaxSteps
 			}
-			r.stepOut[step] = e.Text
+			r.stepOut[m.Step] = e.Text
 			if r.answers == nil {
 				r.answers = map[int]string{}
 			}
-			r.answers[step] = e.Text
-			if a := metaString(&e, "answer", &bad); a != "" {
-				r.answers[step] = a
+			r.answers[m.Step] = e.Text
+			if m.Answer != "" {
+				r.answers[m.Step] = m.Answer
 			}
 		}
 	case events.KindAgentRun:
-		if !metaBool(&e, "ran", &bad) {
+		m := meta[events.AgentRunMeta](&e, &bad)
+		if !m.Ran {
 			return nil
 		}
-		l := &LastRun{Command: metaString(&e, "command", &bad), Agent: metaString(&e, "agent", &bad), At: at,
-			Cancelled: metaBool(&e, "cancelled", &bad)}
+		l := &LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD}
 		if l.Agent == "" {
 			l.Agent = string(e.Role)
 		}
-		l.ExitCode, _ = metaInt(&e, "exitCode", &bad)
-		if ms, ok := metaInt(&e, "durationMs", &bad); ok {
-			l.Duration = time.Duration(ms) * time.Millisecond
+		if m.ExitCode != nil {
+			l.ExitCode = *m.ExitCode
 		}
-		if c, ok := e.Meta["costUsd"].(float64); ok {
-			l.CostUSD = c
+		if m.DurationMs != nil {
+			l.Duration = time.Duration(*m.DurationMs) * time.Millisecond
 		}
 		rs.LastRun = l
-		if id := metaString(&e, metaConversation, &bad); id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
-			turns, _ := metaInt(&e, metaConversationTurns, &bad)
-			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: turns}
+		if id := m.Conversation; id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
+			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns}
 		}
-		if lost := metaString(&e, "resumeFailed", &bad); lost != "" && rs.Conversations[l.Agent].ID == lost {
+		if lost := m.ResumeFailed; lost != "" && rs.Conversations[l.Agent].ID == lost {
 			delete(rs.Conversations, l.Agent)
 		}
 		if l.Command == "ask" {
 			setActive(l.Agent, "ask")
 		}
-	case events.KindChatSent, events.KindChatDelivered, events.KindChatReply:
-		sid, id := metaString(&e, "session", &bad), metaString(&e, "messageId", &bad)
-		if sid == "" || id == "" || conversation.ValidSessionID(sid) != nil {
-			bad = true
+	case events.KindChatSent:
+		m := meta[events.ChatSentMeta](&e, &bad)
+		key, ok := r.chatKey(m.Session, m.MessageID, &bad)
+		if !ok {
 			return nil
 		}
-		key := sid + "/" + id
-		switch e.Kind {
-		case events.KindChatSent:
-			if r.chats[key] == nil {
-				r.order = append(r.order, key)
-			}
-			c := &PendingChat{Session: sid, MessageID: id, Text: e.Text, SentAt: at}
-			if off, ok := metaInt(&e, "offset", &bad); ok && off > 0 {
-				c.Offset = int64(off)
-			}
-			r.chats[key] = c
-			rs.Target = sid
-		case events.KindChatDelivered:
+		if r.chats[key] == nil {
+			r.order = append(r.order, key)
+		}
+		c := &PendingChat{Session: m.Session, MessageID: m.MessageID, Text: e.Text, SentAt: at, Offset: m.TranscriptOffset}
+		if c.Offset <= 0 {
+			c.Offset = max(m.LegacyOffset, 0)
+		}
+		r.chats[key] = c
+		if !rs.FollowsLead {
+			rs.Target = m.Session
+		}
+	case events.KindChatDelivered:
+		m := meta[events.ChatDeliveredMeta](&e, &bad)
+		if key, ok := r.chatKey(m.Session, m.MessageID, &bad); ok {
 			if c := r.chats[key]; c != nil {
-				c.Delivered, c.DeliveredAt, c.Lane = true, at, metaString(&e, "lane", &bad)
+				c.Delivered, c.DeliveredAt, c.Lane = true, at, m.Lane
 			}
-		case events.KindChatReply:
+		}
+	case events.KindChatReply:
+		m := meta[events.ChatReplyMeta](&e, &bad)
+		if key, ok := r.chatKey(m.Session, m.MessageID, &bad); ok {
 			delete(r.chats, key)
 		}
 	}
 	return nil
+}
+
+// chatKey is the key of a chat message in the log: session/message id.
+func (r *resumeReader) chatKey(sid, id string, bad *bool) (string, bool) {
+	if sid == "" || id == "" || conversation.ValidSessionID(sid) != nil {
+		*bad = true
+		return "", false
+	}
+	return sid + "/" + id, true
 }
 
 // continuity is what the room carries over from a resumed log that has no
@@ -612,8 +600,8 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 				e.chat.unconfirmed = &sentMessage{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
 			}
 			if c.State == "replied" {
-				e.emit(events.RoleOrchestrator, events.KindChatReply, summary(c.Reply, 1000), nil,
-					map[string]any{"session": c.Session, "messageId": c.MessageID, "lane": c.Lane, "source": "resume"})
+				e.emit(events.RoleOrchestrator, summary(c.Reply, 1000), nil,
+					events.ChatReplyMeta{Session: c.Session, MessageID: c.MessageID, Lane: c.Lane, Source: "resume"})
 			}
 		}
 	}
@@ -621,8 +609,8 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, s)
 	}
 	e.Say("%s", strings.Join(lines, "\n"))
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("resumed from %s (%d skipped)", Count(rs.Events, "event"), rs.Stats.Skipped()+rs.Unknown), nil,
-		map[string]any{"agent": e.Active, "resumed": true, "events": rs.Events, "skippedLines": rs.Stats.Skipped(), "skippedEvents": rs.Unknown})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("resumed from %s (%d skipped)", Count(rs.Events, "event"), rs.Stats.Skipped()+rs.Unknown), nil,
+		events.StatusMeta{Agent: e.Active, Resumed: true, Events: events.Int(rs.Events), SkippedLines: events.Int(rs.Stats.Skipped()), SkippedEvents: events.Int(rs.Unknown)})
 	if rs.Loop != nil {
 		return rs, e.offerLoop(ctx, rs.Loop, now)
 	}
@@ -747,8 +735,8 @@ func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) er
 		which = fmt.Sprintf(" with %s's plan update", e.Planner)
 	}
 	e.Say("offering to continue from step %d of %d%s: answer y to run it, anything else leaves it.", l.From, l.Max, which)
-	e.emit(events.RoleRelayBaton, events.KindStatus, fmt.Sprintf("offered to continue the /continue loop at step %d of %d (%s half)", l.From, l.Max, half), nil,
-		map[string]any{"loopResumeFrom": l.From, "loopResumeHalf": half, "maxSteps": l.Max})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("offered to continue the /continue loop at step %d of %d (%s half)", l.From, l.Max, half), nil,
+		events.StatusMeta{LoopResumeFrom: l.From, LoopResumeHalf: half, MaxSteps: l.Max})
 	yes := e.autoYes
 	e.autoYes = false
 	defer func() { e.autoYes = yes }()

@@ -167,7 +167,7 @@ func TestResumeInterruptedResumedLoop(t *testing.T) {
 	if _, err := h.e.Resume(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
-	h.e.emit(events.RoleUser, events.KindCommand, "confirmed: run codex", nil, map[string]any{"agent": "codex", "command": "continue", "confirmed": true})
+	h.e.emit(events.RoleUser, "confirmed: run codex", nil, events.CommandMeta{Agent: "codex", Command: "continue", Confirmed: events.Bool(true)})
 	rs, err := ReadResume(h.e.LogPath(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -477,5 +477,45 @@ func BenchmarkReadResume(b *testing.B) {
 		if err != nil || rs.Loop == nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestResumeFollowsTheLead: a room that talked to the orchestrator as "the
+// lead" resumes following whichever session is the lead then, even after
+// sending it messages; a /target choice is kept as a choice.
+func TestResumeFollowsTheLead(t *testing.T) {
+	const a, b = "3f2a9c4e-8b1d-4e6f-9a0b-1c2d3e4f5a6b", "4f2a9c4e-8b1d-4e6f-9a0b-1c2d3e4f5a6b"
+	write := func(t *testing.T, evs ...events.Event) string {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "conversation.jsonl")
+		lg, err := events.OpenLog(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lg.Close()
+		for _, e := range evs {
+			if err := lg.Append(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	lead := events.NewWithMeta("s", events.RoleRelayBaton, "active agent: orchestrator, session "+a, events.StatusMeta{
+		Agent: AgentOrchestrator, Switched: true, Session: a, FollowsLead: true})
+	sent := events.NewWithMeta("s", events.RoleUser, "hi", events.ChatSentMeta{Session: a, MessageID: "0123abcd"})
+	rs, err := ReadResume(write(t, lead, sent), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs.FollowsLead || rs.Target != "" || rs.Active != AgentOrchestrator {
+		t.Fatalf("after a switch to the lead and a message: follows %v, target %q, active %q", rs.FollowsLead, rs.Target, rs.Active)
+	}
+	chosen := events.NewWithMeta("s", events.RoleUser, "/target "+b, events.CommandMeta{Command: "target"})
+	rs, err = ReadResume(write(t, lead, sent, chosen), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.FollowsLead || rs.Target != b {
+		t.Fatalf("after /target: follows %v, target %q", rs.FollowsLead, rs.Target)
 	}
 }

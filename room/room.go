@@ -5,8 +5,13 @@
 // commands (plan, execute, continue, handoff, review, status, budget, doctor, note)
 // call the same Engine methods, so no logic lives in the REPL layer.
 //
+//	input ─► Parse ─► Engine.Process ─► Runner (agents) ─► Activity ─► printer (render.Terminal)
+//	                                 └► conversation.Send/Follow (orchestrator lane)
+//	every turn ─► emit(role, text, refs, events.XxxMeta) ─► conversation.jsonl ─► Replay, ReadResume
+//
 // Agent runs go through the small Runner interface: production uses the
-// agents package (AgentsRunner), tests use fakes.
+// agents package (AgentsRunner), tests use fakes. The orchestrator lane's
+// logic is conversation's; the room only previews, confirms and renders.
 package room
 
 import (
@@ -22,6 +27,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // Runner starts agents. AgentsRunner is the production implementation.
@@ -143,7 +149,14 @@ type Engine struct {
 	chat    chatLane                      // the orchestrator lane (orchestrator.go)
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
+	repo    *repoCache                    // the context panel's git facts (git.go)
 }
+
+// ConfigError is a Config value the room does not know (an agent name, a
+// diet profile): the caller's usage error, not a failure.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
 
 // New opens the room for the repository containing cfg.Dir: it creates
 // .ai-session if needed and opens the conversation log.
@@ -175,6 +188,7 @@ func New(cfg Config) (*Engine, error) {
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
 		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
 	if e.Active == "" {
@@ -182,14 +196,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.Active != agents.Claude && e.Active != agents.Codex {
 		e.Close()
-		return nil, fmt.Errorf("unknown agent %q: choose claude or codex", e.Active)
+		return nil, &ConfigError{fmt.Sprintf("unknown agent %q: choose claude or codex", e.Active)}
 	}
 	if e.Diet == "" {
 		e.Diet = DefaultDiet
 	}
 	if _, ok := Diets[e.Diet]; !ok {
 		e.Close()
-		return nil, fmt.Errorf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))
+		return nil, &ConfigError{fmt.Sprintf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))}
 	}
 	if e.runner == nil {
 		e.runner = AgentsRunner{}
@@ -208,8 +222,10 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close closes the conversation log.
+// Close stops a running refresh of the panel's git facts and closes the
+// conversation log.
 func (e *Engine) Close() error {
+	e.repo.close()
 	if e.log == nil {
 		return nil
 	}
@@ -242,20 +258,21 @@ func (e *Engine) LogPath() string {
 const maxEventText = 8000
 
 // emit appends an event; a failure to log is reported once, never fatal.
-func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[string]string, meta map[string]any) string {
+// The kind is the meta's (one type per kind: events.CommandMeta,
+// events.StatusMeta, ...); it returns the event's id.
+func (e *Engine) emit(role events.Role, text string, refs map[string]string, meta events.Meta) string {
 	if len(text) > maxEventText {
 		r := []rune(text)
 		if len(r) > maxEventText {
 			text = string(r[:maxEventText]) + fmt.Sprintf("… (%d chars in all)", len(r))
 		}
 	}
-	ev := events.New(e.SessionID, role, kind, text)
+	ev := events.NewWithMeta(e.SessionID, role, text, meta)
 	if e.log == nil { // read-only: nothing is recorded
 		return ev.ID
 	}
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs
-	ev.Meta = meta
 	if err := e.log.Append(ev); err != nil {
 		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
 	}
@@ -265,12 +282,6 @@ func (e *Engine) emit(role events.Role, kind events.Kind, text string, refs map[
 // Say prints a relay-baton line.
 func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton, format, a...) }
 
-// summary shortens s to one line of at most n runes for event text.
-func summary(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// summary shortens s to one line of at most n runes for event text: the
+// one truncation helper.
+var summary = render.Cut

@@ -69,8 +69,8 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 			e.preview(spec, inv, edited)
 		}
 		if err != nil {
-			e.emit(events.RoleRelayBaton, events.KindAgentRun, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
-				nil, map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": false, "ran": false, "error": err.Error()})
+			e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+				nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 			return inv, fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
 		}
 		previewID := e.preview(spec, inv, edited)
@@ -88,8 +88,8 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 		}
 		switch answer {
 		case "y", "yes":
-			e.emit(events.RoleUser, events.KindCommand, "confirmed: run "+spec.Req.Agent, nil,
-				map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": true, "previewId": previewID, "autoYes": e.autoYes})
+			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
+				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
 			return inv, nil
 		case "e", "edit":
 			text, err := e.term.Edit(spec.Req.Prompt)
@@ -115,9 +115,9 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 
 func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
 	e.Say("cancelled. nothing ran.")
-	e.emit(events.RoleRelayBaton, events.KindAgentRun, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
-		map[string]any{"agent": spec.Req.Agent, "command": spec.Command, "confirmed": false, "ran": false, "cancelled": true,
-			"reason": why, "previewId": previewID, "argv": argvSummary(inv.Argv, spec.Req.Prompt)})
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
+		events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Cancelled: true,
+			Reason: why, PreviewID: previewID, Argv: argvSummary(inv.Argv, spec.Req.Prompt)})
 }
 
 // preview prints what would run and logs a prompt_preview event.
@@ -157,26 +157,21 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
 
-	meta := map[string]any{
-		"agent": spec.Req.Agent, "role": string(spec.Req.Role), "command": spec.Command, "argv": argv,
-		"cwd": inv.Dir, "policy": inv.Policy, "stripped": inv.Stripped, "promptChars": n,
-	}
-	if spec.Req.Resume != "" {
-		meta[metaConversation] = spec.Req.Resume
-	}
-	if edited {
-		meta["edited"] = true
+	meta := events.PromptPreviewMeta{
+		Agent: spec.Req.Agent, Role: string(spec.Req.Role), Command: spec.Command, Argv: argv,
+		Cwd: inv.Dir, Policy: inv.Policy, Stripped: inv.Stripped, PromptChars: n, Edited: edited,
+		Conversation: spec.Req.Resume,
 	}
 	var refs map[string]string
 	if n <= inlinePromptMax {
-		meta["prompt"] = prompt
+		meta.Prompt = prompt
 	} else if rel, err := e.savePrompt(spec.Command, prompt); err == nil {
 		refs = map[string]string{"prompt": rel}
 	} else {
-		meta["promptError"] = err.Error()
+		meta.PromptError = err.Error()
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
-	return e.emit(events.RoleRelayBaton, events.KindPromptPreview, text, refs, meta)
+	return e.emit(events.RoleRelayBaton, text, refs, meta)
 }
 
 // previewLineMax is the longest prompt line a preview prints whole.
@@ -222,8 +217,8 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	bg := context.WithoutCancel(ctx)
 	before := head(bg, e.Root)
 	if len(inv.Passed) > 0 {
-		e.emit(events.RoleRelayBaton, events.KindAudit, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
-			map[string]any{"agent": spec.Req.Agent, "vars": inv.Passed})
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
+			events.AuditMeta{Agent: spec.Req.Agent, Vars: inv.Passed})
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
@@ -231,41 +226,36 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	res := e.runner.Run(ctx, req)
 	e.out.endRun(res)
 	after := head(bg, e.Root)
-	meta := map[string]any{
-		"agent": req.Agent, "role": string(req.Role), "command": spec.Command, "argv": argvSummary(inv.Argv, req.Prompt),
-		"confirmed": true, "ran": true, "exitCode": res.ExitCode, "durationMs": res.Duration.Milliseconds(),
-		"cancelled": res.Cancelled,
-	}
-	if res.TimedOut {
-		meta["timedOut"] = true
-	}
-	if res.Usage.CostUSD > 0 {
-		meta["costUsd"] = res.Usage.CostUSD
+	ms := res.Duration.Milliseconds()
+	meta := events.AgentRunMeta{
+		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
+		Confirmed: true, Ran: true, ExitCode: events.Int(res.ExitCode), DurationMs: &ms,
+		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: res.Usage.CostUSD,
 	}
 	if res.Err != nil {
-		meta["error"] = res.Err.Error()
+		meta.Error = res.Err.Error()
 	}
 	if turns := e.noteConversation(req.Agent, res); turns > 0 {
-		meta[metaConversation], meta[metaConversationTurns] = res.Session, turns
+		meta.Conversation, meta.ConversationTurns = res.Session, turns
 	}
 	if res.ResumeFailed {
-		meta["resumeFailed"] = req.Resume
+		meta.ResumeFailed = req.Resume
 		e.forgetConversation(req.Agent)
 		e.Say("%s's conversation %s cannot be continued (%s). It is forgotten: the next %s run starts a new conversation, after its own preview.",
 			req.Agent, req.Resume, summary(res.Err.Error(), 200), req.Agent)
 	}
 	if before != after {
-		meta["headBefore"], meta["headAfter"] = before, after
+		meta.HeadBefore, meta.HeadAfter = before, after
 		e.Say("HEAD moved during the run: %s → %s. relay-baton never commits; the agent (or someone else) did.", short(before), short(after))
 	}
 	text := fmt.Sprintf("%s %s: exit %d in %s", req.Agent, spec.Command, res.ExitCode, res.Duration.Round(time.Millisecond))
 	if res.Cancelled {
 		text = fmt.Sprintf("%s %s: cancelled after %s", req.Agent, spec.Command, res.Duration.Round(time.Millisecond))
 	}
-	e.emit(events.Role(req.Agent), events.KindAgentRun, text, nil, meta)
+	e.emit(events.Role(req.Agent), text, nil, meta)
 	if before != after {
-		e.emit(events.RoleRelayBaton, events.KindAudit, fmt.Sprintf("HEAD moved during %s %s: %s -> %s", req.Agent, spec.Command, short(before), short(after)), nil,
-			map[string]any{"agent": req.Agent, "headBefore": before, "headAfter": after})
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("HEAD moved during %s %s: %s -> %s", req.Agent, spec.Command, short(before), short(after)), nil,
+			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}

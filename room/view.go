@@ -29,6 +29,7 @@ type View struct {
 	r      *resumeReader
 	offset int64
 	ino    os.FileInfo
+	repo   *repoCache // the panel's git facts, kept between calls (git.go)
 }
 
 // OpenView opens the view of the repository containing dir. diet is the
@@ -44,7 +45,7 @@ func OpenView(dir, diet string) (*View, error) {
 	if _, ok := Diets[diet]; !ok {
 		return nil, fmt.Errorf("unknown diet profile %q", diet)
 	}
-	v := &View{Root: root, Diet: diet, now: time.Now}
+	v := &View{Root: root, Diet: diet, now: time.Now, repo: newRepoCache(root)}
 	v.reset()
 	return v, nil
 }
@@ -104,9 +105,16 @@ func (v *View) Panel(ctx context.Context) (Panel, error) {
 	e := &Engine{
 		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
 		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		last: last, now: v.now, getenv: os.Getenv,
+		last: last, now: v.now, getenv: os.Getenv, repo: v.repo,
 	}
 	if active == AgentOrchestrator {
+		if target == "" { // following the lead: whichever session it is now
+			if ws, err := conversation.ResolveWorkspace(v.Root); err == nil {
+				if t, err := conversation.Lead(ws); err == nil {
+					target = t.SessionID
+				}
+			}
+		}
 		e.chat.session = target
 	} else {
 		e.cont.target = target

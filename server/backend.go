@@ -2,19 +2,15 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // ErrConflict is returned (wrapped) for a session that exists but cannot
@@ -104,7 +100,11 @@ func (w *Workspace) LogSkipped(id string) ([]LogEntry, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.ReadLog(500)
+	out, skipped, err := s.ReadLogCounted(500)
+	for i := range out {
+		out[i].Text = render.Inert(out[i].Text) // the page shows it; so may a terminal (curl)
+	}
+	return out, skipped, err
 }
 
 // Send enqueues text for session id and, in the background, follows the
@@ -235,90 +235,25 @@ func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Sessio
 		},
 	})
 	if err != nil && ctx.Err() == nil {
-		emit(Event{Name: "notice", Data: map[string]any{"text": "reply not readable: " + err.Error(), "at": time.Now().UTC()}})
+		emit(Event{Name: "notice", Data: render.PanelNotice("reply not readable: "+err.Error(), time.Now())})
 	}
 }
 
-// panelEvent maps one activity onto the panel's SSE vocabulary.
+// panelEvent maps one activity onto the panel's SSE vocabulary (the one
+// renderer for the page, events/render.Panel).
 func panelEvent(a events.Activity) (Event, bool) {
-	at := a.Time
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
-	switch a.Kind {
-	case events.ActThinking:
-		return Event{Name: "thinking", Data: map[string]any{"at": at}}, true
-	case events.ActTool:
-		return Event{Name: "activity", Data: map[string]any{"tool": a.Tool, "detail": a.Detail, "at": at}}, true
-	case events.ActText:
-		if strings.TrimSpace(a.Text) == "" {
-			return Event{}, false
-		}
-		return Event{Name: "text", Data: map[string]any{"text": a.Text, "at": at}}, true
-	case events.ActDone:
-		return Event{Name: "end_turn", Data: map[string]any{"at": at}}, true
-	case events.ActError:
-		return Event{Name: "notice", Data: map[string]any{"text": a.Text, "at": at}}, true
-	}
-	return Event{}, false
+	name, data, ok := render.Panel(a, time.Now())
+	return Event{Name: name, Data: data}, ok
 }
 
-// watchQueue reports queue depth changes and new deliveries until ctx ends.
+// watchQueue reports queue depth changes and new deliveries until ctx ends
+// (conversation.WatchQueue reads the inbox and delivered/).
 func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
-	seen := map[string]bool{}
-	for _, n := range listJSON(s.DeliveredDir()) {
-		seen[n] = true
-	}
-	lastDepth := -1
-	var wake <-chan fsnotify.Event
-	if fw, err := fsnotify.NewWatcher(); err == nil {
-		defer func() { go fw.Close() }()
-		_ = fw.Add(s.InboxDir())
-		_ = fw.Add(s.DeliveredDir())
-		wake = fw.Events
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		if q, err := s.Queue(); err == nil && q.Depth != lastDepth {
-			lastDepth = q.Depth
-			emit(Event{Name: "queued", Data: map[string]any{"depth": q.Depth, "ahead": max(q.Depth-1, 0)}})
-		}
-		for _, n := range listJSON(s.DeliveredDir()) {
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			var m conversation.Message
-			b, err := os.ReadFile(s.DeliveredDir() + "/" + n)
-			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
-				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
-				continue
-			}
+	return s.WatchQueue(ctx, func(u conversation.QueueUpdate) {
+		if m := u.Delivered; m != nil {
 			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
+			return
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case _, ok := <-wake:
-			if !ok {
-				wake = nil
-			}
-		}
-	}
-}
-
-func listJSON(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+		emit(Event{Name: "queued", Data: map[string]any{"depth": u.Depth, "ahead": max(u.Depth-1, 0)}})
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // Room is the Agent Room's side of the page, read-only: the repository's
@@ -48,6 +49,20 @@ var ContextEvery = 5 * time.Second
 type TimelineEvent struct {
 	Offset int64        `json:"offset"`
 	Event  events.Event `json:"event"`
+}
+
+// liveEvent is a timeline event on the room stream (no offset: Follow
+// delivers events, not their lines' positions).
+type liveEvent struct {
+	Event events.Event `json:"event"`
+}
+
+// pageSafe passes an event's text through the one sanitizer before it
+// leaves for the page (which also only ever sets it as textContent): the
+// log holds what models and tools said, and that is untrusted.
+func pageSafe(e events.Event) events.Event {
+	e.Text = render.Inert(e.Text)
+	return e
 }
 
 // TimelinePage is the answer to GET /api/timeline.
@@ -155,7 +170,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, l := range pg.Events {
-		out.Events = append(out.Events, TimelineEvent{Offset: l.Offset, Event: l.Event})
+		out.Events = append(out.Events, TimelineEvent{Offset: l.Offset, Event: pageSafe(l.Event)})
 	}
 	out.Before, out.More, out.End, out.Skipped = pg.Before, pg.Before > 0, pg.End, pg.Stats.Skipped()
 	writeJSON(w, http.StatusOK, out)
@@ -231,7 +246,7 @@ func (s *Server) roomStream(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer close(followDone)
 		_, err := events.Follow(ctx, s.room.LogPath(), from, func(e events.Event) error {
-			send(Event{Name: "timeline", Data: TimelineEvent{Event: e}})
+			send(Event{Name: "timeline", Data: liveEvent{Event: pageSafe(e)}})
 			poke()
 			return nil
 		})

@@ -242,6 +242,11 @@ func TestRoomStreamLiveEventsAndContext(t *testing.T) {
 	if err := json.Unmarshal([]byte(next("timeline")), &te); err != nil || te.Event.Text != "live 0" || te.Event.Role != events.RoleCodex {
 		t.Fatalf("live event: %+v %v", te, err)
 	}
+	// Untrusted text reaches the page inert.
+	logN(t, lg, 1, events.RoleClaude, "esc \x1b]0;title\x07 csi \x1b[2J c1 \u009b")
+	if err := json.Unmarshal([]byte(next("timeline")), &te); err != nil || strings.ContainsAny(te.Event.Text, "\x1b\x07\u009b") || !strings.Contains(te.Event.Text, "^[") {
+		t.Fatalf("live event: %+v %v", te, err)
+	}
 	fr.set("activeAgent", "codex")
 	if c := next("context"); !strings.Contains(c, `"activeAgent":"codex"`) {
 		t.Fatalf("changed context: %s", c)

@@ -1,9 +1,14 @@
 // Package server is relay-baton's localhost chat panel: an HTTP server bound
 // to 127.0.0.1 that serves one embedded page and a small JSON + SSE API over
 // the same session-chat file protocol the room uses. It holds no state of
-// its own: targets, queues and logs are read from the workspace, messages
-// are enqueued as inbox files, and replies are read from the session's
-// transcript.
+// its own:
+//
+//	POST /api/send ─► conversation.Send (then Follow, so the reply reaches log.jsonl)
+//	GET /api/events ◄─ Session.WatchQueue (queue, deliveries) + Tail ─► render.Panel
+//	GET /api/targets, /api/log ◄─ conversation.ListTargets, Session.ReadLog
+//
+// Every string it streams went through render.Inert; encoding/json escapes
+// <, > and &, and the page inserts text with textContent only.
 package server
 
 import (

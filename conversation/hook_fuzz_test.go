@@ -1,12 +1,10 @@
-package main
+package conversation
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/relay-baton/relay-baton/conversation"
 )
 
 // FuzzHookPayload: whatever Claude Code (or anything else) writes on a
@@ -34,11 +32,11 @@ func FuzzHookPayload(f *testing.F) {
 		if projectDir != "" && ws != projectDir {
 			t.Fatalf("CLAUDE_PROJECT_DIR %q ignored for %q", projectDir, ws)
 		}
-		s, err := conversation.OpenSession(ws, p.SessionID)
+		s, err := OpenSession(ws, p.SessionID)
 		if err != nil {
 			return
 		}
-		base := filepath.Join(filepath.Clean(ws), conversation.ChatDir) + string(filepath.Separator)
+		base := filepath.Join(filepath.Clean(ws), ChatDir) + string(filepath.Separator)
 		if !strings.HasPrefix(s.Dir(), base) || strings.Contains(s.Dir()[len(base):], string(filepath.Separator)) {
 			t.Fatalf("session %q in %q opens %q, outside %q", p.SessionID, ws, s.Dir(), base)
 		}

@@ -1,4 +1,4 @@
-package main
+package conversation
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// goTemporaryBinary reports whether bin is a binary `go run` built: one in
+// GoTemporaryBinary reports whether bin is a binary `go run` built: one in
 // Go's build cache (GOCACHE, where Go caches some `go run` executables) or
 // in a go-build work folder of the temporary directory
 // ($GOTMPDIR or os.TempDir(), then go-build<N>/b001/exe/<name>). Such a path
 // disappears when the run ends or the cache is trimmed, so nothing that
 // outlives the command (a hook in a settings file) may name it. It returns
 // the folder that matched.
-func goTemporaryBinary(bin string) (string, bool) {
+func GoTemporaryBinary(bin string) (string, bool) {
 	bin = filepath.Clean(bin)
 	for _, c := range goCacheDirs() {
 		if within(bin, c) {

@@ -1,0 +1,279 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// This file holds the hooks' decisions: what the Stop hook, the asyncRewake
+// waiter, the UserPromptSubmit and SessionStart hooks do with a payload.
+// package main only parses flags and calls them (bounded, RunBounded).
+
+// HookSub is one `relay-baton hook` subcommand: the one place its
+// usage and help text are kept (the hook command's help and each
+// subcommand's --help are built from HookCommands).
+type HookSub struct {
+	Name  string
+	Usage string // after "relay-baton hook "
+	Short string
+}
+
+// HookCommands lists the hook subcommands; the first four are run by Claude
+// Code with a JSON payload on stdin.
+var HookCommands = []HookSub{
+	{"stop", "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true."},
+	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while\nthe session is idle for a chat message, claims it and exits 2 with its framed text on stderr;\nexits 0 with nothing claimed after --timeout or when another waiter is armed."},
+	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary."},
+	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox."},
+	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
+}
+
+// LookupHook returns the hook subcommand called name.
+func LookupHook(name string) (HookSub, bool) {
+	for _, h := range HookCommands {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return HookSub{}, false
+}
+
+// HookHelp is the help text of the hook command, from HookCommands.
+func HookHelp() string {
+	var b strings.Builder
+	b.WriteString("Subcommands (the first four are run by Claude Code with a JSON payload on stdin):\n")
+	for _, h := range HookCommands {
+		fmt.Fprintf(&b, "  %s\n", h.Usage)
+		for _, l := range strings.Split(h.Short, "\n") {
+			fmt.Fprintf(&b, "      %s\n", l)
+		}
+	}
+	b.WriteString(`
+The hooks never print errors toward Claude Code: they record them in
+.claude/session-chat/<sessionId>/errors.log.
+
+They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
+one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
+(RELAY_BATON_AGENT_RUN=1) every hook returns at once and registers nothing:
+such a session cannot be woken, and a waiter would stall it.`)
+	return b.String()
+}
+
+// hookPayload is the part of a Claude Code hook payload the hooks use.
+type hookPayload struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	StopHookActive bool   `json:"stop_hook_active"`
+	Source         string `json:"source"`
+	HookEventName  string `json:"hook_event_name"`
+
+	env HookEnv // the session's mode and process
+}
+
+// busyFresh: a busy mark younger than this is this process's own.
+const busyFresh = 30 * time.Second
+
+// maxPayload caps what a hook reads from stdin (last_assistant_message can
+// be long).
+const maxPayload = 8 << 20
+
+// readHookSession reads the payload of hook sub and opens its session;
+// ok=false for anything unusable (junk, empty, a bad id, another hook
+// event: recorded in errors.log): the hook then stays silent.
+func readHookSession(in io.Reader, sub string) (hookPayload, *Session, bool) {
+	var p hookPayload
+	// One-shot print-mode sessions and relay-baton's own agent runs are
+	// not served: return at once (a waiter would stall them).
+	env := CurrentHook()
+	if in == nil || SkipHook(env, in) {
+		return p, nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
+	if err != nil {
+		return p, nil, false
+	}
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	p, ws, ok := decodeHookPayload(b, projectDir)
+	if !ok {
+		return p, nil, false
+	}
+	p.env = env
+	if projectDir == "" {
+		ws = HookWorkspace(ws, p.SessionID)
+	}
+	s, err := OpenSession(ws, p.SessionID)
+	if err != nil {
+		return p, nil, false
+	}
+	if err := CheckHookEvent(sub, p.HookEventName); err != nil {
+		s.RecordError(err)
+		return p, nil, false
+	}
+	return p, s, true
+}
+
+// decodeHookPayload decodes a hook payload and picks its workspace:
+// projectDir (CLAUDE_PROJECT_DIR) when set, else the payload's cwd. ok=false
+// when the payload is over maxPayload, not JSON, or names no absolute
+// workspace.
+func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, ok bool) {
+	if len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
+		return p, "", false
+	}
+	ws = projectDir
+	if ws == "" {
+		ws = p.Cwd
+	}
+	if ws == "" || !filepath.IsAbs(ws) {
+		return p, "", false
+	}
+	return p, ws, true
+}
+
+// HookStop is the Stop hook: it claims one queued message and writes
+// {"decision":"block","reason":<framed message>} to out as one write;
+// silent when the inbox is empty, stop_hook_active is true or the payload
+// is unusable. Its empty-inbox path is one payload decode, one directory
+// read and one unlink (the busy mark).
+func HookStop(in io.Reader, out io.Writer) {
+	p, s, ok := readHookSession(in, "stop")
+	if !ok {
+		return
+	}
+	if p.StopHookActive {
+		_ = s.ClearBusy()
+		return
+	}
+	has, err := s.HasPending()
+	if err != nil || !has {
+		if err != nil {
+			s.RecordError(fmt.Errorf("hook stop: %w", err))
+		}
+		_ = s.ClearBusy()
+		return
+	}
+	// Handover: the claim stays marked in progress until the block is
+	// printed; a hook killed before that leaves the message to the next lane.
+	res, err := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook stop: %w", err))
+	}
+	if !res.OK {
+		_ = s.ClearBusy()
+		return
+	}
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}{"block", s.Frame(res.Message)})
+	if _, err := io.WriteString(out, buf.String()); err != nil { // one line, one write
+		_ = res.Abandon(err)
+		return
+	}
+	_ = res.Delivered()
+}
+
+// HookPromptSubmit is the UserPromptSubmit hook: it marks the session busy.
+func HookPromptSubmit(in io.Reader) {
+	p, s, ok := readHookSession(in, "prompt-submit")
+	if !ok {
+		return
+	}
+	// In stream-json mode the first prompt's UserPromptSubmit can run
+	// before the SessionStart hook has created the folder: create it here.
+	err := s.Ensure()
+	if err == nil {
+		err = s.MarkBusy()
+	}
+	if err == nil {
+		err = s.RecordProcess(p.env.Process)
+	}
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
+	}
+}
+
+// HookSessionStart is the SessionStart hook: it registers the session
+// (transcript path, cwd) and creates its inbox.
+func HookSessionStart(in io.Reader) {
+	p, s, ok := readHookSession(in, "session-start")
+	if !ok {
+		return
+	}
+	_ = s.Ensure()
+	if err := s.RecordProcess(p.env.Process); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
+	}
+	tp := p.TranscriptPath
+	if tp != "" && !filepath.IsAbs(tp) {
+		tp = ""
+	}
+	if err := s.Register(Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
+		s.RecordError(fmt.Errorf("hook session-start: %w", err))
+	}
+	// A busy mark left by a previous process of this session (killed
+	// mid-turn) would hold the idle lane back: drop it. Not after a
+	// compaction (it can happen mid-turn), and not a fresh mark: the first
+	// prompt's UserPromptSubmit may run before this hook.
+	if p.Source != "compact" {
+		_ = s.ClearBusyOlderThan(busyFresh)
+	}
+}
+
+// DefaultWaiterTimeout is `hook wait`'s default --timeout: under the
+// hook's own timeout by WaiterMargin.
+var DefaultWaiterTimeout = DefaultWaitTimeout - WaiterMargin(DefaultWaitTimeout)
+
+// HookWait is the asyncRewake waiter: while the session is idle it waits up
+// to timeout for a message, claims it and writes its framed text to errOut;
+// woke reports a claim (the hook then exits 2, which wakes the session).
+// Nothing is claimed when another waiter is armed, when the session's
+// process ends or when ctx ends.
+func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.Duration) (woke bool) {
+	p, s, ok := readHookSession(in, "wait")
+	if !ok {
+		return false
+	}
+	if err := s.Ensure(); err != nil {
+		s.RecordError(fmt.Errorf("hook wait: %w", err))
+		return false
+	}
+	_ = s.RecordProcess(p.env.Process)
+	lock, ok, err := s.LockWaiter()
+	if err != nil {
+		s.RecordError(fmt.Errorf("hook wait: %w", err))
+		return false
+	}
+	if !ok {
+		return false // another waiter is armed
+	}
+	defer lock.Release()
+	// A waiter outliving its session would hold the lock for nothing.
+	alive, stop := WhileAlive(ctx, p.env.Process, SystemProcs, 0)
+	defer stop()
+	ctx, cancel := context.WithTimeout(alive, timeout)
+	defer cancel()
+	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.RecordError(fmt.Errorf("hook wait: %w", err))
+		}
+		return false
+	}
+	if _, err := io.WriteString(errOut, s.Frame(res.Message)+"\n"); err != nil {
+		_ = res.Abandon(err)
+		return false
+	}
+	_ = res.Delivered()
+	return true
+}

@@ -1,0 +1,90 @@
+package conversation
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+)
+
+// InstallOptions says what `relay-baton hook install` does.
+type InstallOptions struct {
+	Workspace   string
+	Scope       string // project, local or user
+	Binary      string // the relay-baton binary (symlinks are resolved)
+	WaitTimeout time.Duration
+	Check       bool // only report whether the hooks are installed and current
+	Uninstall   bool
+}
+
+// InstallUsageError is an install refused for its arguments (a bad scope,
+// a temporary `go run` binary): Hint says what to run instead.
+type InstallUsageError struct{ Msg, Hint string }
+
+func (e *InstallUsageError) Error() string { return e.Msg }
+
+// InstallHooks merges relay-baton's hooks into (or, with Uninstall, out of)
+// the settings file of o.Scope and writes what it did to out. current is
+// false only for Check when the hooks are missing or out of date.
+func InstallHooks(out io.Writer, o InstallOptions) (current bool, err error) {
+	path, err := SettingsPath(o.Scope, o.Workspace)
+	if err != nil {
+		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
+	}
+	bin := o.Binary
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	if dir, tmp := GoTemporaryBinary(bin); tmp && !o.Uninstall {
+		return false, &InstallUsageError{Msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+			Hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
+	}
+	opts := HookOptions{Binary: bin, WaitTimeout: o.WaitTimeout}
+	plan, err := PlanHooks(path, opts, o.Uninstall)
+	if err != nil {
+		return false, err
+	}
+	if o.Check {
+		if plan.Changed {
+			fmt.Fprintf(out, "%s: relay-baton hooks missing or out of date (run 'relay-baton hook install --scope %s')\n", path, o.Scope)
+			return false, nil
+		}
+		fmt.Fprintf(out, "%s: relay-baton hooks installed and current (%s)\n", path, bin)
+		return true, nil
+	}
+	if err := plan.Apply(); err != nil {
+		return false, err
+	}
+	switch {
+	case o.Uninstall && plan.Changed:
+		fmt.Fprintf(out, "Removed relay-baton's hooks from %s (other hooks kept).\n", path)
+		return true, nil
+	case o.Uninstall:
+		fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
+		return true, nil
+	case plan.Changed:
+		fmt.Fprintf(out, "Installed relay-baton's chat hooks in %s (other hooks kept):\n", path)
+	default:
+		fmt.Fprintf(out, "relay-baton's chat hooks are already installed in %s:\n", path)
+	}
+	for _, h := range Hooks(opts) {
+		extra := ""
+		if h.AsyncRewake {
+			extra = ", asyncRewake"
+		}
+		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
+	}
+	fmt.Fprintf(out, `
+Adoption rule: Claude Code reads hooks when a session starts. Sessions started
+before this install are not chat-capable; start (or resume) them again.
+
+Lanes: the Stop hook delivers queued messages at turn ends; the asyncRewake
+waiter delivers while the session is idle (for up to %s after each turn;
+a 'claude -p --input-format stream-json' session waits for it when its stdin
+closes: use --wait-timeout for such sessions, or end them with a signal).
+Optional Monitor lane, for a session that should arm it itself: ask it to run
+the Monitor tool with the command
+  %s wait --session <its session id>
+`, o.WaitTimeout, ShellQuote(bin))
+	return true, nil
+}

@@ -1,0 +1,83 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// QueueUpdate is one change of a session's queue: its depth (Delivered
+// nil), or a message a lane delivered.
+type QueueUpdate struct {
+	Depth     int
+	Delivered *Message
+}
+
+// WatchQueue calls fn with the inbox's depth each time it changes (first
+// at once) and with each message delivered from now on (read from
+// delivered/ once its claimer recorded deliveredAt), until ctx ends. fn is
+// not called concurrently. It is the one reader of delivered/ besides
+// State.
+func (s *Session) WatchQueue(ctx context.Context, fn func(QueueUpdate)) error {
+	seen := map[string]bool{}
+	for _, n := range listJSON(s.DeliveredDir()) {
+		seen[n] = true
+	}
+	lastDepth := -1
+	var wake <-chan fsnotify.Event
+	if fw, err := fsnotify.NewWatcher(); err == nil {
+		defer closeWatcher(fw)
+		_ = fw.Add(s.InboxDir())
+		_ = fw.Add(s.DeliveredDir())
+		wake = fw.Events
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if q, err := s.Queue(); err == nil && q.Depth != lastDepth {
+			lastDepth = q.Depth
+			fn(QueueUpdate{Depth: q.Depth})
+		}
+		for _, n := range listJSON(s.DeliveredDir()) {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			var m Message
+			b, err := readSmall(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
+			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
+				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
+				continue
+			}
+			fn(QueueUpdate{Depth: -1, Delivered: &m})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil
+			}
+		}
+	}
+}
+
+func listJSON(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package conversation
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events/render"
+)
+
+// Status says where a message sent to t now would go, in a few words:
+// "ended" or "unknown (no process recorded)" (its liveness), "busy"
+// (delivered at the turn's end), "idle, waiter armed" (at once), "idle, not
+// reachable" (at the next turn's end), "-" when t cannot chat. Every view of
+// the targets says it with these words.
+func (t Target) Status() string {
+	switch {
+	case t.State == Ended:
+		return "ended"
+	case t.State == Unknown:
+		return "unknown (no process recorded)"
+	case !t.ChatCapable:
+		return "-"
+	case t.Busy:
+		return "busy"
+	case t.Agent == AgentCodex && t.Waiting:
+		return "idle (codex queue)"
+	case t.Agent == AgentCodex:
+		return "not loaded"
+	case t.Waiting:
+		return "idle, waiter armed"
+	}
+	return "idle, not reachable"
+}
+
+// TableOptions tunes WriteTargets.
+type TableOptions struct {
+	Now        time.Time
+	Current    string // marked ">" (the room's target)
+	Transcript bool   // a TRANSCRIPT column
+}
+
+// WriteTargets writes the one targets table (`relay-baton targets`, the
+// room's /targets): a mark (">" current, "*" lead), the session, whether it
+// can chat, its Status, its queue (and the oldest message's age), its last
+// activity, and with o.Transcript its transcript path. Paths come from a
+// hook payload: they are sanitized.
+func WriteTargets(w io.Writer, ts []Target, o TableOptions) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT"
+	if o.Transcript {
+		head += "\tTRANSCRIPT"
+	}
+	fmt.Fprintln(tw, head)
+	for _, t := range ts {
+		mark := []byte("  ")
+		if t.SessionID == o.Current {
+			mark[0] = '>'
+		}
+		if t.Lead {
+			mark[1] = '*'
+		}
+		chat, queue := "no", "-"
+		if t.ChatCapable {
+			chat, queue = "yes", fmt.Sprint(t.Depth)
+			if t.Depth > 0 && !t.Oldest.IsZero() {
+				queue += fmt.Sprintf(" (oldest %s)", o.Now.Sub(t.Oldest).Round(time.Second))
+			}
+		}
+		last := "-"
+		if !t.LastActivity.IsZero() {
+			last = o.Now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
+		}
+		agent := t.Agent
+		if agent == "" {
+			agent = "claude"
+		}
+		row := []string{string(mark) + " " + t.SessionID, chat, t.Status(), queue, last, agent}
+		if o.Transcript {
+			tr := render.InertLine(t.TranscriptPath)
+			if tr == "" {
+				tr = "-"
+			}
+			row = append(row, tr)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// FindTarget returns the sessions of ts that want names: the one whose id
+// is want, else those whose id starts with want (at least 4 characters,
+// case-folded). "" or "lead" names the lead.
+func FindTarget(ts []Target, want string) []Target {
+	var found []Target
+	for _, t := range ts {
+		switch {
+		case want == "" || want == "lead":
+			if t.Lead {
+				return []Target{t}
+			}
+		case t.SessionID == want:
+			return []Target{t}
+		case len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)):
+			found = append(found, t)
+		}
+	}
+	return found
+}
+
+// Reachability says where a message sent to s now would go, and when, in a
+// sentence: the long form of Target.Status.
+func (s *Session) Reachability(now time.Time) string {
+	q, _ := s.Queue()
+	queue := fmt.Sprintf("%d queued", q.Depth)
+	if s.IsCodex() {
+		switch {
+		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
+			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
+		case CodexLoaded(s.ID):
+			return "idle: a message is delivered at once (codex queue); " + queue
+		}
+		return "not loaded in a running codex: a message waits until the thread runs again (Stop hook, or codex queue once it is loaded); " + queue
+	}
+	switch {
+	case s.Busy(now):
+		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
+	case s.Waiting():
+		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
+	}
+	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
+}

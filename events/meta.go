@@ -1,0 +1,385 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Meta is the typed meta of one kind of event: every writer builds one of
+// the types below and every reader (resume) decodes the same type, so a
+// renamed key breaks a build or a golden file (testdata/meta/), never a
+// --resume in silence. The log keeps meta as a JSON object.
+type Meta interface {
+	// MetaKind is the event kind this meta belongs to.
+	MetaKind() Kind
+}
+
+// Bool and Int return pointers, for the optional fields whose zero value
+// is still worth recording (confirmed: false, exitCode: 0).
+func Bool(b bool) *bool { return &b }
+func Int(n int) *int    { return &n }
+
+// MessageMeta is the meta of a free-text turn (a question or its answer,
+// or a /note).
+type MessageMeta struct {
+	Agent string `json:"agent,omitempty"`
+	Note  bool   `json:"note,omitempty"` // a /note, for the record only
+}
+
+// CommandMeta is the meta of a slash command, of a confirmation (Confirmed
+// set, true or false) and of a refused command (Error).
+type CommandMeta struct {
+	Command   string `json:"command,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Session   string `json:"session,omitempty"`
+	Confirmed *bool  `json:"confirmed,omitempty"`
+	Sent      *bool  `json:"sent,omitempty"`
+	AutoYes   *bool  `json:"autoYes,omitempty"`
+	Step      int    `json:"step,omitempty"` // a /continue step confirmed by the loop's confirmation
+	Half      string `json:"half,omitempty"` // which half of that step: "plan" or "execute"
+	PreviewID string `json:"previewId,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	OneShot   bool   `json:"oneShot,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// PromptPreviewMeta is the meta of a prompt shown before a run or a chat
+// message. Prompt holds a short prompt inline; a long one is in Refs.
+type PromptPreviewMeta struct {
+	Agent        string   `json:"agent"`
+	Command      string   `json:"command"`
+	Role         string   `json:"role,omitempty"`
+	Session      string   `json:"session,omitempty"`
+	Argv         string   `json:"argv,omitempty"`
+	Cwd          string   `json:"cwd,omitempty"`
+	Policy       string   `json:"policy,omitempty"`
+	Stripped     []string `json:"stripped,omitempty"`
+	PromptChars  int      `json:"promptChars"`
+	MessageChars int      `json:"messageChars,omitempty"`
+	Edited       bool     `json:"edited,omitempty"`
+	Conversation string   `json:"conversation,omitempty"` // the agent conversation the run continues
+	Prompt       string   `json:"prompt,omitempty"`
+	PromptError  string   `json:"promptError,omitempty"`
+}
+
+// AgentRunMeta is the meta of an agent run, or of one that did not run
+// (Ran false: refused, or it could not start).
+type AgentRunMeta struct {
+	Agent      string  `json:"agent"`
+	Command    string  `json:"command"`
+	Role       string  `json:"role,omitempty"`
+	Argv       string  `json:"argv,omitempty"`
+	Confirmed  bool    `json:"confirmed"`
+	Ran        bool    `json:"ran"`
+	ExitCode   *int    `json:"exitCode,omitempty"`
+	DurationMs *int64  `json:"durationMs,omitempty"`
+	Cancelled  bool    `json:"cancelled,omitempty"`
+	TimedOut   bool    `json:"timedOut,omitempty"`
+	CostUSD    float64 `json:"costUsd,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	PreviewID  string  `json:"previewId,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	HeadBefore string  `json:"headBefore,omitempty"`
+	HeadAfter  string  `json:"headAfter,omitempty"`
+
+	Conversation      string `json:"conversation,omitempty"`      // the session/thread id the run used
+	ConversationTurns int    `json:"conversationTurns,omitempty"` // runs in it so far
+	ResumeFailed      string `json:"resumeFailed,omitempty"`      // the conversation that could not be continued
+}
+
+// PlanMeta is the meta of plan.md written (or not), also by the planner
+// half of a /continue step (LoopStep set).
+type PlanMeta struct {
+	Agent           string   `json:"agent"`
+	Written         bool     `json:"written"`
+	Chars           int      `json:"chars,omitempty"`
+	MissingSections []string `json:"missingSections,omitempty"`
+	LoopStep        *int     `json:"loopStep,omitempty"`
+	MaxSteps        int      `json:"maxSteps,omitempty"`
+	Complete        *bool    `json:"complete,omitempty"` // the planner declared the plan complete
+	Answer          string   `json:"answer,omitempty"`   // the planner's answer when it was no plan
+	NextStep        string   `json:"nextStep,omitempty"`
+}
+
+// ExecuteMeta is the meta of an /execute, of a /continue step (Step,
+// MaxSteps) and of a loop's stop (Steps, StopReason).
+type ExecuteMeta struct {
+	Agent        string `json:"agent"`
+	ExitCode     *int   `json:"exitCode,omitempty"`
+	ChangedFiles *int   `json:"changedFiles,omitempty"`
+	Step         int    `json:"step,omitempty"`
+	MaxSteps     int    `json:"maxSteps,omitempty"`
+	Steps        *int   `json:"steps,omitempty"`
+	StopReason   string `json:"stopReason,omitempty"`
+	Half         string `json:"half,omitempty"`   // the step's half: "plan" or "execute"
+	Answer       string `json:"answer,omitempty"` // the executor's final answer, cut
+	AgentRuns    *int   `json:"agentRuns,omitempty"`
+	PlanUpdates  *int   `json:"planUpdates,omitempty"`
+}
+
+// ReviewMeta is the meta of a review: deterministic (the counts) or by an
+// agent (Agent, ExitCode).
+type ReviewMeta struct {
+	Deterministic bool   `json:"deterministic"`
+	Agent         string `json:"agent,omitempty"`
+	ExitCode      *int   `json:"exitCode,omitempty"`
+	ChangedFiles  *int   `json:"changedFiles,omitempty"`
+	Deletions     *int   `json:"deletions,omitempty"`
+	LargeDiffs    *int   `json:"largeDiffs,omitempty"`
+	LikelySecrets *int   `json:"likelySecrets,omitempty"`
+	TestsTouched  *int   `json:"testsTouched,omitempty"`
+	NotInPlan     *int   `json:"notInPlan,omitempty"`
+}
+
+// DiagnoseMeta is the meta of a doctor run.
+type DiagnoseMeta struct {
+	Deep     bool `json:"deep"`
+	Failed   int  `json:"failed"`
+	Warnings int  `json:"warnings"`
+}
+
+// HandoffMeta is the meta of a handoff document.
+type HandoffMeta struct {
+	Agent string `json:"agent"` // to whom
+	From  string `json:"from"`
+	Chars int    `json:"chars"`
+	Diet  string `json:"diet"`
+}
+
+// StatusMeta is the meta of a status line: an agent switch (Switched), a
+// resume (Resumed), a session status, a chat message cancelled or not
+// confirmed, a loop offered again.
+type StatusMeta struct {
+	Agent     string `json:"agent,omitempty"`
+	Switched  bool   `json:"switched,omitempty"` // the room's active agent became Agent
+	Session   string `json:"session,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Lead      *bool  `json:"lead,omitempty"`
+	// FollowsLead: the switch went to whichever session is the lead (no
+	// /target), so a resume follows the lead again instead of this session.
+	FollowsLead    bool   `json:"followsLead,omitempty"`
+	MessageID      string `json:"messageId,omitempty"`
+	Lane           string `json:"lane,omitempty"`
+	Cancelled      bool   `json:"cancelled,omitempty"`
+	Unconfirmed    bool   `json:"unconfirmed,omitempty"`
+	ChangedFiles   *int   `json:"changedFiles,omitempty"`
+	Plan           *bool  `json:"plan,omitempty"`
+	Resumed        bool   `json:"resumed,omitempty"`
+	Events         *int   `json:"events,omitempty"`
+	SkippedLines   *int   `json:"skippedLines,omitempty"`
+	SkippedEvents  *int   `json:"skippedEvents,omitempty"`
+	LoopResumeFrom int    `json:"loopResumeFrom,omitempty"`
+	MaxSteps       int    `json:"maxSteps,omitempty"`
+	LoopResumeHalf string `json:"loopResumeHalf,omitempty"`
+	// NewConversation names the agent whose conversation /new forgot
+	// (Previous its id).
+	NewConversation string `json:"newConversation,omitempty"`
+	Previous        string `json:"previous,omitempty"`
+}
+
+// BudgetMeta is the meta of a context budget measure.
+type BudgetMeta struct {
+	Diet  string  `json:"diet"`
+	Chars int     `json:"chars"`
+	Ratio float64 `json:"ratio"`
+}
+
+// AuditMeta is the meta of a policy-relevant fact.
+type AuditMeta struct {
+	Agent      string   `json:"agent"`
+	Vars       []string `json:"vars,omitempty"` // API-key variables passed
+	HeadBefore string   `json:"headBefore,omitempty"`
+	HeadAfter  string   `json:"headAfter,omitempty"`
+}
+
+// ChatSentMeta is the meta of a chat message queued for a session.
+type ChatSentMeta struct {
+	Agent            string `json:"agent,omitempty"`
+	Session          string `json:"session"`
+	MessageID        string `json:"messageId"`
+	Ahead            int    `json:"ahead"`
+	From             string `json:"from,omitempty"`
+	Chars            int    `json:"chars,omitempty"`
+	TranscriptOffset int64  `json:"transcriptOffset,omitempty"` // the transcript's size when sent
+	Workspace        string `json:"workspace,omitempty"`
+
+	// LegacyOffset is TranscriptOffset as an early reader expected it
+	// ("offset"); read only, for logs that have it.
+	LegacyOffset int64 `json:"offset,omitempty"`
+}
+
+// ChatDeliveredMeta is the meta of a chat message claimed by a lane.
+type ChatDeliveredMeta struct {
+	Agent     string `json:"agent,omitempty"`
+	Session   string `json:"session"`
+	MessageID string `json:"messageId"`
+	Lane      string `json:"lane"`
+	At        string `json:"at,omitempty"`     // TimeFormat
+	SentAt    string `json:"sentAt,omitempty"` // TimeFormat
+	LatencyMs *int64 `json:"latencyMs,omitempty"`
+}
+
+// ChatReplyMeta is the meta of the summary of a session's reply.
+type ChatReplyMeta struct {
+	Agent          string `json:"agent,omitempty"`
+	Session        string `json:"session"`
+	MessageID      string `json:"messageId"`
+	Lane           string `json:"lane,omitempty"`
+	Chars          *int   `json:"chars,omitempty"`
+	TranscriptFrom *int64 `json:"transcriptFrom,omitempty"`
+	TranscriptTo   *int64 `json:"transcriptTo,omitempty"`
+	Outbox         *bool  `json:"outbox,omitempty"`
+	Source         string `json:"source,omitempty"` // "resume" when found while resuming
+}
+
+func (MessageMeta) MetaKind() Kind       { return KindMessage }
+func (CommandMeta) MetaKind() Kind       { return KindCommand }
+func (PromptPreviewMeta) MetaKind() Kind { return KindPromptPreview }
+func (AgentRunMeta) MetaKind() Kind      { return KindAgentRun }
+func (PlanMeta) MetaKind() Kind          { return KindPlan }
+func (ExecuteMeta) MetaKind() Kind       { return KindExecute }
+func (ReviewMeta) MetaKind() Kind        { return KindReview }
+func (DiagnoseMeta) MetaKind() Kind      { return KindDiagnose }
+func (HandoffMeta) MetaKind() Kind       { return KindHandoff }
+func (StatusMeta) MetaKind() Kind        { return KindStatus }
+func (BudgetMeta) MetaKind() Kind        { return KindBudget }
+func (AuditMeta) MetaKind() Kind         { return KindAudit }
+func (ChatSentMeta) MetaKind() Kind      { return KindChatSent }
+func (ChatDeliveredMeta) MetaKind() Kind { return KindChatDelivered }
+func (ChatReplyMeta) MetaKind() Kind     { return KindChatReply }
+
+// MetaTypes maps every kind to a zero value of its meta type (for the
+// golden files and for readers that take any kind).
+var MetaTypes = map[Kind]Meta{
+	KindMessage: MessageMeta{}, KindCommand: CommandMeta{}, KindPromptPreview: PromptPreviewMeta{},
+	KindAgentRun: AgentRunMeta{}, KindPlan: PlanMeta{}, KindExecute: ExecuteMeta{}, KindReview: ReviewMeta{},
+	KindDiagnose: DiagnoseMeta{}, KindHandoff: HandoffMeta{}, KindStatus: StatusMeta{}, KindBudget: BudgetMeta{},
+	KindAudit: AuditMeta{}, KindChatSent: ChatSentMeta{}, KindChatDelivered: ChatDeliveredMeta{}, KindChatReply: ChatReplyMeta{},
+}
+
+// NewWithMeta is New with the kind taken from m and m stored as Event.Meta
+// (the JSON object a reader of the log gets back).
+func NewWithMeta(sessionID string, role Role, text string, m Meta) Event {
+	e := New(sessionID, role, m.MetaKind(), text)
+	e.Meta = MetaMap(m)
+	return e
+}
+
+// MetaMap returns m as the generic object Event.Meta holds (numbers as
+// float64, as decoding the log gives them); nil for a meta with no field
+// set.
+func MetaMap(m Meta) map[string]any {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("events: meta %T does not encode: %v", m, err)) // plain structs always do
+	}
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// DecodeMeta decodes e.Meta into the meta type of e's kind, T, as
+// encoding/json would decode the log's meta object into T (keys by their
+// json tags, null leaves a field zero, unknown keys are ignored), without
+// re-encoding it: resume reads every event. A field of the wrong type is
+// left zero and reported, the other fields are still decoded; an event of
+// another kind is an error.
+func DecodeMeta[T Meta](e *Event) (T, error) {
+	var m T
+	if k := m.MetaKind(); k != e.Kind {
+		return m, fmt.Errorf("event %s is a %s, not a %s", e.ID, e.Kind, k)
+	}
+	if len(e.Meta) == 0 {
+		return m, nil
+	}
+	v := reflect.ValueOf(&m).Elem()
+	fields := metaFields(v.Type())
+	var bad []string
+	for k, x := range e.Meta {
+		i, ok := fields[k]
+		if !ok || x == nil {
+			continue
+		}
+		if !setField(v.Field(i), x) {
+			bad = append(bad, k)
+		}
+	}
+	if bad != nil {
+		slices.Sort(bad)
+		return m, fmt.Errorf("event %s: meta %s of the wrong type", e.ID, strings.Join(bad, ", "))
+	}
+	return m, nil
+}
+
+var metaFieldCache sync.Map // reflect.Type -> map[json key]field index
+
+func metaFields(t reflect.Type) map[string]int {
+	if f, ok := metaFieldCache.Load(t); ok {
+		return f.(map[string]int)
+	}
+	out := map[string]int{}
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if tag != "" && tag != "-" {
+			out[tag] = i
+		}
+	}
+	metaFieldCache.Store(t, out)
+	return out
+}
+
+// setField stores the decoded JSON value x in f; false when x does not fit
+// f's type (as encoding/json would refuse it).
+func setField(f reflect.Value, x any) bool {
+	if f.Kind() == reflect.Pointer {
+		p := reflect.New(f.Type().Elem())
+		if !setField(p.Elem(), x) {
+			return false
+		}
+		f.Set(p)
+		return true
+	}
+	switch f.Kind() {
+	case reflect.String:
+		s, ok := x.(string)
+		f.SetString(s)
+		return ok
+	case reflect.Bool:
+		b, ok := x.(bool)
+		f.SetBool(b)
+		return ok
+	case reflect.Int, reflect.Int64:
+		n, ok := x.(float64)
+		if !ok || n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return false
+		}
+		f.SetInt(int64(n))
+		return true
+	case reflect.Float64:
+		n, ok := x.(float64)
+		f.SetFloat(n)
+		return ok
+	case reflect.Slice: // []string; elements of another type are skipped
+		list, ok := x.([]any)
+		if !ok {
+			return false
+		}
+		out := reflect.MakeSlice(f.Type(), 0, len(list))
+		for _, el := range list {
+			if s, ok := el.(string); ok {
+				out = reflect.Append(out, reflect.ValueOf(s))
+			}
+		}
+		f.Set(out)
+		return true
+	}
+	return false
+}
