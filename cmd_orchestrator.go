@@ -85,7 +85,9 @@ var waitCommand = &command{
 	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
 It watches the inbox (fsnotify), claims each message while the session is not in
 a turn, and prints its framed text as one write. --once exits after the first
-message. Claiming is by rename, so it is safe beside the hooks.`,
+message. Claiming is by rename, so it is safe beside the hooks. When its
+output is closed (nobody reads it), the message goes back to the inbox and
+wait exits 1.`,
 	Run: runWait,
 }
 

@@ -56,7 +56,10 @@ func HookHelp() string {
 	}
 	b.WriteString(`
 The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log.
+.claude/session-chat/<sessionId>/errors.log. Each one serves its own
+hook_event_name only (another event claims nothing), finishes well within its
+timeout, and a claim it cannot finish (killed) is delivered again by the next
+lane.
 
 They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
 one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
