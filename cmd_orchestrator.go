@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -83,7 +85,9 @@ var waitCommand = &command{
 	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
 It watches the inbox (fsnotify), claims each message while the session is not in
 a turn, and prints its framed text as one write. --once exits after the first
-message. Claiming is by rename, so it is safe beside the hooks.`,
+message. Claiming is by rename, so it is safe beside the hooks. When its
+output is closed (nobody reads it), the message goes back to the inbox and
+wait exits 1.`,
 	Run: runWait,
 }
 
@@ -185,8 +189,8 @@ func runSend(inv *invocation) error {
 		case conversation.UpdCancelled:
 			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
 		case conversation.UpdDelivered:
-			fmt.Fprintf(inv.IO.Out, "delivered via %s at %s\n", render.InertLine(string(u.Lane)), u.At.Local().Format("15:04:05"))
-		case conversation.UpdUnconfirmed, conversation.UpdUnreadable:
+			fmt.Fprintf(inv.IO.Out, "delivered %s at %s\n", render.InertLine(conversation.ViaLane(u.Lane)), u.At.Local().Format("15:04:05"))
+		case conversation.UpdUnconfirmed, conversation.UpdUnreadable, conversation.UpdIncomplete:
 			fmt.Fprintf(inv.IO.Out, "! %s\n", render.Inert(u.Err.Error()))
 		case conversation.UpdActivity:
 			tr.Activity(events.RoleOrchestrator, u.Activity)
@@ -293,7 +297,7 @@ func runTail(inv *invocation) error {
 	}
 	path := conversation.LocateTranscript(s)
 	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and under %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsRoot())
+		return fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsWhere())
 	}
 	var off int64
 	if !*fromStart {
@@ -356,6 +360,9 @@ func runWait(inv *invocation) error {
 	if !s.ChatCapable() {
 		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
 	}
+	// A reader that is gone must show as a failed write (the message goes
+	// back to the inbox), not kill the process with SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
 	// Sanitized when a person reads it rather than the Monitor tool.
 	return s.Monitor(inv.Ctx, *once, inv.IO.OutTTY, inv.IO.Out, inv.IO.Err)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -34,9 +35,15 @@ func openCommandLog(sessionDir string) (*commandLog, error) {
 		return nil, fmt.Errorf("create %s: %w", sessionDir, err)
 	}
 	p := filepath.Join(sessionDir, CommandsLogName)
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	// O_NOFOLLOW: never append through a symlink a repository committed;
+	// O_NONBLOCK: never block on a FIFO there.
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
+		return nil, fmt.Errorf("open %s: %w (if it is a link or a named pipe, move it aside)", p, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: not a regular file: move it aside", p)
 	}
 	return &commandLog{f: f}, nil
 }

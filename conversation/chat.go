@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -17,7 +19,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -26,7 +27,8 @@ import (
 //
 //	<workspace>/.claude/session-chat/<sessionId>/
 //	  inbox/<epochMs>-<id>.json   pending {id, from, text, createdAt}
-//	  delivered/<id>.json         claimed: + {deliveredAt, lane}
+//	  delivered/<id>.json         claimed: + {lane, claimedAt}, then deliveredAt
+//	  claims/<id>.json            a claim in progress (claims.go)
 //	  rejected/<name>             inbox files that could not be read
 //	  outbox/<id>.json            optional explicit reply {id, text}
 //	  log.jsonl                   derived chat log (a cache)
@@ -69,6 +71,12 @@ type Message struct {
 	CreatedAt   time.Time  `json:"createdAt"`
 	DeliveredAt *time.Time `json:"deliveredAt,omitempty"`
 	Lane        Lane       `json:"lane,omitempty"`
+	// ClaimedAt is when Lane claimed it; without DeliveredAt the claim is
+	// still in progress (or its claimer died: Recover).
+	ClaimedAt *time.Time `json:"claimedAt,omitempty"`
+	// Deliveries counts earlier deliveries that never reached the session
+	// (put back in the inbox by Recover).
+	Deliveries int `json:"deliveries,omitempty"`
 	// Inbox is the inbox file name Enqueue wrote (not stored in the file).
 	Inbox string `json:"-"`
 }
@@ -208,7 +216,7 @@ func (s *Session) ChatCapable() bool { return s.check() == nil }
 // Ensure creates the session folder and its inbox, delivered, outbox and
 // rejected folders (0700), refusing symlinks.
 func (s *Session) Ensure() error {
-	for _, d := range []string{filepath.Join(s.Workspace, ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir()} {
+	for _, d := range []string{filepath.Join(s.Workspace, ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			if errors.Is(err, fs.ErrNotExist) {
 				if err := os.MkdirAll(d, 0o700); err != nil {
@@ -322,9 +330,12 @@ func idFromName(name string) string {
 	return ""
 }
 
-// HasPending reports cheaply (one directory read) whether the inbox holds a
-// message. A missing inbox is false with no error.
+// HasPending reports cheaply (one directory read, and one of claims/)
+// whether the inbox holds a message, after putting back the messages of
+// claims that died before delivering (Recover). A missing inbox is false
+// with no error.
 func (s *Session) HasPending() (bool, error) {
+	s.Recover()
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -343,15 +354,34 @@ type ClaimResult struct {
 	Message  Message
 	OK       bool       // a message was claimed
 	Rejected []Rejected // unreadable inbox files moved to rejected/ on the way
+
+	held     *heldClaim // the claim marker, until Delivered
+	handover bool
 }
 
-// Claim claims the oldest readable message for lane: it renames the inbox
-// file to delivered/<id>.json (a lost rename race means another lane won:
-// it tries the next), then rewrites that file with deliveredAt and lane.
-// Unparseable or oversized files are moved to rejected/ and reported.
-// An empty or missing inbox is OK=false with no error.
+// Claim claims the oldest readable message for lane and records it as
+// delivered: the caller hands it over itself, in this process. (The hooks
+// use ClaimWith and Handover, so that a claimer killed before the hand-over
+// leaves the message to be delivered again.)
 func (s *Session) Claim(lane Lane) (ClaimResult, error) {
-	var res ClaimResult
+	res, err := s.ClaimWith(lane, ClaimOptions{})
+	if res.OK {
+		res.Delivered()
+	}
+	return res, err
+}
+
+// ClaimWith claims the oldest readable message for lane: it first records
+// the claim in claims/<id>.json (locked while this process lives), then
+// renames the inbox file to delivered/<id>.json (a lost rename race means
+// another lane won: it tries the next), and rewrites that file with lane
+// and claimedAt. The caller hands the message over, then calls
+// res.Delivered. Claims whose claimer died are settled first (Recover).
+// Unparseable or oversized files are moved to rejected/ and reported. An
+// empty or missing inbox is OK=false with no error.
+func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
+	res := ClaimResult{handover: o.Handover}
+	s.Recover()
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(names) == 0) {
 		return res, nil
@@ -362,13 +392,23 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 	if err := s.check(); err != nil {
 		return res, err
 	}
-	if err := checkDir(s.DeliveredDir()); errors.Is(err, fs.ErrNotExist) {
-		if err := s.Ensure(); err != nil {
+	for _, d := range []string{s.DeliveredDir(), s.ClaimsDir()} {
+		if err := checkDir(d); errors.Is(err, fs.ErrNotExist) {
+			if err := s.Ensure(); err != nil {
+				return res, err
+			}
+		} else if err != nil {
 			return res, err
 		}
-	} else if err != nil {
-		return res, err
 	}
+	transcript := o.Transcript
+	if !filepath.IsAbs(transcript) {
+		transcript = ""
+	}
+	if transcript == "" && o.Handover {
+		transcript = LocateTranscript(s)
+	}
+	offset := Size(transcript)
 	for _, name := range names {
 		src := filepath.Join(s.InboxDir(), name)
 		id := idFromName(name)
@@ -386,23 +426,34 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 			}
 			continue
 		}
+		if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
+			// A different message with the same id was delivered before:
+			// keep both, under a unique name.
+			id = id + "-" + strings.SplitN(name, "-", 2)[0]
+		}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: transcript, Offset: offset}
+		held, err := s.newMarker(mk)
+		if errors.Is(err, fs.ErrExist) {
+			// A claim of this id is in progress, or one that died: settle
+			// it, then try once more.
+			s.recoverOne(id, false)
+			held, err = s.newMarker(mk)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			continue // another lane is on it
+		}
+		if err != nil {
+			return res, fmt.Errorf("claim %s: record the claim: %w", name, err)
+		}
 		dst := s.DeliveredPath(id)
 		switch err := renameNoReplace(src, dst); {
 		case err == nil:
 		case errors.Is(err, fs.ErrNotExist):
-			continue // another lane won
-		case errors.Is(err, fs.ErrExist):
-			// A different message with the same id was delivered before:
-			// keep both, under a unique name.
-			id = id + "-" + strings.SplitN(name, "-", 2)[0]
-			dst = s.DeliveredPath(id)
-			if err := renameNoReplace(src, dst); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				return res, fmt.Errorf("claim %s: %w", name, err)
-			}
+			held.drop()
+			continue // another lane won, or it was cancelled
 		default:
+			held.drop()
 			return res, fmt.Errorf("claim %s: %w", name, err)
 		}
 		m, reason := readMessage(dst)
@@ -410,16 +461,18 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 			if r, ok := s.reject(dst, name, reason); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
+			held.drop()
 			continue
 		}
 		m.ID = id
-		now := time.Now().UTC().Truncate(time.Millisecond)
-		m.DeliveredAt, m.Lane = &now, lane
-		b, _ := json.Marshal(m)
-		if err := writeFileAtomic(s.DeliveredDir(), id+".json", b, false); err != nil { // the rename already claimed it
-			s.RecordError(fmt.Errorf("record delivery of %s: %w", id, err))
+		m.Lane, m.ClaimedAt, m.DeliveredAt = lane, &now, nil
+		if !o.Handover {
+			m.DeliveredAt = &now // Claim: delivered with the claim (one record write)
 		}
-		res.Message, res.OK = m, true
+		if err := s.writeRecord(m); err != nil {
+			s.RecordError(fmt.Errorf("record the claim of %s: %w", id, err))
+		}
+		res.Message, res.OK, res.held = m, true, held
 		return res, nil
 	}
 	return res, nil
@@ -545,6 +598,14 @@ type State struct {
 	Queued    bool
 	Ahead     int // messages before it in the inbox, when queued
 	Delivered *Message
+	// Incomplete: claimed (Delivered.Lane, Delivered.ClaimedAt) but not
+	// handed over: its claimer is still at it, or died (Stalled), and the
+	// next lane delivers it again.
+	Incomplete bool
+	Stalled    bool
+	// Unconfirmed: handed over, and the claim waits for the transcript to
+	// show the delivery (it is delivered again if it never does).
+	Unconfirmed bool
 }
 
 // State finds message id: queued (with how many are ahead), delivered, or
@@ -577,7 +638,15 @@ func (s *Session) State(id string) (State, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
 	}
-	return State{Delivered: &m}, nil
+	st := State{Delivered: &m}
+	cs := s.ClaimState(id)
+	if m.DeliveredAt == nil {
+		st.Incomplete = true
+		st.Stalled = cs != ClaimLive
+	} else if cs == ClaimPending {
+		st.Unconfirmed = true
+	}
+	return st, nil
 }
 
 // Frame returns the text the session receives for m.
@@ -629,47 +698,35 @@ type LogEntry struct {
 	Source string    `json:"source,omitempty"`
 }
 
-// ReadLog returns the newest keep entries of log.jsonl, oldest first,
-// holding at most 2*keep; damaged lines, lines over 1 MiB and entries with
-// no text are skipped. A missing log is no entry and no error.
+// ReadLog returns the newest keep entries of log.jsonl, oldest first;
+// damaged lines, lines over MaxLogLine and entries with no text are
+// skipped (ReadLogCounted says how many). A missing log is no entry.
 func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
-	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []LogEntry
-	lr := events.NewLineReader(f, 64<<10, 1<<20)
-	for {
-		line, _, _, tooLong, err := lr.Next()
-		var e LogEntry
-		if !tooLong && len(line) > 0 && json.Unmarshal(line, &e) == nil && e.Text != "" {
-			out = append(out, e)
-			if len(out) > 2*keep {
-				out = append(out[:0], out[len(out)-keep:]...)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out, nil
+	es, _, err := s.ReadLogCounted(keep)
+	return es, err
 }
 
-// AppendLog appends e to log.jsonl (one write, O_APPEND). The log is a
-// cache: the transcript is the source of truth.
+// MaxLogText caps the text of a log.jsonl entry: a longer reply is cut
+// (the full text stays in the transcript), so one entry never hides the
+// rest of the log from a reader.
+const MaxLogText = 32 << 10
+
+// MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
+// by something else) is skipped and counted, and reading goes on.
+const MaxLogLine = 1 << 20
+
+// AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
+// MaxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
 	if err := checkDir(s.dir); err != nil {
 		return err
+	}
+	if len(e.Text) > MaxLogText {
+		cut := MaxLogText
+		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
+			cut--
+		}
+		e.Text = e.Text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(e.Text)-cut)
 	}
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
@@ -700,4 +757,65 @@ func writeHint(err error) string {
 		return " (the folder is not writable: check its mode and owner, `lsattr` for the immutable flag, and whether the file system is mounted read-only)"
 	}
 	return ""
+}
+
+// ReadLogCounted returns the newest keep entries of log.jsonl, oldest first, and
+// how many lines it skipped (not an entry, or over MaxLogLine: passed over
+// without being held in memory). A missing log is no entries.
+func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
+	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var out []LogEntry
+	skipped := 0
+	br := bufio.NewReaderSize(f, 64<<10)
+	var acc []byte
+	tooLong := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !tooLong && len(acc)+len(frag) > MaxLogLine {
+				tooLong, acc = true, acc[:0]
+			}
+			if !tooLong {
+				acc = append(acc, frag...)
+			}
+			continue
+		}
+		line := frag
+		if len(acc) > 0 || tooLong {
+			if !tooLong && len(acc)+len(frag) <= MaxLogLine {
+				line = append(acc, frag...)
+			} else {
+				line, tooLong = nil, true
+			}
+		}
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			var e LogEntry
+			if tooLong || json.Unmarshal(line, &e) != nil || e.Text == "" {
+				skipped++
+			} else {
+				out = append(out, e)
+				if len(out) > 2*keep {
+					out = append(out[:0], out[len(out)-keep:]...)
+				}
+			}
+		}
+		acc, tooLong = acc[:0], false
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return out, skipped, err
+		}
+	}
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out, skipped, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -126,6 +127,59 @@ func readRegularFile(p string, max int64) ([]byte, error) {
 		err = fmt.Errorf("%s is over %d bytes", p, max)
 	}
 	return b, err
+}
+
+// History is a line history file (the room's .ai-session/room_history):
+// read and appended by relay-baton itself, with O_NOFOLLOW, 0600, regular
+// files only, instead of by the line editor, which would follow a symlink
+// and create the file 0644.
+type History struct {
+	Path  string
+	Limit int // lines kept (0: 1000)
+}
+
+// Load returns the newest Limit lines. A file over twice the limit is
+// rewritten with only those (temporary file and rename). A missing file is
+// created, empty.
+func (h History) Load() ([]string, error) {
+	limit := h.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	b, err := readSmall(h.Path, 16<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err := OpenAppend(h.Path) // created now (0600), as the line editor did
+		if err == nil {
+			f.Close()
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		lines = nil
+	}
+	if len(lines) > limit {
+		keep := lines[len(lines)-limit:]
+		if len(lines) > 2*limit {
+			_ = writeFileAtomic(filepath.Dir(h.Path), filepath.Base(h.Path), []byte(strings.Join(keep, "\n")+"\n"), false)
+		}
+		lines = keep
+	}
+	return lines, nil
+}
+
+// Append adds one entry (a line; newlines in it become spaces).
+func (h History) Append(line string) error {
+	f, err := OpenAppend(h.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	return err
 }
 
 // ignoreAll is the .gitignore relay-baton puts in the folders it owns

@@ -56,7 +56,10 @@ func HookHelp() string {
 	}
 	b.WriteString(`
 The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log.
+.claude/session-chat/<sessionId>/errors.log. Each one serves its own
+hook_event_name only (another event claims nothing), finishes well within its
+timeout, and a claim it cannot finish (killed) is delivered again by the next
+lane.
 
 They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
 one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
@@ -159,7 +162,9 @@ func HookStop(in io.Reader, out io.Writer) {
 		_ = s.ClearBusy()
 		return
 	}
-	res, err := s.Claim(LaneHook)
+	// Handover: the claim stays marked in progress until the block is
+	// printed; a hook killed before that leaves the message to the next lane.
+	res, err := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook stop: %w", err))
 	}
@@ -174,7 +179,11 @@ func HookStop(in io.Reader, out io.Writer) {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}{"block", s.Frame(res.Message)})
-	_, _ = io.WriteString(out, buf.String()) // one line, one write
+	if _, err := io.WriteString(out, buf.String()); err != nil { // one line, one write
+		_ = res.Abandon(err)
+		return
+	}
+	_ = res.Delivered()
 }
 
 // HookPromptSubmit is the UserPromptSubmit hook: it marks the session busy.
@@ -257,13 +266,17 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()
-	res, err := s.WaitClaim(ctx, LaneRewake, true, 0)
+	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.RecordError(fmt.Errorf("hook wait: %w", err))
 		}
 		return false
 	}
-	_, _ = io.WriteString(errOut, s.Frame(res.Message)+"\n")
+	if _, err := io.WriteString(errOut, s.Frame(res.Message)+"\n"); err != nil {
+		_ = res.Abandon(err)
+		return false
+	}
+	_ = res.Delivered()
 	return true
 }

@@ -26,6 +26,12 @@ import (
 // ctx.Err() when ctx ends first; it never claims after that, so a timed-out
 // waiter strands nothing.
 func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration) (ClaimResult, error) {
+	return s.WaitClaimWith(ctx, lane, respectBusy, poll, ClaimOptions{})
+}
+
+// WaitClaimWith is WaitClaim with claim options: with o.Handover the caller
+// hands the message over and then calls res.Delivered (see ClaimWith).
+func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration, o ClaimOptions) (ClaimResult, error) {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
@@ -50,7 +56,10 @@ func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, po
 			return ClaimResult{Rejected: rejected}, ctx.Err()
 		}
 		if !respectBusy || !s.Busy(time.Now()) {
-			res, err := s.Claim(lane)
+			res, err := s.ClaimWith(lane, o)
+			if res.OK && !o.Handover {
+				res.Delivered()
+			}
 			rejected = append(rejected, res.Rejected...)
 			res.Rejected = rejected
 			if err != nil || res.OK {
@@ -67,6 +76,23 @@ func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, po
 			}
 		}
 	}
+}
+
+// ViaLane says how a message came: "via hook", or "(lane not recorded)"
+// for a record without one, never an empty word.
+func ViaLane(l Lane) string {
+	if l == "" {
+		return "(lane not recorded)"
+	}
+	return "via " + string(l)
+}
+
+// laneName is a lane for a message: never an empty word.
+func laneName(l Lane) string {
+	if l == "" {
+		return "an unknown lane"
+	}
+	return "the " + string(l) + " lane"
 }
 
 // Receipt is what Send returns: the message, and where its reply will show.
@@ -126,6 +152,7 @@ const (
 	UpdActivity    UpdateKind = "activity"    // the session did something after the delivery
 	UpdDone        UpdateKind = "done"        // end of the turn that answered; Reply = outbox text if any
 	UpdUnreadable  UpdateKind = "unreadable"  // delivered, reply not readable (no transcript)
+	UpdIncomplete  UpdateKind = "incomplete"  // claimed, but its claimer died before handing it over: delivered again
 )
 
 // Update is one change of a sent message's state or one activity of its
@@ -225,6 +252,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 						cmu.Lock()
 						confirmed = true
 						cmu.Unlock()
+						s.ConfirmClaim(id)
 						emit(Update{Kind: UpdConfirmed, Lane: m.Lane, At: a.Time})
 					}
 					continue
@@ -273,6 +301,7 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
 	lastAhead, retries := -1, 0
+	toldIncomplete := false
 	for {
 		st, err := s.State(id)
 		switch {
@@ -281,11 +310,22 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 			return nil, nil
 		case err != nil:
 			return nil, err
-		case st.Delivered != nil && st.Delivered.Lane == "" && retries < 100:
+		case st.Incomplete && !st.Stalled && retries < 2000:
 			retries++
-			// Claimed a moment ago; the claimer is recording its lane.
+			// Claimed a moment ago; the claimer is handing it over.
 			time.Sleep(5 * time.Millisecond)
 			continue
+		case st.Incomplete:
+			// Its claimer died before handing it over (or is stuck): say
+			// so, put it back in the inbox, and follow it there.
+			if !toldIncomplete {
+				toldIncomplete = true
+				emit(Update{Kind: UpdIncomplete, Lane: st.Delivered.Lane, Err: fmt.Errorf("message %s was claimed by %s but not handed over (its claimer died or is stuck): it goes back to the inbox for the next lane", id, laneName(st.Delivered.Lane))})
+			}
+			if st.Stalled {
+				s.Recover()
+			}
+			lastAhead = -1
 		case st.Delivered != nil:
 			return st.Delivered, nil
 		case st.Ahead != lastAhead:
@@ -383,7 +423,7 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 // first message with once, and nil when ctx ends.
 func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.Writer) error {
 	for {
-		res, err := s.WaitClaim(ctx, LaneMonitor, true, 0)
+		res, err := s.WaitClaimWith(ctx, LaneMonitor, true, 0, ClaimOptions{Handover: true})
 		for _, r := range res.Rejected {
 			fmt.Fprintf(errOut, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
 		}
@@ -398,8 +438,11 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 			text = render.Inert(text)
 		}
 		if _, err := io.WriteString(out, text+"\n"); err != nil {
-			return err
+			// The reader is gone (wait | true): nobody got the message.
+			_ = res.Abandon(err)
+			return fmt.Errorf("wait: the output is closed (%v): message %s put back in the inbox for the next lane", err, res.Message.ID)
 		}
+		_ = res.Delivered()
 		if once {
 			return nil
 		}

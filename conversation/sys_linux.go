@@ -37,3 +37,19 @@ func tryLock(f *os.File) (bool, error) {
 // openNonBlock keeps open(2) from blocking on a FIFO (or a device) put
 // where a regular file is expected; regular files ignore it.
 const openNonBlock = syscall.O_NONBLOCK
+
+// lockWait takes an exclusive flock on f, waiting for it.
+func lockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// processAlive reports whether process pid exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -45,6 +45,15 @@ func ProjectSlug(cwd string) string {
 	return string(b)
 }
 
+// ProjectsWhere says where transcripts were looked for, for a message:
+// "under <root>", or why there is no such folder (HOME unset).
+func ProjectsWhere() string {
+	if root := ProjectsRoot(); root != "" {
+		return "under " + root
+	}
+	return "not under ~/.claude/projects: HOME is not set (set HOME, or CLAUDE_CONFIG_DIR to Claude Code's folder)"
+}
+
 // ProjectDir is projects/<slug> of cwd, or "".
 func ProjectDir(cwd string) string {
 	root := ProjectsRoot()
@@ -179,12 +188,16 @@ type tailer struct {
 	aheadN   int
 	aheadErr error
 	pending  []byte // an incomplete last line
-	discard  bool   // inside an over-long line
-	atEOF    bool
-	skip     func(int64, string)
-	done     bool   // the last activity passed on was ActDone
-	items    []item // reused by split
-	rollout  bool   // a Codex rollout (agents.ParseRolloutLine), not a Claude Code transcript
+	// seal is the last bytes before off as they were read: a file rewritten
+	// in place (same inode, now larger) no longer has them there.
+	seal    []byte
+	sealBuf [sealSize]byte
+	discard bool // inside an over-long line
+	atEOF   bool
+	skip    func(int64, string)
+	done    bool   // the last activity passed on was ActDone
+	items   []item // reused by split
+	rollout bool   // a Codex rollout (agents.ParseRolloutLine), not a Claude Code transcript
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
@@ -248,9 +261,19 @@ func (t *tailer) step() (more bool, err error) {
 			t.off, t.pending, t.discard = 0, nil, false
 			return true, nil
 		}
-		if cur.Size() < t.off {
-			t.skip(t.off, "transcript was truncated: reading it from the start")
-			t.off, t.pending, t.discard, t.ahead = 0, nil, false, false
+		rewritten := false
+		if cur.Size() >= t.off && len(t.seal) > 0 && !t.ahead {
+			var now [sealSize]byte
+			n, _ := t.f.ReadAt(now[:len(t.seal)], t.off-int64(len(t.seal)))
+			rewritten = !bytes.Equal(now[:n], t.seal)
+		}
+		if cur.Size() < t.off || rewritten {
+			if rewritten {
+				t.skip(t.off, "transcript was rewritten in place: reading it from the start")
+			} else {
+				t.skip(t.off, "transcript was truncated: reading it from the start")
+			}
+			t.off, t.pending, t.discard, t.ahead, t.seal = 0, nil, false, false, nil
 			if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 				return false, err
 			}
@@ -276,7 +299,15 @@ func (t *tailer) step() (more bool, err error) {
 		t.atEOF = true
 		return true, nil
 	}
+	start := t.off
 	items := t.split(buf[:n])
+	// Remember how the data before the new offset looked.
+	if k := min(sealSize, n); k > 0 {
+		copy(t.sealBuf[:], buf[n-k:n])
+		t.seal = t.sealBuf[:k]
+	} else if t.off != start {
+		t.seal = nil
+	}
 	wait := parseItems(items, t.rollout)
 	if n == len(buf) && err == nil {
 		// More is likely there: read it into the other buffer while the
@@ -309,6 +340,13 @@ func (t *tailer) step() (more bool, err error) {
 
 // readSize is how much of the transcript one step reads.
 const readSize = 1 << 20
+
+// sealSize is how many bytes before the offset the tail checks to notice
+// a transcript rewritten in place.
+const sealSize = 64
+
+// utf8BOM is a byte-order mark some editors put at the start of a file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // item is one thing a step found, in file order: a line to parse (and its
 // activities once parsed), or a reason to skip.
@@ -355,6 +393,9 @@ func (t *tailer) split(data []byte) []item {
 		if len(line) > MaxTranscriptLine {
 			items = append(items, item{end: t.off, why: tooLong})
 			continue
+		}
+		if t.off == int64(len(line))+1 {
+			line = bytes.TrimPrefix(line, utf8BOM) // the file's first line
 		}
 		items = append(items, item{end: t.off, line: line})
 	}

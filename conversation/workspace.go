@@ -18,8 +18,10 @@ package conversation
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // SessionDirName is the folder, at the repository root, that holds
@@ -62,13 +64,64 @@ func SessionDir(root string) string { return filepath.Join(root, SessionDirName)
 // LogPath returns root/.ai-session/conversation.jsonl.
 func LogPath(root string) string { return filepath.Join(root, SessionDirName, LogName) }
 
+// ErrSessionDirLink is wrapped by EnsureSessionDir's error for a
+// .ai-session that is a symlink out of the repository.
+var ErrSessionDirLink = errors.New("is a symlink out of the repository")
+
 // EnsureSessionDir creates root/.ai-session (0700) if needed and returns it.
+// A .ai-session that is a symlink leading out of the repository is refused
+// (a repository can commit one, pointing at a folder of the user's); one
+// that stays inside the repository is allowed.
 func EnsureSessionDir(root string) (string, error) {
 	d := SessionDir(root)
+	if err := CheckSessionDir(root); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w%s", d, err, writeHint(err))
 	}
 	ensureIgnored(d)
+	return d, nil
+}
+
+// CheckSessionDir refuses a root/.ai-session that is a symlink out of the
+// repository or not a directory; a missing one is fine.
+func CheckSessionDir(root string) error {
+	d := SessionDir(root)
+	fi, err := os.Lstat(d)
+	if err != nil || fi.IsDir() {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return fmt.Errorf("%s is %s, not a folder: move it aside; relay-baton recreates the folder", d, kindOf(fi.Mode()))
+	}
+	target, err := filepath.EvalSymlinks(d)
+	rroot, rerr := filepath.EvalSymlinks(root)
+	if err == nil && rerr == nil {
+		if rel, err := filepath.Rel(rroot, target); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				return nil
+			}
+		}
+	}
+	dest, _ := os.Readlink(d)
+	return fmt.Errorf("%s %w (it points to %q): relay-baton does not write through it; remove the link (rm %s) and relay-baton recreates the folder", d, ErrSessionDirLink, dest, d)
+}
+
+// EnsureSubdir creates dir/name (0700), refusing a symlink or a non-folder
+// there, and returns it.
+func EnsureSubdir(dir, name string) (string, error) {
+	d := filepath.Join(dir, name)
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create %s: %w%s", d, err, writeHint(err))
+	}
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is %s, not a folder: relay-baton does not write through it; move it aside", d, kindOf(fi.Mode()))
+	}
 	return d, nil
 }
 

@@ -339,7 +339,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	refs := map[string]string{"plan": "plan.md"}
 	if replan && previous != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := os.WriteFile(filepath.Join(e.SessionDir, backup), []byte(previous), 0o600); err != nil {
+		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(previous)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs["backup"] = backup

@@ -298,7 +298,36 @@ func (e *Engine) cmdResend(ctx context.Context, args string) error {
 	}
 	m := e.chat.unconfirmed
 	if m == nil {
+		// A claim cut short (its claimer died before the hand-over) is
+		// unconfirmed too.
+		for i := len(e.chat.sent) - 1; i >= 0 && m == nil; i-- {
+			c := e.chat.sent[i]
+			if s, err := conversation.OpenSession(c.Workspace, c.Session); err == nil {
+				if st, err := s.State(c.ID); err == nil && (st.Incomplete || st.Unconfirmed) {
+					m = &c
+				}
+			}
+		}
+	}
+	if m == nil {
 		return fmt.Errorf("no unconfirmed message to resend (a message is unconfirmed when a lane claimed it but it never showed in the session's transcript)")
+	}
+	// The same message back in the inbox when its claim is not confirmed:
+	// a copy would reach the session twice if the recovery also ran.
+	if s, err := conversation.OpenSession(m.Workspace, m.Session); err == nil {
+		requeued, confirmed, err := s.Requeue(m.ID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("put message %s back in the inbox: %w", m.ID, err)
+		case confirmed:
+			e.chat.unconfirmed = nil
+			e.Say("message %s did reach session %s (its transcript shows the delivery): nothing resent.", m.ID, m.Session)
+			return nil
+		case requeued:
+			e.chat.unconfirmed = nil
+			e.Say("message %s is back in the inbox of session %s (same id): the next lane delivers it.", m.ID, m.Session)
+			return nil
+		}
 	}
 	e.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
 	before := e.lastSent()
@@ -471,7 +500,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 				e.Say("queued (%d ahead)", u.Ahead)
 			}
 		case conversation.UpdDelivered:
-			e.Say("delivered via %s at %s", u.Lane, u.At.Local().Format("15:04:05"))
+			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
 			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
 			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
 				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
@@ -480,6 +509,8 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 					LatencyMs: &latency})
 			e.out.beginRun(AgentOrchestrator)
 			started = true
+		case conversation.UpdIncomplete:
+			e.Say("%v", u.Err)
 		case conversation.UpdActivity:
 			e.out.activity(u.Activity)
 		}

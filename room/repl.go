@@ -15,6 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -169,8 +170,9 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		defer pin.Close()
 	}
 	cfg := &readline.Config{
-		Prompt:            PromptFor(e.Active, o.Color),
-		HistoryFile:       filepath.Join(e.SessionDir, "room_history"),
+		Prompt: PromptFor(e.Active, o.Color),
+		// No HistoryFile: the line editor would follow a symlink at that
+		// path and create it 0644; the room reads and appends it itself.
 		HistoryLimit:      1000,
 		HistorySearchFold: true,
 		// Only room input goes into history, not answers to "run this?".
@@ -229,6 +231,15 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
+	history := conversation.History{Path: filepath.Join(e.SessionDir, "room_history"), Limit: 1000}
+	if lines, err := history.Load(); err != nil {
+		e.Say("history not loaded: %v", err)
+	} else {
+		for _, l := range lines {
+			rl.SaveHistory(l)
+		}
+	}
+	historyErr := false
 	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
 	rc.setOnDrop(func() {
 		// Written through readline, which redraws the question below it.
@@ -339,6 +350,10 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		redraw = true
 		if typed == line { // no paste, no continuation: one line to recall
 			rl.SaveHistory(line)
+			if err := history.Append(line); err != nil && !historyErr {
+				historyErr = true // said once
+				e.Say("history not saved: %v", err)
+			}
 		}
 		if !o.Terminal {
 			e.out.say(events.RoleUser, "%s", line)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -508,7 +509,7 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := os.ReadFile(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
-		if err := os.WriteFile(filepath.Join(e.SessionDir, backup), old, 0o600); err != nil {
+		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w", err)
 		}
 		refs["backup"] = backup

@@ -431,6 +431,10 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 		return
 	}
 	c.Delivered, c.State = true, "delivered"
+	if st.Incomplete {
+		// Claimed, never handed over: not delivered, whatever the log says.
+		c.Delivered, c.State = false, "unconfirmed"
+	}
 	if st.Delivered.Lane != "" {
 		c.Lane = string(st.Delivered.Lane)
 	}
@@ -447,6 +451,10 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 	}
 	if text, ok := transcriptReply(ctx, path, c.Offset, c.MessageID); ok {
 		c.State, c.Reply = "replied", text
+		return
+	}
+	if st.Unconfirmed && !st.Incomplete {
+		c.State = "unconfirmed" // handed over, never seen in the transcript yet
 	}
 }
 
@@ -588,6 +596,9 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 			c := &rs.Chats[i]
 			resolveChat(ctx, ws, c)
 			lines = append(lines, chatWords(c, now))
+			if c.State == "unconfirmed" {
+				e.chat.unconfirmed = &sentMessage{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
+			}
 			if c.State == "replied" {
 				e.emit(events.RoleOrchestrator, summary(c.Reply, 1000), nil,
 					events.ChatReplyMeta{Session: c.Session, MessageID: c.MessageID, Lane: c.Lane, Source: "resume"})
@@ -639,6 +650,12 @@ func chatWords(c *PendingChat, now time.Time) string {
 		return head + "delivered" + via + when + ", no reply yet"
 	case "gone":
 		return head + "no longer in the inbox and never delivered (cancelled)"
+	case "unconfirmed":
+		via := ""
+		if c.Lane != "" {
+			via = " by the " + c.Lane + " lane"
+		}
+		return head + "claimed" + via + " but not confirmed in the session's transcript (its claimer may have died): the next lane delivers it again; /resend puts it back in the inbox now"
 	}
 	return head + fmt.Sprintf("cannot read its chat folder: %v", c.Err)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -193,12 +193,12 @@ func previewLine(l string) string {
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
 // path relative to .ai-session.
 func (e *Engine) savePrompt(command, prompt string) (string, error) {
-	dir := filepath.Join(e.SessionDir, "prompts")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir, err := conversation.EnsureSubdir(e.SessionDir, "prompts")
+	if err != nil {
 		return "", err
 	}
 	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(prompt), 0o600); err != nil {
+	if err := conversation.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
 	return "prompts/" + name, nil

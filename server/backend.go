@@ -25,6 +25,9 @@ type Workspace struct {
 	// ctx bounds the background watchers that record replies in log.jsonl.
 	ctx context.Context
 	wg  sync.WaitGroup
+
+	mu        sync.Mutex
+	recorders map[string][]conversation.Receipt // per session: sent, reply not recorded yet
 }
 
 // NewWorkspace returns the backend for workspace dir. Background reply
@@ -83,17 +86,25 @@ func (w *Workspace) Check(id string) error {
 
 // Log returns the session's chat log (log.jsonl, a cache of what was sent
 // and answered), oldest first, at most the newest 500 entries. Damaged
-// lines are skipped.
+// lines are skipped, and so is a line over conversation.MaxLogLine (read
+// past, not into memory): the entries after it still come.
 func (w *Workspace) Log(id string) ([]LogEntry, error) {
+	es, _, err := w.LogSkipped(id)
+	return es, err
+}
+
+// LogSkipped is Log, with the number of lines skipped (damaged or over the
+// cap).
+func (w *Workspace) LogSkipped(id string) ([]LogEntry, int, error) {
 	s, err := w.open(id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out, err := s.ReadLog(500)
+	out, skipped, err := s.ReadLogCounted(500)
 	for i := range out {
 		out[i].Text = render.Inert(out[i].Text) // the page shows it; so may a terminal (curl)
 	}
-	return out, err
+	return out, skipped, err
 }
 
 // Send enqueues text for session id and, in the background, follows the
@@ -113,14 +124,63 @@ func (w *Workspace) Send(id, from, text string) (Sent, error) {
 		return Sent{}, err
 	}
 	st, _ := r.Session.State(r.Message.ID)
-	if w.ctx != nil {
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			_ = conversation.Watch(w.ctx, r, conversation.WatchOptions{}, func(conversation.Update) {})
-		}()
-	}
+	w.record(id, r)
 	return Sent{ID: r.Message.ID, CreatedAt: r.Message.CreatedAt, Ahead: st.Ahead}, nil
+}
+
+// record follows r to its reply so that the reply lands in log.jsonl. One
+// recorder per session (so one set of watchers, however many messages wait
+// there): it follows the session's messages one after the other, in the
+// order they were sent (the order they are delivered), and ends when none
+// is left.
+func (w *Workspace) record(session string, r conversation.Receipt) {
+	if w.ctx == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.recorders == nil {
+		w.recorders = map[string][]conversation.Receipt{}
+	}
+	q, running := w.recorders[session]
+	w.recorders[session] = append(q, r)
+	if running {
+		return
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for {
+			w.mu.Lock()
+			q := w.recorders[session]
+			if len(q) == 0 || w.ctx.Err() != nil {
+				delete(w.recorders, session) // idle: its watchers are gone
+				w.mu.Unlock()
+				return
+			}
+			next := q[0]
+			w.mu.Unlock()
+			ctx, cancel := context.WithCancel(w.ctx)
+			_ = conversation.Watch(ctx, next, conversation.WatchOptions{}, func(u conversation.Update) {
+				if u.Kind == conversation.UpdUnconfirmed {
+					cancel() // not answered in time: follow the next one
+				}
+			})
+			cancel()
+			w.mu.Lock()
+			w.recorders[session] = w.recorders[session][1:]
+			w.mu.Unlock()
+		}
+	}()
+}
+
+// Recording reports how many sent messages of session wait for their reply
+// to be recorded, and whether a recorder runs for it.
+func (w *Workspace) Recording(session string) (pending int, running bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q, ok := w.recorders[session]
+	return len(q), ok
 }
 
 // Watch streams the session's chat activity: queue depth changes,

@@ -107,7 +107,7 @@ type Server struct {
 
 // MaxSSEClients caps the event streams open at once: each holds watchers
 // on the session's folders and transcript.
-const MaxSSEClients = 32
+const MaxSSEClients = 16
 
 // New returns a server for backend b that will listen on 127.0.0.1:port
 // (the port is needed to check Origin headers).
@@ -262,7 +262,16 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "session is required")
 		return
 	}
-	es, err := s.b.Log(id)
+	var es []LogEntry
+	var err error
+	skipped := 0
+	if ls, ok := s.b.(interface {
+		LogSkipped(string) ([]LogEntry, int, error)
+	}); ok {
+		es, skipped, err = ls.LogSkipped(id)
+	} else {
+		es, err = s.b.Log(id)
+	}
 	if err != nil {
 		backendError(w, err)
 		return
@@ -270,7 +279,7 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 	if es == nil {
 		es = []LogEntry{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
+	writeJSON(w, http.StatusOK, map[string]any{"entries": es, "skipped": skipped})
 }
 
 // sameOrigin accepts only this server's own loopback origins. A browser

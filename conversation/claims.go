@@ -1,0 +1,455 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// A claim in progress is recorded before the message leaves the inbox, so
+// that a claimer killed at any point leaves a trace the next lane can act
+// on:
+//
+//	claims/<id>.json   the claim marker: {id, lane, pid, inbox, claimedAt,
+//	                   transcript, offset}; created already flock-ed (a
+//	                   temporary file locked, then renamed in with
+//	                   RENAME_NOREPLACE), held locked while the claimer lives
+//
+// The claimer then renames inbox/<name> to delivered/<id>.json and rewrites
+// it with lane and claimedAt; once it has handed the message over (printed
+// the Stop hook's block, written the waiter's stderr or the Monitor's
+// line) it adds deliveredAt. A lane that hands the message over to Claude
+// Code through its own exit (the hooks) leaves the marker, unlocked, until
+// the transcript shows the delivery; a library Claim removes it at once.
+//
+// Recover (run by every lane before it claims, by Watch and by resume)
+// looks at each marker whose lock is free (its claimer is gone):
+//   - the transcript shows the delivery after the marker's offset: done,
+//     the marker goes;
+//   - no deliveredAt (the claimer died before handing the message over):
+//     the message goes back to the inbox under its old name, first in line;
+//   - deliveredAt but not in the transcript ClaimGrace after it: back to
+//     the inbox too (at most maxDeliveries times in all);
+//   - no transcript to check: a handed-over message counts as delivered.
+// Each recovery is recorded in errors.log.
+
+// ClaimGrace is how long after a hand-over the delivery may take to show
+// in the transcript before the message is delivered again (default 30 s,
+// the room's confirmation window; RELAY_BATON_CLAIM_GRACE overrides it).
+func ClaimGrace() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("RELAY_BATON_CLAIM_GRACE")); err == nil && d >= 0 {
+		return d
+	}
+	return 30 * time.Second
+}
+
+// maxDeliveries caps how often one message is delivered when its delivery
+// never shows in the transcript (a transcript path that is wrong would
+// otherwise repeat it forever).
+const maxDeliveries = 3
+
+// ClaimsDir returns claims/, the markers of claims in progress.
+func (s *Session) ClaimsDir() string { return filepath.Join(s.dir, "claims") }
+
+func (s *Session) markerPath(id string) string { return filepath.Join(s.ClaimsDir(), id+".json") }
+
+// claimMarker is the content of claims/<id>.json.
+type claimMarker struct {
+	ID         string    `json:"id"`
+	Lane       Lane      `json:"lane"`
+	PID        int       `json:"pid"`
+	Inbox      string    `json:"inbox"`
+	ClaimedAt  time.Time `json:"claimedAt"`
+	Transcript string    `json:"transcript,omitempty"`
+	Offset     int64     `json:"offset"`
+}
+
+// heldClaim is a marker this process holds locked.
+type heldClaim struct {
+	s    *Session
+	path string
+	f    *os.File
+}
+
+// newMarker creates claims/<id>.json already locked. fs.ErrExist: another
+// claim of that id (live, or stale and to be recovered) holds the name.
+func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
+	f, err := os.CreateTemp(s.ClaimsDir(), ".tmp-"+strconv.Itoa(os.Getpid())+"-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	fail := func(err error) (*heldClaim, error) {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	// Blocking: a Recover may be testing the lock of this new temporary
+	// file for a moment.
+	if err := lockWait(f); err != nil {
+		return fail(fmt.Errorf("lock a new claim marker: %w", err))
+	}
+	b, _ := json.Marshal(mk)
+	if _, err := f.Write(b); err != nil {
+		return fail(err)
+	}
+	p := s.markerPath(mk.ID)
+	if err := renameNoReplace(tmp, p); err != nil {
+		return fail(err)
+	}
+	return &heldClaim{s: s, path: p, f: f}, nil
+}
+
+// drop removes the marker and releases it.
+func (h *heldClaim) drop() {
+	if h == nil || h.f == nil {
+		return
+	}
+	os.Remove(h.path)
+	h.f.Close()
+	h.f = nil
+}
+
+// release unlocks the marker and leaves it for Recover (the delivery is
+// confirmed from the transcript).
+func (h *heldClaim) release() {
+	if h == nil || h.f == nil {
+		return
+	}
+	h.f.Close()
+	h.f = nil
+}
+
+// ClaimOptions tunes ClaimWith.
+type ClaimOptions struct {
+	// Handover: the caller hands the message over itself (prints it) and
+	// then calls ClaimResult.Delivered; until then the claim is recorded as
+	// in progress, and a claimer that dies first leaves the message to be
+	// delivered again. Without it the claim counts as delivered at once.
+	Handover bool
+	// Transcript is the session's transcript (the hook payload's
+	// transcript_path), where a handed-over delivery must show; "" looks it
+	// up (LocateTranscript).
+	Transcript string
+}
+
+// Delivered records that the message was handed over (deliveredAt) and
+// releases the claim. With a Handover claim the marker stays until the
+// transcript shows the delivery (see Recover).
+func (r *ClaimResult) Delivered() error {
+	if !r.OK || r.held == nil {
+		return nil
+	}
+	h := r.held
+	var err error
+	if r.handover {
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		r.Message.DeliveredAt = &now
+		if err = h.s.writeRecord(r.Message); err != nil {
+			h.s.RecordError(fmt.Errorf("record delivery of %s: %w", r.Message.ID, err))
+		}
+	} // else ClaimWith wrote deliveredAt with the claim
+	if r.handover {
+		h.release()
+	} else {
+		h.drop()
+	}
+	r.held = nil
+	return err
+}
+
+// Abandon puts a claimed message that could not be handed over (its
+// reader is gone) back into the inbox at once, first in line.
+func (r *ClaimResult) Abandon(why error) error {
+	if !r.OK || r.held == nil {
+		return nil
+	}
+	h := r.held
+	r.held = nil
+	var mk claimMarker
+	if b, err := os.ReadFile(h.path); err == nil {
+		_ = json.Unmarshal(b, &mk)
+	}
+	err := h.s.requeue(r.Message, mk)
+	if err == nil {
+		h.s.RecordError(fmt.Errorf("claim of %s by %s abandoned (%v): put back in the inbox for the next lane", r.Message.ID, r.Message.Lane, why))
+		h.drop()
+	} else {
+		h.release()
+	}
+	return err
+}
+
+// writeRecord rewrites delivered/<id>.json.
+func (s *Session) writeRecord(m Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.DeliveredDir(), m.ID+".json", b, false) // the rename already claimed it
+}
+
+// requeue moves delivered/<m.ID>.json back to the inbox as mk.Inbox (a
+// fresh name if that is gone or taken), without the claim's fields.
+func (s *Session) requeue(m Message, mk claimMarker) error {
+	if m.DeliveredAt != nil {
+		m.Deliveries++ // handed over once already, never seen
+	}
+	m.Lane, m.DeliveredAt, m.ClaimedAt = "", nil, nil
+	if err := s.writeRecord(m); err != nil {
+		return err
+	}
+	name := mk.Inbox
+	if name == "" || idFromName(name) == "" || validMessageID(idFromName(name)) != nil {
+		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
+	}
+	err := renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+	if errors.Is(err, fs.ErrExist) {
+		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
+		err = renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+	}
+	return err
+}
+
+// Recovered is one claim Recover acted on.
+type Recovered struct {
+	ID      string
+	Lane    Lane
+	Requeue bool   // put back in the inbox (else: confirmed, or given up)
+	Why     string // what happened, for errors.log
+}
+
+// Recover looks at the claims whose claimer is gone and settles each one
+// (see the top of this file): confirmed from the transcript, or put back in
+// the inbox to be delivered again. Markers of live claimers are left alone.
+// It is cheap when there is nothing to do (one directory read).
+func (s *Session) Recover() []Recovered {
+	f, err := os.Open(s.ClaimsDir())
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	var out []Recovered
+	for _, n := range names {
+		if strings.HasPrefix(n, ".tmp-") {
+			s.removeStaleTemp(filepath.Join(s.ClaimsDir(), n))
+			continue
+		}
+		id, ok := strings.CutSuffix(n, ".json")
+		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
+			continue
+		}
+		if r, ok := s.recoverOne(id, false); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ClaimStatus is what the claims folder says about a message.
+type ClaimStatus int
+
+// The claim statuses.
+const (
+	ClaimNone    ClaimStatus = iota // no claim marker: nothing in progress
+	ClaimLive                       // a live claimer holds it
+	ClaimPending                    // handed over or dead, not confirmed yet
+)
+
+// ClaimState reports the claim status of message id.
+func (s *Session) ClaimState(id string) ClaimStatus {
+	f, err := openChecked(s.markerPath(id), os.O_RDWR, 0, true)
+	if err != nil {
+		return ClaimNone
+	}
+	defer f.Close()
+	if ok, _ := tryLock(f); !ok {
+		return ClaimLive
+	}
+	return ClaimPending
+}
+
+// Requeue puts message id back into the inbox now if its claim (a marker
+// in claims/) is not confirmed in the transcript and no claimer holds it
+// (the user asked: /resend). It reports whether it did; confirmed is true
+// when the transcript shows the delivery. A message without a claim marker
+// is left alone (false, false).
+func (s *Session) Requeue(id string) (requeued, confirmed bool, err error) {
+	if err := validMessageID(id); err != nil {
+		return false, false, err
+	}
+	if _, err := os.Lstat(s.markerPath(id)); err != nil {
+		return false, false, nil // no claim in progress: nothing to put back
+	}
+	r, ok := s.recoverOne(id, true)
+	if !ok {
+		return false, false, nil
+	}
+	return r.Requeue, !r.Requeue && r.Why == "confirmed", nil
+}
+
+type tristate int
+
+const (
+	unknown tristate = iota
+	yes
+	no
+)
+
+// inTranscript reports whether the transcript shows the delivery of id
+// after the marker's offset.
+func (s *Session) inTranscript(mk claimMarker, id string) tristate {
+	path := mk.Transcript
+	if path == "" || !filepath.IsAbs(path) {
+		path = LocateTranscript(s)
+	}
+	if path == "" {
+		return unknown
+	}
+	off := mk.Offset
+	if Size(path) < off {
+		off = 0 // replaced or truncated: all of it
+	}
+	needle := "chat message " + id + " "
+	found := false
+	err := Tail(context.Background(), TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
+		for _, a := range acts {
+			if a.Kind == events.ActDelivered && strings.Contains(a.Text, needle) {
+				found = true
+				return false
+			}
+		}
+		return true
+	}})
+	switch {
+	case found:
+		return yes
+	case err != nil:
+		return unknown
+	}
+	return no
+}
+
+// recoverOne settles the claim of id if its claimer is gone; force
+// requeues a handed-over claim without waiting for ClaimGrace.
+func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
+	p := s.markerPath(id)
+	f, err := openChecked(p, os.O_RDWR, 0, true)
+	if err != nil {
+		if errors.Is(err, ErrNotRegular) {
+			os.Remove(p) // not ours: a marker is always a regular file
+		}
+		return Recovered{}, false
+	}
+	defer f.Close()
+	if ok, _ := tryLock(f); !ok {
+		return Recovered{}, false // its claimer is alive
+	}
+	// Still the marker at p (not one removed while we waited)?
+	if fi, err := f.Stat(); err != nil {
+		return Recovered{}, false
+	} else if cur, err := os.Lstat(p); err != nil || !os.SameFile(fi, cur) {
+		return Recovered{}, false
+	}
+	var mk claimMarker
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	_ = json.Unmarshal(b, &mk)
+	drop := func() { os.Remove(p) }
+	who := string(mk.Lane)
+	if who == "" {
+		who = "a lane"
+	}
+	if mk.PID > 0 {
+		who += " (pid " + strconv.Itoa(mk.PID) + ")"
+	}
+	rec, reason := readMessage(s.DeliveredPath(id))
+	if reason != "" {
+		// Died before the rename (the message is still in the inbox), or
+		// the record went away: nothing in progress any more.
+		drop()
+		return Recovered{}, false
+	}
+	rec.ID = id
+	r := Recovered{ID: id, Lane: mk.Lane}
+	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
+		return Recovered{}, false // handed over a moment ago: not scanned for yet
+	}
+	switch seen := s.inTranscript(mk, id); {
+	case seen == yes:
+		if rec.DeliveredAt == nil {
+			now := time.Now().UTC().Truncate(time.Millisecond)
+			rec.DeliveredAt = &now
+			if rec.Lane == "" {
+				rec.Lane = mk.Lane
+			}
+			_ = s.writeRecord(rec)
+		}
+		drop()
+		r.Why = "confirmed"
+		return r, true
+	case rec.DeliveredAt == nil:
+		r.Why = fmt.Sprintf("claim of %s by %s at %s died before the message was handed over", id, who, mk.ClaimedAt.Format(time.RFC3339Nano))
+	case seen == unknown:
+		drop() // nothing to check against: handed over counts as delivered
+		return Recovered{}, false
+	case rec.Deliveries+1 >= maxDeliveries && !force:
+		drop()
+		s.RecordError(fmt.Errorf("message %s was delivered %d times by %s and never showed in the transcript: left as delivered (check the session's transcript path with `relay-baton targets`)", id, rec.Deliveries+1, who))
+		r.Why = "gave up"
+		return r, true
+	default:
+		r.Why = fmt.Sprintf("message %s handed over by %s at %s never showed in the transcript", id, who, rec.DeliveredAt.Format(time.RFC3339Nano))
+	}
+	if err := s.requeue(rec, mk); err != nil {
+		s.RecordError(fmt.Errorf("recover %s: %s; could not put it back in the inbox: %w", id, r.Why, err))
+		return Recovered{}, false
+	}
+	drop()
+	r.Requeue = true
+	s.RecordError(fmt.Errorf("recovered %s: %s; put back in the inbox for the next lane", id, r.Why))
+	return r, true
+}
+
+// ConfirmClaim removes the claim marker of id once the caller has seen its
+// delivery in the transcript (Watch does), so no later lane scans for it.
+func (s *Session) ConfirmClaim(id string) {
+	if validMessageID(id) != nil {
+		return
+	}
+	p := s.markerPath(id)
+	f, err := openChecked(p, os.O_RDWR, 0, true)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if ok, _ := tryLock(f); !ok {
+		return
+	}
+	if fi, err := f.Stat(); err == nil {
+		if cur, err := os.Lstat(p); err == nil && os.SameFile(fi, cur) {
+			os.Remove(p)
+		}
+	}
+}
+
+// removeStaleTemp removes a marker's temporary file (.tmp-<pid>-*) left
+// by a claimer that died while creating it: its process is gone.
+func (s *Session) removeStaleTemp(p string) {
+	pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), ".tmp-"), "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || processAlive(pid) {
+		return
+	}
+	os.Remove(p)
+}
