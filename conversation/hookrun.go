@@ -27,8 +27,8 @@ type HookSub struct {
 // HookCommands lists the hook subcommands; the first four are run by Claude
 // Code with a JSON payload on stdin.
 var HookCommands = []HookSub{
-	{"stop", "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints\n{\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true."},
-	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while\nthe session is idle for a chat message, claims it and exits 2 with its framed text on stderr;\nexits 0 with nothing claimed after --timeout or when another waiter is armed."},
+	{"stop", "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints {\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true."},
+	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while the session is idle for a chat message, claims it and exits 2 with its framed text on stderr; exits 0 with nothing claimed after --timeout or when another waiter is armed."},
 	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary."},
 	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox."},
 	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
