@@ -369,3 +369,43 @@ func BenchmarkRoomPageFirstRender(b *testing.B) {
 		}
 	}
 }
+
+// TestRoomPageDegrades: with the server gone, or opened from file://, the
+// timeline says it is not reachable (and the chat composer is disabled, as
+// before).
+func TestRoomPageDegrades(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	rb(t, dir, "note", "hello")
+	cmd := exec.Command(rbBin, "serve", "--port", "0")
+	cmd.Dir = dir
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	ctx := browser(t)
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), waitText(`#turns`, "hello")); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	var disabled bool
+	if err := within(ctx, 15*time.Second,
+		waitText(`#tl-status`, "not reachable"),
+		waitText(`#reason`, "not reachable"),
+		chromedp.Evaluate(`document.getElementById("text").disabled`, &disabled),
+	); err != nil || !disabled {
+		t.Fatalf("server gone: %v (composer disabled %v)", err, disabled)
+	}
+	page, err := filepath.Abs("static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := within(ctx, 15*time.Second, chromedp.Navigate("file://"+page), waitText(`#tl-status`, "not reachable")); err != nil {
+		t.Fatalf("file://: %v", err)
+	}
+}
