@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 )
 
@@ -14,10 +15,10 @@ import (
 
 // hookInstallCodex installs (or checks, or removes) relay-baton's hooks for
 // Codex. bin is relay-baton's own path.
-func hookInstallCodex(inv *invocation, ws, scope, bin string, check, uninstall bool) error {
+func hookInstallCodex(inv *cli.Invocation, ws, scope, bin string, check, uninstall bool) error {
 	path, err := conversation.CodexHooksPath(scope, ws)
 	if err != nil {
-		return &usageError{msg: err.Error(), hint: "relay-baton hook install --help"}
+		return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
 	opts := conversation.HookOptions{Binary: bin, Agent: conversation.AgentCodex}
 	plan, err := conversation.PlanHooks(path, opts, uninstall)
@@ -35,16 +36,16 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 	}
 	if check {
 		if uninstall {
-			return usagef("--check and --uninstall do not go together")
+			return cli.Usagef("--check and --uninstall do not go together")
 		}
 		if plan.Changed {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks missing or out of date (run 'relay-baton hook install --agent codex --scope %s')\n", path, scope)
-			return errSilent
+			return cli.ErrSilent
 		}
 		if codex == "" {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed (%s); trust unknown: codex CLI not found\n", path, bin)
 			manual()
-			return errSilent
+			return cli.ErrSilent
 		}
 		rep, err := conversation.TrustCodexHooks(inv.Ctx, codex, path, ws, true)
 		if err != nil {
@@ -53,7 +54,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 		bad := printCodexHooks(inv, rep, len(conversation.Hooks(opts)))
 		if bad {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed but not trusted by Codex: they do not run (run 'relay-baton hook install --agent codex --scope %s')\n", path, scope)
-			return errSilent
+			return cli.ErrSilent
 		}
 		fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed, current and trusted (%s)\n", path, bin)
 		return nil
@@ -86,7 +87,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 	if err != nil {
 		fmt.Fprintf(out, "\nCould not record Codex's trust: %v\n", err)
 		manual()
-		return errSilent
+		return cli.ErrSilent
 	}
 	fmt.Fprintln(out)
 	if len(rep.Trusted) > 0 {
@@ -98,7 +99,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 			fmt.Fprintf(out, "Codex reads %s only in a trusted project: start codex in %s and trust the project, then run this again.\n", path, ws)
 		}
 		manual()
-		return errSilent
+		return cli.ErrSilent
 	}
 	fmt.Fprint(out, `
 Adoption rule: Codex reads hooks when a session starts. Sessions started
@@ -112,7 +113,7 @@ session is idle, relay-baton hands the message to 'codex queue'.
 
 // printCodexHooks lists relay-baton's hooks as Codex reports them; bad is
 // true when one is missing or not trusted.
-func printCodexHooks(inv *invocation, rep conversation.CodexTrustReport, want int) (bad bool) {
+func printCodexHooks(inv *cli.Invocation, rep conversation.CodexTrustReport, want int) (bad bool) {
 	for _, h := range rep.Hooks {
 		fmt.Fprintf(inv.IO.Out, "  %-9s %-20s %s\n", h.TrustStatus, h.EventName, h.Key)
 		if h.TrustStatus != "trusted" && h.TrustStatus != "managed" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -24,80 +25,6 @@ import (
 // This file holds the orchestrator lane's commands: send, targets, tail,
 // wait and the Claude Code hooks (stop, wait, prompt-submit,
 // session-start, install). The protocol itself lives in conversation/.
-
-var sendCommand = &command{
-	Name:  "send",
-	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
-	Short: "Queue a chat message for a running Claude Code or Codex session",
-	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
-(.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
-turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
-armed Monitor; for an idle Codex session, codex queue). Without --session, the
-lead session of the workspace is used
-(see 'relay-baton targets'). --follow waits for the delivery and prints the
-session's reply from its transcript until the end of its turn.
-
-Messages over 64 KB are refused.`,
-	Run: runSend,
-}
-
-var targetsCommand = &command{
-	Name:  "targets",
-	Usage: "[--all] [--json] [--set-lead ID|none]",
-	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
-	Long: `Lists the running Claude Code sessions of this workspace (started after
-'relay-baton hook install': their hooks record the session's process), most
-recently active first: whether each is chat-capable (its inbox exists), its
-queue depth and oldest message age, whether it is in a turn (busy) and whether
-an idle-lane waiter is armed, its last activity and transcript path. Codex
-threads (AGENT codex) whose rollout cwd is in the workspace are listed too:
-running while a codex process holds the thread, busy from the rollout, "idle
-(codex queue)" when the queue lane reaches it, the rollout as the transcript.
-
-One-shot 'claude -p' runs (relay-baton's own agent runs among them) are never
-targets: the hooks leave them alone. --all also lists the sessions that have
-ended and those whose process is unknown (a transcript only, or registered by
-an older relay-baton), with their state.
-
-The lead (marked *) is the one 'send' uses by default: the running session
-marked with --set-lead, else the most recently active running one. There is
-no lead while no session runs.`,
-	Run: runTargets,
-}
-
-var tailCommand = &command{
-	Name:  "tail",
-	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
-	Short: "Stream a session's transcript as activity",
-	Long: `Follows a Claude Code session's transcript (located from its registration,
-then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
-($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the session does:
-thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
-at the end of the file unless --from-start; --no-follow stops at the end.
---json prints one activity object per line.`,
-	Run: runTail,
-}
-
-var waitCommand = &command{
-	Name:  "wait",
-	Usage: "--session ID [--once]",
-	Short: "Block until a chat message arrives, claim it and print it (Monitor lane)",
-	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
-It watches the inbox (fsnotify), claims each message while the session is not in
-a turn, and prints its framed text as one write. --once exits after the first
-message. Claiming is by rename, so it is safe beside the hooks. When its
-output is closed (nobody reads it), the message goes back to the inbox and
-wait exits 1.`,
-	Run: runWait,
-}
-
-var hookCommand = &command{
-	Name:  "hook",
-	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
-	Short: "Claude Code hooks that deliver chat messages",
-	Long:  conversation.HookHelp(),
-	Run:   runHook,
-}
 
 // --- shared helpers ---
 
@@ -119,11 +46,11 @@ func resolveWorkspace(flag string) (string, error) {
 // pickSession resolves --session / --lead to a session id.
 func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
-		return "", usagef("give --session or --lead, not both")
+		return "", cli.Usagef("give --session or --lead, not both")
 	}
 	if id != "" {
 		if err := conversation.ValidSessionID(id); err != nil {
-			return "", &usageError{msg: err.Error(), hint: "relay-baton targets"}
+			return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}
 		return id, nil
 	}
@@ -136,18 +63,18 @@ func pickSession(ws, id string, lead bool) (string, error) {
 
 // --- send ---
 
-func runSend(inv *invocation) error {
-	fs := inv.flags()
+func runSend(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id (default: the lead)")
 	lead := fs.Bool("lead", false, "send to the workspace's lead session")
 	from := fs.String("from", "relay-baton", "who the message is from")
 	follow := fs.Bool("follow", false, "wait for the delivery and print the reply until the end of the turn")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &usageError{msg: "send takes one TEXT argument (or - to read standard input)", hint: `relay-baton send --lead "how is it going?"`}
+		return &cli.UsageError{Msg: "send takes one TEXT argument (or - to read standard input)", Hint: `relay-baton send --lead "how is it going?"`}
 	}
 	text := fs.Arg(0)
 	if text == "-" {
@@ -158,7 +85,7 @@ func runSend(inv *invocation) error {
 		text = string(b)
 	}
 	if strings.TrimSpace(text) == "" {
-		return &usageError{msg: "send: the message is empty", hint: `relay-baton send --lead "how is it going?"`}
+		return &cli.UsageError{Msg: "send: the message is empty", Hint: `relay-baton send --lead "how is it going?"`}
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
@@ -206,13 +133,13 @@ func runSend(inv *invocation) error {
 
 // --- targets ---
 
-func runTargets(inv *invocation) error {
-	fs := inv.flags()
+func runTargets(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	asJSON := fs.Bool("json", false, "print JSON")
 	all := fs.Bool("all", false, "also list sessions that ended or whose process is unknown")
 	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	ws, err := resolveWorkspace(*wsFlag)
@@ -225,7 +152,7 @@ func runTargets(inv *invocation) error {
 			id = ""
 		}
 		if err := conversation.SetLead(ws, id); err != nil {
-			return &usageError{msg: err.Error(), hint: "relay-baton targets"}
+			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}
 		if id != "" {
 			// Marking a session that has not started yet is allowed (it
@@ -270,18 +197,18 @@ func runTargets(inv *invocation) error {
 
 // --- tail ---
 
-func runTail(inv *invocation) error {
-	fs := inv.flags()
+func runTail(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id (default: the lead)")
 	fromStart := fs.Bool("from-start", false, "read the transcript from its start")
 	noFollow := fs.Bool("no-follow", false, "stop at the end of the transcript")
 	asJSON := fs.Bool("json", false, "print one activity JSON object per line")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("tail takes no arguments")
+		return cli.Usagef("tail takes no arguments")
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
@@ -338,16 +265,16 @@ func runTail(inv *invocation) error {
 
 // --- wait (Monitor lane) ---
 
-func runWait(inv *invocation) error {
-	fs := inv.flags()
+func runWait(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id")
 	once := fs.Bool("once", false, "exit after the first message")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if *session == "" {
-		return &usageError{msg: "wait needs --session ID", hint: "relay-baton targets"}
+		return &cli.UsageError{Msg: "wait needs --session ID", Hint: "relay-baton targets"}
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
@@ -355,7 +282,7 @@ func runWait(inv *invocation) error {
 	}
 	s, err := conversation.OpenSession(ws, *session)
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	if !s.ChatCapable() {
 		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
@@ -369,34 +296,34 @@ func runWait(inv *invocation) error {
 
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
-func runHook(inv *invocation) error {
+func runHook(inv *cli.Invocation) error {
 	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
-		printCommandHelp(inv.IO.Out, inv.Cmd, nil)
+		cli.PrintCommandHelp(inv.IO.Out, inv.Cmd, nil)
 		if len(inv.Args) == 0 {
-			return &usageError{msg: "hook needs a subcommand", hint: "relay-baton hook --help"}
+			return &cli.UsageError{Msg: "hook needs a subcommand", Hint: "relay-baton hook --help"}
 		}
 		return nil
 	}
 	sub, rest := inv.Args[0], inv.Args[1:]
 	spec, known := conversation.LookupHook(sub)
 	if !known {
-		return &usageError{msg: fmt.Sprintf("unknown hook %q", sub), hint: "relay-baton hook --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("unknown hook %q", sub), Hint: "relay-baton hook --help"}
 	}
-	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: &command{Name: "hook " + sub, Usage: strings.TrimSpace(strings.TrimPrefix(spec.Usage, sub)), Short: spec.Short}, Args: rest, colorMode: inv.colorMode}
+	subInv := inv.Sub(&cli.Command{Name: "hook " + sub, Usage: strings.TrimSpace(strings.TrimPrefix(spec.Usage, sub)), Short: spec.Short}, rest)
 	if sub == "install" {
 		return hookInstall(subInv)
 	}
-	fs := subInv.flags()
+	fs := subInv.Flags()
 	timeout := fs.Duration("timeout", conversation.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	if sub != "wait" {
-		fs = subInv.flags() // the other hooks take no flag
+		fs = subInv.Flags() // the other hooks take no flag
 	}
-	if err := subInv.parse(fs); err != nil {
+	if err := subInv.Parse(fs); err != nil {
 		// Exit 2 from an asyncRewake hook wakes the session with stderr as
 		// a message: a bad flag must not reach the model. Exit 1 instead.
-		var ue *usageError
+		var ue *cli.UsageError
 		if errors.As(err, &ue) {
-			return &exitError{code: 1, err: fmt.Errorf("%s (try: relay-baton hook %s --help)", ue.msg, sub)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s (try: relay-baton hook %s --help)", ue.Msg, sub)}
 		}
 		return err
 	}
@@ -421,27 +348,27 @@ func runHook(inv *invocation) error {
 		}
 	})
 	if woke {
-		return &exitError{code: 2}
+		return &cli.ExitError{Code: 2}
 	}
 	return nil
 }
 
-func hookInstall(inv *invocation) error {
-	fs := inv.flags()
+func hookInstall(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if *check && *uninstall {
-		return usagef("--check and --uninstall do not go together")
+		return cli.Usagef("--check and --uninstall do not go together")
 	}
 	if *waitTimeout < 10*time.Second {
-		return usagef("--wait-timeout must be at least 10s")
+		return cli.Usagef("--wait-timeout must be at least 10s")
 	}
 	ws, err := resolveWorkspace(*wsFlag)
 	if err != nil {
@@ -457,7 +384,7 @@ func hookInstall(inv *invocation) error {
 		}
 		return hookInstallCodex(inv, ws, *scope, bin, *check, *uninstall)
 	} else if *agent != "claude" {
-		return usagef("--agent must be claude or codex, not %q", *agent)
+		return cli.Usagef("--agent must be claude or codex, not %q", *agent)
 	}
 	bin, err := os.Executable()
 	if err != nil {
@@ -468,11 +395,11 @@ func hookInstall(inv *invocation) error {
 	var ue *conversation.InstallUsageError
 	switch {
 	case errors.As(err, &ue):
-		return &usageError{msg: ue.Msg, hint: ue.Hint}
+		return &cli.UsageError{Msg: ue.Msg, Hint: ue.Hint}
 	case err != nil:
 		return err
 	case !current:
-		return errSilent // --check: missing or out of date (said)
+		return cli.ErrSilent // --check: missing or out of date (said)
 	}
 	return nil
 }
