@@ -327,27 +327,7 @@ func runHook(inv *cli.Invocation) error {
 		}
 		return err
 	}
-	// The hooks run bounded: a payload that never ends, or anything else
-	// that would hold them, must not outlive Claude Code's hook timeout,
-	// and a signal ends them within a second.
-	limit := conversation.HookBudget()
-	if sub == "wait" {
-		limit = 0 // bounded by its own --timeout
-	}
-	woke := false
-	conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() {
-		switch sub {
-		case "stop":
-			conversation.HookStop(inv.IO.In, inv.IO.Out)
-		case "prompt-submit":
-			conversation.HookPromptSubmit(inv.IO.In)
-		case "session-start":
-			conversation.HookSessionStart(inv.IO.In)
-		case "wait":
-			woke = conversation.HookWait(inv.Ctx, inv.IO.In, inv.IO.Err, *timeout)
-		}
-	})
-	if woke {
+	if conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout) {
 		return &cli.ExitError{Code: 2}
 	}
 	return nil
@@ -374,23 +354,14 @@ func hookInstall(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	if *agent == "codex" {
-		if !fs.Changed("scope") {
-			*scope = "user"
-		}
-		bin, err := relayBatonPath()
-		if err != nil {
-			return err
-		}
-		return hookInstallCodex(inv, ws, *scope, bin, *check, *uninstall)
-	} else if *agent != "claude" {
-		return cli.Usagef("--agent must be claude or codex, not %q", *agent)
-	}
 	bin, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
 	}
-	current, err := conversation.InstallHooks(inv.IO.Out, conversation.InstallOptions{
+	if !fs.Changed("scope") {
+		*scope = "" // the agent's default
+	}
+	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
 		Workspace: ws, Scope: *scope, Binary: bin, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
 	var ue *conversation.InstallUsageError
 	switch {
@@ -399,7 +370,7 @@ func hookInstall(inv *cli.Invocation) error {
 	case err != nil:
 		return err
 	case !current:
-		return cli.ErrSilent // --check: missing or out of date (said)
+		return cli.ErrSilent // missing, out of date or untrusted (said)
 	}
 	return nil
 }

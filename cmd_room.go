@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -332,7 +331,10 @@ func runDoctor(inv *cli.Invocation) error {
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
 		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
-		r.Checks = append(r.Checks, hookChecks(e.Root)...)
+		bin, _ := os.Executable()
+		for _, c := range conversation.CheckHooks(e.Root, bin) {
+			r.Checks = append(r.Checks, room.Check(c))
+		}
 		failed = r.Failed()
 		return r, r.Render(inv.IO.Color), nil
 	})
@@ -340,46 +342,6 @@ func runDoctor(inv *cli.Invocation) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return err
-}
-
-// hookChecks reports, for the project (when in a repository) and user
-// settings files, whether relay-baton's chat hooks for this binary are in
-// them. Nothing is written.
-func hookChecks(root string) []room.Check {
-	bin, err := os.Executable()
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(bin); err == nil {
-			bin = r
-		}
-	}
-	var out []room.Check
-	for _, scope := range []string{"project", "local", "user"} {
-		if scope != "user" && root == "" {
-			continue
-		}
-		path, err := conversation.SettingsPath(scope, root)
-		if err != nil {
-			continue
-		}
-		name := "hooks (" + scope + ")"
-		data, err := os.ReadFile(path)
-		switch {
-		case os.IsNotExist(err):
-			if scope == "local" {
-				continue // rarely used: not worth a line when absent
-			}
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
-		case err != nil:
-			out = append(out, room.Check{Name: name, Status: "warn", Detail: err.Error()})
-		case bin != "" && strings.Contains(string(data), conversation.HookCommand(bin, "stop")):
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: "chat hooks of this binary in " + path})
-		case strings.Contains(string(data), " hook stop"):
-			out = append(out, room.Check{Name: name, Status: "warn", Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
-		default:
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: "no relay-baton hooks in " + path})
-		}
-	}
-	return out
 }
 
 func runNote(inv *cli.Invocation) error {
