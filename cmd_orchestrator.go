@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -107,24 +105,7 @@ func runSend(inv *cli.Invocation) error {
 	if !*follow {
 		return nil
 	}
-	tr := render.NewTerminal(inv.IO.Out, inv.IO.Color)
-	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, func(u conversation.Update) {
-		tr.EndLine()
-		switch u.Kind {
-		case conversation.UpdQueued:
-			fmt.Fprintf(inv.IO.Out, "queued (%d ahead)\n", u.Ahead)
-		case conversation.UpdCancelled:
-			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
-		case conversation.UpdDelivered:
-			fmt.Fprintf(inv.IO.Out, "delivered %s at %s\n", render.InertLine(conversation.ViaLane(u.Lane)), u.At.Local().Format("15:04:05"))
-		case conversation.UpdUnconfirmed, conversation.UpdUnreadable, conversation.UpdIncomplete:
-			fmt.Fprintf(inv.IO.Out, "! %s\n", render.Inert(u.Err.Error()))
-		case conversation.UpdActivity:
-			tr.Activity(events.RoleOrchestrator, u.Activity)
-		case conversation.UpdDone:
-			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
-		}
-	})
+	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
 	if res.Outcome == conversation.Stopped {
 		return inv.Ctx.Err()
 	}
@@ -151,16 +132,12 @@ func runTargets(inv *cli.Invocation) error {
 		if id == "none" {
 			id = ""
 		}
-		if err := conversation.SetLead(ws, id); err != nil {
+		running, err := conversation.MarkLead(ws, id)
+		if err != nil {
 			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}
-		if id != "" {
-			// Marking a session that has not started yet is allowed (it
-			// becomes the lead when it appears), but a typo should not
-			// pass silently.
-			if known, err := conversation.ListTargets(ws); err == nil && !slices.ContainsFunc(known, func(t conversation.Target) bool { return t.SessionID == id }) {
-				fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
-			}
+		if !running {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
 		}
 	}
 	list := conversation.ListTargets
@@ -175,24 +152,9 @@ func runTargets(inv *cli.Invocation) error {
 		if ts == nil {
 			ts = []conversation.Target{}
 		}
-		enc := json.NewEncoder(inv.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ts)
+		return inv.PrintJSON(ts)
 	}
-	if len(ts) == 0 {
-		fmt.Fprintf(inv.IO.Out, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
-		if others, err := conversation.ListAllTargets(ws); err == nil && len(others) > 0 && !*all {
-			fmt.Fprintf(inv.IO.Out, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
-		}
-		return nil
-	}
-	if err := conversation.WriteTargets(inv.IO.Out, ts, conversation.TableOptions{Now: time.Now(), Transcript: true}); err != nil {
-		return err
-	}
-	if slices.ContainsFunc(ts, func(t conversation.Target) bool { return t.Lead }) {
-		fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
-	}
-	return nil
+	return conversation.WriteTargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
 }
 
 // --- tail ---
@@ -218,13 +180,9 @@ func runTail(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	s, err := conversation.OpenSession(ws, id)
+	path, err := conversation.TranscriptOf(ws, id)
 	if err != nil {
 		return err
-	}
-	path := conversation.LocateTranscript(s)
-	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsWhere())
 	}
 	var off int64
 	if !*fromStart {

@@ -2,12 +2,9 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
@@ -132,32 +129,28 @@ func runChat(inv *cli.Invocation) error {
 	e.SetTerminal(nil)
 	// Ctrl-C belongs to the room (it cancels a running agent); SIGTERM and
 	// SIGHUP end it.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(inv.Ctx))
-	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := cli.KeepInterrupt(inv.Ctx)
+	defer stop()
 	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
 		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 
-func runPlan(inv *cli.Invocation) error {
+// agentCommand runs a one-shot agent command (plan, execute, handoff):
+// the room's flags plus extra's, args checks the arguments and names the
+// command for the log, then the engine, the --yes gate, the record and run.
+func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]string) (string, error), run func(*room.Engine) error) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, false)
+	if extra != nil {
+		extra(fs)
+	}
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if task == "" {
-		return &cli.UsageError{Msg: "plan needs a task", Hint: `relay-baton plan "add a --verbose flag"`}
+	record, err := args(fs.Args())
+	if err != nil {
+		return err
 	}
 	e, err := openEngine(inv, &f, true)
 	if err != nil {
@@ -167,8 +160,18 @@ func runPlan(inv *cli.Invocation) error {
 	if err := needYes(inv, &f); err != nil {
 		return err
 	}
-	e.Record("plan " + task)
-	return roomErr(e.Plan(inv.Ctx, task, false))
+	e.Record(record)
+	return roomErr(run(e))
+}
+
+func runPlan(inv *cli.Invocation) error {
+	var task string
+	return agentCommand(inv, nil, func(args []string) (string, error) {
+		if task = strings.TrimSpace(strings.Join(args, " ")); task == "" {
+			return "", &cli.UsageError{Msg: "plan needs a task", Hint: `relay-baton plan "add a --verbose flag"`}
+		}
+		return "plan " + task, nil
+	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
 }
 
 func needYes(inv *cli.Invocation, f *roomFlags) error {
@@ -179,25 +182,12 @@ func needYes(inv *cli.Invocation, f *roomFlags) error {
 }
 
 func runExecute(inv *cli.Invocation) error {
-	var f roomFlags
-	fs := inv.Flags()
-	f.define(fs, true, false)
-	if err := inv.Parse(fs); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("execute takes no arguments (it runs .ai-session/plan.md)")
-	}
-	e, err := openEngine(inv, &f, true)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
-	e.Record("execute")
-	return roomErr(e.Execute(inv.Ctx))
+	return agentCommand(inv, nil, func(args []string) (string, error) {
+		if len(args) > 0 {
+			return "", cli.Usagef("execute takes no arguments (it runs .ai-session/plan.md)")
+		}
+		return "execute", nil
+	}, func(e *room.Engine) error { return e.Execute(inv.Ctx) })
 }
 
 func runContinue(inv *cli.Invocation) error {
@@ -244,30 +234,18 @@ func runContinue(inv *cli.Invocation) error {
 }
 
 func runHandoff(inv *cli.Invocation) error {
-	var f roomFlags
 	var to string
-	fs := inv.Flags()
-	f.define(fs, true, false)
-	fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
-	if err := inv.Parse(fs); err != nil {
-		return err
-	}
-	if to == "" && fs.NArg() == 1 {
-		to = fs.Arg(0)
-	}
-	if to != "claude" && to != "codex" {
-		return &cli.UsageError{Msg: "handoff needs --to claude or --to codex", Hint: "relay-baton handoff --to codex"}
-	}
-	e, err := openEngine(inv, &f, true)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
-	e.Record("handoff --to " + to)
-	return roomErr(e.Handoff(inv.Ctx, to))
+	return agentCommand(inv, func(fs *pflag.FlagSet) {
+		fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
+	}, func(args []string) (string, error) {
+		if to == "" && len(args) == 1 {
+			to = args[0]
+		}
+		if to != "claude" && to != "codex" {
+			return "", &cli.UsageError{Msg: "handoff needs --to claude or --to codex", Hint: "relay-baton handoff --to codex"}
+		}
+		return "handoff --to " + to, nil
+	}, func(e *room.Engine) error { return e.Handoff(inv.Ctx, to) })
 }
 
 // reportCommand runs a read-only report: JSON or text. It creates and
