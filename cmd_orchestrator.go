@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,33 +28,16 @@ func workspaceFlag(fs *pflag.FlagSet) *string {
 	return fs.String("workspace", "", "the workspace (default: nearest folder with .claude/session-chat, else the git root, else the current folder)")
 }
 
-func resolveWorkspace(flag string) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return conversation.ResolveWorkspace(wd)
-}
-
 // pickSession resolves --session / --lead to a session id.
 func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
 		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	if id != "" {
-		if err := conversation.ValidSessionID(id); err != nil {
-			return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
-		}
-		return id, nil
+	id, err := conversation.PickSession(ws, id)
+	if errors.Is(err, conversation.ErrBadSessionID) {
+		return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 	}
-	t, err := conversation.Lead(ws)
-	if err != nil {
-		return "", err
-	}
-	return t.SessionID, nil
+	return id, err
 }
 
 // --- send ---
@@ -85,7 +66,7 @@ func runSend(inv *cli.Invocation) error {
 	if strings.TrimSpace(text) == "" {
 		return &cli.UsageError{Msg: "send: the message is empty", Hint: `relay-baton send --lead "how is it going?"`}
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -123,7 +104,7 @@ func runTargets(inv *cli.Invocation) error {
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -172,7 +153,7 @@ func runTail(inv *cli.Invocation) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("tail takes no arguments")
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -234,7 +215,7 @@ func runWait(inv *cli.Invocation) error {
 	if *session == "" {
 		return &cli.UsageError{Msg: "wait needs --session ID", Hint: "relay-baton targets"}
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -302,25 +283,15 @@ func hookInstall(inv *cli.Invocation) error {
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	if *check && *uninstall {
-		return cli.Usagef("--check and --uninstall do not go together")
-	}
-	if *waitTimeout < 10*time.Second {
-		return cli.Usagef("--wait-timeout must be at least 10s")
-	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
 	}
 	if !fs.Changed("scope") {
 		*scope = "" // the agent's default
 	}
 	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
-		Workspace: ws, Scope: *scope, Binary: bin, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
+		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
 	var ue *conversation.InstallUsageError
 	switch {
 	case errors.As(err, &ue):

@@ -207,10 +207,7 @@ func runContinue(inv *cli.Invocation) error {
 	}
 	engineInv := inv
 	if f.js { // stdout is the JSON result's alone
-		cp, io := *inv, *inv.IO
-		io.Out, io.OutTTY = inv.IO.Err, false
-		cp.IO = &io
-		engineInv = &cp
+		engineInv = inv.WithOut(inv.IO.Err)
 	}
 	e, err := openEngine(engineInv, &f, true)
 	if err != nil {

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
-
 	"context"
 
 	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/server"
 )
@@ -33,35 +29,16 @@ func runServe(inv *cli.Invocation) error {
 	if *port < 0 || *port > 65535 {
 		return cli.Usagef("--port must be between 0 and 65535")
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
-	ln, err := server.Listen(*port)
-	if err != nil {
-		return err
-	}
-	actual := ln.Addr().(*net.TCPAddr).Port
-	url := "http://127.0.0.1:" + strconv.Itoa(actual) + "/"
-	fmt.Fprintf(inv.IO.Out, "relay-baton serve: %s  (workspace %s)\nCtrl-C stops it.\n", url, ws)
-	if *open {
-		if p, err := exec.LookPath("xdg-open"); err == nil {
-			if cmd := exec.Command(p, url); cmd.Start() == nil {
-				go cmd.Wait() // reap it: serve runs long after xdg-open exits
+	return server.ServeWorkspace(inv.Ctx, server.ServeOptions{Workspace: ws, Port: *port, Open: *open, Out: inv.IO.Out, Log: inv.IO.Err,
+		Room: func(ws string) (server.Room, error) {
+			v, err := room.OpenView(ws, "")
+			if err != nil {
+				return nil, err
 			}
-		} else {
-			fmt.Fprintf(inv.IO.Err, "relay-baton: --open: no xdg-open here; open %s yourself\n", url)
-		}
-	}
-	b := server.NewWorkspace(inv.Ctx, ws)
-	srv := server.New(b, actual)
-	srv.SetLog(inv.IO.Err)
-	if v, err := room.OpenView(ws, ""); err == nil {
-		srv.SetRoom(roomView{v})
-	} else {
-		fmt.Fprintf(inv.IO.Err, "relay-baton serve: no Agent Room timeline (%v); the chat panel works without it\n", err)
-	}
-	err = server.Serve(inv.Ctx, ln, srv)
-	b.Wait()
-	return err
+			return roomView{v}, nil
+		}})
 }

@@ -76,25 +76,16 @@ func runComplete(inv *cli.Invocation) error {
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
+	var ids []string
 	switch fs.Arg(0) {
 	case "sessions":
-		ws, err := resolveWorkspace("")
-		if err != nil {
-			return nil
-		}
-		ts, _ := conversation.ListTargets(ws)
-		for _, t := range ts {
-			fmt.Fprintln(inv.IO.Out, t.SessionID)
-		}
+		ids = conversation.TargetIDs("")
 	case "replay-sessions":
 		wd, _ := os.Getwd()
-		root, err := conversation.FindRoot(wd)
-		if err != nil {
-			return nil
-		}
-		for _, id := range conversation.LogSessions(conversation.LogPath(root)) {
-			fmt.Fprintln(inv.IO.Out, id)
-		}
+		ids = conversation.LogSessions(wd)
+	}
+	for _, id := range ids {
+		fmt.Fprintln(inv.IO.Out, id)
 	}
 	return nil
 }

@@ -170,6 +170,15 @@ func (inv *Invocation) Parse(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// WithOut is a copy of inv whose output is w, not a terminal (continue
+// --json keeps stdout for its result).
+func (inv *Invocation) WithOut(w io.Writer) *Invocation {
+	cp, io := *inv, *inv.IO
+	io.Out, io.OutTTY = w, false
+	cp.IO = &io
+	return &cp
+}
+
 // PrintJSON writes v as indented JSON to the command's output.
 func (inv *Invocation) PrintJSON(v any) error {
 	enc := json.NewEncoder(inv.IO.Out)

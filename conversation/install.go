@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,10 +16,10 @@ import (
 type InstallOptions struct {
 	Agent       string // AgentClaude (Claude Code's settings, the default) or AgentCodex (hooks.json and Codex's trust)
 	Workspace   string
-	Scope       string // project, local or user (Codex: user or project); "" is the agent's default, project for Claude Code, user for Codex
-	Binary      string // the relay-baton binary (symlinks are resolved)
-	WaitTimeout time.Duration
-	Check       bool // only report whether the hooks are installed and current
+	Scope       string        // project, local or user (Codex: user or project); "" is the agent's default, project for Claude Code, user for Codex
+	Binary      string        // the relay-baton binary (symlinks are resolved); "" is this process's
+	WaitTimeout time.Duration // at least 10 s
+	Check       bool          // only report whether the hooks are installed and current
 	Uninstall   bool
 }
 
@@ -33,6 +34,16 @@ func (e *InstallUsageError) Error() string { return e.Msg }
 // false when the hooks are missing or out of date (Check), or, for Codex,
 // not trusted by it (said on out).
 func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current bool, err error) {
+	switch {
+	case o.Check && o.Uninstall:
+		return false, &InstallUsageError{Msg: "--check and --uninstall do not go together"}
+	case o.WaitTimeout < 10*time.Second:
+		return false, &InstallUsageError{Msg: "--wait-timeout must be at least 10s"}
+	case o.Binary == "":
+		if o.Binary, err = os.Executable(); err != nil {
+			return false, fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
+		}
+	}
 	switch o.Agent {
 	case AgentCodex:
 		if o.Scope == "" {

@@ -1,17 +1,20 @@
 package conversation
 
 import (
-	"os"
 	"sort"
 
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// LogSessions lists the session ids of the conversation log at path,
-// newest first (what replay's --session completes to). A log that cannot
-// be read has none.
-func LogSessions(path string) []string {
-	f, err := os.Open(path)
+// LogSessions lists the session ids of the conversation log of the
+// repository holding dir, newest first (what replay's --session completes
+// to). A log that cannot be read (or is not a regular file) has none.
+func LogSessions(dir string) []string {
+	root, err := FindRoot(dir)
+	if err != nil {
+		return nil
+	}
+	f, err := OpenRegular(LogPath(root))
 	if err != nil {
 		return nil
 	}

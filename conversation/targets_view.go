@@ -3,6 +3,8 @@ package conversation
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -181,4 +183,43 @@ func TranscriptOf(ws, id string) (string, error) {
 		return path, nil
 	}
 	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
+}
+
+// WorkspaceFor is the workspace a command works in: dir when given (its
+// --workspace), else ResolveWorkspace of the current folder.
+func WorkspaceFor(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return ResolveWorkspace(wd)
+}
+
+// PickSession is the session a command talks to: id when given (an error
+// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
+// Lead.
+func PickSession(ws, id string) (string, error) {
+	if id != "" {
+		return id, ValidSessionID(id)
+	}
+	t, err := Lead(ws)
+	return t.SessionID, err
+}
+
+// TargetIDs are the session ids of ws's running targets, for completion;
+// none when the workspace cannot be found.
+func TargetIDs(dir string) []string {
+	ws, err := WorkspaceFor(dir)
+	if err != nil {
+		return nil
+	}
+	ts, _ := ListTargets(ws)
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.SessionID
+	}
+	return ids
 }
