@@ -236,19 +236,15 @@ func runWait(inv *cli.Invocation) error {
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
 func runHook(inv *cli.Invocation) error {
-	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
-		cli.PrintCommandHelp(inv.IO.Out, inv.Cmd, nil)
-		if len(inv.Args) == 0 {
-			return &cli.UsageError{Msg: "hook needs a subcommand", Hint: "relay-baton hook --help"}
-		}
-		return nil
+	var subs []*cli.Command
+	for _, h := range conversation.HookCommands {
+		subs = append(subs, &cli.Command{Name: h.Name, Usage: strings.TrimSpace(strings.TrimPrefix(h.Usage, h.Name)), Short: h.Short})
 	}
-	sub, rest := inv.Args[0], inv.Args[1:]
-	spec, known := conversation.LookupHook(sub)
-	if !known {
-		return &cli.UsageError{Msg: fmt.Sprintf("unknown hook %q", sub), Hint: "relay-baton hook --help"}
+	subInv, err := inv.Subcommand(subs)
+	if err != nil {
+		return err
 	}
-	subInv := inv.Sub(&cli.Command{Name: "hook " + sub, Usage: strings.TrimSpace(strings.TrimPrefix(spec.Usage, sub)), Short: spec.Short}, rest)
+	sub := strings.TrimPrefix(subInv.Cmd.Name, "hook ")
 	if sub == "install" {
 		return hookInstall(subInv)
 	}

@@ -170,6 +170,30 @@ func (inv *Invocation) Parse(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// Subcommand splits inv's first argument off as one of subs, the rows of a
+// command that dispatches on its first word (hook): the invocation it
+// returns names the row "<command> <sub>". No argument prints the
+// command's help and is a UsageError; --help prints it (pflag.ErrHelp); an
+// unknown word is a UsageError.
+func (inv *Invocation) Subcommand(subs []*Command) (*Invocation, error) {
+	name := inv.Cmd.Name
+	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
+		PrintCommandHelp(inv.IO.Out, inv.Cmd, nil)
+		if len(inv.Args) == 0 {
+			return nil, &UsageError{Msg: name + " needs a subcommand", Hint: "relay-baton " + name + " --help"}
+		}
+		return nil, pflag.ErrHelp
+	}
+	for _, c := range subs {
+		if c.Name == inv.Args[0] {
+			sub := *c
+			sub.Name = name + " " + c.Name
+			return inv.Sub(&sub, inv.Args[1:]), nil
+		}
+	}
+	return nil, &UsageError{Msg: fmt.Sprintf("unknown %s %q", name, inv.Args[0]), Hint: "relay-baton " + name + " --help"}
+}
+
 // WithOut is a copy of inv whose output is w, not a terminal (continue
 // --json keeps stdout for its result).
 func (inv *Invocation) WithOut(w io.Writer) *Invocation {
