@@ -43,7 +43,10 @@ type Command struct {
 	// Subcommands (or fixed first arguments) the command dispatches on,
 	// for completion; TestSubcommandsDispatch holds them to Run.
 	Subcommands []string
-	Run         func(inv *Invocation) error
+	// Dispatch: the Subcommands are rows of their own with their own
+	// flags (Invocation.Subcommand), not fixed arguments.
+	Dispatch bool
+	Run      func(inv *Invocation) error
 }
 
 // Table is a command line: its commands, in the order `--help` lists them.

@@ -92,7 +92,8 @@ the loop's result (steps, reason, agent runs, plan updates) on stdout, everythin
 stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
 }
 
-var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)"}
+var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)",
+	Subcommands: []string{"claude", "codex"}}
 
 var Review = &Command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}
 
@@ -173,6 +174,7 @@ var Hook = &Command{
 	// Long is conversation.HookHelp(), the hooks' one table of help: main
 	// binds it with Run.
 	Subcommands: []string{"stop", "wait", "prompt-submit", "session-start", "install"},
+	Dispatch:    true,
 }
 
 var Serve = &Command{

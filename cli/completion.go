@@ -75,9 +75,13 @@ func flagValues(t *Table, name string) ([]string, string) {
 }
 
 // probeFlags returns the flag set c's Run defines for args (e.g.
-// ["install"] for hook install), or nil when it defines none. The probe
-// answers --help into a discarded writer; inv.Parse stops it there.
+// ["install"] for hook install), or nil when it defines none (or has no
+// Run). The probe answers --help into a discarded writer; inv.Parse stops
+// it there.
 func probeFlags(t *Table, c *Command, args ...string) *pflag.FlagSet {
+	if c.Run == nil {
+		return nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p := &flagProbe{}
@@ -122,31 +126,17 @@ func completionSpecs(t *Table) []compSpec {
 		switch {
 		case c.Name == "help":
 			s.Args = t.VisibleNames()
-		case c.Name == "hook":
-			s.Args, s.Sub = c.Subcommands, true
 		default:
-			s.Args = c.Subcommands
+			s.Args, s.Sub = c.Subcommands, c.Dispatch
 		}
 		specs = append(specs, s)
-		if c.Name == "hook" {
+		if c.Dispatch {
 			for _, sub := range c.Subcommands {
-				specs = append(specs, compSpec{Key: "hook " + sub, Names: []string{sub}, Flags: specFlags(t, probeFlags(t, c, sub))})
+				specs = append(specs, compSpec{Key: c.Name + " " + sub, Names: []string{sub}, Flags: specFlags(t, probeFlags(t, c, sub))})
 			}
 		}
 	}
-	if s := lookupSpec(specs, "handoff"); s != nil {
-		s.Args = []string{"claude", "codex"}
-	}
 	return specs
-}
-
-func lookupSpec(specs []compSpec, key string) *compSpec {
-	for i := range specs {
-		if specs[i].Key == key {
-			return &specs[i]
-		}
-	}
-	return nil
 }
 
 // globalFlags are the flags accepted before the command.
