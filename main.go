@@ -4,11 +4,12 @@
 // also chat with an already-running Claude Code session through a file inbox
 // delivered by hooks.
 //
-// main binds the Run functions of the command table (package cli holds the
-// table, dispatch, help, completion and exit codes). Each Run lives in a
-// cmd_*.go file beside this one: flags, one call into room or conversation,
-// then render (events/render). The orchestrator lane's logic (hooks, lanes,
-// follow, targets, hook install) is conversation's.
+// main binds the Run functions of the command table: package cli holds the
+// table as data, dispatch, help, completion and the exit codes. Each Run
+// lives in a cmd_*.go file beside this one: flags, one call into room,
+// conversation or server, then render (events/render). The orchestrator
+// lane's logic (hooks, lanes, follow, targets, hook install) is
+// conversation's.
 package main
 
 import (

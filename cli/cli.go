@@ -10,8 +10,11 @@
 //	Table ─► probe each Run's flag set ─► bash / zsh / fish scripts
 //
 // It knows no lane and no room: package main binds each command's Run (flags,
-// one call into room or conversation, render). Its own commands are help,
-// completion and version. It imports events and events/render only.
+// one call into room, conversation or server, render) and the values only
+// they know (diet profiles, agent names, the did-you-mean suggester). Its
+// own commands are help, completion and version. Of this module it imports
+// events (kinds and roles, for completion) and events/render (Inert, for
+// error messages) only; nothing but main imports it.
 package cli
 
 import (
