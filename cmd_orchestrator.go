@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -169,13 +168,8 @@ func runTail(inv *cli.Invocation) error {
 	if !*fromStart {
 		off = conversation.Size(path)
 	}
-	// Buffered: a scan of a big transcript would otherwise make one write
-	// per activity. Following flushes after each line, so nothing waits.
-	out := bufio.NewWriterSize(inv.IO.Out, 64<<10)
-	defer out.Flush()
-	var line []byte
-	tr := render.NewTerminal(out, inv.IO.Color)
-	defer tr.EndLine()
+	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
+	defer out.Close()
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
@@ -184,17 +178,9 @@ func runTail(inv *cli.Invocation) error {
 		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
-				if *asJSON {
-					// What json.Encoder writes, without reflection.
-					var err error
-					if line, err = events.AppendActivityJSON(line[:0], a); err == nil {
-						out.Write(append(line, '\n'))
-					}
-				} else {
-					tr.Activity(events.RoleOrchestrator, a)
-				}
+				out.Activity(events.RoleOrchestrator, a)
 			}
-			if !*noFollow {
+			if !*noFollow { // following: nothing waits in the buffer
 				out.Flush()
 			}
 			return true
