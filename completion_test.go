@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -77,7 +78,7 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"relay-baton", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"relay-baton", "status", "--color", "=", "n"}, []string{"never"}},
 		{[]string{"relay-baton", "--color", "never", "tar"}, []string{"targets"}},
-		{[]string{"relay-baton", "hook", ""}, hookCommand.Subcommands},
+		{[]string{"relay-baton", "hook", ""}, cli.Hook.Subcommands},
 		{[]string{"relay-baton", "hook", "install", "--scope", ""}, []string{"project", "local", "user"}},
 		{[]string{"relay-baton", "chat", "--agent", ""}, []string{"claude", "codex", "orchestrator"}},
 		{[]string{"relay-baton", "room", "--re"}, []string{"--resume", "--recap"}},
@@ -102,8 +103,8 @@ func TestBashCompletion(t *testing.T) {
 func TestCompletionFollowsTheTable(t *testing.T) {
 	script := writeScript(t, "bash")
 	lines := [][]string{{"relay-baton", ""}}
-	var cmds []*command
-	for _, c := range commands {
+	var cmds []*cli.Command
+	for _, c := range cli.RelayBaton.Commands {
 		if !c.Hidden {
 			lines = append(lines, []string{"relay-baton", c.Name, "--"})
 			cmds = append(cmds, c)
@@ -116,11 +117,11 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 			t.Errorf("only %d flags found in the commands' --help: the check is not reading them", checked)
 		}
 	}()
-	if !slices.Equal(got[0], visibleNames()) || slices.Contains(got[0], "__complete") {
-		t.Errorf("commands: %q, want %q", got[0], visibleNames())
+	if !slices.Equal(got[0], cli.RelayBaton.VisibleNames()) || slices.Contains(got[0], "__complete") {
+		t.Errorf("commands: %q, want %q", got[0], cli.RelayBaton.VisibleNames())
 	}
 	for i, c := range cmds {
-		if c == helpCommand {
+		if c == cli.Help {
 			continue // its --help is the main help
 		}
 		_, help, _ := runCLI(t, false, c.Name, "--help")
@@ -146,7 +147,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 
 // hook's Subcommands are the ones its Run dispatches.
 func TestSubcommandsDispatch(t *testing.T) {
-	for _, sub := range hookCommand.Subcommands {
+	for _, sub := range cli.Hook.Subcommands {
 		code, out, errs := runCLI(t, false, "hook", sub, "--help")
 		if code != 0 || !strings.HasPrefix(out, "Usage: relay-baton hook "+sub) {
 			t.Errorf("hook %s --help: exit %d %q %q", sub, code, head(out), errs)
@@ -185,3 +186,6 @@ func TestZshFishCompletion(t *testing.T) {
 		}
 	}
 }
+
+// shq quotes s for a POSIX shell, always.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
