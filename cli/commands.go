@@ -149,10 +149,10 @@ var Tail = &Command{
 	Short: "Stream a session's transcript as activity",
 	Long: `Follows a Claude Code session's transcript (located from its registration,
 then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
-($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the session does:
-thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
-at the end of the file unless --from-start; --no-follow stops at the end.
---json prints one activity object per line.`,
+($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the
+session does: thinking, tool calls, reply text, end of turn, and chat
+deliveries. It starts at the end of the file unless --from-start; --no-follow
+stops at the end. --json prints one activity object per line.`,
 }
 
 var Wait = &Command{

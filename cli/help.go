@@ -22,12 +22,33 @@ func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
 		fmt.Fprintf(&b, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
 	}
 	if c.Long != "" {
-		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(c.Long, "\n"))
+		fmt.Fprintf(&b, "\n%s\n", Reflow(strings.TrimRight(c.Long, "\n")))
 	}
 	if fs != nil {
 		fmt.Fprintf(&b, "\nFlags:\n%s", fs.FlagUsagesWrapped(HelpWidth))
 	}
 	io.WriteString(w, FitLines(b.String(), HelpWidth))
+}
+
+// Reflow joins the lines of each prose paragraph of s into one line, for
+// FitLines to wrap at the terminal's width rather than at the breaks of the
+// source: a line joins the one before it when both are prose (neither
+// starts with a space or a list mark). Indented lines, lists, tables and
+// blank lines stay as they are.
+func Reflow(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0:0]
+	prose := func(l string) bool {
+		return l != "" && l[0] != ' ' && l[0] != '\t' && !strings.HasPrefix(l, "- ") && !strings.HasPrefix(l, "* ")
+	}
+	for i, l := range lines {
+		if i > 0 && prose(l) && prose(lines[i-1]) {
+			out[len(out)-1] += " " + l
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // FitLines breaks every line of s longer than width at its last space that
@@ -44,7 +65,7 @@ func FitLines(s string, width int) string {
 		}
 		for utf8.RuneCountInString(line) > width {
 			head := string([]rune(line)[:width+1])
-			cut := strings.LastIndex(head, " [") // keep "[--flag VALUE]" whole
+			cut := strings.LastIndex(head, " [-") // keep "[--flag VALUE]" whole
 			if cut <= len(indent) {
 				cut = strings.LastIndex(head, " ")
 			}
