@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/cli/clitest"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -26,36 +27,10 @@ func writeScript(t *testing.T, shell string) string {
 	return p
 }
 
-// complete runs the bash script in a plain bash (no rc files, no
-// bash-completion package) and returns what its completion function offers
-// for each line, the last word being the one completed.
+// complete runs the bash script and returns what it offers for each line.
 func complete(t *testing.T, script string, lines ...[]string) [][]string {
 	t.Helper()
-	var drv strings.Builder
-	drv.WriteString("source " + shq(script) + " || exit 9\n")
-	drv.WriteString("complete -p relay-baton >/dev/null || exit 8\n")
-	for _, words := range lines {
-		drv.WriteString("COMP_WORDS=(")
-		for _, w := range words {
-			drv.WriteString(shq(w) + " ")
-		}
-		drv.WriteString(")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _relay_baton\nprintf '%s ' \"${COMPREPLY[@]}\"; echo\n")
-	}
-	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", drv.String())
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(got) != len(lines) {
-		t.Fatalf("bash printed %d lines for %d completions:\n%s", len(got), len(lines), out)
-	}
-	res := make([][]string, len(got))
-	for i, l := range got {
-		res[i] = strings.Fields(l)
-	}
-	return res
+	return clitest.BashComplete(t, script, lines...)
 }
 
 func TestBashCompletion(t *testing.T) {

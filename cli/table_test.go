@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/cli/clitest"
 )
 
 // toy is a table of its own: cli works without main's commands.
@@ -104,9 +105,6 @@ func TestRunExitCodes(t *testing.T) {
 // flags (read from its Run by the probe) and flag values complete in a
 // plain bash.
 func TestCompletionOfAToyTable(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Fatal("bash is needed for the completion test")
-	}
 	tab, ran := toy()
 	var script bytes.Buffer
 	if err := WriteCompletion(&script, tab, "bash"); err != nil {
@@ -119,28 +117,10 @@ func TestCompletionOfAToyTable(t *testing.T) {
 	os.WriteFile(p, script.Bytes(), 0o644)
 	lines := [][]string{{"relay-baton", "g"}, {"relay-baton", "hi", "--"}, {"relay-baton", "greet", "--mood", ""}, {"relay-baton", "tool", ""}, {"relay-baton", "tool", "a", "--d"}}
 	want := [][]string{{"greet"}, {"--color", "--loud", "--mood", "--help"}, {"glad", "grim"}, {"a"}, {"--deep"}}
-	var drv strings.Builder
-	drv.WriteString("source " + shq(p) + " || exit 9\n")
-	for _, words := range lines {
-		drv.WriteString("COMP_WORDS=(")
-		for _, w := range words {
-			drv.WriteString(shq(w) + " ")
-		}
-		drv.WriteString(")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _relay_baton\nprintf '%s ' \"${COMPREPLY[@]}\"; echo\n")
-	}
-	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", drv.String())
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(got) != len(want) {
-		t.Fatalf("bash printed %q", out)
-	}
+	got := clitest.BashComplete(t, p, lines...)
 	for i := range want {
-		if f := strings.Fields(got[i]); !slices.Equal(f, want[i]) {
-			t.Errorf("%q: got %q, want %q", lines[i], f, want[i])
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("%q: got %q, want %q", lines[i], got[i], want[i])
 		}
 	}
 	if err := WriteCompletion(&script, tab, "tcsh"); err == nil {
