@@ -256,10 +256,13 @@ func (m *fastMessage) parse(s *jscan, i, depth int) int {
 			m.contentKind = kind
 			return set(&m.content, v)
 		case "usage":
-			return kind == 'n' || kind == '{' && s.usage(v)
+			return kind == 'n' // an object is checked by deep as it is walked
 		}
 		return !foldsTo(key, "id", "role", "stop_reason", "content", "usage")
 	}, func(s *jscan, key []byte, i, depth int) (int, bool) {
+		if string(key) == "usage" && s.b[i] == '{' {
+			return s.object(i, depth, usageField, nil), true
+		}
 		if string(key) != "content" || s.b[i] != '[' {
 			return 0, false
 		}
@@ -277,16 +280,14 @@ func (m *fastMessage) parse(s *jscan, i, depth int) int {
 	})
 }
 
-// usage checks the token counts decode as int64, as anthropicUsage needs.
-func (s *jscan) usage(v span) bool {
-	end := s.object(v.start, 0, func(s *jscan, key []byte, v span, kind byte) bool {
-		switch string(key) {
-		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
-			return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
-		}
-		return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-	}, nil)
-	return end >= 0 && !s.bad
+// usageField checks a usage object's token counts decode as int64, as
+// anthropicUsage needs, while the object is walked (once).
+func usageField(s *jscan, key []byte, v span, kind byte) bool {
+	switch string(key) {
+	case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
+		return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
+	}
+	return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 }
 
 // smallInt: an integer literal that surely fits int64.
