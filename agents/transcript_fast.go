@@ -44,7 +44,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 		return nil, false
 	}
 	if top.other {
-		return nil, false // system, attachment, hook summaries: rare, left to encoding/json
+		return nil, false // attachments: rare beside skipLine, left to encoding/json
 	}
 	if top.isSidechain {
 		return nil, true
@@ -52,7 +52,9 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	assistant := s.eq(top.typ, "assistant")
 	switch {
 	case assistant, s.eq(top.typ, "user"):
-	case s.eq(top.typ, "system"), s.eq(top.typ, "attachment"):
+	case s.eq(top.typ, "system"):
+		return top.system(&s)
+	case s.eq(top.typ, "attachment"):
 		return nil, false
 	default:
 		return nil, true // progress, file-history-snapshot, ...: nothing to show
@@ -116,6 +118,25 @@ type topLine struct {
 	message                    span
 	msg                        fastMessage
 	isSidechain, isMeta, other bool
+	// A system line's: its subtype, and a stop_hook_summary's verdict.
+	subtype                          span
+	hookErrors, prevented, hasOutput bool
+}
+
+// system mirrors the "system" case of parseTranscriptLineJSON: the end of
+// a turn, as turn_duration or as a Stop hook summary where no hook blocked.
+func (t *topLine) system(s *jscan) ([]events.Activity, bool) {
+	var stop string
+	switch {
+	case s.eq(t.subtype, "turn_duration"):
+		stop = "turn_duration"
+	case s.eq(t.subtype, "stop_hook_summary") && !t.hookErrors && !t.prevented && !t.hasOutput:
+		stop = "stop_hook_summary"
+	default:
+		return nil, true
+	}
+	id, _ := s.str(t.uuid)
+	return t.stamp(s, []events.Activity{{Source: TranscriptSource, Kind: events.ActDone, StopReason: stop, ID: id}})
 }
 
 // deep parses the message while the line is validated (one pass).
@@ -131,7 +152,7 @@ func (t *topLine) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 func (t *topLine) init() {
 	if !t.set {
 		t.set = true
-		t.typ, t.turnOrigin, t.uuid, t.timestamp, t.sessionID, t.message = noSpan, noSpan, noSpan, noSpan, noSpan, noSpan
+		t.typ, t.turnOrigin, t.uuid, t.timestamp, t.sessionID, t.message, t.subtype = noSpan, noSpan, noSpan, noSpan, noSpan, noSpan, noSpan
 	}
 }
 
@@ -157,11 +178,22 @@ func (t *topLine) field(s *jscan, key []byte, v span, kind byte) bool {
 	case "isMeta":
 		return boolField(kind, &t.isMeta)
 	case "subtype":
-		return kind == '"' || kind == 'n'
-	case "preventedContinuation", "hasOutput":
-		var b bool
-		return boolField(kind, &b)
-	case "hookErrors", "attachment":
+		return strField(kind, &t.subtype, v)
+	case "preventedContinuation":
+		return boolField(kind, &t.prevented)
+	case "hasOutput":
+		return boolField(kind, &t.hasOutput)
+	case "hookErrors":
+		switch kind {
+		case 'n': // null: no errors ([]json.RawMessage(nil))
+			t.hookErrors = false
+		case '[':
+			t.hookErrors = s.b[s.ws(v.start+1)] != ']'
+		default:
+			return false
+		}
+		return true
+	case "attachment":
 		t.other = true
 		return true
 	}
