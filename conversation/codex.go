@@ -84,7 +84,7 @@ const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
 func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path) // a FIFO there does not block
 	if err != nil {
 		return agents.RolloutMeta{}, false
 	}
@@ -108,7 +108,7 @@ func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
 // rollout untouched for BusyTTL is idle whatever it says (its process died
 // mid-turn).
 func CodexTurn(rollout string, now time.Time) bool {
-	f, err := os.Open(rollout)
+	f, err := OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}

@@ -33,11 +33,12 @@ func OpenRegular(p string) (*os.File, error) { return events.OpenRegular(p) }
 // The package's short names for the helpers: openChecked opens with a type
 // check (and O_NOFOLLOW when asked), readSmall reads one of relay-baton's
 // own files (no symlink, capped), readRegularFile reads a file that may be
-// a link (capped).
+// a link (capped), readDirNames lists a folder that may be a FIFO.
 var (
 	openChecked     = events.OpenChecked
 	readSmall       = events.ReadOwned
 	readRegularFile = events.ReadRegular
+	readDirNames    = events.ReadDirNames
 )
 
 // OpenAppend opens p for appending (created 0600; an older file's mode is
