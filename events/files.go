@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
 )
 
 // The one way relay-baton opens a file it finds by path in a repository or
@@ -106,9 +105,10 @@ func readCapped(f *os.File, p string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// ReadDirNames lists folder p's names, sorted, without blocking when p is
-// a FIFO (os.Open on one would): anything but a folder (or a symlink to
-// one) is an error wrapping ErrNotRegular.
+// ReadDirNames lists folder p's names, in directory order (unsorted, as
+// Readdirnames), without blocking when p is a FIFO (os.Open on one would):
+// anything but a folder (or a symlink to one) is an error wrapping
+// ErrNotRegular.
 func ReadDirNames(p string) ([]string, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|openNonBlock|openDirectory, 0)
 	if err != nil {
@@ -123,7 +123,5 @@ func ReadDirNames(p string) ([]string, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is %s, not a folder, %w: move it aside", p, FileKind(fi.Mode()), ErrNotRegular)
 	}
-	names, err := f.Readdirnames(-1)
-	sort.Strings(names)
-	return names, err
+	return f.Readdirnames(-1)
 }

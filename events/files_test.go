@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,7 +110,9 @@ func TestRegularFileHelpers(t *testing.T) {
 	// Folders.
 	os.WriteFile(filepath.Join(sub, "b"), nil, 0o600)
 	os.WriteFile(filepath.Join(sub, "a"), nil, 0o600)
-	if names, err := events.ReadDirNames(sub); err != nil || strings.Join(names, ",") != "a,b" {
+	names, err := events.ReadDirNames(sub)
+	slices.Sort(names)
+	if err != nil || strings.Join(names, ",") != "a,b" {
 		t.Errorf("ReadDirNames: %v %v", names, err)
 	}
 	for _, p := range []string{fifo, reg} {
@@ -119,5 +123,36 @@ func TestRegularFileHelpers(t *testing.T) {
 	}
 	if _, err := events.ReadDirNames(missing); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("list missing: %v", err)
+	}
+}
+
+// BenchmarkReadDirNames: the FIFO-safe listing against the plain
+// os.Open+Readdirnames it replaced in the claim path (every hook lists
+// claims/ and inbox/, usually empty or nearly).
+func BenchmarkReadDirNames(b *testing.B) {
+	for _, n := range []int{0, 100} {
+		dir := b.TempDir()
+		for i := range n {
+			os.WriteFile(filepath.Join(dir, strings.Repeat("x", 20)+string(rune('a'+i%26))+strings.Repeat("0", i/26)+".json"), nil, 0o600)
+		}
+		b.Run("safe/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := events.ReadDirNames(dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("plain/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				f, err := os.Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.Readdirnames(-1); err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+		})
 	}
 }
