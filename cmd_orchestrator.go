@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -25,129 +21,38 @@ import (
 // wait and the Claude Code hooks (stop, wait, prompt-submit,
 // session-start, install). The protocol itself lives in conversation/.
 
-var sendCommand = &command{
-	Name:  "send",
-	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
-	Short: "Queue a chat message for a running Claude Code or Codex session",
-	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
-(.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
-turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
-armed Monitor; for an idle Codex session, codex queue). Without --session, the
-lead session of the workspace is used
-(see 'relay-baton targets'). --follow waits for the delivery and prints the
-session's reply from its transcript until the end of its turn.
-
-Messages over 64 KB are refused.`,
-	Run: runSend,
-}
-
-var targetsCommand = &command{
-	Name:  "targets",
-	Usage: "[--all] [--json] [--set-lead ID|none]",
-	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
-	Long: `Lists the running Claude Code sessions of this workspace (started after
-'relay-baton hook install': their hooks record the session's process), most
-recently active first: whether each is chat-capable (its inbox exists), its
-queue depth and oldest message age, whether it is in a turn (busy) and whether
-an idle-lane waiter is armed, its last activity and transcript path. Codex
-threads (AGENT codex) whose rollout cwd is in the workspace are listed too:
-running while a codex process holds the thread, busy from the rollout, "idle
-(codex queue)" when the queue lane reaches it, the rollout as the transcript.
-
-One-shot 'claude -p' runs (relay-baton's own agent runs among them) are never
-targets: the hooks leave them alone. --all also lists the sessions that have
-ended and those whose process is unknown (a transcript only, or registered by
-an older relay-baton), with their state.
-
-The lead (marked *) is the one 'send' uses by default: the running session
-marked with --set-lead, else the most recently active running one. There is
-no lead while no session runs.`,
-	Run: runTargets,
-}
-
-var tailCommand = &command{
-	Name:  "tail",
-	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
-	Short: "Stream a session's transcript as activity",
-	Long: `Follows a Claude Code session's transcript (located from its registration,
-then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
-($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the session does:
-thinking, tool calls, reply text, end of turn, and chat deliveries. It starts
-at the end of the file unless --from-start; --no-follow stops at the end.
---json prints one activity object per line.`,
-	Run: runTail,
-}
-
-var waitCommand = &command{
-	Name:  "wait",
-	Usage: "--session ID [--once]",
-	Short: "Block until a chat message arrives, claim it and print it (Monitor lane)",
-	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
-It watches the inbox (fsnotify), claims each message while the session is not in
-a turn, and prints its framed text as one write. --once exits after the first
-message. Claiming is by rename, so it is safe beside the hooks. When its
-output is closed (nobody reads it), the message goes back to the inbox and
-wait exits 1.`,
-	Run: runWait,
-}
-
-var hookCommand = &command{
-	Name:  "hook",
-	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
-	Short: "Claude Code hooks that deliver chat messages",
-	Long:  conversation.HookHelp(),
-	Run:   runHook,
-}
-
 // --- shared helpers ---
 
 func workspaceFlag(fs *pflag.FlagSet) *string {
 	return fs.String("workspace", "", "the workspace (default: nearest folder with .claude/session-chat, else the git root, else the current folder)")
 }
 
-func resolveWorkspace(flag string) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return conversation.ResolveWorkspace(wd)
-}
-
 // pickSession resolves --session / --lead to a session id.
 func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
-		return "", usagef("give --session or --lead, not both")
+		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	if id != "" {
-		if err := conversation.ValidSessionID(id); err != nil {
-			return "", &usageError{msg: err.Error(), hint: "relay-baton targets"}
-		}
-		return id, nil
+	id, err := conversation.PickSession(ws, id)
+	if errors.Is(err, conversation.ErrBadSessionID) {
+		return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 	}
-	t, err := conversation.Lead(ws)
-	if err != nil {
-		return "", err
-	}
-	return t.SessionID, nil
+	return id, err
 }
 
 // --- send ---
 
-func runSend(inv *invocation) error {
-	fs := inv.flags()
+func runSend(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id (default: the lead)")
 	lead := fs.Bool("lead", false, "send to the workspace's lead session")
 	from := fs.String("from", "relay-baton", "who the message is from")
 	follow := fs.Bool("follow", false, "wait for the delivery and print the reply until the end of the turn")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &usageError{msg: "send takes one TEXT argument (or - to read standard input)", hint: `relay-baton send --lead "how is it going?"`}
+		return &cli.UsageError{Msg: "send takes one TEXT argument (or - to read standard input)", Hint: `relay-baton send --lead "how is it going?"`}
 	}
 	text := fs.Arg(0)
 	if text == "-" {
@@ -158,9 +63,9 @@ func runSend(inv *invocation) error {
 		text = string(b)
 	}
 	if strings.TrimSpace(text) == "" {
-		return &usageError{msg: "send: the message is empty", hint: `relay-baton send --lead "how is it going?"`}
+		return &cli.UsageError{Msg: "send: the message is empty", Hint: `relay-baton send --lead "how is it going?"`}
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -180,24 +85,7 @@ func runSend(inv *invocation) error {
 	if !*follow {
 		return nil
 	}
-	tr := render.NewTerminal(inv.IO.Out, inv.IO.Color)
-	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, func(u conversation.Update) {
-		tr.EndLine()
-		switch u.Kind {
-		case conversation.UpdQueued:
-			fmt.Fprintf(inv.IO.Out, "queued (%d ahead)\n", u.Ahead)
-		case conversation.UpdCancelled:
-			fmt.Fprintln(inv.IO.Out, "cancelled: the message left the inbox without being delivered")
-		case conversation.UpdDelivered:
-			fmt.Fprintf(inv.IO.Out, "delivered %s at %s\n", render.InertLine(conversation.ViaLane(u.Lane)), u.At.Local().Format("15:04:05"))
-		case conversation.UpdUnconfirmed, conversation.UpdUnreadable, conversation.UpdIncomplete:
-			fmt.Fprintf(inv.IO.Out, "! %s\n", render.Inert(u.Err.Error()))
-		case conversation.UpdActivity:
-			tr.Activity(events.RoleOrchestrator, u.Activity)
-		case conversation.UpdDone:
-			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
-		}
-	})
+	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
 	if res.Outcome == conversation.Stopped {
 		return inv.Ctx.Err()
 	}
@@ -206,16 +94,16 @@ func runSend(inv *invocation) error {
 
 // --- targets ---
 
-func runTargets(inv *invocation) error {
-	fs := inv.flags()
+func runTargets(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	asJSON := fs.Bool("json", false, "print JSON")
 	all := fs.Bool("all", false, "also list sessions that ended or whose process is unknown")
 	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -224,16 +112,12 @@ func runTargets(inv *invocation) error {
 		if id == "none" {
 			id = ""
 		}
-		if err := conversation.SetLead(ws, id); err != nil {
-			return &usageError{msg: err.Error(), hint: "relay-baton targets"}
+		running, err := conversation.MarkLead(ws, id)
+		if err != nil {
+			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}
-		if id != "" {
-			// Marking a session that has not started yet is allowed (it
-			// becomes the lead when it appears), but a typo should not
-			// pass silently.
-			if known, err := conversation.ListTargets(ws); err == nil && !slices.ContainsFunc(known, func(t conversation.Target) bool { return t.SessionID == id }) {
-				fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
-			}
+		if !running {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
 		}
 	}
 	list := conversation.ListTargets
@@ -248,42 +132,27 @@ func runTargets(inv *invocation) error {
 		if ts == nil {
 			ts = []conversation.Target{}
 		}
-		enc := json.NewEncoder(inv.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ts)
+		return inv.PrintJSON(ts)
 	}
-	if len(ts) == 0 {
-		fmt.Fprintf(inv.IO.Out, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
-		if others, err := conversation.ListAllTargets(ws); err == nil && len(others) > 0 && !*all {
-			fmt.Fprintf(inv.IO.Out, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
-		}
-		return nil
-	}
-	if err := conversation.WriteTargets(inv.IO.Out, ts, conversation.TableOptions{Now: time.Now(), Transcript: true}); err != nil {
-		return err
-	}
-	if slices.ContainsFunc(ts, func(t conversation.Target) bool { return t.Lead }) {
-		fmt.Fprintln(inv.IO.Out, "* lead (the default target of 'relay-baton send')")
-	}
-	return nil
+	return conversation.WriteTargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
 }
 
 // --- tail ---
 
-func runTail(inv *invocation) error {
-	fs := inv.flags()
+func runTail(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id (default: the lead)")
 	fromStart := fs.Bool("from-start", false, "read the transcript from its start")
 	noFollow := fs.Bool("no-follow", false, "stop at the end of the transcript")
 	asJSON := fs.Bool("json", false, "print one activity JSON object per line")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("tail takes no arguments")
+		return cli.Usagef("tail takes no arguments")
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -291,25 +160,16 @@ func runTail(inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	s, err := conversation.OpenSession(ws, id)
+	path, err := conversation.TranscriptOf(ws, id)
 	if err != nil {
 		return err
-	}
-	path := conversation.LocateTranscript(s)
-	if path == "" {
-		return fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, conversation.ProjectsWhere())
 	}
 	var off int64
 	if !*fromStart {
 		off = conversation.Size(path)
 	}
-	// Buffered: a scan of a big transcript would otherwise make one write
-	// per activity. Following flushes after each line, so nothing waits.
-	out := bufio.NewWriterSize(inv.IO.Out, 64<<10)
-	defer out.Flush()
-	var line []byte
-	tr := render.NewTerminal(out, inv.IO.Color)
-	defer tr.EndLine()
+	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
+	defer out.Close()
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
@@ -318,17 +178,9 @@ func runTail(inv *invocation) error {
 		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
-				if *asJSON {
-					// What json.Encoder writes, without reflection.
-					var err error
-					if line, err = events.AppendActivityJSON(line[:0], a); err == nil {
-						out.Write(append(line, '\n'))
-					}
-				} else {
-					tr.Activity(events.RoleOrchestrator, a)
-				}
+				out.Activity(events.RoleOrchestrator, a)
 			}
-			if !*noFollow {
+			if !*noFollow { // following: nothing waits in the buffer
 				out.Flush()
 			}
 			return true
@@ -338,24 +190,24 @@ func runTail(inv *invocation) error {
 
 // --- wait (Monitor lane) ---
 
-func runWait(inv *invocation) error {
-	fs := inv.flags()
+func runWait(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	session := fs.String("session", "", "the session id")
 	once := fs.Bool("once", false, "exit after the first message")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if *session == "" {
-		return &usageError{msg: "wait needs --session ID", hint: "relay-baton targets"}
+		return &cli.UsageError{Msg: "wait needs --session ID", Hint: "relay-baton targets"}
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
 	s, err := conversation.OpenSession(ws, *session)
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	if !s.ChatCapable() {
 		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
@@ -369,110 +221,67 @@ func runWait(inv *invocation) error {
 
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
-func runHook(inv *invocation) error {
-	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
-		printCommandHelp(inv.IO.Out, inv.Cmd, nil)
-		if len(inv.Args) == 0 {
-			return &usageError{msg: "hook needs a subcommand", hint: "relay-baton hook --help"}
-		}
-		return nil
+func runHook(inv *cli.Invocation) error {
+	var subs []*cli.Command
+	for _, h := range conversation.HookCommands {
+		subs = append(subs, &cli.Command{Name: h.Name, Usage: strings.TrimSpace(strings.TrimPrefix(h.Usage, h.Name)), Short: h.Short})
 	}
-	sub, rest := inv.Args[0], inv.Args[1:]
-	spec, known := conversation.LookupHook(sub)
-	if !known {
-		return &usageError{msg: fmt.Sprintf("unknown hook %q", sub), hint: "relay-baton hook --help"}
+	subInv, err := inv.Subcommand(subs)
+	if err != nil {
+		return err
 	}
-	subInv := &invocation{Ctx: inv.Ctx, IO: inv.IO, Cmd: &command{Name: "hook " + sub, Usage: strings.TrimSpace(strings.TrimPrefix(spec.Usage, sub)), Short: spec.Short}, Args: rest, colorMode: inv.colorMode}
+	sub := strings.TrimPrefix(subInv.Cmd.Name, "hook ")
 	if sub == "install" {
 		return hookInstall(subInv)
 	}
-	fs := subInv.flags()
+	fs := subInv.Flags()
 	timeout := fs.Duration("timeout", conversation.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	if sub != "wait" {
-		fs = subInv.flags() // the other hooks take no flag
+		fs = subInv.Flags() // the other hooks take no flag
 	}
-	if err := subInv.parse(fs); err != nil {
+	if err := subInv.Parse(fs); err != nil {
 		// Exit 2 from an asyncRewake hook wakes the session with stderr as
 		// a message: a bad flag must not reach the model. Exit 1 instead.
-		var ue *usageError
+		var ue *cli.UsageError
 		if errors.As(err, &ue) {
-			return &exitError{code: 1, err: fmt.Errorf("%s (try: relay-baton hook %s --help)", ue.msg, sub)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s (try: relay-baton hook %s --help)", ue.Msg, sub)}
 		}
 		return err
 	}
-	// The hooks run bounded: a payload that never ends, or anything else
-	// that would hold them, must not outlive Claude Code's hook timeout,
-	// and a signal ends them within a second.
-	limit := conversation.HookBudget()
-	if sub == "wait" {
-		limit = 0 // bounded by its own --timeout
-	}
-	woke := false
-	conversation.RunBounded(inv.Ctx, limit, 500*time.Millisecond, func() {
-		switch sub {
-		case "stop":
-			conversation.HookStop(inv.IO.In, inv.IO.Out)
-		case "prompt-submit":
-			conversation.HookPromptSubmit(inv.IO.In)
-		case "session-start":
-			conversation.HookSessionStart(inv.IO.In)
-		case "wait":
-			woke = conversation.HookWait(inv.Ctx, inv.IO.In, inv.IO.Err, *timeout)
-		}
-	})
-	if woke {
-		return &exitError{code: 2}
+	if conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout) {
+		return &cli.ExitError{Code: 2}
 	}
 	return nil
 }
 
-func hookInstall(inv *invocation) error {
-	fs := inv.flags()
+func hookInstall(inv *cli.Invocation) error {
+	fs := inv.Flags()
 	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	wsFlag := workspaceFlag(fs)
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	if *check && *uninstall {
-		return usagef("--check and --uninstall do not go together")
-	}
-	if *waitTimeout < 10*time.Second {
-		return usagef("--wait-timeout must be at least 10s")
-	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := conversation.WorkspaceFor(*wsFlag)
 	if err != nil {
 		return err
 	}
-	if *agent == "codex" {
-		if !fs.Changed("scope") {
-			*scope = "user"
-		}
-		bin, err := relayBatonPath()
-		if err != nil {
-			return err
-		}
-		return hookInstallCodex(inv, ws, *scope, bin, *check, *uninstall)
-	} else if *agent != "claude" {
-		return usagef("--agent must be claude or codex, not %q", *agent)
+	if !fs.Changed("scope") {
+		*scope = "" // the agent's default
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
-	}
-	current, err := conversation.InstallHooks(inv.IO.Out, conversation.InstallOptions{
-		Workspace: ws, Scope: *scope, Binary: bin, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
+	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
+		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
 	var ue *conversation.InstallUsageError
 	switch {
 	case errors.As(err, &ue):
-		return &usageError{msg: ue.Msg, hint: ue.Hint}
+		return &cli.UsageError{Msg: ue.Msg, Hint: ue.Hint}
 	case err != nil:
 		return err
 	case !current:
-		return errSilent // --check: missing or out of date (said)
+		return cli.ErrSilent // missing, out of date or untrusted (said)
 	}
 	return nil
 }

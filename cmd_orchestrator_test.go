@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 )
 
@@ -71,7 +72,7 @@ func relayBaton(t testing.TB, ctx context.Context, env []string, stdin string, a
 func runInProcess(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return out.String(), errb.String(), code
 }
 

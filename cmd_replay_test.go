@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -34,7 +35,7 @@ func (l *lockedBuffer) String() string {
 func runReplayCmd(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb lockedBuffer
-	code = run(ctx, append([]string{"replay"}, args...), &streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code = run(ctx, append([]string{"replay"}, args...), &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 
@@ -130,7 +131,7 @@ func TestReplayCommandFollowStopsOnCancel(t *testing.T) {
 	var out, errb lockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"replay", "--file", path, "--follow"}, &streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- run(ctx, []string{"replay", "--file", path, "--follow"}, &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	l, _ := events.OpenLog(path)
 	defer l.Close()

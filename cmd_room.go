@@ -2,66 +2,16 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
 )
-
-var chatCommand = &command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env]",
-	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
-	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
-the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
-stripped env) and runs only after you answer y. /agent orchestrator chats with a running
-Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
-previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
-(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.
-
---resume rebuilds the room from .ai-session/conversation.jsonl (active agent, plan and its
-age, orchestrator target, an unfinished /continue loop, chat messages still waiting) and
-recaps the last turns, and each agent continues its conversation (claude's session,
-codex's thread) from where it was; /new starts afresh. Each agent keeps one conversation
-for the whole room session: a follow-up question reaches it with the earlier turns.
-
-Input: a paste (bracketed paste) is one message, however many lines; end a line with \ or
-press Alt-Enter to type a newline. A confirmation counts only a key pressed after its
-preview is shown; with stdin not a terminal, no agent runs unless --yes is given.
-
-On a terminal of 100 columns or more the context panel is pinned to the bottom rows and
-redrawn in place; narrower terminals and pipes get a one-line status before each prompt.`,
-	Run: runChat,
-}
-var planCommand = &command{Name: "plan", Usage: "<task> [--yes] [--continue]", Short: "Have the planner write plan.md (preview first)", Run: runPlan}
-var executeCommand = &command{Name: "execute", Usage: "[--yes] [--continue]", Short: "Run the executor against plan.md (preview first)", Run: runExecute}
-var handoffCommand = &command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)", Run: runHandoff}
-var reviewCommand = &command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)", Run: runReview}
-var statusCommand = &command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)", Run: runStatus}
-var budgetCommand = &command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)", Run: runBudget}
-var doctorCommand = &command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)", Run: runDoctor}
-var noteCommand = &command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log", Run: runNote}
-var continueCommand = &command{
-	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
-	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
-next step, then claude (the planner) reads the step's answer and diff and rewrites
-.ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
-No plan update follows the last step. The loop stops on --max-steps (default 3, at most 20),
-PLAN COMPLETE, a step that leaves the repository unchanged, a budget ratio of 0.95, an agent
-failure or Ctrl-C. One preview shows the loop's shape and its first prompt; every later prompt
-is logged as a prompt_preview before it runs (relay-baton replay shows them). --json prints
-the loop's result (steps, reason, agent runs, plan updates) on stdout, everything else on
-stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
-	Run: runContinue,
-}
 
 // roomFlags are the flags the room's commands share.
 type roomFlags struct {
@@ -86,7 +36,7 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	}
 }
 
-func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, error) {
+func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, error) {
 	var term room.Terminal
 	if inv.IO.InTTY {
 		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
@@ -98,11 +48,11 @@ func openEngine(inv *invocation, f *roomFlags, spinner bool) (*room.Engine, erro
 	})
 	if err != nil {
 		if errors.Is(err, conversation.ErrNotGitRepo) {
-			return nil, &usageError{msg: err.Error()}
+			return nil, &cli.UsageError{Msg: err.Error()}
 		}
 		var ce *room.ConfigError
 		if errors.As(err, &ce) {
-			return nil, &usageError{msg: err.Error(), hint: "relay-baton " + inv.Cmd.Name + " --help"}
+			return nil, &cli.UsageError{Msg: err.Error(), Hint: "relay-baton " + inv.Cmd.Name + " --help"}
 		}
 		return nil, err
 	}
@@ -126,48 +76,42 @@ func roomErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, room.ErrDeclined):
-		return errSilent
+		return cli.ErrSilent
 	case errors.Is(err, room.ErrNoPlan), errors.Is(err, room.ErrNeedYes):
-		return &usageError{msg: err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	case errors.Is(err, agents.ErrNotLoggedIn):
 		// The run's summary line said how to log in: nothing to add.
-		return &exitError{code: 4}
+		return &cli.ExitError{Code: 4}
 	case errors.As(err, &ae):
-		return &exitError{code: 4, err: err}
+		return &cli.ExitError{Code: 4, Err: err}
 	}
 	return err
 }
 
-func printJSON(inv *invocation, v any) error {
-	enc := json.NewEncoder(inv.IO.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func runChat(inv *invocation) error {
+func runChat(inv *cli.Invocation) error {
 	var f roomFlags
-	fs := inv.flags()
+	fs := inv.Flags()
 	f.define(fs, false, false)
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
 	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
 	recap := fs.Int("recap", room.DefaultRecap, "with --resume: how many turns to recap (1 to 200)")
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		return cli.Usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 	if *recap < 1 || *recap > 200 {
-		return usagef("--recap must be from 1 to 200, not %d", *recap)
+		return cli.Usagef("--recap must be from 1 to 200, not %d", *recap)
 	}
 	if *resume && fs.Changed("agent") {
-		return usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
+		return cli.Usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
 	}
 	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
 	if !orchestrator && f.agent != "claude" && f.agent != "codex" {
-		return &usageError{msg: "unknown agent \"" + f.agent + "\": choose claude, codex or orchestrator", hint: "relay-baton chat --help"}
+		return &cli.UsageError{Msg: "unknown agent \"" + f.agent + "\": choose claude, codex or orchestrator", Hint: "relay-baton chat --help"}
 	}
 	if orchestrator {
 		f.agent = ""
@@ -185,32 +129,28 @@ func runChat(inv *invocation) error {
 	e.SetTerminal(nil)
 	// Ctrl-C belongs to the room (it cancels a running agent); SIGTERM and
 	// SIGHUP end it.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(inv.Ctx))
-	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := cli.KeepInterrupt(inv.Ctx)
+	defer stop()
 	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
 		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 
-func runPlan(inv *invocation) error {
+// agentCommand runs a one-shot agent command (plan, execute, handoff):
+// the room's flags plus extra's, args checks the arguments and names the
+// command for the log, then the engine, the --yes gate, the record and run.
+func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]string) (string, error), run func(*room.Engine) error) error {
 	var f roomFlags
-	fs := inv.flags()
+	fs := inv.Flags()
 	f.define(fs, true, false)
-	if err := inv.parse(fs); err != nil {
+	if extra != nil {
+		extra(fs)
+	}
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if task == "" {
-		return &usageError{msg: "plan needs a task", hint: `relay-baton plan "add a --verbose flag"`}
+	record, err := args(fs.Args())
+	if err != nil {
+		return err
 	}
 	e, err := openEngine(inv, &f, true)
 	if err != nil {
@@ -220,60 +160,54 @@ func runPlan(inv *invocation) error {
 	if err := needYes(inv, &f); err != nil {
 		return err
 	}
-	e.Record("plan " + task)
-	return roomErr(e.Plan(inv.Ctx, task, false))
+	e.Record(record)
+	return roomErr(run(e))
 }
 
-func needYes(inv *invocation, f *roomFlags) error {
+func runPlan(inv *cli.Invocation) error {
+	var task string
+	return agentCommand(inv, nil, func(args []string) (string, error) {
+		if task = strings.TrimSpace(strings.Join(args, " ")); task == "" {
+			return "", &cli.UsageError{Msg: "plan needs a task", Hint: `relay-baton plan "add a --verbose flag"`}
+		}
+		return "plan " + task, nil
+	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
+}
+
+func needYes(inv *cli.Invocation, f *roomFlags) error {
 	if !inv.IO.InTTY && !f.yes {
-		return &usageError{msg: room.ErrNeedYes.Error(), hint: "relay-baton " + inv.Cmd.Name + " --yes ..."}
+		return &cli.UsageError{Msg: room.ErrNeedYes.Error(), Hint: "relay-baton " + inv.Cmd.Name + " --yes ..."}
 	}
 	return nil
 }
 
-func runExecute(inv *invocation) error {
-	var f roomFlags
-	fs := inv.flags()
-	f.define(fs, true, false)
-	if err := inv.parse(fs); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("execute takes no arguments (it runs .ai-session/plan.md)")
-	}
-	e, err := openEngine(inv, &f, true)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
-	e.Record("execute")
-	return roomErr(e.Execute(inv.Ctx))
+func runExecute(inv *cli.Invocation) error {
+	return agentCommand(inv, nil, func(args []string) (string, error) {
+		if len(args) > 0 {
+			return "", cli.Usagef("execute takes no arguments (it runs .ai-session/plan.md)")
+		}
+		return "execute", nil
+	}, func(e *room.Engine) error { return e.Execute(inv.Ctx) })
 }
 
-func runContinue(inv *invocation) error {
+func runContinue(inv *cli.Invocation) error {
 	var f roomFlags
-	fs := inv.flags()
+	fs := inv.Flags()
 	f.define(fs, true, true)
 	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, "the most steps (executor then planner) to run: 1 to 20 (0 = the default)")
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("continue takes no arguments (it runs .ai-session/plan.md); the bound is --max-steps N")
+		return cli.Usagef("continue takes no arguments (it runs .ai-session/plan.md); the bound is --max-steps N")
 	}
 	n, err := room.CheckMaxSteps(*maxSteps)
 	if err != nil {
-		return &usageError{msg: err.Error(), hint: "relay-baton continue --max-steps 3"}
+		return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton continue --max-steps 3"}
 	}
 	engineInv := inv
 	if f.js { // stdout is the JSON result's alone
-		cp, io := *inv, *inv.IO
-		io.Out, io.OutTTY = inv.IO.Err, false
-		cp.IO = &io
-		engineInv = &cp
+		engineInv = inv.WithOut(inv.IO.Err)
 	}
 	e, err := openEngine(engineInv, &f, true)
 	if err != nil {
@@ -286,58 +220,46 @@ func runContinue(inv *invocation) error {
 	e.RecordContinue(n)
 	lr, err := e.Continue(inv.Ctx, n)
 	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
-		if jerr := printJSON(inv, lr); jerr != nil {
+		if jerr := inv.PrintJSON(lr); jerr != nil {
 			return jerr
 		}
 	}
 	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
-		return &exitError{code: 4, err: err}
+		return &cli.ExitError{Code: 4, Err: err}
 	}
 	return roomErr(err)
 }
 
-func runHandoff(inv *invocation) error {
-	var f roomFlags
+func runHandoff(inv *cli.Invocation) error {
 	var to string
-	fs := inv.flags()
-	f.define(fs, true, false)
-	fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
-	if err := inv.parse(fs); err != nil {
-		return err
-	}
-	if to == "" && fs.NArg() == 1 {
-		to = fs.Arg(0)
-	}
-	if to != "claude" && to != "codex" {
-		return &usageError{msg: "handoff needs --to claude or --to codex", hint: "relay-baton handoff --to codex"}
-	}
-	e, err := openEngine(inv, &f, true)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
-	e.Record("handoff --to " + to)
-	return roomErr(e.Handoff(inv.Ctx, to))
+	return agentCommand(inv, func(fs *pflag.FlagSet) {
+		fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
+	}, func(args []string) (string, error) {
+		if to == "" && len(args) == 1 {
+			to = args[0]
+		}
+		if to != "claude" && to != "codex" {
+			return "", &cli.UsageError{Msg: "handoff needs --to claude or --to codex", Hint: "relay-baton handoff --to codex"}
+		}
+		return "handoff --to " + to, nil
+	}, func(e *room.Engine) error { return e.Handoff(inv.Ctx, to) })
 }
 
 // reportCommand runs a read-only report: JSON or text. It creates and
 // records nothing (no .ai-session, no conversation event); noRepo lets it
 // run outside a git repository.
-func reportCommand(inv *invocation, name string, noRepo bool, extra func(*pflag.FlagSet), fn func(*room.Engine, *roomFlags) (any, string, error)) error {
+func reportCommand(inv *cli.Invocation, name string, noRepo bool, extra func(*pflag.FlagSet), fn func(*room.Engine, *roomFlags) (any, string, error)) error {
 	f := roomFlags{readOnly: true, noRepo: noRepo}
-	fs := inv.flags()
+	fs := inv.Flags()
 	f.define(fs, false, true)
 	if extra != nil {
 		extra(fs)
 	}
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s takes no arguments, got %q", name, strings.Join(fs.Args(), " "))
+		return cli.Usagef("%s takes no arguments, got %q", name, strings.Join(fs.Args(), " "))
 	}
 	e, err := openEngine(inv, &f, false)
 	if err != nil {
@@ -349,101 +271,64 @@ func reportCommand(inv *invocation, name string, noRepo bool, extra func(*pflag.
 		return roomErr(err)
 	}
 	if f.js {
-		return printJSON(inv, v)
+		return inv.PrintJSON(v)
 	}
 	_, err = inv.IO.Out.Write([]byte(text))
 	return err
 }
 
-func runReview(inv *invocation) error {
+func runReview(inv *cli.Invocation) error {
 	return reportCommand(inv, "review", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r, err := e.Review(inv.Ctx)
 		return r, r.Text(), err
 	})
 }
 
-func runStatus(inv *invocation) error {
+func runStatus(inv *cli.Invocation) error {
 	return reportCommand(inv, "status", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		s := e.Status(inv.Ctx)
 		return s, s.Text(), nil
 	})
 }
 
-func runBudget(inv *invocation) error {
+func runBudget(inv *cli.Invocation) error {
 	return reportCommand(inv, "budget", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		b := e.BudgetEvent(inv.Ctx)
 		return b, b.Text(), nil
 	})
 }
 
-func runDoctor(inv *invocation) error {
+func runDoctor(inv *cli.Invocation) error {
 	var deep bool
 	var failed bool
 	err := reportCommand(inv, "doctor", true, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&deep, "deep", false, "also check agent versions and arguments, .ai-session health and conversation.jsonl")
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
-		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: readBuildVersion().String()}}, r.Checks...)
-		r.Checks = append(r.Checks, hookChecks(e.Root)...)
+		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
+		bin, _ := os.Executable()
+		for _, c := range conversation.CheckHooks(e.Root, bin) {
+			r.Checks = append(r.Checks, room.Check(c))
+		}
 		failed = r.Failed()
 		return r, r.Render(inv.IO.Color), nil
 	})
 	if err == nil && failed {
-		return &exitError{code: 1}
+		return &cli.ExitError{Code: 1}
 	}
 	return err
 }
 
-// hookChecks reports, for the project (when in a repository) and user
-// settings files, whether relay-baton's chat hooks for this binary are in
-// them. Nothing is written.
-func hookChecks(root string) []room.Check {
-	bin, err := os.Executable()
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(bin); err == nil {
-			bin = r
-		}
-	}
-	var out []room.Check
-	for _, scope := range []string{"project", "local", "user"} {
-		if scope != "user" && root == "" {
-			continue
-		}
-		path, err := conversation.SettingsPath(scope, root)
-		if err != nil {
-			continue
-		}
-		name := "hooks (" + scope + ")"
-		data, err := os.ReadFile(path)
-		switch {
-		case os.IsNotExist(err):
-			if scope == "local" {
-				continue // rarely used: not worth a line when absent
-			}
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
-		case err != nil:
-			out = append(out, room.Check{Name: name, Status: "warn", Detail: err.Error()})
-		case bin != "" && strings.Contains(string(data), conversation.HookCommand(bin, "stop")):
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: "chat hooks of this binary in " + path})
-		case strings.Contains(string(data), " hook stop"):
-			out = append(out, room.Check{Name: name, Status: "warn", Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
-		default:
-			out = append(out, room.Check{Name: name, Status: "ok", Detail: "no relay-baton hooks in " + path})
-		}
-	}
-	return out
-}
-
-func runNote(inv *invocation) error {
+func runNote(inv *cli.Invocation) error {
 	var f roomFlags
-	fs := inv.flags()
+	fs := inv.Flags()
 	fs.StringVar(&f.path, "path", ".", "a directory inside the git repository")
-	if err := inv.parse(fs); err != nil {
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	text := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if text == "" {
-		return &usageError{msg: "note needs text", hint: `relay-baton note "tried X, it failed"`}
+		return &cli.UsageError{Msg: "note needs text", Hint: `relay-baton note "tried X, it failed"`}
 	}
 	e, err := openEngine(inv, &f, false)
 	if err != nil {

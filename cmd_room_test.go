@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 )
 
@@ -26,7 +27,7 @@ func roomRepo(t *testing.T) string {
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

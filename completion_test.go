@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/cli/clitest"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -25,36 +27,10 @@ func writeScript(t *testing.T, shell string) string {
 	return p
 }
 
-// complete runs the bash script in a plain bash (no rc files, no
-// bash-completion package) and returns what its completion function offers
-// for each line, the last word being the one completed.
+// complete runs the bash script and returns what it offers for each line.
 func complete(t *testing.T, script string, lines ...[]string) [][]string {
 	t.Helper()
-	var drv strings.Builder
-	drv.WriteString("source " + shq(script) + " || exit 9\n")
-	drv.WriteString("complete -p relay-baton >/dev/null || exit 8\n")
-	for _, words := range lines {
-		drv.WriteString("COMP_WORDS=(")
-		for _, w := range words {
-			drv.WriteString(shq(w) + " ")
-		}
-		drv.WriteString(")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _relay_baton\nprintf '%s ' \"${COMPREPLY[@]}\"; echo\n")
-	}
-	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", drv.String())
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(got) != len(lines) {
-		t.Fatalf("bash printed %d lines for %d completions:\n%s", len(got), len(lines), out)
-	}
-	res := make([][]string, len(got))
-	for i, l := range got {
-		res[i] = strings.Fields(l)
-	}
-	return res
+	return clitest.BashComplete(t, script, lines...)
 }
 
 func TestBashCompletion(t *testing.T) {
@@ -77,7 +53,7 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"relay-baton", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"relay-baton", "status", "--color", "=", "n"}, []string{"never"}},
 		{[]string{"relay-baton", "--color", "never", "tar"}, []string{"targets"}},
-		{[]string{"relay-baton", "hook", ""}, hookCommand.Subcommands},
+		{[]string{"relay-baton", "hook", ""}, cli.Hook.Subcommands},
 		{[]string{"relay-baton", "hook", "install", "--scope", ""}, []string{"project", "local", "user"}},
 		{[]string{"relay-baton", "chat", "--agent", ""}, []string{"claude", "codex", "orchestrator"}},
 		{[]string{"relay-baton", "room", "--re"}, []string{"--resume", "--recap"}},
@@ -102,8 +78,8 @@ func TestBashCompletion(t *testing.T) {
 func TestCompletionFollowsTheTable(t *testing.T) {
 	script := writeScript(t, "bash")
 	lines := [][]string{{"relay-baton", ""}}
-	var cmds []*command
-	for _, c := range commands {
+	var cmds []*cli.Command
+	for _, c := range cli.RelayBaton.Commands {
 		if !c.Hidden {
 			lines = append(lines, []string{"relay-baton", c.Name, "--"})
 			cmds = append(cmds, c)
@@ -116,11 +92,11 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 			t.Errorf("only %d flags found in the commands' --help: the check is not reading them", checked)
 		}
 	}()
-	if !slices.Equal(got[0], visibleNames()) || slices.Contains(got[0], "__complete") {
-		t.Errorf("commands: %q, want %q", got[0], visibleNames())
+	if !slices.Equal(got[0], cli.RelayBaton.VisibleNames()) || slices.Contains(got[0], "__complete") {
+		t.Errorf("commands: %q, want %q", got[0], cli.RelayBaton.VisibleNames())
 	}
 	for i, c := range cmds {
-		if c == helpCommand {
+		if c == cli.Help {
 			continue // its --help is the main help
 		}
 		_, help, _ := runCLI(t, false, c.Name, "--help")
@@ -146,7 +122,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 
 // hook's Subcommands are the ones its Run dispatches.
 func TestSubcommandsDispatch(t *testing.T) {
-	for _, sub := range hookCommand.Subcommands {
+	for _, sub := range cli.Hook.Subcommands {
 		code, out, errs := runCLI(t, false, "hook", sub, "--help")
 		if code != 0 || !strings.HasPrefix(out, "Usage: relay-baton hook "+sub) {
 			t.Errorf("hook %s --help: exit %d %q %q", sub, code, head(out), errs)
@@ -185,3 +161,6 @@ func TestZshFishCompletion(t *testing.T) {
 		}
 	}
 }
+
+// shq quotes s for a POSIX shell, always.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/server"
@@ -440,7 +441,7 @@ func hangingStdin(t *testing.T) io.Reader {
 func runWithStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

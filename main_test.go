@@ -9,12 +9,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+
+	"github.com/relay-baton/relay-baton/cli"
 )
 
 func runCLI(t *testing.T, outTTY bool, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &streams{In: strings.NewReader(""), Out: &out, Err: &errb, OutTTY: outTTY})
+	code = run(context.Background(), args, &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb, OutTTY: outTTY})
 	return code, out.String(), errb.String()
 }
 
@@ -22,16 +24,16 @@ func runCLI(t *testing.T, outTTY bool, args ...string) (code int, stdout, stderr
 // usage on stdout, exit 0, nothing on stderr, and nothing run.
 func TestEveryCommandAnswersHelp(t *testing.T) {
 	t.Chdir(t.TempDir()) // not a repository: --help must not need one
-	for _, c := range commands {
+	for _, c := range cli.RelayBaton.Commands {
 		names := append([]string{c.Name}, c.Aliases...)
 		for _, name := range names {
 			for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
-				if c == helpCommand && args[0] == "help" && args[1] == "help" {
+				if c == cli.Help && args[0] == "help" && args[1] == "help" {
 					continue // `help help` prints the main help
 				}
 				code, out, errOut := runCLI(t, false, args...)
 				want := "Usage: relay-baton " + c.Name
-				if c == helpCommand {
+				if c == cli.Help {
 					want = "relay-baton directs"
 				}
 				if code != 0 || !strings.HasPrefix(out, want) || errOut != "" {
@@ -51,8 +53,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	t.Chdir(t.TempDir())
 	cases := [][]string{{"--bogus"}, {"frobnicate"}, {"help", "frobnicate"}, {"--color=sometimes", "status"}, {"hook", "install", "--bogus"}}
-	for _, c := range commands {
-		if c != helpCommand && c != hookCommand {
+	for _, c := range cli.RelayBaton.Commands {
+		if c != cli.Help && c != cli.Hook {
 			cases = append(cases, []string{c.Name, "--no-such-flag"})
 		}
 	}
@@ -73,49 +75,6 @@ func TestHookWaitBadFlagDoesNotExit2(t *testing.T) {
 	code, _, errOut := runCLI(t, false, "hook", "wait", "--bogus")
 	if code != 1 || !strings.Contains(errOut, "unknown flag: --bogus") || !strings.Contains(errOut, "hook wait --help") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
-	}
-}
-
-func TestDecideColor(t *testing.T) {
-	t.Setenv("NO_COLOR", "")
-	os.Unsetenv("NO_COLOR")
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	cases := []struct {
-		mode string
-		tty  bool
-		env  func(string) string
-		want bool
-	}{
-		{"auto", true, env(), true},
-		{"auto", false, env(), false},
-		{"", true, env(), true},
-		{"auto", true, env("NO_COLOR", "1"), false},
-		{"auto", true, env("TERM", "dumb"), false},
-		{"always", false, env("NO_COLOR", "1"), true},
-		{"never", true, env(), false},
-	}
-	for _, c := range cases {
-		got, err := decideColor(c.mode, c.tty, c.env)
-		if err != nil || got != c.want {
-			t.Errorf("decideColor(%q, tty=%v): %v, %v; want %v", c.mode, c.tty, got, err, c.want)
-		}
-	}
-	if _, err := decideColor("sometimes", true, env()); err == nil {
-		t.Error("decideColor accepted a bad mode")
-	}
-	// NO_COLOR set but empty still counts (no-color.org: "when present").
-	t.Setenv("NO_COLOR", "")
-	if got, _ := decideColor("auto", true, env()); got {
-		t.Error("an empty NO_COLOR did not turn colour off")
 	}
 }
 
@@ -169,22 +128,19 @@ func head(s string) string {
 func TestHelpFits80Columns(t *testing.T) {
 	check := func(name, text string) {
 		for _, l := range strings.Split(text, "\n") {
-			if n := utf8.RuneCountInString(l); n > helpWidth {
+			if n := utf8.RuneCountInString(l); n > cli.HelpWidth {
 				t.Errorf("%s: line of %d columns: %q", name, n, l)
 			}
 		}
 	}
 	_, out, _ := runCLI(t, false, "--help")
 	check("--help", out)
-	for _, c := range commands {
+	for _, c := range cli.RelayBaton.Commands {
 		_, out, _ := runCLI(t, false, c.Name, "--help")
 		check(c.Name+" --help", out)
 	}
 	_, out, _ = runCLI(t, false, "hook", "install", "--help")
 	check("hook install --help", out)
-	if got := fitLines("Usage: relay-baton x [--aaaa AAAA] [--bbbb BBBB] [--cccc CCCC] [--dddd DDDD] [--eeee EEEE]\n", 40); got != "Usage: relay-baton x [--aaaa AAAA]\n  [--bbbb BBBB] [--cccc CCCC]\n  [--dddd DDDD] [--eeee EEEE]\n" {
-		t.Errorf("fitLines: %q", got)
-	}
 }
 
 // A mistyped command gets a suggestion; a word close to nothing does not.

@@ -49,14 +49,3 @@ func TestVersionFromGitCheckout(t *testing.T) {
 		t.Fatalf("doctor's first line %q", first)
 	}
 }
-
-func TestVersionWithoutVCS(t *testing.T) {
-	v := buildVersion{Version: "(devel)", Go: "go1.26.8"}
-	if s := v.String(); !strings.Contains(s, "no VCS information") {
-		t.Fatal(s)
-	}
-	v = buildVersion{Version: "v1.2.3", Revision: "0123456789abcdef", Time: "2026-12-01T20:00:00Z", Modified: true, Go: "go1.26.8"}
-	if s := v.String(); s != "relay-baton v1.2.3 (commit 0123456789ab, 2026-12-01T20:00:00Z, modified; go1.26.8)" {
-		t.Fatal(s)
-	}
-}

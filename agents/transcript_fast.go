@@ -49,13 +49,10 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	if top.isSidechain {
 		return nil, true
 	}
-	typ, ok := s.str(top.typ)
-	if !ok {
-		return nil, false
-	}
-	switch typ {
-	case "assistant", "user":
-	case "system", "attachment":
+	assistant := s.eq(top.typ, "assistant")
+	switch {
+	case assistant, s.eq(top.typ, "user"):
+	case s.eq(top.typ, "system"), s.eq(top.typ, "attachment"):
 		return nil, false
 	default:
 		return nil, true // progress, file-history-snapshot, ...: nothing to show
@@ -64,16 +61,14 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 		return nil, true
 	}
 	m := &top.msg
-	if typ == "assistant" {
+	if assistant {
 		acts = m.activities(&s)
 		if s.bad {
 			return nil, false
 		}
-		if stop, ok := s.str(m.stopReason); !ok {
-			return nil, false
-		} else if stop == "end_turn" && hasOutput(acts) {
+		if s.eq(m.stopReason, "end_turn") && hasOutput(acts) {
 			id, _ := s.str(m.id)
-			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: stop, ID: id})
+			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: "end_turn", ID: id})
 		}
 	} else {
 		text, isText := m.userText(&s)
@@ -261,10 +256,13 @@ func (m *fastMessage) parse(s *jscan, i, depth int) int {
 			m.contentKind = kind
 			return set(&m.content, v)
 		case "usage":
-			return kind == 'n' || kind == '{' && s.usage(v)
+			return kind == 'n' // an object is checked by deep as it is walked
 		}
 		return !foldsTo(key, "id", "role", "stop_reason", "content", "usage")
 	}, func(s *jscan, key []byte, i, depth int) (int, bool) {
+		if string(key) == "usage" && s.b[i] == '{' {
+			return s.object(i, depth, usageField, nil), true
+		}
 		if string(key) != "content" || s.b[i] != '[' {
 			return 0, false
 		}
@@ -282,16 +280,14 @@ func (m *fastMessage) parse(s *jscan, i, depth int) int {
 	})
 }
 
-// usage checks the token counts decode as int64, as anthropicUsage needs.
-func (s *jscan) usage(v span) bool {
-	end := s.object(v.start, 0, func(s *jscan, key []byte, v span, kind byte) bool {
-		switch string(key) {
-		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
-			return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
-		}
-		return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-	}, nil)
-	return end >= 0 && !s.bad
+// usageField checks a usage object's token counts decode as int64, as
+// anthropicUsage needs, while the object is walked (once).
+func usageField(s *jscan, key []byte, v span, kind byte) bool {
+	switch string(key) {
+	case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
+		return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
+	}
+	return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 }
 
 // smallInt: an integer literal that surely fits int64.
@@ -361,7 +357,8 @@ func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
 func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 	switch {
 	case string(key) == "input" && s.b[i] == '{':
-		found := make([]span, len(detailKeys))
+		var buf [16]span // len(detailKeys) is 12: no allocation
+		found := buf[:len(detailKeys)]
 		for k := range found {
 			found[k] = noSpan
 		}
@@ -397,8 +394,7 @@ func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 			if e < 0 {
 				return -1
 			}
-			typ, _ := s.str(inner.typ)
-			if typ == "text" && inner.text.start >= 0 {
+			if s.eq(inner.typ, "text") && inner.text.start >= 0 {
 				b.parts = append(b.parts, inner.text)
 			}
 			return e
@@ -423,7 +419,7 @@ func (m *fastMessage) userText(s *jscan) (string, bool) {
 		var sb strings.Builder
 		for i := range m.blocks {
 			b := &m.blocks[i]
-			if typ, _ := s.str(b.typ); typ != "text" {
+			if !s.eq(b.typ, "text") {
 				return "", false
 			}
 			t, _ := s.str(b.text)
@@ -439,18 +435,13 @@ func (m *fastMessage) userText(s *jscan) (string, bool) {
 
 // activities mirrors anthropicMessage.activities.
 func (m *fastMessage) activities(s *jscan) []events.Activity {
-	role, ok := s.str(m.role)
-	if !ok {
-		s.bad = true
-		return nil
-	}
 	id, ok := s.str(m.id)
 	if !ok {
 		s.bad = true
 		return nil
 	}
 	textKind := events.ActText
-	if role == "user" {
+	if s.eq(m.role, "user") {
 		textKind = events.ActUser
 	}
 	switch m.contentKind {
@@ -465,7 +456,7 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 	default:
 		return nil
 	}
-	var out []events.Activity
+	out := make([]events.Activity, 0, len(m.blocks)+1) // +1: the end of turn
 	str := func(v span) string {
 		t, ok := s.str(v)
 		if !ok {
@@ -475,23 +466,20 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 	}
 	for i := range m.blocks {
 		b := &m.blocks[i]
-		switch str(b.typ) {
-		case "text":
+		switch {
+		case s.eq(b.typ, "text"):
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: textKind, Text: str(b.text), ID: id})
-		case "thinking", "redacted_thinking":
+		case s.eq(b.typ, "thinking"), s.eq(b.typ, "redacted_thinking"):
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActThinking, Text: str(b.thinking), ID: id})
-		case "tool_use", "server_tool_use":
+		case s.eq(b.typ, "tool_use"), s.eq(b.typ, "server_tool_use"):
 			name := str(b.name)
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b), ID: str(b.id)})
-		case "tool_result":
+		case s.eq(b.typ, "tool_result"):
 			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActToolResult, Text: s.toolResultLine(b), IsError: b.isError, ID: str(b.toolUseID)})
 		}
 	}
 	if s.bad {
 		return nil
-	}
-	if out == nil {
-		out = []events.Activity{}
 	}
 	return out
 }
@@ -729,6 +717,22 @@ func (s *jscan) ws(i int) int {
 		}
 	}
 	return i
+}
+
+// eq reports whether the string span decodes to lit, an ASCII string (an
+// absent span is ""), without allocating when there is no escape to decode.
+func (s *jscan) eq(v span, lit string) bool {
+	if v.start < 0 {
+		return lit == ""
+	}
+	raw := s.b[v.start:v.end]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// Decoding could only replace invalid UTF-8, which cannot match
+		// an ASCII lit either way.
+		return string(raw) == lit
+	}
+	t, _ := s.str(v)
+	return t == lit
 }
 
 // str decodes a string span as encoding/json would; an absent span is "".

@@ -119,6 +119,12 @@ var skipLineCases = []struct {
 	{`{"type":"system","subtype":"turn_duration"}`, false},
 	{`{"type":"assis\u0074ant","message":{"content":"x"}}`, false},
 	{`{"type":5}`, false},
+	// A message before the type: the parser decides (assistant lines),
+	// unless the line is already known to be a sidechain's.
+	{`{"parentUuid":"p","message":{"content":[{"type":"text","text":"x"}]},"type":"assistant"}`, false},
+	{`{"message":{"content":"x"},"type":"progress"}`, false},
+	{`{"isSidechain":true,"message":{"content":[{"type":"text","text":"x"}]},"type":"assistant"}`, true},
+	{`{"type":"progress","message":{"content":"x"}}`, true},
 }
 
 func TestSkipLineCases(t *testing.T) {

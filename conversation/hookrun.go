@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
 // This file holds the hooks' decisions: what the Stop hook, the asyncRewake
 // waiter, the UserPromptSubmit and SessionStart hooks do with a payload.
-// package main only parses flags and calls them (bounded, RunBounded).
+// package main only parses flags and calls RunHook (bounded, RunBounded).
 
 // HookSub is one `relay-baton hook` subcommand: the one place its
 // usage and help text are kept (the hook command's help and each
@@ -279,4 +280,30 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	}
 	_ = res.Delivered()
 	return true
+}
+
+// RunHook runs the hook sub (stop, wait, prompt-submit or session-start)
+// on its payload in in, bounded: the Stop, UserPromptSubmit and
+// SessionStart hooks within HookBudget, the waiter by its own timeout, and
+// any of them within a half second once ctx ends (a signal). woke reports
+// the waiter's claim: the hook then exits 2, which wakes the session.
+func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) bool {
+	var woke atomic.Bool // fn may still run when RunBounded gives up on it
+	limit := HookBudget()
+	if sub == "wait" {
+		limit = 0 // bounded by its own timeout
+	}
+	RunBounded(ctx, limit, 500*time.Millisecond, func() {
+		switch sub {
+		case "stop":
+			HookStop(in, out)
+		case "prompt-submit":
+			HookPromptSubmit(in)
+		case "session-start":
+			HookSessionStart(in)
+		case "wait":
+			woke.Store(HookWait(ctx, in, errOut, timeout))
+		}
+	})
+	return woke.Load()
 }

@@ -1,19 +1,25 @@
 package conversation
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // InstallOptions says what `relay-baton hook install` does.
 type InstallOptions struct {
+	Agent       string // AgentClaude (Claude Code's settings, the default) or AgentCodex (hooks.json and Codex's trust)
 	Workspace   string
-	Scope       string // project, local or user
-	Binary      string // the relay-baton binary (symlinks are resolved)
-	WaitTimeout time.Duration
-	Check       bool // only report whether the hooks are installed and current
+	Scope       string        // project, local or user (Codex: user or project); "" is the agent's default, project for Claude Code, user for Codex
+	Binary      string        // the relay-baton binary (symlinks are resolved); "" is this process's
+	WaitTimeout time.Duration // at least 10 s
+	Check       bool          // only report whether the hooks are installed and current
 	Uninstall   bool
 }
 
@@ -25,8 +31,36 @@ func (e *InstallUsageError) Error() string { return e.Msg }
 
 // InstallHooks merges relay-baton's hooks into (or, with Uninstall, out of)
 // the settings file of o.Scope and writes what it did to out. current is
-// false only for Check when the hooks are missing or out of date.
-func InstallHooks(out io.Writer, o InstallOptions) (current bool, err error) {
+// false when the hooks are missing or out of date (Check), or, for Codex,
+// not trusted by it (said on out).
+func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current bool, err error) {
+	switch {
+	case o.Check && o.Uninstall:
+		return false, &InstallUsageError{Msg: "--check and --uninstall do not go together"}
+	case o.WaitTimeout < 10*time.Second:
+		return false, &InstallUsageError{Msg: "--wait-timeout must be at least 10s"}
+	case o.Binary == "":
+		if o.Binary, err = os.Executable(); err != nil {
+			return false, fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
+		}
+	}
+	switch o.Agent {
+	case AgentCodex:
+		if o.Scope == "" {
+			o.Scope = "user"
+		}
+		bin := o.Binary
+		if r, err := filepath.EvalSymlinks(bin); err == nil {
+			bin = r
+		}
+		return installCodexHooks(ctx, out, o.Workspace, o.Scope, bin, o.Check, o.Uninstall)
+	case AgentClaude, "":
+	default:
+		return false, &InstallUsageError{Msg: fmt.Sprintf("--agent must be claude or codex, not %q", o.Agent)}
+	}
+	if o.Scope == "" {
+		o.Scope = "project"
+	}
 	path, err := SettingsPath(o.Scope, o.Workspace)
 	if err != nil {
 		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
@@ -87,4 +121,46 @@ the Monitor tool with the command
   %s wait --session <its session id>
 `, o.WaitTimeout, ShellQuote(bin))
 	return true, nil
+}
+
+// HookCheck is one line of doctor's report on the chat hooks (the fields
+// of room.Check).
+type HookCheck struct{ Name, Status, Detail string }
+
+// CheckHooks reports, for the project and local settings files (when root,
+// the repository, is known) and the user's, whether relay-baton's chat
+// hooks of the binary bin are in them. Nothing is written; a settings file
+// that is a FIFO or a device is reported, never opened blocking.
+func CheckHooks(root, bin string) []HookCheck {
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	var out []HookCheck
+	for _, scope := range []string{"project", "local", "user"} {
+		if scope != "user" && root == "" {
+			continue
+		}
+		path, err := SettingsPath(scope, root)
+		if err != nil {
+			continue
+		}
+		name := "hooks (" + scope + ")"
+		data, err := readRegularFile(path, 16<<20)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if scope == "local" {
+				continue // rarely used: not worth a line when absent
+			}
+			out = append(out, HookCheck{Name: name, Status: "ok", Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
+		case err != nil:
+			out = append(out, HookCheck{Name: name, Status: "warn", Detail: err.Error()})
+		case bin != "" && strings.Contains(string(data), HookCommand(bin, "stop")):
+			out = append(out, HookCheck{Name: name, Status: "ok", Detail: "chat hooks of this binary in " + path})
+		case strings.Contains(string(data), " hook stop"):
+			out = append(out, HookCheck{Name: name, Status: "warn", Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
+		default:
+			out = append(out, HookCheck{Name: name, Status: "ok", Detail: "no relay-baton hooks in " + path})
+		}
+	}
+	return out
 }

@@ -16,6 +16,10 @@ import (
 //     mode;
 //   - it is a sidechain (subagent) line ("isSidechain": true).
 //
+// A top-level "message" met before the type ends the scan with false: the
+// lines that carry one are the assistant and user lines the parser reads,
+// and Claude Code writes an assistant line's type after its message.
+//
 // It reads the top-level keys (and the attachment's) and passes over every
 // other value without looking inside it: a nested object or array is
 // skipped by a scan for quotes and brackets alone, a string by finding its
@@ -83,6 +87,11 @@ func skipLine(line []byte) bool {
 			if i < 0 {
 				return false
 			}
+		case !haveType && !sidechain && string(key) == "message":
+			// An assistant or user line, whose type Claude Code writes
+			// after its message: rather than walk the message only to
+			// find that type, let the parser decide at once.
+			return false
 		case foldsTo(key, "type", "isSidechain", "attachment"):
 			return false // encoding/json would take it for the field: let it
 		default:

@@ -150,6 +150,51 @@ func TestTailScanInOrder(t *testing.T) {
 	}
 }
 
+// TestTailScanStops: OnActivity asking to stop in the middle of a read
+// that is delivered while the next one parses ends the scan there: no
+// callback after it, and the activities before it are those of the lines
+// before it, in order.
+func TestTailScanStops(t *testing.T) {
+	lines := scanLines(t)
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	var data []byte
+	for i := 0; len(data) < 4*readSize; i++ {
+		data = append(append(data, lines[i%len(lines)]...), '\n')
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var all []int64
+	if err := Tail(context.Background(), TailOptions{Path: p, OnActivity: func(end int64, _ []events.Activity) bool {
+		all = append(all, end)
+		return true
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	// Stop at the first activity past the second read: its items are the
+	// ones held while the third read parses.
+	stopAt := -1
+	for i, end := range all {
+		if end > 2*readSize {
+			stopAt = i
+			break
+		}
+	}
+	if stopAt < 0 {
+		t.Fatalf("no activity past %d bytes in %d bytes", 2*readSize, len(data))
+	}
+	var got []int64
+	if err := Tail(context.Background(), TailOptions{Path: p, OnActivity: func(end int64, _ []events.Activity) bool {
+		got = append(got, end)
+		return len(got) <= stopAt
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, all[:stopAt+1]) {
+		t.Fatalf("stopped after %d callbacks, want %d (the first %d of a full scan)", len(got), stopAt+1, stopAt+1)
+	}
+}
+
 // BenchmarkLineFate measures the per-line work of a scan without the I/O:
 // skipLine, then the parser for the lines it does not pass over.
 func BenchmarkLineFate(b *testing.B) {

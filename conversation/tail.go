@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -195,8 +196,13 @@ type tailer struct {
 	discard bool // inside an over-long line
 	atEOF   bool
 	skip    func(int64, string)
-	done    bool   // the last activity passed on was ActDone
-	items   []item // reused by split
+	done    bool // the last activity passed on was ActDone
+	// items are split's results, two slices used in turn: while the
+	// lines of one read are parsed, the items of the read before (held)
+	// are delivered.
+	items   [2][]item
+	ic      int    // the items slice split fills next
+	held    []item // parsed, not yet delivered
 	rollout bool   // a Codex rollout (agents.ParseRolloutLine), not a Claude Code transcript
 }
 
@@ -256,6 +262,9 @@ func (t *tailer) step() (more bool, err error) {
 	// Replaced or truncated?
 	if cur, err := os.Stat(t.opts.Path); err == nil {
 		if t.fi != nil && !os.SameFile(cur, t.fi) {
+			if !t.flush() {
+				return false, nil
+			}
 			t.skip(t.off, "transcript was replaced: reading the new file from the start")
 			t.close()
 			t.off, t.pending, t.discard = 0, nil, false
@@ -268,6 +277,9 @@ func (t *tailer) step() (more bool, err error) {
 			rewritten = !bytes.Equal(now[:n], t.seal)
 		}
 		if cur.Size() < t.off || rewritten {
+			if !t.flush() {
+				return false, nil
+			}
 			if rewritten {
 				t.skip(t.off, "transcript was rewritten in place: reading it from the start")
 			} else {
@@ -293,6 +305,9 @@ func (t *tailer) step() (more bool, err error) {
 		n, err = t.f.Read(buf)
 	}
 	if n == 0 {
+		if !t.flush() {
+			return false, nil
+		}
 		if err != nil && err != io.EOF {
 			return false, transcriptError(t.opts.Path, err)
 		}
@@ -309,9 +324,11 @@ func (t *tailer) step() (more bool, err error) {
 		t.seal = nil
 	}
 	wait := parseItems(items, t.rollout)
-	if n == len(buf) && err == nil {
+	full := n == len(buf) && err == nil
+	if full {
 		// More is likely there: read it into the other buffer while the
-		// lines of this one are parsed.
+		// lines of this one are parsed (the items held from the last read
+		// are parsed already: they no longer point into a buffer).
 		next := &t.bufs[t.cur^1]
 		if *next == nil {
 			*next = make([]byte, readSize)
@@ -319,7 +336,24 @@ func (t *tailer) step() (more bool, err error) {
 		t.aheadN, t.aheadErr = t.f.Read(*next)
 		t.ahead = true
 	}
+	more = t.flush() // the last read's items, while this one's are parsed
 	wait()
+	if !more {
+		return false, nil
+	}
+	t.held = items
+	if !full {
+		// Nothing more yet: deliver now rather than at the next read.
+		return t.flush(), nil
+	}
+	return true, nil
+}
+
+// flush delivers the held items in file order; false when OnActivity
+// asked to stop.
+func (t *tailer) flush() bool {
+	items := t.held
+	t.held = nil
 	for i := range items {
 		it := &items[i]
 		if it.why != "" {
@@ -332,10 +366,10 @@ func (t *tailer) step() (more bool, err error) {
 		}
 		acts := t.collapseDone(it.acts)
 		if len(acts) > 0 && t.opts.OnActivity != nil && !t.opts.OnActivity(it.end, acts) {
-			return false, nil
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // readSize is how much of the transcript one step reads.
@@ -361,7 +395,7 @@ type item struct {
 // split cuts data into complete lines, keeping a torn last line in
 // t.pending and passing over lines beyond MaxTranscriptLine.
 func (t *tailer) split(data []byte) []item {
-	items := t.items[:0]
+	items := t.items[t.ic][:0]
 	tooLong := fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -399,14 +433,21 @@ func (t *tailer) split(data []byte) []item {
 		}
 		items = append(items, item{end: t.off, line: line})
 	}
-	t.items = items
+	t.items[t.ic] = items
+	t.ic ^= 1
 	return items
 }
 
 // parseItems parses the lines of items; with more than one CPU and enough
-// bytes, in parallel goroutines (each line is parsed on its own; order is
-// kept by the caller, which delivers items in file order). The caller calls
-// the returned wait before it reads the items.
+// bytes, in parallel (each line is parsed on its own; order is kept by the
+// caller, which delivers items in file order). The caller calls the
+// returned wait before it reads the items; wait parses too, so the calling
+// goroutine is one of the workers once it has nothing else to do.
+//
+// The items are cut into runs of about runBytes, which the workers take in
+// turn: lines differ a hundredfold in cost per byte (a progress line is
+// passed over by skipLine, a tool result is parsed whole), so equal shares
+// of bytes fixed in advance leave one worker idle while the other works.
 func parseItems(items []item, rollout bool) (wait func()) {
 	total := 0
 	for i := range items {
@@ -417,22 +458,41 @@ func parseItems(items []item, rollout bool) (wait func()) {
 		parseRange(items, rollout)
 		return func() {}
 	}
-	// Cut items into workers runs of about equal bytes.
-	per := total/workers + 1
-	var wg sync.WaitGroup
+	var runs [][]item
 	start, acc := 0, 0
 	for i := range items {
 		acc += len(items[i].line)
-		if acc >= per && i+1 < len(items) {
-			run := items[start : i+1]
-			wg.Go(func() { parseRange(run, rollout) })
+		if acc >= runBytes {
+			runs = append(runs, items[start:i+1])
 			start, acc = i+1, 0
 		}
 	}
-	run := items[start:]
-	wg.Go(func() { parseRange(run, rollout) })
-	return wg.Wait
+	if start < len(items) {
+		runs = append(runs, items[start:])
+	}
+	var next atomic.Int32
+	work := func() {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(runs) {
+				return
+			}
+			parseRange(runs[k], rollout)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	return func() {
+		work()
+		wg.Wait()
+	}
 }
+
+// runBytes is about how many bytes of lines a worker of parseItems takes
+// at a time.
+const runBytes = 32 << 10
 
 func parseRange(items []item, rollout bool) {
 	for i := range items {

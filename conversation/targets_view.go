@@ -3,6 +3,9 @@ package conversation
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -131,4 +134,92 @@ func (s *Session) Reachability(now time.Time) string {
 		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
 	}
 	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
+}
+
+// WriteTargetsReport is `relay-baton targets` as text: the table with the
+// transcripts and the lead's footnote, or, when ts is empty, how to get a
+// session to chat with in ws (and, unless all was asked for, how many
+// sessions --all would add).
+func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
+	if len(ts) == 0 {
+		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
+		if others, err := ListAllTargets(ws); err == nil && len(others) > 0 && !all {
+			fmt.Fprintf(w, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
+		}
+		return nil
+	}
+	if err := WriteTargets(w, ts, TableOptions{Now: now, Transcript: true}); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(ts, func(t Target) bool { return t.Lead }) {
+		fmt.Fprintln(w, "* lead (the default target of 'relay-baton send')")
+	}
+	return nil
+}
+
+// MarkLead is SetLead for `targets --set-lead`; running is false when id
+// is not a running session of ws. Marking one that has not started yet is
+// allowed (it becomes the lead when it runs with the hooks installed), but
+// the caller should say so: a typo should not pass silently.
+func MarkLead(ws, id string) (running bool, err error) {
+	if err := SetLead(ws, id); err != nil {
+		return false, err
+	}
+	if id == "" {
+		return true, nil
+	}
+	known, err := ListTargets(ws)
+	return err != nil || slices.ContainsFunc(known, func(t Target) bool { return t.SessionID == id }), nil
+}
+
+// TranscriptOf finds the transcript (or Codex rollout) of session id in
+// ws, with an error that says where it looked and what to run.
+func TranscriptOf(ws, id string) (string, error) {
+	s, err := OpenSession(ws, id)
+	if err != nil {
+		return "", err
+	}
+	if path := LocateTranscript(s); path != "" {
+		return path, nil
+	}
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
+}
+
+// WorkspaceFor is the workspace a command works in: dir when given (its
+// --workspace), else ResolveWorkspace of the current folder.
+func WorkspaceFor(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return ResolveWorkspace(wd)
+}
+
+// PickSession is the session a command talks to: id when given (an error
+// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
+// Lead.
+func PickSession(ws, id string) (string, error) {
+	if id != "" {
+		return id, ValidSessionID(id)
+	}
+	t, err := Lead(ws)
+	return t.SessionID, err
+}
+
+// TargetIDs are the session ids of ws's running targets, for completion;
+// none when the workspace cannot be found.
+func TargetIDs(dir string) []string {
+	ws, err := WorkspaceFor(dir)
+	if err != nil {
+		return nil
+	}
+	ts, _ := ListTargets(ws)
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.SessionID
+	}
+	return ids
 }

@@ -5,9 +5,11 @@
 //	Send ─► inbox/<ms>-<id>.json ─┬─ HookStop (turn end) ─────┐
 //	                              ├─ HookWait (idle, rewake) ─┼─► delivered/<id>.json ─► the session
 //	                              └─ Session.Monitor (wait) ──┘
-//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn)
-//	ListTargets ─► Target.State, WriteTargets, FindTarget (the one targets view)
-//	InstallHooks ─► the settings file; HookSubs is the one table of the hooks' help
+//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► FollowView
+//	ListTargets ─► Target.State, WriteTargets, WriteTargetsReport, FindTarget (the one targets view)
+//	RunHook ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart (bounded)
+//	InstallHooks ─► Claude Code's settings or Codex's hooks.json and trust; CheckHooks (doctor)
+//	HookCommands is the one table of the hooks' help
 //
 // package main, the room and the server are its clients: they parse flags
 // or input, call one of these, and render what comes back. It also holds

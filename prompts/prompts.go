@@ -10,6 +10,7 @@ package prompts
 
 import (
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -22,7 +23,13 @@ var funcs = template.FuncMap{
 	"marker":   func() string { return PlanCompleteMarker },
 }
 
-var tmpl = template.Must(template.New("prompts").Funcs(funcs).Parse(`
+// tmpl is parsed on first use, not at start-up: parsing the templates is
+// about three quarters of the instructions relay-baton runs before main,
+// and most commands (the hooks, run once per turn of a Claude Code
+// session, above all) render no prompt.
+var tmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("prompts").Funcs(funcs).Parse(templates)) })
+
+const templates = `
 {{- define "rules" -}}
 Rules: do not commit, push or open a pull request; relay-baton and the user decide that.
 Never print secrets or API keys.
@@ -152,11 +159,11 @@ For context, the current plan (.ai-session/plan.md):
 Question:
 {{trim .Question}}
 {{end -}}
-`))
+`
 
 func render(name string, data any) string {
 	var b strings.Builder
-	if err := tmpl.ExecuteTemplate(&b, name, data); err != nil {
+	if err := tmpl().ExecuteTemplate(&b, name, data); err != nil {
 		// The templates are fixed and their inputs are plain strings: an
 		// error here is a programming error caught by the golden tests.
 		panic("prompts: " + name + ": " + err.Error())

@@ -2,6 +2,7 @@
 // (Inert), one truncation helper (Cut) and one renderer per medium.
 //
 //	agents / conversation.Tail ─► events.Activity ─┬─► Terminal (room, tail, send --follow)
+//	                                               ├─► Stream   (tail: buffered Terminal or JSON lines)
 //	                                               └─► Panel    (server's SSE stream)
 //	events.Event (conversation.jsonl) ─► room.Replay ─► Inert
 //

@@ -1,65 +1,61 @@
-package main
+package conversation
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-
-	"github.com/relay-baton/relay-baton/conversation"
+	"io"
 )
 
-// This file is `relay-baton hook install --agent codex`: the chat hooks in
-// Codex's hooks.json, and the trust Codex needs before it runs them
-// (conversation/codex_hooks.go).
+// `relay-baton hook install --agent codex`: the chat hooks in Codex's
+// hooks.json, and the trust Codex needs before it runs them
+// (codex_hooks.go). InstallHooks calls it for Agent codex.
 
-// hookInstallCodex installs (or checks, or removes) relay-baton's hooks for
-// Codex. bin is relay-baton's own path.
-func hookInstallCodex(inv *invocation, ws, scope, bin string, check, uninstall bool) error {
-	path, err := conversation.CodexHooksPath(scope, ws)
+// installCodexHooks installs (or checks, or removes) relay-baton's hooks for
+// Codex and says what it did on out. bin is relay-baton's own path,
+// symlinks resolved. current is false when the hooks are missing, out of
+// date or not trusted by Codex (said on out).
+func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string, check, uninstall bool) (current bool, err error) {
+	path, err := CodexHooksPath(scope, ws)
 	if err != nil {
-		return &usageError{msg: err.Error(), hint: "relay-baton hook install --help"}
+		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
-	opts := conversation.HookOptions{Binary: bin, Agent: conversation.AgentCodex}
-	plan, err := conversation.PlanHooks(path, opts, uninstall)
+	opts := HookOptions{Binary: bin, Agent: AgentCodex}
+	plan, err := PlanHooks(path, opts, uninstall)
 	if err != nil {
-		return err
+		return false, err
 	}
-	out := inv.IO.Out
-	codex := conversation.CodexBinary()
+	codex := CodexBinary()
 	manual := func() {
 		fmt.Fprintf(out, `Codex runs a hook only once it is trusted. To trust these by hand, start codex
 (in %s), open /hooks, and trust the relay-baton entries; or run this again
 with the codex CLI on PATH (or RELAY_BATON_CODEX set) so relay-baton records
 the trust Codex reports (codex app-server hooks/list) in %s.
-`, ws, conversation.CodexHome()+"/config.toml")
+`, ws, CodexHome()+"/config.toml")
 	}
 	if check {
-		if uninstall {
-			return usagef("--check and --uninstall do not go together")
-		}
 		if plan.Changed {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks missing or out of date (run 'relay-baton hook install --agent codex --scope %s')\n", path, scope)
-			return errSilent
+			return false, nil
 		}
 		if codex == "" {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed (%s); trust unknown: codex CLI not found\n", path, bin)
 			manual()
-			return errSilent
+			return false, nil
 		}
-		rep, err := conversation.TrustCodexHooks(inv.Ctx, codex, path, ws, true)
+		rep, err := TrustCodexHooks(ctx, codex, path, ws, true)
 		if err != nil {
-			return fmt.Errorf("%s: cannot ask codex whether the hooks are trusted: %w", path, err)
+			return false, fmt.Errorf("%s: cannot ask codex whether the hooks are trusted: %w", path, err)
 		}
-		bad := printCodexHooks(inv, rep, len(conversation.Hooks(opts)))
+		bad := printCodexHooks(out, rep, len(Hooks(opts)))
 		if bad {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed but not trusted by Codex: they do not run (run 'relay-baton hook install --agent codex --scope %s')\n", path, scope)
-			return errSilent
+			return false, nil
 		}
 		fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed, current and trusted (%s)\n", path, bin)
-		return nil
+		return true, nil
 	}
 	if err := plan.Apply(); err != nil {
-		return err
+		return false, err
 	}
 	if uninstall {
 		if plan.Changed {
@@ -67,38 +63,38 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 		} else {
 			fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
 		}
-		return nil
+		return true, nil
 	}
 	if plan.Changed {
 		fmt.Fprintf(out, "Installed relay-baton's chat hooks for Codex in %s (other hooks kept):\n", path)
 	} else {
 		fmt.Fprintf(out, "relay-baton's chat hooks for Codex are already installed in %s:\n", path)
 	}
-	for _, h := range conversation.Hooks(opts) {
+	for _, h := range Hooks(opts) {
 		fmt.Fprintf(out, "  %-16s %s (timeout %ds)\n", h.Event, h.Command, h.Timeout)
 	}
 	if codex == "" {
 		fmt.Fprintln(out)
 		manual()
-		return nil
+		return true, nil
 	}
-	rep, err := conversation.TrustCodexHooks(inv.Ctx, codex, path, ws, false)
+	rep, err := TrustCodexHooks(ctx, codex, path, ws, false)
 	if err != nil {
 		fmt.Fprintf(out, "\nCould not record Codex's trust: %v\n", err)
 		manual()
-		return errSilent
+		return false, nil
 	}
 	fmt.Fprintln(out)
 	if len(rep.Trusted) > 0 {
-		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), conversation.CodexHome())
+		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), CodexHome())
 	}
-	if printCodexHooks(inv, rep, len(conversation.Hooks(opts))) {
+	if printCodexHooks(out, rep, len(Hooks(opts))) {
 		fmt.Fprintln(out, "Codex does not trust all of them: they will not run.")
 		if scope == "project" {
 			fmt.Fprintf(out, "Codex reads %s only in a trusted project: start codex in %s and trust the project, then run this again.\n", path, ws)
 		}
 		manual()
-		return errSilent
+		return false, nil
 	}
 	fmt.Fprint(out, `
 Adoption rule: Codex reads hooks when a session starts. Sessions started
@@ -107,34 +103,21 @@ before this install deliver only through the queue lane (while idle).
 Lanes: the Stop hook delivers queued messages at turn ends; while a loaded
 session is idle, relay-baton hands the message to 'codex queue'.
 `)
-	return nil
+	return true, nil
 }
 
 // printCodexHooks lists relay-baton's hooks as Codex reports them; bad is
 // true when one is missing or not trusted.
-func printCodexHooks(inv *invocation, rep conversation.CodexTrustReport, want int) (bad bool) {
+func printCodexHooks(out io.Writer, rep CodexTrustReport, want int) (bad bool) {
 	for _, h := range rep.Hooks {
-		fmt.Fprintf(inv.IO.Out, "  %-9s %-20s %s\n", h.TrustStatus, h.EventName, h.Key)
+		fmt.Fprintf(out, "  %-9s %-20s %s\n", h.TrustStatus, h.EventName, h.Key)
 		if h.TrustStatus != "trusted" && h.TrustStatus != "managed" {
 			bad = true
 		}
 	}
 	if len(rep.Hooks) < want {
-		fmt.Fprintf(inv.IO.Out, "  codex loads %d of relay-baton's %d hooks\n", len(rep.Hooks), want)
+		fmt.Fprintf(out, "  codex loads %d of relay-baton's %d hooks\n", len(rep.Hooks), want)
 		bad = true
 	}
 	return bad
-}
-
-// relayBatonPath is the absolute path of this binary, symlinks resolved
-// (what the hooks run).
-func relayBatonPath() (string, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = r
-	}
-	return bin, nil
 }

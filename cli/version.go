@@ -1,22 +1,21 @@
-package main
+package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
 )
 
-// version overrides the module version when set at build time
-// (-ldflags "-X main.version=v1.2.3"); otherwise the build information
-// decides (buildVersion).
+// version overrides the module version when set at build time (-ldflags
+// "-X github.com/relay-baton/relay-baton/cli.version=v1.2.3"); otherwise
+// the build information decides (BuildVersion).
 var version = ""
 
-// buildVersion is what the binary knows about its own build: the module
+// BuildVersion is what the binary knows about its own build: the module
 // version and the VCS stamp Go records when it builds from a git checkout
 // (go build / go install in the clone; -buildvcs=auto is the default).
-type buildVersion struct {
+type BuildVersion struct {
 	Version  string `json:"version"`            // module version: a tag, a pseudo-version or (devel)
 	Revision string `json:"revision,omitempty"` // vcs.revision: the commit
 	Time     string `json:"time,omitempty"`     // vcs.time: the commit's time (RFC 3339)
@@ -24,8 +23,9 @@ type buildVersion struct {
 	Go       string `json:"go"`                 // the Go toolchain that built it
 }
 
-func readBuildVersion() buildVersion {
-	v := buildVersion{Version: "(devel)", Go: runtime.Version()}
+// ReadBuildVersion reads the running binary's build information.
+func ReadBuildVersion() BuildVersion {
+	v := BuildVersion{Version: "(devel)", Go: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			v.Version = bi.Main.Version
@@ -52,7 +52,7 @@ func readBuildVersion() buildVersion {
 
 // String is the one line `--version` prints, e.g.
 // "relay-baton v0.0.0-20261201200000-0123456789ab+dirty (commit 0123456789ab, 2026-12-01T20:00:00Z, modified; go1.26.8)".
-func (v buildVersion) String() string {
+func (v BuildVersion) String() string {
 	var parts []string
 	if v.Revision != "" {
 		r := v.Revision
@@ -72,29 +72,19 @@ func (v buildVersion) String() string {
 	return fmt.Sprintf("relay-baton %s (%s; %s)", v.Version, strings.Join(parts, ", "), v.Go)
 }
 
-var versionCommand = &command{
-	Name:  "version",
-	Usage: "[--json]",
-	Short: "Print the version and the commit it was built from",
-	Long: `Prints the module version and, for a binary built from a git checkout (go install . or
-go build in the clone), the commit, its time and whether the work tree had local changes,
-from the build information Go records. --version prints the same line.`,
-	Run: func(inv *invocation) error {
-		fs := inv.flags()
-		js := fs.Bool("json", false, "print JSON: {version, revision, time, modified, go}")
-		if err := inv.parse(fs); err != nil {
-			return err
-		}
-		if fs.NArg() > 0 {
-			return usagef("version takes no arguments")
-		}
-		v := readBuildVersion()
-		if *js {
-			enc := json.NewEncoder(inv.IO.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(v)
-		}
-		fmt.Fprintln(inv.IO.Out, v.String())
-		return nil
-	},
+func runVersion(inv *Invocation) error {
+	fs := inv.Flags()
+	js := fs.Bool("json", false, "print JSON: {version, revision, time, modified, go}")
+	if err := inv.Parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("version takes no arguments")
+	}
+	v := ReadBuildVersion()
+	if *js {
+		return inv.PrintJSON(v)
+	}
+	fmt.Fprintln(inv.IO.Out, v.String())
+	return nil
 }

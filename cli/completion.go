@@ -1,62 +1,43 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
 )
 
-// Shell completion is generated from the commands table: each command's
+// Shell completion is generated from the command table: each command's
 // flags are read from the flag set its own Run function defines (run in a
-// probe that stops at parse, before anything happens), so dispatch, --help
+// probe that stops at Parse, before anything happens), so dispatch, --help
 // and completion cannot drift apart.
 
-var completionCommand = &command{
-	Name:  "completion",
-	Usage: "bash|zsh|fish",
-	Short: "Print a shell completion script",
-	Long: `Prints a completion script for bash, zsh or fish, generated from the same command
-table that drives dispatch and --help: commands and aliases, each command's flags,
-flag values (--color auto|always|never, --kind and --role of replay, --diet, --agent,
---to, --scope) and session ids for --session (from 'relay-baton targets'; for replay,
-from the conversation log). The bash script needs no bash-completion package.
-
-Install:
-  bash   echo 'source <(relay-baton completion bash)' >> ~/.bashrc
-  zsh    echo 'source <(relay-baton completion zsh)' >> ~/.zshrc
-  fish   relay-baton completion fish > ~/.config/fish/completions/relay-baton.fish
-
-or, for this shell only: source <(relay-baton completion bash).`,
-	Subcommands: []string{"bash", "zsh", "fish"},
-	Run:         runCompletion,
-}
-
-func runCompletion(inv *invocation) error {
-	fs := inv.flags()
-	if err := inv.parse(fs); err != nil {
+func runCompletion(inv *Invocation) error {
+	fs := inv.Flags()
+	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &usageError{msg: "completion needs one shell: bash, zsh or fish", hint: "relay-baton completion --help"}
+		return &UsageError{Msg: "completion needs one shell: bash, zsh or fish", Hint: "relay-baton completion --help"}
 	}
-	specs := completionSpecs()
-	switch fs.Arg(0) {
+	return WriteCompletion(inv.IO.Out, inv.Table, fs.Arg(0))
+}
+
+// WriteCompletion writes t's completion script for shell (bash, zsh or
+// fish).
+func WriteCompletion(w io.Writer, t *Table, shell string) error {
+	specs := completionSpecs(t)
+	switch shell {
 	case "bash":
-		return writeBash(inv.IO.Out, specs, false)
+		return writeBash(w, t, specs, false)
 	case "zsh":
-		return writeBash(inv.IO.Out, specs, true)
+		return writeBash(w, t, specs, true)
 	case "fish":
-		return writeFish(inv.IO.Out, specs)
+		return writeFish(w, specs)
 	}
-	return &usageError{msg: fmt.Sprintf("completion: unknown shell %q: choose bash, zsh or fish", fs.Arg(0)), hint: "relay-baton completion --help"}
+	return &UsageError{Msg: fmt.Sprintf("completion: unknown shell %q: choose bash, zsh or fish", shell), Hint: "relay-baton completion --help"}
 }
 
 // compFlag is one flag as completion sees it.
@@ -79,31 +60,10 @@ type compSpec struct {
 	Sub   bool     // Args are subcommands with specs of their own
 }
 
-// flagValues are the fixed values of flags, by flag name.
-func flagValues(name string) ([]string, string) {
+// flagValues are the values of flag name: fixed (t.Values) or found by
+// the script ("sessions", "dirs", "files").
+func flagValues(t *Table, name string) ([]string, string) {
 	switch name {
-	case "color":
-		return []string{"auto", "always", "never"}, ""
-	case "diet":
-		return room.DietNames, ""
-	case "agent":
-		return []string{"claude", "codex", room.AgentOrchestrator}, ""
-	case "to":
-		return []string{"claude", "codex"}, ""
-	case "scope":
-		return []string{"project", "local", "user"}, ""
-	case "kind":
-		out := make([]string, len(events.Kinds))
-		for i, k := range events.Kinds {
-			out[i] = string(k)
-		}
-		return out, ""
-	case "role":
-		out := make([]string, len(events.Roles))
-		for i, r := range events.Roles {
-			out[i] = string(r)
-		}
-		return out, ""
 	case "session", "set-lead":
 		return nil, "sessions"
 	case "path", "workspace":
@@ -111,25 +71,29 @@ func flagValues(name string) ([]string, string) {
 	case "file":
 		return nil, "files"
 	}
-	return nil, ""
+	return t.Values[name], ""
 }
 
 // probeFlags returns the flag set c's Run defines for args (e.g.
-// ["install"] for hook install), or nil when it defines none. The probe
-// answers --help into a discarded writer; inv.parse stops it there.
-func probeFlags(c *command, args ...string) *pflag.FlagSet {
+// ["install"] for hook install), or nil when it defines none (or has no
+// Run). The probe answers --help into a discarded writer; inv.Parse stops
+// it there.
+func probeFlags(t *Table, c *Command, args ...string) *pflag.FlagSet {
+	if c.Run == nil {
+		return nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p := &flagProbe{}
-	io := &streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, probe: p}
-	_ = c.Run(&invocation{Ctx: ctx, IO: io, Cmd: c, Args: append(args, "--help")})
+	io := &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, probe: p}
+	_ = c.Run(&Invocation{Ctx: ctx, IO: io, Cmd: c, Args: append(args, "--help"), Table: t})
 	return p.fs
 }
 
 // flagProbe captures the flag set of a probed command.
 type flagProbe struct{ fs *pflag.FlagSet }
 
-func specFlags(fs *pflag.FlagSet) []compFlag {
+func specFlags(t *Table, fs *pflag.FlagSet) []compFlag {
 	var out []compFlag
 	if fs == nil {
 		return nil
@@ -139,11 +103,11 @@ func specFlags(fs *pflag.FlagSet) []compFlag {
 			return
 		}
 		cf := compFlag{Long: f.Name, Short: f.Shorthand, Usage: f.Usage}
-		t := f.Value.Type()
-		cf.Value = t != "bool" && f.NoOptDefVal == ""
-		cf.List = strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array")
+		typ := f.Value.Type()
+		cf.Value = typ != "bool" && f.NoOptDefVal == ""
+		cf.List = strings.HasSuffix(typ, "Slice") || strings.HasSuffix(typ, "Array")
 		if cf.Value {
-			cf.Values, cf.Dynamic = flagValues(f.Name)
+			cf.Values, cf.Dynamic = flagValues(t, f.Name)
 		}
 		out = append(out, cf)
 	})
@@ -152,53 +116,27 @@ func specFlags(fs *pflag.FlagSet) []compFlag {
 }
 
 // completionSpecs builds the completion model from the commands table.
-func completionSpecs() []compSpec {
+func completionSpecs(t *Table) []compSpec {
 	var specs []compSpec
-	for _, c := range commands {
+	for _, c := range t.Commands {
 		if c.Hidden {
 			continue
 		}
-		s := compSpec{Key: c.Name, Names: append([]string{c.Name}, c.Aliases...), Short: c.Short, Flags: specFlags(probeFlags(c))}
+		s := compSpec{Key: c.Name, Names: append([]string{c.Name}, c.Aliases...), Short: c.Short, Flags: specFlags(t, probeFlags(t, c))}
 		switch {
-		case c == helpCommand:
-			s.Args = visibleNames()
-		case c.Name == "hook":
-			s.Args, s.Sub = c.Subcommands, true
+		case c.Name == "help":
+			s.Args = t.VisibleNames()
 		default:
-			s.Args = c.Subcommands
+			s.Args, s.Sub = c.Subcommands, c.Dispatch
 		}
 		specs = append(specs, s)
-		if c.Name == "hook" {
+		if c.Dispatch {
 			for _, sub := range c.Subcommands {
-				specs = append(specs, compSpec{Key: "hook " + sub, Names: []string{sub}, Flags: specFlags(probeFlags(c, sub))})
+				specs = append(specs, compSpec{Key: c.Name + " " + sub, Names: []string{sub}, Flags: specFlags(t, probeFlags(t, c, sub))})
 			}
 		}
 	}
-	if s := lookupSpec(specs, "handoff"); s != nil {
-		s.Args = []string{"claude", "codex"}
-	}
 	return specs
-}
-
-func lookupSpec(specs []compSpec, key string) *compSpec {
-	for i := range specs {
-		if specs[i].Key == key {
-			return &specs[i]
-		}
-	}
-	return nil
-}
-
-// visibleNames are the commands and aliases a user types.
-func visibleNames() []string {
-	var out []string
-	for _, c := range commands {
-		if !c.Hidden {
-			out = append(out, c.Name)
-			out = append(out, c.Aliases...)
-		}
-	}
-	return out
 }
 
 // globalFlags are the flags accepted before the command.
@@ -237,7 +175,7 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 
 // writeBash writes the bash script (zsh: the same functions, run by zsh's
 // bashcompinit, which emulates complete and compgen).
-func writeBash(w io.Writer, specs []compSpec, zsh bool) error {
+func writeBash(w io.Writer, t *Table, specs []compSpec, zsh bool) error {
 	var b strings.Builder
 	if zsh {
 		b.WriteString("#compdef relay-baton\n# zsh completion for relay-baton, generated by `relay-baton completion zsh` from its command table.\n")
@@ -247,7 +185,7 @@ func writeBash(w io.Writer, specs []compSpec, zsh bool) error {
 		b.WriteString("# bash completion for relay-baton, generated by `relay-baton completion bash` from its command table.\n")
 		b.WriteString("# Plain bash (4+) is enough: no bash-completion package is needed. Install:\n#   source <(relay-baton completion bash)\n\n")
 	}
-	fmt.Fprintf(&b, "_relay_baton_commands=%s\n\n", shq(strings.Join(visibleNames(), " ")))
+	fmt.Fprintf(&b, "_relay_baton_commands=%s\n\n", shq(strings.Join(t.VisibleNames(), " ")))
 
 	// key: the command (by any of its names), or "hook <sub>".
 	b.WriteString("# _relay_baton_key CMD [SUB]: the completion key of a command word.\n_relay_baton_key() {\n  case \"$1\" in\n")
@@ -460,64 +398,4 @@ func firstSentence(s string) string {
 		s = s[:67] + "..."
 	}
 	return s
-}
-
-// completeCommand answers the dynamic completions of the scripts: session
-// ids. Hidden; it prints nothing (exit 0) when there is nothing to offer.
-var completeCommand = &command{
-	Name:   "__complete",
-	Usage:  "sessions|replay-sessions",
-	Short:  "Dynamic values for the completion scripts",
-	Hidden: true,
-	Run: func(inv *invocation) error {
-		fs := inv.flags()
-		if err := inv.parse(fs); err != nil {
-			return err
-		}
-		switch fs.Arg(0) {
-		case "sessions":
-			ws, err := resolveWorkspace("")
-			if err != nil {
-				return nil
-			}
-			ts, _ := conversation.ListTargets(ws)
-			for _, t := range ts {
-				fmt.Fprintln(inv.IO.Out, t.SessionID)
-			}
-		case "replay-sessions":
-			wd, _ := os.Getwd()
-			root, err := conversation.FindRoot(wd)
-			if err != nil {
-				return nil
-			}
-			for _, id := range logSessions(conversation.LogPath(root)) {
-				fmt.Fprintln(inv.IO.Out, id)
-			}
-		}
-		return nil
-	},
-}
-
-// logSessions lists the session ids of a conversation log, newest first.
-func logSessions(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	last := map[string]int{}
-	n := 0
-	_, _ = events.Scan(f, func(e events.Event) error {
-		n++
-		if e.SessionID != "" {
-			last[e.SessionID] = n
-		}
-		return nil
-	})
-	ids := make([]string, 0, len(last))
-	for id := range last {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return last[ids[i]] > last[ids[j]] })
-	return ids
 }

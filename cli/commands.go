@@ -1,0 +1,246 @@
+package cli
+
+import "github.com/relay-baton/relay-baton/events"
+
+// The table of relay-baton's commands: what each is called, takes and says
+// in --help. Package main binds each Run (and Hook's Long) before Run
+// dispatches; help, completion and version are this package's own.
+
+// RelayBaton is relay-baton's command line, in the order --help lists it.
+var RelayBaton = &Table{
+	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note,
+		Send, Targets, Tail, Wait, Hook, Serve, Version, Completion, Help, Complete},
+	Values: map[string][]string{
+		"color": {"auto", "always", "never"},
+		"to":    {"claude", "codex"},
+		"scope": {"project", "local", "user"},
+		"kind":  kinds(),
+		"role":  roles(),
+	},
+}
+
+func kinds() []string {
+	out := make([]string, len(events.Kinds))
+	for i, k := range events.Kinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func roles() []string {
+	out := make([]string, len(events.Roles))
+	for i, r := range events.Roles {
+		out[i] = string(r)
+	}
+	return out
+}
+
+var Chat = &Command{
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env]",
+	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
+	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
+the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
+stripped env) and runs only after you answer y. /agent orchestrator chats with a running
+Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
+previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
+(or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.
+
+--resume rebuilds the room from .ai-session/conversation.jsonl (active agent, plan and its
+age, orchestrator target, an unfinished /continue loop, chat messages still waiting) and
+recaps the last turns, and each agent continues its conversation (claude's session,
+codex's thread) from where it was; /new starts afresh. Each agent keeps one conversation
+for the whole room session: a follow-up question reaches it with the earlier turns.
+
+Input: a paste (bracketed paste) is one message, however many lines; end a line with \ or
+press Alt-Enter to type a newline. A confirmation counts only a key pressed after its
+preview is shown; with stdin not a terminal, no agent runs unless --yes is given.
+
+On a terminal of 100 columns or more the context panel is pinned to the bottom rows and
+redrawn in place; narrower terminals and pipes get a one-line status before each prompt.`,
+}
+
+var Replay = &Command{
+	Name:  "replay",
+	Usage: "[--json] [--session ID] [--kind k1,k2] [--role r1,r2] [--since DURATION|TIMESTAMP] [--limit N] [--follow] [--file PATH] [--path DIR]",
+	Short: "Show the recorded conversation timeline (read-only)",
+	Long: `Prints .ai-session/conversation.jsonl of the repository as a numbered
+timeline, "N. [ts] who kind: text", then a summary footer. Filters combine:
+--session, --kind and --role take comma-separated lists; --since takes a
+duration back from now (90m, 2h, 3d) or an RFC 3339 time. --limit N keeps
+only the newest N events (numbered from 1). --json prints {entries, summary}.
+--follow keeps printing events as they are appended, until Ctrl-C.
+
+Lines that are not valid events (a torn last line after a crash, bad JSON,
+a line over 1 MiB) are skipped and reported after the footer. replay never
+writes: it does not create .ai-session.`,
+}
+
+var Plan = &Command{Name: "plan", Usage: "<task> [--yes] [--continue]", Short: "Have the planner write plan.md (preview first)"}
+
+var Execute = &Command{Name: "execute", Usage: "[--yes] [--continue]", Short: "Run the executor against plan.md (preview first)"}
+
+var Continue = &Command{
+	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
+	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
+next step, then claude (the planner) reads the step's answer and diff and rewrites
+.ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
+No plan update follows the last step. The loop stops on --max-steps (default 3, at most 20),
+PLAN COMPLETE, a step that leaves the repository unchanged, a budget ratio of 0.95, an agent
+failure or Ctrl-C. One preview shows the loop's shape and its first prompt; every later prompt
+is logged as a prompt_preview before it runs (relay-baton replay shows them). --json prints
+the loop's result (steps, reason, agent runs, plan updates) on stdout, everything else on
+stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
+}
+
+var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)",
+	Subcommands: []string{"claude", "codex"}}
+
+var Review = &Command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}
+
+var Status = &Command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)"}
+
+var Budget = &Command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)"}
+
+var Doctor = &Command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)"}
+
+var Note = &Command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log"}
+
+var Send = &Command{
+	Name:  "send",
+	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
+	Short: "Queue a chat message for a running Claude Code or Codex session",
+	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
+(.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
+turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
+armed Monitor; for an idle Codex session, codex queue). Without --session, the
+lead session of the workspace is used
+(see 'relay-baton targets'). --follow waits for the delivery and prints the
+session's reply from its transcript until the end of its turn.
+
+Messages over 64 KB are refused.`,
+}
+
+var Targets = &Command{
+	Name:  "targets",
+	Usage: "[--all] [--json] [--set-lead ID|none]",
+	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
+	Long: `Lists the running Claude Code sessions of this workspace (started after
+'relay-baton hook install': their hooks record the session's process), most
+recently active first: whether each is chat-capable (its inbox exists), its
+queue depth and oldest message age, whether it is in a turn (busy) and whether
+an idle-lane waiter is armed, its last activity and transcript path. Codex
+threads (AGENT codex) whose rollout cwd is in the workspace are listed too:
+running while a codex process holds the thread, busy from the rollout, "idle
+(codex queue)" when the queue lane reaches it, the rollout as the transcript.
+
+One-shot 'claude -p' runs (relay-baton's own agent runs among them) are never
+targets: the hooks leave them alone. --all also lists the sessions that have
+ended and those whose process is unknown (a transcript only, or registered by
+an older relay-baton), with their state.
+
+The lead (marked *) is the one 'send' uses by default: the running session
+marked with --set-lead, else the most recently active running one. There is
+no lead while no session runs.`,
+}
+
+var Tail = &Command{
+	Name:  "tail",
+	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
+	Short: "Stream a session's transcript as activity",
+	Long: `Follows a Claude Code session's transcript (located from its registration,
+then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
+($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the
+session does: thinking, tool calls, reply text, end of turn, and chat
+deliveries. It starts at the end of the file unless --from-start; --no-follow
+stops at the end. --json prints one activity object per line.`,
+}
+
+var Wait = &Command{
+	Name:  "wait",
+	Usage: "--session ID [--once]",
+	Short: "Block until a chat message arrives, claim it and print it (Monitor lane)",
+	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
+It watches the inbox (fsnotify), claims each message while the session is not in
+a turn, and prints its framed text as one write. --once exits after the first
+message. Claiming is by rename, so it is safe beside the hooks. When its
+output is closed (nobody reads it), the message goes back to the inbox and
+wait exits 1.`,
+}
+
+var Hook = &Command{
+	Name:  "hook",
+	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
+	Short: "Claude Code hooks that deliver chat messages",
+	// Long is conversation.HookHelp(), the hooks' one table of help: main
+	// binds it with Run.
+	Subcommands: []string{"stop", "wait", "prompt-submit", "session-start", "install"},
+	Dispatch:    true,
+}
+
+var Serve = &Command{
+	Name:  "serve",
+	Usage: "[--port N] [--open] [--workspace DIR]",
+	Short: "Serve the room's second screen: timeline, context and chat, on localhost",
+	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
+Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
+kind, with plan.md, handoff.md, review.md and saved prompts opened read-only), the
+room's context panel (active agent, plan age and gate, budget, changed files, last
+run, the orchestrator's queue), and a chat with a running Claude Code session: pick
+a session, type a message, and its reply streams back on the page. Messages go
+through the same session-chat inbox as 'relay-baton send' and the room, so all of
+them can run at once without losing or duplicating a message.
+
+The page is read-only for agent runs: nothing on it starts an agent or answers a
+confirmation; approvals stay in the terminal.
+
+The server listens on 127.0.0.1 only (there is no host option), refuses
+cross-origin and non-JSON posts, ships no secret in the page, and is not a
+daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
+with the hooks installed ('relay-baton hook install').`,
+}
+
+var Version = &Command{
+	Name:  "version",
+	Usage: "[--json]",
+	Short: "Print the version and the commit it was built from",
+	Long: `Prints the module version and, for a binary built from a git checkout (go install . or
+go build in the clone), the commit, its time and whether the work tree had local changes,
+from the build information Go records. --version prints the same line.`,
+	Run: runVersion,
+}
+
+var Completion = &Command{
+	Name:  "completion",
+	Usage: "bash|zsh|fish",
+	Short: "Print a shell completion script",
+	Long: `Prints a completion script for bash, zsh or fish, generated from the same command
+table that drives dispatch and --help: commands and aliases, each command's flags,
+flag values (--color auto|always|never, --kind and --role of replay, --diet, --agent,
+--to, --scope) and session ids for --session (from 'relay-baton targets'; for replay,
+from the conversation log). The bash script needs no bash-completion package.
+
+Install:
+  bash   echo 'source <(relay-baton completion bash)' >> ~/.bashrc
+  zsh    echo 'source <(relay-baton completion zsh)' >> ~/.zshrc
+  fish   relay-baton completion fish > ~/.config/fish/completions/relay-baton.fish
+
+or, for this shell only: source <(relay-baton completion bash).`,
+	Subcommands: []string{"bash", "zsh", "fish"},
+	Run:         runCompletion,
+}
+
+var Help = &Command{
+	Name:  "help",
+	Usage: "[command]",
+	Short: "Show help for relay-baton or one command",
+	Run:   runHelp,
+}
+
+// Complete answers the dynamic completions of the scripts (session ids);
+// hidden.
+var Complete = &Command{
+	Name:   "__complete",
+	Usage:  "sessions|replay-sessions",
+	Short:  "Dynamic values for the completion scripts",
+	Hidden: true,
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/pflag"
+)
+
+// HelpWidth is the width help texts fit in (an 80-column terminal never
+// wraps them).
+const HelpWidth = 79
+
+// PrintCommandHelp writes c's help: usage, short line, aliases, long text
+// and, when fs is given, its flags.
+func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
+	if len(c.Aliases) > 0 {
+		fmt.Fprintf(&b, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
+	}
+	if c.Long != "" {
+		fmt.Fprintf(&b, "\n%s\n", Reflow(strings.TrimRight(c.Long, "\n")))
+	}
+	if fs != nil {
+		fmt.Fprintf(&b, "\nFlags:\n%s", fs.FlagUsagesWrapped(HelpWidth))
+	}
+	io.WriteString(w, FitLines(b.String(), HelpWidth))
+}
+
+// Reflow joins the lines of each prose paragraph of s into one line, for
+// FitLines to wrap at the terminal's width rather than at the breaks of the
+// source: a line joins the one before it when both are prose (neither
+// starts with a space or a list mark). Indented lines, lists, tables and
+// blank lines stay as they are.
+func Reflow(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0:0]
+	prose := func(l string) bool {
+		return l != "" && l[0] != ' ' && l[0] != '\t' && !strings.HasPrefix(l, "- ") && !strings.HasPrefix(l, "* ")
+	}
+	for i, l := range lines {
+		if i > 0 && prose(l) && prose(lines[i-1]) {
+			out[len(out)-1] += " " + l
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// FitLines breaks every line of s longer than width at its last space that
+// fits; the continuation keeps the line's indentation, plus two spaces for
+// a "Usage:" line or a list item.
+func FitLines(s string, width int) string {
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		if rest := strings.TrimLeft(line, " "); strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "Usage: ") {
+			indent += "  "
+		}
+		for utf8.RuneCountInString(line) > width {
+			head := string([]rune(line)[:width+1])
+			cut := strings.LastIndex(head, " [-") // keep "[--flag VALUE]" whole
+			if cut <= len(indent) {
+				cut = strings.LastIndex(head, " ")
+			}
+			if cut <= len(indent) {
+				break // one long word: leave it
+			}
+			out.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+			line = indent + strings.TrimLeft(line[cut:], " ")
+		}
+		out.WriteString(line)
+		if nl {
+			out.WriteString("\n")
+		}
+	}
+	return out.String()
+}
+
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  runtime failure (an agent failed, a file could not be read or written)
+  2  usage error (unknown command or flag, bad argument, not a git repository)`
+
+func printMainHelp(out io.Writer, t *Table) {
+	var w strings.Builder
+	defer func() { io.WriteString(out, FitLines(w.String(), HelpWidth)) }()
+	fmt.Fprintf(&w, `relay-baton directs AI coding agents by turns: Claude Code plans and reviews,
+Codex executes, each run as a subprocess of its own CLI after you confirm a
+preview. Every turn is appended to .ai-session/conversation.jsonl.
+
+Usage: relay-baton <command> [flags] [args]
+
+Commands:
+`)
+	names := make([]*Command, 0, len(t.Commands))
+	for _, c := range t.Commands {
+		if !c.Hidden {
+			names = append(names, c)
+		}
+	}
+	width := 0
+	for _, c := range names {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range names {
+		// Continuation lines under the description column.
+		line := FitLines(fmt.Sprintf("%-*s%s\n", width+4, "", c.Short), HelpWidth)
+		fmt.Fprintf(&w, "  %-*s  %s", width, c.Name, strings.TrimLeft(line, " "))
+	}
+	fmt.Fprintf(&w, `
+Global flags:
+  --color auto|always|never   colour output (NO_COLOR set means never)
+  -h, --help                  help for relay-baton or a command
+  --version                   print the version
+
+Run 'relay-baton help <command>' or 'relay-baton <command> --help' for details.
+
+%s
+`, exitCodesHelp)
+}
+
+func runHelp(inv *Invocation) error {
+	if len(inv.Args) == 0 || inv.Args[0] == "--help" || inv.Args[0] == "-h" {
+		printMainHelp(inv.IO.Out, inv.Table)
+		return nil
+	}
+	c := inv.Table.Lookup(inv.Args[0])
+	if c == nil {
+		return &UsageError{Msg: fmt.Sprintf("unknown command %q", inv.Args[0]), Hint: "relay-baton --help"}
+	}
+	return c.Run(inv.Sub(c, append(inv.Args[1:len(inv.Args):len(inv.Args)], "--help")))
+}

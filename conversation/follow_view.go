@@ -1,0 +1,35 @@
+package conversation
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+)
+
+// FollowView returns the Follow callback of `relay-baton send --follow`: a
+// line for each step of the delivery (queued, delivered by a lane,
+// cancelled, a problem) and the reply's activity through the one terminal
+// renderer, until the end of the turn. Error texts may quote a file or a
+// transcript: they are made inert.
+func FollowView(w io.Writer, color bool) func(Update) {
+	tr := render.NewTerminal(w, color)
+	return func(u Update) {
+		tr.EndLine()
+		switch u.Kind {
+		case UpdQueued:
+			fmt.Fprintf(w, "queued (%d ahead)\n", u.Ahead)
+		case UpdCancelled:
+			fmt.Fprintln(w, "cancelled: the message left the inbox without being delivered")
+		case UpdDelivered:
+			fmt.Fprintf(w, "delivered %s at %s\n", render.InertLine(ViaLane(u.Lane)), u.At.Local().Format("15:04:05"))
+		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete:
+			fmt.Fprintf(w, "! %s\n", render.Inert(u.Err.Error()))
+		case UpdActivity:
+			tr.Activity(events.RoleOrchestrator, u.Activity)
+		case UpdDone:
+			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
+		}
+	}
+}
