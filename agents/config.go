@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // ConfigName is the repository config file, at the repository root:
@@ -57,20 +58,17 @@ type configFile struct {
 // forbidden argument is, with a message that names the file and the fix.
 func LoadConfig(root string) (Config, error) {
 	p := filepath.Join(root, ConfigName)
-	f, err := os.Open(p)
+	// A repository may commit the file as a link (followed), but a FIFO
+	// there must not hang every command: only a regular file is read.
+	b, err := events.ReadRegular(p, maxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return Config{}, nil
 	}
-	if err != nil {
-		return Config{}, fmt.Errorf("read %s: %w", p, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return Config{}, fmt.Errorf("read %s: %w", p, err)
-	}
-	if len(b) > maxConfigBytes {
+	if errors.Is(err, events.ErrTooBig) {
 		return Config{}, fmt.Errorf("%s is over %d bytes: it should be a few lines of JSON", p, maxConfigBytes)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read %s: %w", ConfigName, err)
 	}
 	return parseConfig(p, b)
 }

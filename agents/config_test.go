@@ -1,14 +1,17 @@
 package agents_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -68,5 +71,94 @@ func TestForbiddenArgs(t *testing.T) {
 	}
 	if agents.ForbiddenArgs([]string{"-p", "--verbose", "--sandbox", "workspace-write"}) != nil {
 		t.Fatal("clean args flagged")
+	}
+}
+
+// loadWithin is LoadConfig that fails the test instead of hanging.
+func loadWithin(t *testing.T, dir string) (agents.Config, error) {
+	t.Helper()
+	type res struct {
+		c   agents.Config
+		err error
+	}
+	done := make(chan res, 1)
+	go func() { c, err := agents.LoadConfig(dir); done <- res{c, err} }()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("LoadConfig(%s) blocked", dir)
+	}
+	return agents.Config{}, nil
+}
+
+// A repository can plant a FIFO (or a link to one) as .relay-baton.json:
+// every command reads it, and none may hang on it. A link to a regular
+// file is a repository's choice and is followed.
+func TestLoadConfigFIFOAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, agents.ConfigName)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadWithin(t, dir)
+	if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file: move it aside") || !strings.Contains(err.Error(), agents.ConfigName) {
+		t.Fatalf("FIFO: err = %v", err)
+	}
+	if !errors.Is(err, events.ErrNotRegular) {
+		t.Fatalf("FIFO: %v does not wrap ErrNotRegular", err)
+	}
+	// Every agent run reads it first: Prepare says why and does not hang.
+	prepared := make(chan error, 1)
+	go func() {
+		_, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "p", Dir: dir})
+		prepared <- err
+	}()
+	select {
+	case err := <-prepared:
+		if !errors.Is(err, events.ErrNotRegular) {
+			t.Fatalf("Prepare with a FIFO config: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Prepare blocked on a FIFO .relay-baton.json")
+	}
+
+	// A link to a FIFO elsewhere: the same.
+	other := t.TempDir()
+	fifo := filepath.Join(other, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	if err := os.Symlink(fifo, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadWithin(t, dir); !errors.Is(err, events.ErrNotRegular) {
+		t.Fatalf("link to a FIFO: err = %v", err)
+	}
+
+	// A folder there is no config either.
+	os.Remove(p)
+	if err := os.Mkdir(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadWithin(t, dir); !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a directory") {
+		t.Fatalf("folder: err = %v", err)
+	}
+
+	// A link to a regular config is followed.
+	os.Remove(p)
+	real := filepath.Join(other, "shared.json")
+	os.WriteFile(real, []byte(`{"timeout":"7m"}`), 0o600)
+	if err := os.Symlink(real, p); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := loadWithin(t, dir); err != nil || c.Timeout != 7*time.Minute {
+		t.Fatalf("link to a config: %+v %v", c, err)
+	}
+	// A dangling link is a missing file.
+	os.Remove(real)
+	if c, err := loadWithin(t, dir); err != nil || c.Path != "" {
+		t.Fatalf("dangling link: %+v %v", c, err)
 	}
 }

@@ -54,7 +54,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode, durable bool) (
 
 // syncDir fsyncs a folder so that a rename within it is durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|openNonBlock|openDirectory, 0) // a FIFO put there instead does not block
 	if err != nil {
 		return err
 	}

@@ -302,12 +302,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 
 // pending lists inbox message file names, oldest first.
 func pending(inbox string) ([]string, error) {
-	f, err := os.Open(inbox)
-	if err != nil {
-		return nil, err
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
+	names, err := readDirNames(inbox) // a FIFO there does not block
 	if err != nil {
 		return nil, err
 	}

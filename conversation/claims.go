@@ -177,7 +177,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	h := r.held
 	r.held = nil
 	var mk claimMarker
-	if b, err := os.ReadFile(h.path); err == nil {
+	if b, err := readSmall(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
 	err := h.s.requeue(r.Message, mk)
@@ -234,12 +234,10 @@ type Recovered struct {
 // the inbox to be delivered again. Markers of live claimers are left alone.
 // It is cheap when there is nothing to do (one directory read).
 func (s *Session) Recover() []Recovered {
-	f, err := os.Open(s.ClaimsDir())
+	names, err := readDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
-	names, _ := f.Readdirnames(-1)
-	f.Close()
 	var out []Recovered
 	for _, n := range names {
 		if strings.HasPrefix(n, ".tmp-") {

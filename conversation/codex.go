@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +83,7 @@ const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
 func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path) // a FIFO there does not block
 	if err != nil {
 		return agents.RolloutMeta{}, false
 	}
@@ -108,7 +107,7 @@ func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
 // rollout untouched for BusyTTL is idle whatever it says (its process died
 // mid-turn).
 func CodexTurn(rollout string, now time.Time) bool {
-	f, err := os.Open(rollout)
+	f, err := OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}
@@ -313,10 +312,15 @@ const QueueTimeout = 30 * time.Second
 // DeliverQueue is the queue lane: when s is a Codex thread that is loaded
 // and not in a turn, it claims the oldest message (the same rename into
 // delivered/ as the other lanes, so a message goes out once) and hands its
-// framed text to `codex queue --thread <id> --message <text>`. When codex
-// fails, the message goes back into the inbox. ok reports a delivery.
-// A busy or unloaded thread is left alone (the Stop hook delivers at the
-// turn's end; an unloaded thread has nobody to answer).
+// framed text to `codex queue --thread <id> --message <text>`. The claim is
+// a hand-over claim, like the hooks': its marker in claims/ is held while
+// codex runs, so a relay-baton killed meanwhile leaves the message
+// incomplete, and the next lane (or Recover) puts it back in the inbox;
+// once codex has queued it, the rollout confirms the delivery (see
+// claims.go). When codex fails, the message goes back into the inbox at
+// once, first in line. ok reports a delivery. A busy or unloaded thread is
+// left alone (the Stop hook delivers at the turn's end; an unloaded thread
+// has nobody to answer).
 func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	rollout := LocateTranscript(s)
 	if !agents.IsRolloutPath(rollout) {
@@ -333,7 +337,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	if bin == "" {
 		return false, errors.New("codex CLI not found (set RELAY_BATON_CODEX or put codex on PATH): the message stays queued for the session's Stop hook")
 	}
-	res, err := s.Claim(LaneQueue)
+	res, err := s.ClaimWith(LaneQueue, ClaimOptions{Handover: true, Transcript: rollout})
 	if err != nil || !res.OK {
 		return false, err
 	}
@@ -346,27 +350,12 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))
-		if uerr := s.unclaim(res.Message); uerr != nil {
-			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (it is in delivered/)", qerr, res.Message.ID, uerr)
+		if aerr := res.Abandon(qerr); aerr != nil {
+			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", qerr, res.Message.ID, aerr)
 		}
 		s.RecordError(qerr)
 		return false, qerr
 	}
+	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and Recover settles the claim
 	return true, nil
-}
-
-// unclaim puts a claimed message back into the inbox (a new file, then the
-// delivered record is removed: a crash in between leaves it in both, never
-// in neither).
-func (s *Session) unclaim(m Message) error {
-	m.DeliveredAt, m.Lane = nil, ""
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
-	if err := writeFileAtomic(s.InboxDir(), name, b, true); err != nil {
-		return err
-	}
-	return os.Remove(s.DeliveredPath(m.ID))
 }

@@ -2,8 +2,6 @@ package conversation
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,75 +12,34 @@ import (
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
-// hang or write elsewhere: never blocking in open(2) on a FIFO (O_NONBLOCK,
-// then the type is checked on the descriptor), only regular files read or
-// written, and every file written opened with O_NOFOLLOW (a symlink in its
-// place is refused) and created 0600.
+// hang or write elsewhere, through the one helper in events (OpenChecked,
+// ReadOwned, ReadRegular): never blocking in open(2) on a FIFO, only
+// regular files read or written, and every file written opened with
+// O_NOFOLLOW (a symlink in its place is refused) and created 0600.
 
 // ErrNotRegular is wrapped by the errors for a path that is not a regular
 // file (a FIFO, a device, a socket, a directory, or a symlink where one is
-// refused).
-var ErrNotRegular = errors.New("not a regular file")
+// refused). It is events.ErrNotRegular.
+var ErrNotRegular = events.ErrNotRegular
 
 // kindOf names a file type for an error message.
 var kindOf = events.FileKind
 
-// notRegular is the error for p of mode m.
-func notRegular(p string, m fs.FileMode) error {
-	return fmt.Errorf("%s is %s, %w: move it aside (relay-baton reads and writes only regular files there)", p, kindOf(m), ErrNotRegular)
-}
-
-// openChecked opens p with flag plus O_NONBLOCK and returns it only when it
-// is a regular file. A symlink at p is refused when nofollow.
-func openChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File, error) {
-	if nofollow {
-		flag |= syscallNoFollow
-	}
-	f, err := os.OpenFile(p, flag|openNonBlock, perm)
-	if err != nil {
-		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-			// ELOOP for a symlink under O_NOFOLLOW, ENXIO for a FIFO
-			// opened for writing with no reader.
-			return nil, notRegular(p, fi.Mode())
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, notRegular(p, fi.Mode())
-	}
-	return f, nil
-}
-
 // OpenRegular opens p for reading without blocking on a FIFO; anything but
 // a regular file is an error wrapping ErrNotRegular. Symlinks are followed
-// (transcripts may be links).
-func OpenRegular(p string) (*os.File, error) {
-	return openChecked(p, os.O_RDONLY, 0, false)
-}
+// (transcripts may be links). It is events.OpenRegular.
+func OpenRegular(p string) (*os.File, error) { return events.OpenRegular(p) }
 
-// readSmall reads a file relay-baton owns (no symlink, regular, at most max
-// bytes).
-func readSmall(p string, max int64) ([]byte, error) {
-	f, err := openChecked(p, os.O_RDONLY, 0, true)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is over %d bytes", p, max)
-	}
-	return b, nil
-}
+// The package's short names for the helpers: openChecked opens with a type
+// check (and O_NOFOLLOW when asked), readSmall reads one of relay-baton's
+// own files (no symlink, capped), readRegularFile reads a file that may be
+// a link (capped), readDirNames lists a folder that may be a FIFO.
+var (
+	openChecked     = events.OpenChecked
+	readSmall       = events.ReadOwned
+	readRegularFile = events.ReadRegular
+	readDirNames    = events.ReadDirNames
+)
 
 // OpenAppend opens p for appending (created 0600; an older file's mode is
 // narrowed to 0600), refusing a symlink and anything but a regular file,
@@ -112,21 +69,6 @@ func WriteFile(p string, data []byte) error {
 		werr = cerr
 	}
 	return werr
-}
-
-// readRegularFile reads p (symlinks followed, regular files only, at most
-// max bytes) without blocking on a FIFO.
-func readRegularFile(p string, max int64) ([]byte, error) {
-	f, err := OpenRegular(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(b)) > max {
-		err = fmt.Errorf("%s is over %d bytes", p, max)
-	}
-	return b, err
 }
 
 // History is a line history file (the room's .ai-session/room_history):

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("RB_STRESS_ENQUEUER"); spec != "" {
 		os.Exit(enqueuerMain(spec))
 	}
+	if ws := os.Getenv("RB_QUEUE_LANE"); ws != "" {
+		os.Exit(queueLaneMain(ws))
+	}
 	os.Exit(m.Run())
 }
 

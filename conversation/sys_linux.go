@@ -38,6 +38,9 @@ func tryLock(f *os.File) (bool, error) {
 // where a regular file is expected; regular files ignore it.
 const openNonBlock = syscall.O_NONBLOCK
 
+// openDirectory makes open(2) fail at once on anything but a folder.
+const openDirectory = syscall.O_DIRECTORY
+
 // lockWait takes an exclusive flock on f, waiting for it.
 func lockWait(f *os.File) error {
 	for {

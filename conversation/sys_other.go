@@ -24,6 +24,8 @@ func tryLock(f *os.File) (bool, error) {
 
 const openNonBlock = 0
 
+const openDirectory = 0
+
 func lockWait(f *os.File) error { return errors.New("claim markers need Linux") }
 
 func processAlive(pid int) bool { return true }

@@ -7,7 +7,9 @@
 //	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► DecodeMeta (resume)
 //
 // The log is append-only (one write per line, flock, torn lines skipped);
-// LineReader is relay-baton's one line reader. The package imports nothing
+// LineReader is relay-baton's one line reader; OpenChecked and its
+// wrappers (files.go) are its one way to open a file found by path without
+// blocking on a FIFO or following a symlink. The package imports nothing
 // else of relay-baton.
 package events
 

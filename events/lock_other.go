@@ -7,6 +7,7 @@ import "os"
 func lockFile(*os.File) (unlock func()) { return func() {} }
 
 const (
-	openNonBlock = 0
-	openNoFollow = 0
+	openNonBlock  = 0
+	openNoFollow  = 0
+	openDirectory = 0
 )

@@ -26,6 +26,7 @@ func lockFile(f *os.File) (unlock func()) {
 // openFlags are added to every open: never block on a FIFO put where the
 // log should be, and (for writing) never follow a symlink.
 const (
-	openNonBlock = syscall.O_NONBLOCK
-	openNoFollow = syscall.O_NOFOLLOW
+	openNonBlock  = syscall.O_NONBLOCK
+	openNoFollow  = syscall.O_NOFOLLOW
+	openDirectory = syscall.O_DIRECTORY // open(2) fails at once on a non-folder
 )

@@ -295,7 +295,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, "plan.md") }
 
 func (e *Engine) readPlan() (string, error) {
-	b, err := readRegular(e.planPath()) // a FIFO there does not block the room
+	b, err := readDoc(e.planPath()) // a FIFO or a link there does not block or lead the room
 	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNoPlan
 	}

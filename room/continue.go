@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -452,15 +450,15 @@ func (e *Engine) RecordContinue(max int) {
 	e.emit(events.RoleUser, fmt.Sprintf("continue --max-steps %d", max), nil, events.CommandMeta{Command: "continue", OneShot: true})
 }
 
-// readRegular reads a file relay-baton reads on every loop half (plan.md)
-// without blocking on a FIFO: anything but a regular file is an error.
-func readRegular(path string) ([]byte, error) {
-	f, err := conversation.OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
+// maxDocBytes caps what the room reads of one of its own documents in
+// .ai-session (plan.md, handoff.md, an edited prompt).
+const maxDocBytes = 16 << 20
+
+// readDoc reads one of the room's own files in .ai-session (plan.md on
+// every loop half, handoff.md, ...) through the one helper: no blocking on
+// a FIFO, no symlink followed, regular files only, at most maxDocBytes.
+func readDoc(path string) ([]byte, error) {
+	return events.ReadOwned(path, maxDocBytes)
 }
 
 // snapshots records trees of the working tree (tracked and untracked files

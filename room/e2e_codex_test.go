@@ -254,8 +254,10 @@ func TestE2ECodexChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := ts.State(qid); err != nil || st.Delivered == nil || st.Delivered.Lane != conversation.LaneQueue {
-		t.Fatalf("delivered/%s.json: %+v %v", qid, st, err)
+	if st, err := ts.State(qid); err != nil || st.Delivered == nil || st.Delivered.Lane != conversation.LaneQueue ||
+		st.Delivered.DeliveredAt == nil || st.Incomplete || st.Unconfirmed {
+		// The queue lane's claim is confirmed by the delivery in the rollout.
+		t.Fatalf("delivered/%s.json: %+v %+v %v", qid, st, st.Delivered, err)
 	}
 	out, _ = rb(20*time.Second, "tail", "--session", tuiID, "--from-start", "--no-follow")
 	if !strings.Contains(out, "→ chat message delivered via queue") || !strings.Contains(out, idleA) {

@@ -67,13 +67,15 @@ func (f *fakeRunner) runs() int {
 
 // scriptTerm answers questions from a list ("" once it runs out).
 type scriptTerm struct {
-	answers []string
-	asked   int
-	edit    func(string) (string, error)
+	answers   []string
+	asked     int
+	questions []string // every question asked, in order
+	edit      func(string) (string, error)
 }
 
-func (s *scriptTerm) Ask(string) (string, error) {
+func (s *scriptTerm) Ask(q string) (string, error) {
 	s.asked++
+	s.questions = append(s.questions, q)
 	if len(s.answers) == 0 {
 		return "", errors.New("no more answers")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // excludeSession keeps relay-baton's own folder out of every git view: plan.md
@@ -112,8 +115,24 @@ func changes(ctx context.Context, root string) ([]Change, error) {
 	return list, nil
 }
 
+// openUntracked opens an untracked file of the working tree for reading
+// through the one helper: a symlink is not followed (its target may lie
+// outside the repository, and a key must not end up in a prompt), a FIFO
+// does not block, only a regular file is read.
+func openUntracked(path string) (*os.File, error) { return events.OpenOwned(path) }
+
+// untrackedKind names what an untracked path that is not a regular file
+// is ("a symbolic link", ...), for the diff.
+func untrackedKind(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "gone"
+	}
+	return events.FileKind(fi.Mode())
+}
+
 func countLines(path string) int {
-	f, err := os.Open(path)
+	f, err := openUntracked(path)
 	if err != nil {
 		return 0
 	}
@@ -141,7 +160,11 @@ func diffText(ctx context.Context, root string) string {
 		if p == "" || i > 2000 {
 			continue
 		}
-		f, err := os.Open(filepath.Join(root, p))
+		f, err := openUntracked(filepath.Join(root, p))
+		if errors.Is(err, events.ErrNotRegular) {
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file (%s, not read)\n", p, p, untrackedKind(filepath.Join(root, p)))
+			continue
+		}
 		if err != nil {
 			continue
 		}
@@ -181,10 +204,14 @@ func progressKey(ctx context.Context, root string) (string, error) {
 		if p == "" || i > 2000 {
 			continue
 		}
-		if f, err := os.Open(filepath.Join(root, p)); err == nil {
+		full := filepath.Join(root, p)
+		if f, err := openUntracked(full); err == nil {
 			fmt.Fprintf(h, "\x00%s\x00", p)
 			io.Copy(h, io.LimitReader(f, 16<<20))
 			f.Close()
+		} else if errors.Is(err, events.ErrNotRegular) {
+			target, _ := os.Readlink(full) // a link moved elsewhere is progress
+			fmt.Fprintf(h, "\x00%s\x00%s\x00%s", p, untrackedKind(full), target)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

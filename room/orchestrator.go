@@ -356,44 +356,22 @@ func inboxRel(session string) string {
 // confirmChat previews the framed message and asks; it returns the
 // (possibly edited) text, or ErrDeclined / ErrNeedYes.
 func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string, error) {
-	edited := false
-	for {
-		previewID := e.previewChat(s, text, note, edited)
-		answer := "y"
-		if !e.autoYes {
-			if e.term == nil {
-				e.chatDeclined(s, previewID, "no terminal to confirm on")
-				return "", ErrNeedYes
-			}
-			a, err := e.term.Ask("send this? [y/N/e] ")
-			if err != nil {
-				a = ""
-			}
-			answer = strings.ToLower(strings.TrimSpace(a))
-		}
-		switch answer {
-		case "y", "yes":
+	text, err := e.confirmLoop(confirmation{
+		question: "send this? [y/N/e] ",
+		noun:     "message",
+		preview: func(text string, edited bool) (string, error) {
+			return e.previewChat(s, text, note, edited), nil
+		},
+		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
 				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
-			return text, nil
-		case "e", "edit":
-			t, err := e.term.Edit(text)
-			if err != nil {
-				e.Say("edit failed: %v", err)
-				e.chatDeclined(s, previewID, "edit failed")
-				return "", ErrDeclined
-			}
-			if strings.TrimSpace(t) == "" {
-				e.Say("the edited message is empty.")
-				e.chatDeclined(s, previewID, "empty message after edit")
-				return "", ErrDeclined
-			}
-			text, edited = strings.TrimRight(t, "\n"), true
-		default:
-			e.chatDeclined(s, previewID, "declined")
-			return "", ErrDeclined
-		}
+		},
+		declined: func(previewID, why string) { e.chatDeclined(s, previewID, why) },
+	}, text)
+	if err != nil {
+		return "", err
 	}
+	return text, nil
 }
 
 func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {

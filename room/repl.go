@@ -416,7 +416,7 @@ func EditText(text string, getenv func(string) string, dir string, in io.Reader,
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("editor %s: %w", argv[0], err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readDoc(path) // what the editor left there: a regular file, capped
 	if err != nil {
 		return "", err
 	}

@@ -3,8 +3,11 @@ package room
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/fatih/color"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,7 +442,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			}
 			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
 		}
-		if f, err := os.Open(e.LogPath()); os.IsNotExist(err) {
+		if f, err := events.OpenOwned(e.LogPath()); errors.Is(err, fs.ErrNotExist) {
 			add("conversation.jsonl", "ok", "no events recorded yet")
 		} else if err != nil {
 			add("conversation.jsonl", "warn", err.Error())
@@ -507,12 +510,14 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 	doc := e.HandoffDoc(ctx, to)
 	path := filepath.Join(e.SessionDir, "handoff.md")
 	refs := map[string]string{"handoff": "handoff.md"}
-	if old, err := os.ReadFile(path); err == nil {
+	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w", err)
 		}
 		refs["backup"] = backup
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("back up handoff.md: %w", err)
 	}
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
 		return err
@@ -549,12 +554,9 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	if e.last != nil {
 		last = fmt.Sprintf("%s /%s: exit %d in %s", e.last.Agent, e.last.Command, e.last.ExitCode, e.last.Duration.Round(time.Millisecond))
 	}
-	tail := ""
-	if b, err := os.ReadFile(filepath.Join(e.SessionDir, "commands.log")); err == nil {
-		if len(b) > d.LogTail {
-			b = b[len(b)-d.LogTail:]
-		}
-		tail = string(b)
+	tail, tailErr := readTail(filepath.Join(e.SessionDir, "commands.log"), d.LogTail)
+	if tailErr != nil && !errors.Is(tailErr, fs.ErrNotExist) {
+		tail = "error: commands.log not read: " + tailErr.Error() + "\n" // listed under Known Errors
 	}
 	known := grepLines(tail, regexp.MustCompile(`(?i)\b(error|fail|panic)`), 20)
 	tests := grepLines(tail, regexp.MustCompile(`(?i)(^|\s)(ok|FAIL|PASS|passed|failed)\b`), 20)
@@ -633,4 +635,25 @@ func relevantFiles(plan string, ch []Change) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// readTail returns the last n bytes of path, one of the room's own files
+// (commands.log can grow large): no FIFO blocks it, no symlink is followed.
+func readTail(path string, n int) (string, error) {
+	f, err := events.OpenOwned(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	off := max(fi.Size()-int64(n), 0)
+	b := make([]byte, fi.Size()-off)
+	k, err := f.ReadAt(b, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return string(b[:k]), nil
 }

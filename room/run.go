@@ -61,56 +61,32 @@ func argvSummary(argv []string, prompt string) string {
 // prompt may have been edited) or ErrDeclined / a Prepare error; both are
 // logged.
 func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
-	edited := false
-	for {
-		inv, err := e.runner.Prepare(spec.Req)
-		if errors.Is(err, agents.ErrNotFound) && len(inv.Argv) > 0 {
-			// What would run, then why it cannot.
-			e.preview(spec, inv, edited)
-		}
-		if err != nil {
-			e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
-				nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
-			return inv, fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
-		}
-		previewID := e.preview(spec, inv, edited)
-		answer := "y"
-		if !e.autoYes {
-			if e.term == nil {
-				e.declined(spec, inv, previewID, "no terminal to confirm on")
-				return inv, ErrNeedYes
+	var inv agents.Invocation
+	_, err := e.confirmLoop(confirmation{
+		question: "run this? [y/N/e] ",
+		noun:     "prompt",
+		preview: func(prompt string, edited bool) (string, error) {
+			spec.Req.Prompt = prompt
+			var err error
+			inv, err = e.runner.Prepare(spec.Req)
+			if errors.Is(err, agents.ErrNotFound) && len(inv.Argv) > 0 {
+				// What would run, then why it cannot.
+				e.preview(spec, inv, edited)
 			}
-			a, err := e.term.Ask("run this? [y/N/e] ")
 			if err != nil {
-				a = ""
+				e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+					nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
+				return "", fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
 			}
-			answer = strings.ToLower(strings.TrimSpace(a))
-		}
-		switch answer {
-		case "y", "yes":
+			return e.preview(spec, inv, edited), nil
+		},
+		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
 				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
-			return inv, nil
-		case "e", "edit":
-			text, err := e.term.Edit(spec.Req.Prompt)
-			if err != nil {
-				e.Say("edit failed: %v", err)
-				e.declined(spec, inv, previewID, "edit failed")
-				return inv, ErrDeclined
-			}
-			if strings.TrimSpace(text) == "" {
-				e.Say("the edited prompt is empty.")
-				e.declined(spec, inv, previewID, "empty prompt after edit")
-				return inv, ErrDeclined
-			}
-			spec.Req.Prompt = strings.TrimRight(text, "\n")
-			edited = true
-			continue
-		default:
-			e.declined(spec, inv, previewID, "declined")
-			return inv, ErrDeclined
-		}
-	}
+		},
+		declined: func(previewID, why string) { e.declined(spec, inv, previewID, why) },
+	}, spec.Req.Prompt)
+	return inv, err
 }
 
 func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {

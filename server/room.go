@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -327,19 +326,12 @@ func openRef(sessionDir, name string) (*os.File, error) {
 			return nil, fmt.Errorf("%w: %s is not a folder (symlinks are not followed)", ErrRefRefused, dir)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(sessionDir, filepath.FromSlash(clean)), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%w: %s is a symlink", ErrRefRefused, name)
-		}
-		return nil, err
+	// The one helper: no symlink followed, no FIFO blocks, regular files only.
+	f, err := events.OpenOwned(filepath.Join(sessionDir, filepath.FromSlash(clean)))
+	if errors.Is(err, events.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %s is not a regular file (symlinks are not followed)", ErrRefRefused, name)
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrRefRefused, name)
-	}
-	return f, nil
+	return f, err
 }
 
 // ref serves a file named in an event's refs, as plain text (never HTML:

@@ -1,0 +1,127 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// The one way relay-baton opens a file it finds by path in a repository or
+// in its own folders (.ai-session, .claude/session-chat), so that a hostile
+// folder can neither hang it nor lead it elsewhere: open(2) never blocks on
+// a FIFO (O_NONBLOCK, then the type is checked on the descriptor), only
+// regular files are read or written, a symlink is refused where the file is
+// relay-baton's own (O_NOFOLLOW), and what is read whole is capped. It lives
+// here, in the package everything imports, so that agents (which
+// conversation imports) and the room use the same code.
+
+// ErrNotRegular is wrapped by the errors for a path that is not a regular
+// file (a FIFO, a device, a socket, a directory, or a symlink where one is
+// refused).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooBig is wrapped by ReadRegular's error for a file over its cap.
+var ErrTooBig = errors.New("file too big")
+
+// notRegular is the error for p of mode m.
+func notRegular(p string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s, %w: move it aside (relay-baton reads and writes only regular files there)", p, FileKind(m), ErrNotRegular)
+}
+
+// OpenChecked opens p with flag plus O_NONBLOCK and returns it only when it
+// is a regular file; anything else is an error wrapping ErrNotRegular. A
+// symlink at p is refused when nofollow (the file is relay-baton's own).
+func OpenChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File, error) {
+	if nofollow {
+		flag |= openNoFollow
+	}
+	f, err := os.OpenFile(p, flag|openNonBlock, perm)
+	if err != nil {
+		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
+			// ELOOP for a symlink under O_NOFOLLOW, ENXIO for a FIFO
+			// opened for writing with no reader, EISDIR.
+			if nofollow || fi.Mode()&fs.ModeSymlink == 0 {
+				return nil, notRegular(p, fi.Mode())
+			}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular(p, fi.Mode())
+	}
+	return f, nil
+}
+
+// OpenRegular opens p for reading without blocking on a FIFO; anything but
+// a regular file is an error wrapping ErrNotRegular. Symlinks are followed
+// (a transcript or a repository's config may be a link).
+func OpenRegular(p string) (*os.File, error) {
+	return OpenChecked(p, os.O_RDONLY, 0, false)
+}
+
+// OpenOwned opens p, one of relay-baton's own files, for reading: as
+// OpenRegular, and a symlink at p is refused.
+func OpenOwned(p string) (*os.File, error) {
+	return OpenChecked(p, os.O_RDONLY, 0, true)
+}
+
+// ReadRegular reads p whole (symlinks followed, regular files only, at most
+// max bytes, else an error wrapping ErrTooBig) without blocking on a FIFO.
+func ReadRegular(p string, max int64) ([]byte, error) {
+	f, err := OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	return readCapped(f, p, max)
+}
+
+// ReadOwned reads p, one of relay-baton's own files, as ReadRegular does,
+// refusing a symlink at p.
+func ReadOwned(p string, max int64) ([]byte, error) {
+	f, err := OpenOwned(p)
+	if err != nil {
+		return nil, err
+	}
+	return readCapped(f, p, max)
+}
+
+func readCapped(f *os.File, p string, max int64) ([]byte, error) {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over %d bytes, %w: relay-baton reads at most that much there (move it aside)", p, max, ErrTooBig)
+	}
+	return b, nil
+}
+
+// ReadDirNames lists folder p's names, in directory order (unsorted, as
+// Readdirnames), without blocking when p is a FIFO (os.Open on one would):
+// anything but a folder (or a symlink to one) is an error wrapping
+// ErrNotRegular.
+func ReadDirNames(p string) ([]string, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openNonBlock|openDirectory, 0)
+	if err != nil {
+		if fi, lerr := os.Stat(p); lerr == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("%s is %s, not a folder, %w: move it aside", p, FileKind(fi.Mode()), ErrNotRegular)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is %s, not a folder, %w: move it aside", p, FileKind(fi.Mode()), ErrNotRegular)
+	}
+	return f.Readdirnames(-1)
+}

@@ -1,0 +1,68 @@
+package room
+
+import "strings"
+
+// confirmation is what differs between the room's "preview, ask, edit"
+// loops: an agent run ("run this?") and a chat message to the orchestrator
+// ("send this?"). The loop itself, and so the answers it takes and what it
+// does without a terminal, is one: (*Engine).confirmLoop.
+type confirmation struct {
+	question string // asked after each preview, e.g. "run this? [y/N/e] "
+	noun     string // what an edit changes ("prompt", "message"), for an empty edit
+	// preview shows text (edited once the user has edited it) and logs
+	// its prompt_preview event; it returns that event's id, or an error
+	// that ends the loop as it is (preview logs it).
+	preview func(text string, edited bool) (previewID string, err error)
+	// confirmed logs a yes (typed, or --yes).
+	confirmed func(previewID string)
+	// declined tells the user and logs why nothing happens.
+	declined func(previewID, why string)
+}
+
+// confirmLoop previews text and asks c.question until the answer is yes
+// (it returns the text, edited or not), no or anything else (ErrDeclined),
+// or e (edit, then preview and ask again). Without a terminal and without
+// --yes it returns ErrNeedYes. An edit that fails or leaves nothing is a
+// no. Every end but a preview error is logged through c.
+func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
+	edited := false
+	for {
+		previewID, err := c.preview(text, edited)
+		if err != nil {
+			return text, err
+		}
+		answer := "y"
+		if !e.autoYes {
+			if e.term == nil {
+				c.declined(previewID, "no terminal to confirm on")
+				return text, ErrNeedYes
+			}
+			a, err := e.term.Ask(c.question)
+			if err != nil {
+				a = ""
+			}
+			answer = strings.ToLower(strings.TrimSpace(a))
+		}
+		switch answer {
+		case "y", "yes":
+			c.confirmed(previewID)
+			return text, nil
+		case "e", "edit":
+			t, err := e.term.Edit(text)
+			if err != nil {
+				e.Say("edit failed: %v", err)
+				c.declined(previewID, "edit failed")
+				return text, ErrDeclined
+			}
+			if strings.TrimSpace(t) == "" {
+				e.Say("the edited %s is empty.", c.noun)
+				c.declined(previewID, "empty "+c.noun+" after edit")
+				return text, ErrDeclined
+			}
+			text, edited = strings.TrimRight(t, "\n"), true
+		default:
+			c.declined(previewID, "declined")
+			return text, ErrDeclined
+		}
+	}
+}

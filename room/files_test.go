@@ -1,0 +1,178 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// The room reads its own files in .ai-session and the repository's
+// untracked files: a FIFO at any of those paths must give an error (or be
+// passed over) at once instead of hanging the room, and a symlink must not
+// lead it to read a file elsewhere.
+
+// within runs f and fails the test when it has not returned after a
+// generous bound (a blocked open(2) never returns).
+func within[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s blocked", what)
+		panic("unreachable")
+	}
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// secretFile is a file outside the repository that a symlink points at.
+func secretFile(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(p, []byte("SECRET-CONTENT\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHandoffFIFOs(t *testing.T) {
+	// handoff.md is a FIFO: the backup read says so; nothing runs.
+	h := newHarness(t, "y")
+	mkfifo(t, filepath.Join(h.e.SessionDir, "handoff.md"))
+	err := within(t, "/handoff with a FIFO handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
+	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "handoff.md is a named pipe (FIFO), not a regular file: move it aside") {
+		t.Fatalf("err = %v", err)
+	}
+	if h.fr.runs() != 0 {
+		t.Fatal("an agent ran")
+	}
+
+	// commands.log is a FIFO: the handoff is written, and says why it
+	// lacks the log's tail.
+	h = newHarness(t, "n")
+	mkfifo(t, filepath.Join(h.e.SessionDir, "commands.log"))
+	doc := within(t, "HandoffDoc with a FIFO commands.log", func() string { return h.e.HandoffDoc(context.Background(), "claude") })
+	if !strings.Contains(doc, "## Known Errors\nerror: commands.log not read: ") || !strings.Contains(doc, "a named pipe (FIFO)") {
+		t.Fatalf("handoff.md:\n%s", doc)
+	}
+
+	// A symlinked handoff.md is not read (nor backed up) through.
+	h = newHarness(t, "n")
+	secret := secretFile(t)
+	os.Symlink(secret, filepath.Join(h.e.SessionDir, "handoff.md"))
+	err = within(t, "/handoff with a linked handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
+	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a symbolic link") {
+		t.Fatalf("err = %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "handoff.*.md")); len(m) != 0 {
+		t.Fatalf("the link's target was backed up: %v", m)
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "SECRET-CONTENT\n" {
+		t.Fatalf("the link's target changed: %q", b)
+	}
+}
+
+func TestDoctorFIFOLog(t *testing.T) {
+	h := newHarness(t)
+	mkfifo(t, h.e.LogPath()) // the room keeps its own descriptor of the old file
+	r := within(t, "doctor with a FIFO conversation.jsonl", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
+	var c Check
+	for _, x := range r.Checks {
+		if x.Name == "conversation.jsonl" {
+			c = x
+		}
+	}
+	if c.Status != "warn" || !strings.Contains(c.Detail, "is a named pipe (FIFO), not a regular file: move it aside") {
+		t.Fatalf("conversation.jsonl check: %+v", c)
+	}
+}
+
+func TestPlanSymlinkNotFollowed(t *testing.T) {
+	h := newHarness(t, "y")
+	secret := secretFile(t)
+	if err := os.Symlink(secret, h.e.planPath()); err != nil {
+		t.Fatal(err)
+	}
+	err := within(t, "/execute with a linked plan.md", func() error { _, err := h.e.Process(context.Background(), "/execute"); return err })
+	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "plan.md is a symbolic link, not a regular file") {
+		t.Fatalf("err = %v", err)
+	}
+	if h.fr.runs() != 0 || len(h.fr.prepared) != 0 {
+		t.Fatalf("the linked plan reached an agent: %+v", h.fr.prepared)
+	}
+}
+
+func TestEditorLeavesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fifo-editor")
+	os.WriteFile(script, []byte("#!/bin/sh\nrm -f \"$1\" && mkfifo \"$1\"\n"), 0o755)
+	getenv := func(k string) string {
+		if k == "EDITOR" {
+			return script
+		}
+		return ""
+	}
+	err := within(t, "EditText", func() error {
+		_, err := EditText("prompt", getenv, dir, nil, &strings.Builder{}, &strings.Builder{})
+		return err
+	})
+	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a named pipe (FIFO)") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Untracked symlinks (git lists them; it never lists a FIFO) are not read
+// through: their target may be a FIFO, or a file outside the repository
+// that must not reach a prompt.
+func TestUntrackedLinksNotFollowed(t *testing.T) {
+	h := newRepo(t)
+	ctx := context.Background()
+	secret := secretFile(t)
+	os.Symlink(secret, filepath.Join(h, "key"))
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	mkfifo(t, fifo)
+	os.Symlink(fifo, filepath.Join(h, "pipe"))
+	os.WriteFile(filepath.Join(h, "new.txt"), []byte("a\nb\n"), 0o644)
+
+	diff := within(t, "diffText", func() string { return diffText(ctx, h) })
+	if strings.Contains(diff, "SECRET") {
+		t.Fatalf("the diff read through a link:\n%s", diff)
+	}
+	for _, want := range []string{
+		"diff --git a/key b/key\nnew file (a symbolic link, not read)\n",
+		"diff --git a/pipe b/pipe\nnew file (a symbolic link, not read)\n",
+		"+++ b/new.txt\n+a\n+b\n",
+	} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	ch := within(t, "changes", func() []Change { ch, _ := changes(ctx, h); return ch })
+	for _, c := range ch {
+		if want := map[string]int{"key": 0, "pipe": 0, "new.txt": 2}[c.Path]; c.Added != want {
+			t.Errorf("%s: +%d, want +%d", c.Path, c.Added, want)
+		}
+	}
+	k1 := within(t, "progressKey", func() string { k, _ := progressKey(ctx, h); return k })
+	// A link pointed elsewhere is a change.
+	os.Remove(filepath.Join(h, "key"))
+	os.Symlink(secret+"-2", filepath.Join(h, "key"))
+	if k2, _ := progressKey(ctx, h); k2 == k1 || k1 == "" {
+		t.Fatalf("progress keys %q %q", k1, k2)
+	}
+}
