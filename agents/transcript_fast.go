@@ -740,6 +740,9 @@ func plainKey(k []byte) bool {
 const maxFastDepth = 200
 
 func (s *jscan) ws(i int) int {
+	if i < len(s.b) && s.b[i] > ' ' {
+		return i // no whitespace, as Claude Code writes it: one compare
+	}
 	for i < len(s.b) {
 		switch s.b[i] {
 		case ' ', '\t', '\n', '\r':

@@ -303,7 +303,12 @@ func skipNested(b []byte, i int) int {
 	}
 }
 
+// skipSpace returns the index of the first byte from b[i] on that is not
+// JSON whitespace. Claude Code writes none: one compare decides that case.
 func skipSpace(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
