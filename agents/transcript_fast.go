@@ -729,6 +729,14 @@ type jscan struct {
 // plainKey: a key without escapes or non-ASCII bytes, which encoding/json
 // could match to a field in ways the fast path does not follow.
 func plainKey(k []byte) bool {
+	for len(k) >= 8 {
+		x := binary.LittleEndian.Uint64(k)
+		bs := x ^ (ones * '\\') // a zero byte where x has a backslash
+		if (x|(bs-ones)&^bs)&highs != 0 {
+			return false // a byte >= 0x80, or a backslash
+		}
+		k = k[8:]
+	}
 	for _, c := range k {
 		if c == '\\' || c >= utf8.RuneSelf {
 			return false

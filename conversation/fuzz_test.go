@@ -125,6 +125,11 @@ var skipLineCases = []struct {
 	{`{"message":{"content":"x"},"type":"progress"}`, false},
 	{`{"isSidechain":true,"message":{"content":[{"type":"text","text":"x"}]},"type":"assistant"}`, true},
 	{`{"type":"progress","message":{"content":"x"}}`, true},
+	// Keys the parser may read otherwise (escaped, non-ASCII), long and short.
+	{`{"type":"progress","longer_key_\u0074ype":"x"}`, false},
+	{`{"type":"progress","a_long_ascii_key_né":"x"}`, false},
+	{`{"type":"progress","né":"x"}`, false},
+	{`{"type":"progress","a_long_plain_ascii_key":"x"}`, true},
 }
 
 func TestSkipLineCases(t *testing.T) {

@@ -147,10 +147,8 @@ func member(b []byte, i int) (key []byte, v int, ok bool) {
 		return nil, 0, false
 	}
 	key = b[i+1 : end-1]
-	for _, c := range key {
-		if c == '\\' || c >= 0x80 {
-			return nil, 0, false
-		}
+	if !plainKey(key) {
+		return nil, 0, false
 	}
 	i = skipSpace(b, end)
 	if i >= len(b) || b[i] != ':' {
@@ -161,6 +159,24 @@ func member(b []byte, i int) (key []byte, v int, ok bool) {
 		return nil, 0, false
 	}
 	return key, i, true
+}
+
+// plainKey: a key without escapes or non-ASCII bytes (eight bytes at a
+// time, then one by one).
+func plainKey(k []byte) bool {
+	for len(k) >= 8 {
+		x := binary.LittleEndian.Uint64(k)
+		if x&highs|zeroBytes(x^(ones*'\\')) != 0 {
+			return false // a byte >= 0x80, or a backslash (zeroBytes has no false positive without a true one)
+		}
+		k = k[8:]
+	}
+	for _, c := range k {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // skipAttachment reads the attachment object at b[i] ('{'): its end (-1
