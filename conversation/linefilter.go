@@ -243,7 +243,8 @@ func skipAttachment(b []byte, i int) (int, bool) {
 // encoding/json matches field names; keys here are ASCII).
 func foldsTo(key []byte, names ...string) bool {
 	for _, n := range names {
-		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+		// The first bytes' ASCII case first: a cheap necessary condition.
+		if len(n) == len(key) && len(n) > 0 && key[0]|0x20 == n[0]|0x20 && bytes.EqualFold(key, []byte(n)) {
 			return true
 		}
 	}
