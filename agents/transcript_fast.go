@@ -994,9 +994,12 @@ func scanString(b []byte, i int) int {
 	for {
 		if i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i : i+8])
-			q := x ^ (ones * '"')
+			// x ^ 0x02 maps '"' (0x22) to 0x20 and the control bytes
+			// among themselves, so one test for bytes below 0x21 finds
+			// both; a second finds a backslash.
+			y := x ^ (ones * 0x02)
 			bs := x ^ (ones * '\\')
-			m := (((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)) & highs
+			m := ((y-ones*0x21)&^y | (bs-ones)&^bs) & highs
 			if m == 0 {
 				i += 8
 				continue
