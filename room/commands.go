@@ -113,7 +113,7 @@ type Line struct {
 	Text string   // free text (Cmd == nil)
 }
 
-var commandRE = regexp.MustCompile(`^/([A-Za-z]+)(?:\s+(.*))?$`)
+var commandRE = lazyRE(`^/([A-Za-z]+)(?:\s+(.*))?$`)
 
 // UnknownCommandError is the reference's message for a bad slash command.
 type UnknownCommandError struct{ Name string }
@@ -139,7 +139,7 @@ func Parse(line string) (Line, error) {
 	if !strings.HasPrefix(s, "/") {
 		return Line{Text: s}, nil
 	}
-	m := commandRE.FindStringSubmatch(s)
+	m := commandRE().FindStringSubmatch(s)
 	if m == nil {
 		name, _, _ := strings.Cut(s[1:], " ")
 		return Line{}, &UnknownCommandError{Name: name}

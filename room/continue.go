@@ -388,11 +388,11 @@ func nextWords(next string, complete bool) string {
 	return ": next step: " + summary(next, 160)
 }
 
-var nextStepRE = regexp.MustCompile(`(?mi)^#+\s*Next step\s*$`)
+var nextStepRE = lazyRE(`(?mi)^#+\s*Next step\s*$`)
 
 // nextStep is the body of the plan's "Next step" section, or "".
 func nextStep(plan string) string {
-	loc := nextStepRE.FindStringIndex(plan)
+	loc := nextStepRE().FindStringIndex(plan)
 	if loc == nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -129,19 +130,28 @@ type PlanStep struct {
 	Files []string `json:"changedFiles"`
 }
 
+// lazyRE compiles expr on first use: relay-baton's start-up (a hook run
+// at every turn of a Claude Code session among them) compiles nothing it
+// does not use.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // LargeDiffLines is the per-file changed-line count flagged as very large.
 const LargeDiffLines = 400
 
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
-	regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`(?i)(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["'][^"'\s]{8,}["']`),
-}
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`AKIA[0-9A-Z]{16}`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+		regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+		regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(`(?i)(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["'][^"'\s]{8,}["']`),
+	}
+})
 
-var testPathRE = regexp.MustCompile(`(?i)(_test\.go$|\.test\.[jt]sx?$|\.spec\.[jt]sx?$|(^|/)tests?/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)__tests__/)`)
+var testPathRE = lazyRE(`(?i)(_test\.go$|\.test\.[jt]sx?$|\.spec\.[jt]sx?$|(^|/)tests?/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)__tests__/)`)
 
 // planSteps extracts the list items of the plan's "Steps" section.
 func planSteps(plan string) []string {
@@ -197,7 +207,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		if c.Added+c.Deleted >= LargeDiffLines {
 			r.LargeDiffs = append(r.LargeDiffs, fmt.Sprintf("%s (+%d -%d)", c.Path, c.Added, c.Deleted))
 		}
-		if testPathRE.MatchString(c.Path) {
+		if testPathRE().MatchString(c.Path) {
 			r.TestsTouched = append(r.TestsTouched, c.Path)
 		}
 	}
@@ -226,7 +236,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 }
 
 func appendSecret(list []string, file, line string) []string {
-	for _, re := range secretPatterns {
+	for _, re := range secretPatterns() {
 		if re.MatchString(line) {
 			entry := file + ": " + re.String()
 			for _, x := range list {
