@@ -8,23 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
 )
-
-// returnsWithin runs f and fails the test when it has not returned after a
-// generous bound (open(2) of a FIFO without a writer never returns).
-func returnsWithin[T any](t *testing.T, what string, f func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s blocked", what)
-		panic("unreachable")
-	}
-}
 
 // A FIFO where the session's inbox or claims folder should be: every hook
 // claims, and targets, the room and the server read the queue; none may
@@ -47,16 +33,16 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 			res ClaimResult
 			err error
 		}
-		c := returnsWithin(t, folder+": claim", func() claimed { r, err := s.Claim(LaneHook); return claimed{r, err} })
+		c := agenttest.Within(t, folder+": claim", func() claimed { r, err := s.Claim(LaneHook); return claimed{r, err} })
 		if c.res.OK {
 			t.Fatalf("%s: claimed %+v", folder, c.res.Message)
 		}
 		if folder == "inbox" && !errors.Is(c.err, events.ErrNotRegular) {
 			t.Fatalf("inbox: claim error %v, want one that says it is not a folder", c.err)
 		}
-		returnsWithin(t, folder+": recover", func() []Recovered { return s.Recover() })
+		agenttest.Within(t, folder+": recover", func() []Recovered { return s.Recover() })
 		if folder == "inbox" {
-			err := returnsWithin(t, "inbox: queue", func() error { _, err := s.Queue(); return err })
+			err := agenttest.Within(t, "inbox: queue", func() error { _, err := s.Queue(); return err })
 			if !errors.Is(err, events.ErrNotRegular) {
 				t.Fatalf("inbox: queue error %v", err)
 			}
@@ -71,10 +57,10 @@ func TestFIFORollout(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if ok := returnsWithin(t, "readRolloutMeta", func() bool { _, ok := readRolloutMeta(p); return ok }); ok {
+	if ok := agenttest.Within(t, "readRolloutMeta", func() bool { _, ok := readRolloutMeta(p); return ok }); ok {
 		t.Fatal("a FIFO read as a rollout")
 	}
-	if busy := returnsWithin(t, "CodexTurn", func() bool { return CodexTurn(p, time.Now()) }); busy {
+	if busy := agenttest.Within(t, "CodexTurn", func() bool { return CodexTurn(p, time.Now()) }); busy {
 		t.Fatal("a FIFO read as a turn")
 	}
 }
@@ -86,7 +72,7 @@ func TestSyncDirFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := returnsWithin(t, "syncDir", func() error { return syncDir(p) }); err == nil {
+	if err := agenttest.Within(t, "syncDir", func() error { return syncDir(p) }); err == nil {
 		t.Fatal("a FIFO synced as a folder")
 	}
 	if err := syncDir(filepath.Dir(p)); err != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -17,21 +17,6 @@ import (
 // untracked files: a FIFO at any of those paths must give an error (or be
 // passed over) at once instead of hanging the room, and a symlink must not
 // lead it to read a file elsewhere.
-
-// within runs f and fails the test when it has not returned after a
-// generous bound (a blocked open(2) never returns).
-func within[T any](t *testing.T, what string, f func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s blocked", what)
-		panic("unreachable")
-	}
-}
 
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
@@ -54,7 +39,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	// handoff.md is a FIFO: the backup read says so; nothing runs.
 	h := newHarness(t, "y")
 	mkfifo(t, filepath.Join(h.e.SessionDir, "handoff.md"))
-	err := within(t, "/handoff with a FIFO handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
+	err := agenttest.Within(t, "/handoff with a FIFO handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
 	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "handoff.md is a named pipe (FIFO), not a regular file: move it aside") {
 		t.Fatalf("err = %v", err)
 	}
@@ -66,7 +51,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	// lacks the log's tail.
 	h = newHarness(t, "n")
 	mkfifo(t, filepath.Join(h.e.SessionDir, "commands.log"))
-	doc := within(t, "HandoffDoc with a FIFO commands.log", func() string { return h.e.HandoffDoc(context.Background(), "claude") })
+	doc := agenttest.Within(t, "HandoffDoc with a FIFO commands.log", func() string { return h.e.HandoffDoc(context.Background(), "claude") })
 	if !strings.Contains(doc, "## Known Errors\nerror: commands.log not read: ") || !strings.Contains(doc, "a named pipe (FIFO)") {
 		t.Fatalf("handoff.md:\n%s", doc)
 	}
@@ -75,7 +60,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	h = newHarness(t, "n")
 	secret := secretFile(t)
 	os.Symlink(secret, filepath.Join(h.e.SessionDir, "handoff.md"))
-	err = within(t, "/handoff with a linked handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
+	err = agenttest.Within(t, "/handoff with a linked handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
 	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a symbolic link") {
 		t.Fatalf("err = %v", err)
 	}
@@ -90,7 +75,7 @@ func TestHandoffFIFOs(t *testing.T) {
 func TestDoctorFIFOLog(t *testing.T) {
 	h := newHarness(t)
 	mkfifo(t, h.e.LogPath()) // the room keeps its own descriptor of the old file
-	r := within(t, "doctor with a FIFO conversation.jsonl", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
+	r := agenttest.Within(t, "doctor with a FIFO conversation.jsonl", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
 	var c Check
 	for _, x := range r.Checks {
 		if x.Name == "conversation.jsonl" {
@@ -108,7 +93,7 @@ func TestPlanSymlinkNotFollowed(t *testing.T) {
 	if err := os.Symlink(secret, h.e.planPath()); err != nil {
 		t.Fatal(err)
 	}
-	err := within(t, "/execute with a linked plan.md", func() error { _, err := h.e.Process(context.Background(), "/execute"); return err })
+	err := agenttest.Within(t, "/execute with a linked plan.md", func() error { _, err := h.e.Process(context.Background(), "/execute"); return err })
 	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "plan.md is a symbolic link, not a regular file") {
 		t.Fatalf("err = %v", err)
 	}
@@ -127,7 +112,7 @@ func TestEditorLeavesAFIFO(t *testing.T) {
 		}
 		return ""
 	}
-	err := within(t, "EditText", func() error {
+	err := agenttest.Within(t, "EditText", func() error {
 		_, err := EditText("prompt", getenv, dir, nil, &strings.Builder{}, &strings.Builder{})
 		return err
 	})
@@ -149,7 +134,7 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 	os.Symlink(fifo, filepath.Join(h, "pipe"))
 	os.WriteFile(filepath.Join(h, "new.txt"), []byte("a\nb\n"), 0o644)
 
-	diff := within(t, "diffText", func() string { return diffText(ctx, h) })
+	diff := agenttest.Within(t, "diffText", func() string { return diffText(ctx, h) })
 	if strings.Contains(diff, "SECRET") {
 		t.Fatalf("the diff read through a link:\n%s", diff)
 	}
@@ -162,13 +147,13 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 			t.Fatalf("diff lacks %q:\n%s", want, diff)
 		}
 	}
-	ch := within(t, "changes", func() []Change { ch, _ := changes(ctx, h); return ch })
+	ch := agenttest.Within(t, "changes", func() []Change { ch, _ := changes(ctx, h); return ch })
 	for _, c := range ch {
 		if want := map[string]int{"key": 0, "pipe": 0, "new.txt": 2}[c.Path]; c.Added != want {
 			t.Errorf("%s: +%d, want +%d", c.Path, c.Added, want)
 		}
 	}
-	k1 := within(t, "progressKey", func() string { k, _ := progressKey(ctx, h); return k })
+	k1 := agenttest.Within(t, "progressKey", func() string { k, _ := progressKey(ctx, h); return k })
 	// A link pointed elsewhere is a change.
 	os.Remove(filepath.Join(h, "key"))
 	os.Symlink(secret+"-2", filepath.Join(h, "key"))
