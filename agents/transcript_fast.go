@@ -17,16 +17,16 @@ import (
 // line as JSON with a hand-written scanner (strings are searched eight
 // bytes at a time for a quote, a backslash or a control byte), records
 // where the fields the activities need are, and decodes only those: the
-// type, the session id and time, and the content blocks of an assistant or
-// user message. A tool result shows only its first 200 runes, so only a
-// prefix of its text is decoded; the rest is passed over at memchr speed.
+// type, the session id and time, the content blocks of an assistant or
+// user message, a system line's subtype and hook verdict. A tool result
+// shows only its first 200 runes, so only a prefix of its text is decoded.
 //
 // It mirrors what encoding/json makes of the same line (duplicate keys:
 // the last wins; a field of the wrong type: the line yields nothing), and
 // wherever a line is of a shape where the two could differ (a key that
 // matches a field only case-insensitively, an escaped key, null where a
-// field is expected, a number float64 cannot hold, system and attachment
-// lines, which are rare) it gives up and parseTranscriptLineJSON, the
+// field is expected, a number float64 cannot hold, attachment lines, which
+// are rare once skipLine has passed over most of them) it gives up and parseTranscriptLineJSON, the
 // encoding/json path, decides. TestFastTranscriptMatchesJSON and
 // FuzzFastTranscriptLine hold the two to the same output.
 
