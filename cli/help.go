@@ -156,19 +156,25 @@ func Reflow(s string) string {
 
 // FitLines breaks every line of s longer than width at its last space that
 // fits; the continuation keeps the line's indentation, plus two spaces for
-// a "Usage:" line or a list item.
+// a "Usage:" line, a list item, or a line broken before a "[--flag]" (a
+// subcommand's usage in a list, whose continuation would else read as the
+// next subcommand).
 func FitLines(s string, width int) string {
 	var out strings.Builder
 	for _, line := range strings.SplitAfter(s, "\n") {
 		nl := strings.HasSuffix(line, "\n")
 		line = strings.TrimSuffix(line, "\n")
 		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		hanging := false
 		if rest := strings.TrimLeft(line, " "); strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "Usage: ") {
-			indent += "  "
+			indent, hanging = indent+"  ", true
 		}
 		for utf8.RuneCountInString(line) > width {
 			head := string([]rune(line)[:width+1])
 			cut := strings.LastIndex(head, " [-") // keep "[--flag VALUE]" whole
+			if cut > len(indent) && !hanging {
+				indent, hanging = indent+"  ", true
+			}
 			if cut <= len(indent) {
 				cut = strings.LastIndex(head, " ")
 			}

@@ -91,3 +91,13 @@ func TestHelpWidthFollowsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A subcommand's usage broken before a "[--flag]" continues two columns
+// further in, not at the indentation of the next subcommand.
+func TestFitLinesHangsFlagContinuations(t *testing.T) {
+	in := "  install [--agent claude|codex] [--scope project|local|user] [--check]\n  stop\n"
+	want := "  install [--agent claude|codex]\n    [--scope project|local|user] [--check]\n  stop\n"
+	if got := FitLines(in, 45); got != want {
+		t.Fatalf("FitLines:\n%s\nwant:\n%s", got, want)
+	}
+}
