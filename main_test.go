@@ -157,5 +157,10 @@ func TestCommandSuggestions(t *testing.T) {
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
 			t.Errorf("%s: exit %d, stderr %q, want %q", in, code, errs, want)
 		}
+		// help <typo> suggests the same.
+		code, _, errs = runCLI(t, false, "help", in)
+		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
+			t.Errorf("help %s: exit %d, stderr %q, want %q", in, code, errs, want)
+		}
 	}
 }

@@ -243,7 +243,11 @@ func runHelp(inv *Invocation) error {
 	}
 	c := inv.Table.Lookup(inv.Args[0])
 	if c == nil {
-		return &UsageError{Msg: fmt.Sprintf("unknown command %q", inv.Args[0]), Hint: "relay-baton --help"}
+		msg := fmt.Sprintf("unknown command %q", inv.Args[0])
+		if inv.Table.Suggest != nil { // as for the command itself: help chta -> did you mean chat?
+			msg += inv.Table.Suggest(inv.Args[0], inv.Table.VisibleNames())
+		}
+		return &UsageError{Msg: msg, Hint: "relay-baton --help"}
 	}
 	return c.Run(inv.Sub(c, append(inv.Args[1:len(inv.Args):len(inv.Args)], "--help")))
 }
