@@ -77,8 +77,15 @@ func runSend(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	q, _ := r.Session.Queue()
-	fmt.Fprintf(inv.IO.Out, "queued %s for session %s (%d in the inbox)\n", r.Message.ID, id, q.Depth)
+	q, qerr := r.Session.Queue()
+	depth := fmt.Sprintf(" (%d in the inbox)", q.Depth)
+	switch {
+	case qerr != nil:
+		depth = ""
+	case q.Depth == 0: // an armed waiter took it before the count: not "0 in the inbox"
+		depth = " (already claimed by one of the session's lanes)"
+	}
+	fmt.Fprintf(inv.IO.Out, "queued %s for session %s%s\n", r.Message.ID, id, depth)
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}

@@ -157,5 +157,28 @@ func TestCommandSuggestions(t *testing.T) {
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
 			t.Errorf("%s: exit %d, stderr %q, want %q", in, code, errs, want)
 		}
+		// help <typo> suggests the same.
+		code, _, errs = runCLI(t, false, "help", in)
+		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
+			t.Errorf("help %s: exit %d, stderr %q, want %q", in, code, errs, want)
+		}
+	}
+}
+
+// A mistyped flag or subcommand gets a suggestion too.
+func TestFlagAndSubcommandSuggestions(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--jsn"}, "unknown flag: --jsn (did you mean --json?)"},
+		{[]string{"replay", "--folow"}, "unknown flag: --folow (did you mean --follow?)"},
+		{[]string{"status", "--zzzzzz"}, "unknown flag: --zzzzzz"},
+		{[]string{"hook", "instal"}, `unknown hook "instal" (did you mean install?)`},
+	} {
+		code, _, errs := runCLI(t, false, c.args...)
+		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+c.want {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
+		}
 	}
 }

@@ -171,7 +171,17 @@ func (inv *Invocation) Parse(fs *pflag.FlagSet) error {
 			PrintCommandHelp(inv.IO.Out, inv.Cmd, fs)
 			return pflag.ErrHelp
 		}
-		return &UsageError{Msg: err.Error(), Hint: fmt.Sprintf("relay-baton %s --help", inv.Cmd.Name)}
+		msg := err.Error()
+		if word, ok := strings.CutPrefix(msg, "unknown flag: "); ok && inv.Table != nil && inv.Table.Suggest != nil && strings.HasPrefix(word, "--") {
+			var names []string
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden {
+					names = append(names, "--"+f.Name)
+				}
+			})
+			msg += inv.Table.Suggest(word, names) // --jsn: did you mean --json?
+		}
+		return &UsageError{Msg: msg, Hint: fmt.Sprintf("relay-baton %s --help", inv.Cmd.Name)}
 	}
 	return nil
 }
@@ -197,7 +207,15 @@ func (inv *Invocation) Subcommand(subs []*Command) (*Invocation, error) {
 			return inv.Sub(&sub, inv.Args[1:]), nil
 		}
 	}
-	return nil, &UsageError{Msg: fmt.Sprintf("unknown %s %q", name, inv.Args[0]), Hint: "relay-baton " + name + " --help"}
+	msg := fmt.Sprintf("unknown %s %q", name, inv.Args[0])
+	if inv.Table != nil && inv.Table.Suggest != nil {
+		names := make([]string, len(subs))
+		for i, c := range subs {
+			names[i] = c.Name
+		}
+		msg += inv.Table.Suggest(inv.Args[0], names) // hook instal: did you mean install?
+	}
+	return nil, &UsageError{Msg: msg, Hint: "relay-baton " + name + " --help"}
 }
 
 // WithOut is a copy of inv whose output is w, not a terminal (continue

@@ -3,19 +3,41 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chzyer/readline"
 	"github.com/spf13/pflag"
 )
 
 // HelpWidth is the width help texts fit in (an 80-column terminal never
-// wraps them).
+// wraps them); a narrower terminal gets them narrower (see helpWidth).
 const HelpWidth = 79
+
+// minHelpWidth is the narrowest helpWidth wraps at.
+const minHelpWidth = 40
+
+// helpWidth is the width help written to w is wrapped at: HelpWidth, or
+// one less than the columns of the terminal w is when that is narrower
+// (never under minHelpWidth), so a 60-column terminal does not break the
+// lines a second time in the middle of words.
+func helpWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := readline.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return min(HelpWidth, max(cols-1, minHelpWidth))
+		}
+	}
+	return HelpWidth
+}
 
 // PrintCommandHelp writes c's help: usage, short line, aliases, long text
 // and, when fs is given, its flags.
 func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
+	printCommandHelp(w, c, fs, helpWidth(w))
+}
+
+func printCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet, width int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
 	if len(c.Aliases) > 0 {
@@ -25,9 +47,90 @@ func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
 		fmt.Fprintf(&b, "\n%s\n", Reflow(strings.TrimRight(c.Long, "\n")))
 	}
 	if fs != nil {
-		fmt.Fprintf(&b, "\nFlags:\n%s", fs.FlagUsagesWrapped(HelpWidth))
+		fmt.Fprintf(&b, "\nFlags:\n%s", FlagUsages(fs, width))
 	}
-	io.WriteString(w, FitLines(b.String(), HelpWidth))
+	io.WriteString(w, FitLines(b.String(), width))
+}
+
+// FlagUsages lists fs's flags as pflag's FlagUsagesWrapped does, aligned
+// and wrapped at width, but a boolean flag is shown as "--json", not as
+// "--json[=true|false]" (pflag 1.1 marks every one so, which also pushes
+// the descriptions of all flags far to the right).
+func FlagUsages(fs *pflag.FlagSet, width int) string {
+	type row struct{ name, usage string }
+	var rows []row
+	col := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		name := "      --" + f.Name
+		if f.Shorthand != "" && f.ShorthandDeprecated == "" {
+			name = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		boolean := f.Value.Type() == "bool"
+		if varname != "" && !boolean {
+			name += " " + varname
+		}
+		if f.NoOptDefVal != "" && !(boolean && f.NoOptDefVal == "true") {
+			name += "[=" + f.NoOptDefVal + "]"
+		}
+		if !zeroDefault(f) {
+			if f.Value.Type() == "string" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+		}
+		if f.Deprecated != "" {
+			usage += fmt.Sprintf(" (DEPRECATED: %s)", f.Deprecated)
+		}
+		rows = append(rows, row{name, usage})
+		col = max(col, utf8.RuneCountInString(name))
+	})
+	col += 3
+	var b strings.Builder
+	for _, r := range rows {
+		pad := strings.Repeat(" ", col-utf8.RuneCountInString(r.name))
+		b.WriteString(wrapAt(r.name+pad, r.usage, col, width))
+	}
+	return b.String()
+}
+
+// zeroDefault reports whether f's default is its type's zero value (and
+// so not worth a "(default ...)").
+func zeroDefault(f *pflag.Flag) bool {
+	switch f.DefValue {
+	case "", "false", "0", "0s", "[]", "<nil>":
+		return true
+	}
+	return false
+}
+
+// wrapAt writes first followed by text, wrapped at width with the
+// continuation lines indented to indent columns (text starts on the first
+// line in any case).
+func wrapAt(first, text string, indent, width int) string {
+	var b strings.Builder
+	line, n := first, utf8.RuneCountInString(first)
+	empty := true
+	for _, word := range strings.Fields(text) {
+		wn := utf8.RuneCountInString(word)
+		if !empty && n+1+wn > width {
+			b.WriteString(line + "\n")
+			line, n, empty = strings.Repeat(" ", indent), indent, true
+		}
+		if !empty {
+			line += " "
+			n++
+		}
+		line += word
+		n += wn
+		empty = false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
 }
 
 // Reflow joins the lines of each prose paragraph of s into one line, for
@@ -53,19 +156,25 @@ func Reflow(s string) string {
 
 // FitLines breaks every line of s longer than width at its last space that
 // fits; the continuation keeps the line's indentation, plus two spaces for
-// a "Usage:" line or a list item.
+// a "Usage:" line, a list item, or a line broken before a "[--flag]" (a
+// subcommand's usage in a list, whose continuation would else read as the
+// next subcommand).
 func FitLines(s string, width int) string {
 	var out strings.Builder
 	for _, line := range strings.SplitAfter(s, "\n") {
 		nl := strings.HasSuffix(line, "\n")
 		line = strings.TrimSuffix(line, "\n")
 		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		hanging := false
 		if rest := strings.TrimLeft(line, " "); strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "Usage: ") {
-			indent += "  "
+			indent, hanging = indent+"  ", true
 		}
 		for utf8.RuneCountInString(line) > width {
 			head := string([]rune(line)[:width+1])
 			cut := strings.LastIndex(head, " [-") // keep "[--flag VALUE]" whole
+			if cut > len(indent) && !hanging {
+				indent, hanging = indent+"  ", true
+			}
 			if cut <= len(indent) {
 				cut = strings.LastIndex(head, " ")
 			}
@@ -89,8 +198,9 @@ const exitCodesHelp = `Exit codes:
   2  usage error (unknown command or flag, bad argument, not a git repository)`
 
 func printMainHelp(out io.Writer, t *Table) {
+	hw := helpWidth(out)
 	var w strings.Builder
-	defer func() { io.WriteString(out, FitLines(w.String(), HelpWidth)) }()
+	defer func() { io.WriteString(out, FitLines(Reflow(w.String()), hw)) }()
 	fmt.Fprintf(&w, `relay-baton directs AI coding agents by turns: Claude Code plans and reviews,
 Codex executes, each run as a subprocess of its own CLI after you confirm a
 preview. Every turn is appended to .ai-session/conversation.jsonl.
@@ -111,7 +221,7 @@ Commands:
 	}
 	for _, c := range names {
 		// Continuation lines under the description column.
-		line := FitLines(fmt.Sprintf("%-*s%s\n", width+4, "", c.Short), HelpWidth)
+		line := FitLines(fmt.Sprintf("%-*s%s\n", width+4, "", c.Short), hw)
 		fmt.Fprintf(&w, "  %-*s  %s", width, c.Name, strings.TrimLeft(line, " "))
 	}
 	fmt.Fprintf(&w, `
@@ -133,7 +243,11 @@ func runHelp(inv *Invocation) error {
 	}
 	c := inv.Table.Lookup(inv.Args[0])
 	if c == nil {
-		return &UsageError{Msg: fmt.Sprintf("unknown command %q", inv.Args[0]), Hint: "relay-baton --help"}
+		msg := fmt.Sprintf("unknown command %q", inv.Args[0])
+		if inv.Table.Suggest != nil { // as for the command itself: help chta -> did you mean chat?
+			msg += inv.Table.Suggest(inv.Args[0], inv.Table.VisibleNames())
+		}
+		return &UsageError{Msg: msg, Hint: "relay-baton --help"}
 	}
 	return c.Run(inv.Sub(c, append(inv.Args[1:len(inv.Args):len(inv.Args)], "--help")))
 }

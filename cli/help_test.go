@@ -3,6 +3,9 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
+	"github.com/spf13/pflag"
 )
 
 func TestReflow(t *testing.T) {
@@ -31,5 +34,70 @@ func TestHelpHasNoRaggedLines(t *testing.T) {
 				t.Errorf("%s --help: a ragged break after %q (the next line starts with %q)", c.Name, prev, word)
 			}
 		}
+	}
+}
+
+// Boolean flags read as "--json", not pflag 1.1's "--json[=true|false]";
+// other flags keep their value name and a non-zero default.
+func TestFlagUsages(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.Bool("json", false, "print JSON")
+	fs.BoolP("yes", "y", false, "confirm every preview without asking, even when stdin is not a terminal and the run is long")
+	fs.String("path", ".", "a `DIR` inside the repository")
+	fs.Int("limit", 0, "only the newest N events")
+	fs.SortFlags = false
+	got := FlagUsages(fs, 50)
+	want := `      --json        print JSON
+  -y, --yes         confirm every preview without
+                    asking, even when stdin is not
+                    a terminal and the run is long
+      --path DIR    a DIR inside the repository
+                    (default ".")
+      --limit int   only the newest N events
+`
+	if got != want {
+		t.Fatalf("FlagUsages:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// On a terminal narrower than 80 columns the help is wrapped at its width
+// (one column less), so the terminal never breaks a word in two.
+func TestHelpWidthFollowsTheTerminal(t *testing.T) {
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	defer tty.Close()
+	for _, c := range []struct{ cols, want int }{{60, 59}, {200, HelpWidth}, {20, minHelpWidth}} {
+		if err := pty.Setsize(ptm, &pty.Winsize{Rows: 24, Cols: uint16(c.cols)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := helpWidth(tty); got != c.want {
+			t.Errorf("helpWidth on %d columns = %d, want %d", c.cols, got, c.want)
+		}
+	}
+	var b strings.Builder
+	if got := helpWidth(&b); got != HelpWidth {
+		t.Errorf("helpWidth of a non-terminal = %d, want %d", got, HelpWidth)
+	}
+	for _, c := range RelayBaton.Commands {
+		var b strings.Builder
+		printCommandHelp(&b, c, nil, 59)
+		for _, l := range strings.Split(b.String(), "\n") {
+			if n := len([]rune(l)); n > 59 && strings.Contains(strings.TrimSpace(l), " ") {
+				t.Errorf("%s --help at 59 columns: a line of %d: %q", c.Name, n, l)
+			}
+		}
+	}
+}
+
+// A subcommand's usage broken before a "[--flag]" continues two columns
+// further in, not at the indentation of the next subcommand.
+func TestFitLinesHangsFlagContinuations(t *testing.T) {
+	in := "  install [--agent claude|codex] [--scope project|local|user] [--check]\n  stop\n"
+	want := "  install [--agent claude|codex]\n    [--scope project|local|user] [--check]\n  stop\n"
+	if got := FitLines(in, 45); got != want {
+		t.Fatalf("FitLines:\n%s\nwant:\n%s", got, want)
 	}
 }

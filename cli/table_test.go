@@ -50,8 +50,13 @@ func toy() (*Table, *[]string) {
 	}
 	unbound := &Command{Name: "unbound", Short: "Has no Run"}
 	t := &Table{Commands: []*Command{greet, quiet, tool, unbound, Help, Completion},
-		Values:  map[string][]string{"mood": {"glad", "grim"}},
-		Suggest: func(w string, names []string) string { return " (did you mean greet?)" }}
+		Values: map[string][]string{"mood": {"glad", "grim"}},
+		Suggest: func(w string, names []string) string {
+			if w == "gret" {
+				return " (did you mean greet?)"
+			}
+			return ""
+		}}
 	return t, &ran
 }
 

@@ -61,7 +61,7 @@ func (v BuildVersion) String() string {
 		}
 		parts = append(parts, "commit "+r)
 	} else {
-		parts = append(parts, "no VCS information (built outside a git checkout, or with -buildvcs=false)")
+		parts = append(parts, "no VCS information: built outside a git clone, in a git worktree, or with -buildvcs=false")
 	}
 	if v.Time != "" {
 		parts = append(parts, v.Time)

@@ -485,8 +485,10 @@ func flagNames(fs *pflag.FlagSet) []string {
 
 // planAge is how long ago plan.md was written; ok is false without one.
 func (e *Engine) planAge() (age time.Duration, ok bool) {
-	fi, err := os.Stat(e.planPath())
-	if err != nil {
+	// Lstat and a regular file, as readPlan: a FIFO, a folder or a link
+	// at plan.md is no plan (Status says what it is instead).
+	fi, err := os.Lstat(e.planPath())
+	if err != nil || !fi.Mode().IsRegular() {
 		return 0, false
 	}
 	return max(0, e.now().Sub(fi.ModTime())), true

@@ -161,3 +161,29 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 		t.Fatalf("progress keys %q %q", k1, k2)
 	}
 }
+
+// A FIFO (or a link) at plan.md is no plan: /status and /review say
+// why it is unusable rather than "ready" or "no plan.md", and the panel
+// shows no plan.
+func TestStatusReviewFIFOPlan(t *testing.T) {
+	h := newHarness(t)
+	mkfifo(t, filepath.Join(h.e.SessionDir, "plan.md"))
+	s := agenttest.Within(t, "Status with a FIFO plan.md", func() StatusReport { return h.e.Status(context.Background()) })
+	if s.Plan || !strings.Contains(s.Text(), "plan:    unusable: ") || !strings.Contains(s.PlanError, "plan.md is a named pipe (FIFO), not a regular file: move it aside") {
+		t.Fatalf("status: plan %v, planError %q:\n%s", s.Plan, s.PlanError, s.Text())
+	}
+	var err error
+	r := agenttest.Within(t, "Review with a FIFO plan.md", func() ReviewReport { r, e := h.e.Review(context.Background()); err = e; return r })
+	if err != nil || r.Plan || !strings.Contains(r.Text(), "plan.md unusable: changes are not compared with plan steps: ") {
+		t.Fatalf("review (err %v):\n%s", err, r.Text())
+	}
+	if p := h.e.Panel(context.Background()); p.Plan {
+		t.Fatal("the panel counts a FIFO plan.md as a plan")
+	}
+
+	os.Remove(filepath.Join(h.e.SessionDir, "plan.md"))
+	os.Symlink(secretFile(t), filepath.Join(h.e.SessionDir, "plan.md"))
+	if s := h.e.Status(context.Background()); s.Plan || !strings.Contains(s.PlanError, "a symbolic link") {
+		t.Fatalf("status with a linked plan.md: plan %v, planError %q", s.Plan, s.PlanError)
+	}
+}

@@ -59,6 +59,9 @@ func TestSuggestions(t *testing.T) {
 	if got := Suggest("re", []string{"chat", "replay", "review"}); len(got) != 2 {
 		t.Errorf("Suggest(re) = %q", got)
 	}
+	if got := Suggest("folow", []string{"color", "follow", "json"}); len(got) != 1 || got[0] != "follow" {
+		t.Errorf("Suggest(folow) = %q, want only the nearest", got)
+	}
 }
 
 func TestCount(t *testing.T) {

@@ -158,3 +158,28 @@ func BenchmarkPanel(b *testing.B) {
 		}
 	}
 }
+
+// The banner is one line when it fits the terminal and two (the hint on
+// its own) when it does not, so the terminal never breaks it mid-word.
+func TestBannerFitsTheWidth(t *testing.T) {
+	for _, c := range []struct {
+		cols  string
+		lines int
+	}{{"300", 1}, {"40", 2}} {
+		t.Setenv("COLUMNS", c.cols)
+		h := newHarness(t)
+		var out strings.Builder
+		h.e.out = newPrinter(&out, false, false)
+		if err := RunREPL(context.Background(), h.e, REPLOptions{In: strings.NewReader(""), Out: &out, Err: &out}); err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(out.String(), "ctx ")
+		want := "[relay-baton] Agent Room · " + h.e.Root + " · active agent claude · /help lists commands, Ctrl-D leaves\n"
+		if c.lines == 2 {
+			want = "[relay-baton] Agent Room · " + h.e.Root + " · active agent claude\n[relay-baton] /help lists commands, Ctrl-D leaves\n"
+		}
+		if first != want {
+			t.Errorf("COLUMNS=%s: banner %q, want %q", c.cols, first, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 	"github.com/relay-baton/relay-baton/agents"
@@ -284,7 +285,13 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 	}()
 
-	e.Say("Agent Room · %s · active agent %s · /help lists commands, Ctrl-D leaves", e.Root, e.Active)
+	banner, hint := fmt.Sprintf("Agent Room · %s · active agent %s", e.Root, e.Active), "/help lists commands, Ctrl-D leaves"
+	if utf8.RuneCountInString("[relay-baton] "+banner+" · "+hint) < termWidth(o) {
+		e.Say("%s · %s", banner, hint)
+	} else { // two lines rather than one the terminal breaks mid-word
+		e.Say("%s", banner)
+		e.Say("%s", hint)
+	}
 	if o.Resume {
 		recap := o.Recap
 		if recap <= 0 {

@@ -34,6 +34,9 @@ type StatusReport struct {
 	Head         string   `json:"head,omitempty"`
 	LastRun      *LastRun `json:"lastRun,omitempty"`
 	Diet         string   `json:"diet"`
+	// PlanError says why plan.md cannot be read when it exists but is
+	// not a plan (a FIFO, a folder, a link, too big).
+	PlanError string `json:"planError,omitempty"`
 }
 
 // Status gathers the session status and logs a status event.
@@ -41,6 +44,9 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
 	if age, ok := e.planAge(); ok {
 		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
+	}
+	if _, err := e.readPlan(); err != nil && !errors.Is(err, ErrNoPlan) {
+		s.Plan, s.PlanAgeSec, s.PlanError = false, 0, err.Error()
 	}
 	if ch, err := changes(ctx, e.Root); err == nil {
 		for _, c := range ch {
@@ -53,6 +59,9 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 }
 
 func planWord(s StatusReport) string {
+	if s.PlanError != "" {
+		return "unusable: " + s.PlanError
+	}
 	if !s.Plan {
 		return "none"
 	}
@@ -97,6 +106,9 @@ type ReviewReport struct {
 	Secrets      []string   `json:"likelySecrets"`
 	TestsTouched []string   `json:"testsTouched"`
 	Plan         bool       `json:"plan"`
+	// PlanError says why plan.md cannot be read when it exists but is
+	// not a plan.
+	PlanError string `json:"planError,omitempty"`
 }
 
 // MarshalJSON writes empty lists as [] rather than null, so that
@@ -185,6 +197,9 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	r.Changed = ch
 	plan, err := e.readPlan()
 	r.Plan = err == nil
+	if err != nil && !errors.Is(err, ErrNoPlan) {
+		r.PlanError = err.Error()
+	}
 	steps := planSteps(plan)
 	mentioned := map[string]bool{}
 	for _, s := range steps {
@@ -259,7 +274,9 @@ func (r ReviewReport) summaryLine() string {
 func (r ReviewReport) Text() string {
 	var b strings.Builder
 	b.WriteString(r.summaryLine() + "\n")
-	if !r.Plan {
+	if r.PlanError != "" {
+		b.WriteString("plan.md unusable: changes are not compared with plan steps: " + r.PlanError + "\n")
+	} else if !r.Plan {
 		b.WriteString("no plan.md: changes are not compared with plan steps\n")
 	}
 	for i, s := range r.PlanSteps {

@@ -23,7 +23,8 @@ func Count(n int, noun string) string {
 // Suggest returns the candidates close to a mistyped name: those it is a
 // prefix of, then those within a small edit distance (insertions,
 // deletions, substitutions and swaps of neighbours, at most 1 for names of
-// up to 4 letters and 2 beyond), nearest first.
+// up to 4 letters and 2 beyond), only the nearest (all of them when
+// several are as near).
 func Suggest(name string, candidates []string) []string {
 	name = strings.ToLower(name)
 	if name == "" {
@@ -54,6 +55,9 @@ func Suggest(name string, candidates []string) []string {
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
 	out := make([]string, 0, len(hits))
 	for _, h := range hits {
+		if h.d > hits[0].d { // only the closest: --folow is --follow, not also --color
+			break
+		}
 		out = append(out, h.s)
 	}
 	return out
