@@ -87,6 +87,30 @@ func TestDoctorFIFOLog(t *testing.T) {
 	}
 }
 
+// doctor --deep names a FIFO or a link in place of relay-baton's own
+// documents in .ai-session, which the commands that use them refuse.
+func TestDoctorFlagsNonFileDocs(t *testing.T) {
+	h := newHarness(t)
+	mkfifo(t, h.e.planPath())
+	if err := os.Symlink(secretFile(t), filepath.Join(h.e.SessionDir, "review.md")); err != nil {
+		t.Fatal(err)
+	}
+	r := agenttest.Within(t, "doctor with a FIFO plan.md", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
+	got := map[string]Check{}
+	for _, x := range r.Checks {
+		got[x.Name] = x
+	}
+	if c := got["plan.md"]; c.Status != "fail" || !strings.Contains(c.Detail, "plan.md is a named pipe (FIFO), not a regular file") {
+		t.Errorf("plan.md check: %+v", c)
+	}
+	if c := got["review.md"]; c.Status != "fail" || !strings.Contains(c.Detail, "review.md is a symbolic link, not a regular file") {
+		t.Errorf("review.md check: %+v", c)
+	}
+	if c, ok := got["handoff.md"]; ok {
+		t.Errorf("an absent handoff.md was reported: %+v", c)
+	}
+}
+
 func TestPlanSymlinkNotFollowed(t *testing.T) {
 	h := newHarness(t, "y")
 	secret := secretFile(t)

@@ -468,6 +468,16 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 				}
 			}
 			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
+			// relay-baton's own documents there: a FIFO, a link or a folder
+			// in their place makes the commands that use them refuse.
+			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log"} {
+				f, err := events.OpenOwned(filepath.Join(e.SessionDir, n))
+				if err == nil {
+					f.Close()
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					add(n, "fail", err.Error())
+				}
+			}
 		}
 		if f, err := events.OpenOwned(e.LogPath()); errors.Is(err, fs.ErrNotExist) {
 			add("conversation.jsonl", "ok", "no events recorded yet")
