@@ -9,6 +9,8 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/spf13/pflag"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // HelpWidth is the width help texts fit in (an 80-column terminal never
@@ -93,7 +95,7 @@ func FlagUsages(fs *pflag.FlagSet, width int) string {
 	var b strings.Builder
 	for _, r := range rows {
 		pad := strings.Repeat(" ", col-utf8.RuneCountInString(r.name))
-		b.WriteString(wrapAt(r.name+pad, r.usage, col, width))
+		b.WriteString(render.Wrap(r.name+pad, r.usage, col, width))
 	}
 	return b.String()
 }
@@ -106,31 +108,6 @@ func zeroDefault(f *pflag.Flag) bool {
 		return true
 	}
 	return false
-}
-
-// wrapAt writes first followed by text, wrapped at width with the
-// continuation lines indented to indent columns (text starts on the first
-// line in any case).
-func wrapAt(first, text string, indent, width int) string {
-	var b strings.Builder
-	line, n := first, utf8.RuneCountInString(first)
-	empty := true
-	for _, word := range strings.Fields(text) {
-		wn := utf8.RuneCountInString(word)
-		if !empty && n+1+wn > width {
-			b.WriteString(line + "\n")
-			line, n, empty = strings.Repeat(" ", indent), indent, true
-		}
-		if !empty {
-			line += " "
-			n++
-		}
-		line += word
-		n += wn
-		empty = false
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
 }
 
 // Reflow joins the lines of each prose paragraph of s into one line, for

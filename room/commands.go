@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/spf13/pflag"
 )
@@ -194,34 +195,15 @@ func HelpText() string {
 			u += " " + c.Usage
 		}
 		if n := utf8.RuneCountInString(u); n+4 <= col {
-			wrapHelp(&b, "  "+u+strings.Repeat(" ", col-2-n), col, c.Short)
+			b.WriteString(render.Wrap("  "+u+strings.Repeat(" ", col-2-n), c.Short, col, HelpWidth))
 		} else {
-			wrapHelp(&b, "  ", 4, u)
-			wrapHelp(&b, strings.Repeat(" ", col), col, c.Short)
+			b.WriteString(render.Wrap("  ", u, 4, HelpWidth))
+			b.WriteString(render.Wrap(strings.Repeat(" ", col), c.Short, col, HelpWidth))
 		}
 	}
-	wrapHelp(&b, "  ", 2, "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.")
-	wrapHelp(&b, "  ", 2, "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.")
+	b.WriteString(render.Wrap("  ", "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.", 2, HelpWidth))
+	b.WriteString(render.Wrap("  ", "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.", 2, HelpWidth))
 	return b.String()
-}
-
-// wrapHelp writes first+text wrapped at HelpWidth, continuation lines
-// indented by indent spaces.
-func wrapHelp(b *strings.Builder, first string, indent int, text string) {
-	line, n := first, utf8.RuneCountInString(first)
-	start := true
-	for _, w := range strings.Fields(text) {
-		wn := utf8.RuneCountInString(w)
-		if !start && n+1+wn > HelpWidth {
-			b.WriteString(line + "\n")
-			line, n, start = strings.Repeat(" ", indent), indent, true
-		}
-		if !start {
-			line, n = line+" ", n+1
-		}
-		line, n, start = line+w, n+wn, false
-	}
-	b.WriteString(line + "\n")
 }
 
 // cmdLogin says how to log in: the agents log in in their own CLIs, never
