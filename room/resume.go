@@ -118,13 +118,21 @@ type resumeReader struct {
 	order      []string
 }
 
+// newResumeReader is a reader at the top of a log, every map of its state
+// made: ReadResume and the serve page's View (view.go) both start here, so
+// an event one of them can take the other can too.
+func newResumeReader() *resumeReader {
+	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
+	return &resumeReader{rs: rs, stepOut: map[int]string{}, answers: map[int]string{}, chats: map[string]*PendingChat{}}
+}
+
 // ReadResume streams the log at path (never holding more than the recap
 // and the pending chat messages) and rebuilds the room's state. A missing
 // log gives a fresh state. Damaged lines and events this build does not
 // understand are skipped and counted.
 func ReadResume(path string, recap int) (*ResumeState, error) {
-	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
-	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
+	r := newResumeReader()
+	rs := r.rs
 	if recap > 0 {
 		r.recap = &ring{buf: make([]events.Event, 0, recap)}
 	}
