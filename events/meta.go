@@ -143,6 +143,25 @@ type DiagnoseMeta struct {
 	Warnings int  `json:"warnings"`
 }
 
+// ChangesMeta is the meta of what an agent run changed in the working tree
+// (Undo false), or of an /undo of it (Undo true; Refused says why it was
+// refused or failed). Before and After are the trees in the room's private
+// snapshot store, kept for the room's life.
+type ChangesMeta struct {
+	Agent        string   `json:"agent,omitempty"`
+	Command      string   `json:"command,omitempty"`
+	Files        *int     `json:"files,omitempty"`
+	Added        *int     `json:"added,omitempty"`
+	Deleted      *int     `json:"deleted,omitempty"`
+	Paths        []string `json:"paths,omitempty"` // the changed paths (at most 200)
+	NewFiles     []string `json:"newFiles,omitempty"`
+	DeletedFiles []string `json:"deletedFiles,omitempty"`
+	Before       string   `json:"before,omitempty"`
+	After        string   `json:"after,omitempty"`
+	Undo         bool     `json:"undo,omitempty"`
+	Refused      string   `json:"refused,omitempty"`
+}
+
 // HandoffMeta is the meta of a handoff document.
 type HandoffMeta struct {
 	Agent string `json:"agent"` // to whom
@@ -252,6 +271,7 @@ func (AuditMeta) MetaKind() Kind         { return KindAudit }
 func (ChatSentMeta) MetaKind() Kind      { return KindChatSent }
 func (ChatDeliveredMeta) MetaKind() Kind { return KindChatDelivered }
 func (ChatReplyMeta) MetaKind() Kind     { return KindChatReply }
+func (ChangesMeta) MetaKind() Kind       { return KindChanges }
 
 // MetaTypes maps every kind to a zero value of its meta type (for the
 // golden files and for readers that take any kind).
@@ -260,6 +280,7 @@ var MetaTypes = map[Kind]Meta{
 	KindAgentRun: AgentRunMeta{}, KindPlan: PlanMeta{}, KindExecute: ExecuteMeta{}, KindReview: ReviewMeta{},
 	KindDiagnose: DiagnoseMeta{}, KindHandoff: HandoffMeta{}, KindStatus: StatusMeta{}, KindBudget: BudgetMeta{},
 	KindAudit: AuditMeta{}, KindChatSent: ChatSentMeta{}, KindChatDelivered: ChatDeliveredMeta{}, KindChatReply: ChatReplyMeta{},
+	KindChanges: ChangesMeta{},
 }
 
 // NewWithMeta is New with the kind taken from m and m stored as Event.Meta

@@ -52,6 +52,8 @@ func init() {
 		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
 		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
 		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
+		{Name: "diff", Usage: "[file] | --all", Short: "Show what the last agent run changed (--all: the working tree against HEAD) (read-only)", Args: argsDiff, Run: (*Engine).cmdDiff},
+		{Name: "undo", Short: "Revert the last agent run's changes to files, after a preview (no commit, index untouched)", Run: (*Engine).cmdUndo},
 		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
 		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
@@ -81,6 +83,25 @@ func argsAgents(_ *Engine, done []string) []string {
 		return nil
 	}
 	return []string{agents.Claude, agents.Codex, AgentOrchestrator}
+}
+
+// argsDiff completes --all and the files the last run changed.
+func argsDiff(e *Engine, done []string) []string {
+	if len(done) > 0 && done[0] == "--all" {
+		return nil
+	}
+	w := []string{}
+	if len(done) == 0 {
+		w = append(w, "--all")
+	}
+	if e != nil && e.work != nil {
+		for _, f := range e.work.Files {
+			if f.Path == render.InertLine(f.Path) && !strings.ContainsAny(f.Path, " \t") {
+				w = append(w, f.Path) // a name completion cannot type whole is left out
+			}
+		}
+	}
+	return w
 }
 
 func argsContinue(_ *Engine, done []string) []string {

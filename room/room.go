@@ -150,6 +150,11 @@ type Engine struct {
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
+	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
+	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
+	// runStart is the tree the last executor run started from ("" when
+	// unknown): a /continue step's diff for the planner.
+	runStart string
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -226,6 +231,9 @@ func New(cfg Config) (*Engine, error) {
 // conversation log.
 func (e *Engine) Close() error {
 	e.repo.close()
+	if e.snaps != nil {
+		e.snaps.close()
+	}
 	if e.log == nil {
 		return nil
 	}

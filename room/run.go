@@ -198,6 +198,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
+	e.runStart = e.treeBefore(ctx, req.Role)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
 	e.out.endRun(res)
@@ -235,6 +236,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}
+	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
 }
 
