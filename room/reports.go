@@ -205,7 +205,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	for _, s := range steps {
 		ps := PlanStep{Text: s, Files: []string{}}
 		for _, c := range ch {
-			if strings.Contains(s, c.Path) || strings.Contains(s, filepath.Base(c.Path)) {
+			if namesPath(s, c.Path) {
 				ps.Files = append(ps.Files, c.Path)
 				mentioned[c.Path] = true
 			}
@@ -213,7 +213,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		r.PlanSteps = append(r.PlanSteps, ps)
 	}
 	for _, c := range ch {
-		if r.Plan && !mentioned[c.Path] && !strings.Contains(plan, filepath.Base(c.Path)) {
+		if r.Plan && !mentioned[c.Path] && !namesPath(plan, c.Path) {
 			r.NotInPlan = append(r.NotInPlan, c.Path)
 		}
 		if c.IsDeleted() {
@@ -248,6 +248,28 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		LikelySecrets: events.Int(len(r.Secrets)), TestsTouched: events.Int(len(r.TestsTouched)), NotInPlan: events.Int(len(r.NotInPlan)), Deterministic: true,
 	})
 	return r, nil
+}
+
+// pathTokenRE matches the words of a text that can be paths.
+var pathTokenRE = lazyRE(`[\p{L}\p{N}_./\-]+`)
+
+// namesPath reports whether text names the file at path (relative to the
+// repository): a word of text is the path, its base name, or a tail of it
+// that starts at a folder ("cmd/main.go" names "app/cmd/main.go"). A word
+// that merely contains the name does not: "test_greet.py" does not name
+// greet.py, nor "src/greet.py" a greet.py at the top.
+func namesPath(text, path string) bool {
+	path = strings.TrimPrefix(filepath.ToSlash(path), "./")
+	for _, w := range pathTokenRE().FindAllString(text, -1) {
+		w = strings.TrimPrefix(strings.TrimRight(w, ".-/"), "./")
+		if w == "" {
+			continue
+		}
+		if w == path || strings.HasSuffix(path, "/"+w) {
+			return true
+		}
+	}
+	return false
 }
 
 func appendSecret(list []string, file, line string) []string {

@@ -1,0 +1,67 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReviewMatchesStepsByPath: a change to greet.py ticks the step that
+// names greet.py, not "Add a test to test_greet.py", and then rightly
+// says that no tests were touched.
+func TestReviewMatchesStepsByPath(t *testing.T) {
+	h := newHarness(t)
+	writePlan(t, h, "## Steps\n1. Add shout() to greet.py.\n2. Add a test to test_greet.py\n3. Update `docs/usage.md`\n4. Touch src/greet.py\n")
+	touch(h.dir, "greet.py", "def shout(s):\n    return s.upper()\n")
+	r, err := h.e.Review(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(r.PlanSteps[0].Files, r.PlanSteps[1].Files, r.PlanSteps[2].Files, r.PlanSteps[3].Files)
+	if got != "[greet.py] [] [] []" {
+		t.Fatalf("steps matched %s", got)
+	}
+	text := r.Text()
+	if !strings.Contains(text, "✓ step 1") || !strings.Contains(text, "· step 2: Add a test to test_greet.py") || !strings.Contains(text, "no tests touched") || len(r.NotInPlan) != 0 {
+		t.Fatalf("%s", text)
+	}
+	// A file in a folder is named by its path, a tail of it, or its name.
+	os.Mkdir(filepath.Join(h.dir, "docs"), 0o755)
+	touch(h.dir, "docs/usage.md", "x\n")
+	touch(h.dir, "test_greet.py", "def test_shout(): pass\n")
+	touch(h.dir, "greeting.py", "x\n")
+	if r, err = h.e.Review(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got = fmt.Sprint(r.PlanSteps[0].Files, r.PlanSteps[1].Files, r.PlanSteps[2].Files, r.PlanSteps[3].Files)
+	if got != "[greet.py] [test_greet.py] [docs/usage.md] []" || fmt.Sprint(r.NotInPlan) != "[greeting.py]" || fmt.Sprint(r.TestsTouched) != "[test_greet.py]" {
+		t.Fatalf("steps matched %s, not in plan %v, tests %v", got, r.NotInPlan, r.TestsTouched)
+	}
+}
+
+func TestNamesPath(t *testing.T) {
+	for _, tc := range []struct {
+		text, path string
+		want       bool
+	}{
+		{"edit greet.py", "greet.py", true},
+		{"edit greet.py.", "greet.py", true},
+		{"edit (greet.py)", "greet.py", true},
+		{"edit test_greet.py", "greet.py", false},
+		{"edit greet.pyc", "greet.py", false},
+		{"edit src/greet.py", "greet.py", false},
+		{"edit greet.py", "src/greet.py", true},
+		{"edit app/src/greet.py", "src/greet.py", false},
+		{"edit ./src/greet.py", "src/greet.py", true},
+		{"edit rc/greet.py", "src/greet.py", false},
+		{"edit `.gitignore`", ".gitignore", true},
+		{"edit gitignore", ".gitignore", false},
+	} {
+		if got := namesPath(tc.text, tc.path); got != tc.want {
+			t.Errorf("namesPath(%q, %q) = %v", tc.text, tc.path, got)
+		}
+	}
+}
