@@ -80,7 +80,7 @@ type AgentRunMeta struct {
 	DurationMs *int64  `json:"durationMs,omitempty"`
 	Cancelled  bool    `json:"cancelled,omitempty"`
 	TimedOut   bool    `json:"timedOut,omitempty"`
-	CostUSD    float64 `json:"costUsd,omitempty"`
+	CostUSD    float64 `json:"costUsd,omitempty"` // the run's own cost
 	Reason     string  `json:"reason,omitempty"`
 	PreviewID  string  `json:"previewId,omitempty"`
 	Error      string  `json:"error,omitempty"`
@@ -90,6 +90,17 @@ type AgentRunMeta struct {
 	Conversation      string `json:"conversation,omitempty"`      // the session/thread id the run used
 	ConversationTurns int    `json:"conversationTurns,omitempty"` // runs in it so far
 	ResumeFailed      string `json:"resumeFailed,omitempty"`      // the conversation that could not be continued
+
+	// The run's own token counts, and what the CLI reported when that was
+	// a running total of the conversation (claude's cost, codex's tokens)
+	// rather than the run's own.
+	InputTokens               int64   `json:"inputTokens,omitempty"`
+	CachedInputTokens         int64   `json:"cachedInputTokens,omitempty"`
+	OutputTokens              int64   `json:"outputTokens,omitempty"`
+	ReportedCostUSD           float64 `json:"reportedCostUsd,omitempty"`
+	ReportedInputTokens       int64   `json:"reportedInputTokens,omitempty"`
+	ReportedCachedInputTokens int64   `json:"reportedCachedInputTokens,omitempty"`
+	ReportedOutputTokens      int64   `json:"reportedOutputTokens,omitempty"`
 }
 
 // PlanMeta is the meta of plan.md written (or not), also by the planner

@@ -439,7 +439,7 @@ func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
 func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
-	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText(), "\n"))
+	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText()+e.spent.Text(), "\n"))
 	return nil
 }
 

@@ -361,7 +361,14 @@ func (r *resumeReader) take(e events.Event) error {
 		}
 		rs.LastRun = l
 		if id := m.Conversation; id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
-			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns}
+			// What the CLI reported: the reported* fields when it reported
+			// running totals, else the run's own (logs before them hold
+			// the reported cost in costUsd).
+			rep := events.Usage{CostUSD: m.CostUSD, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}
+			if m.ReportedCostUSD != 0 || m.ReportedInputTokens != 0 || m.ReportedCachedInputTokens != 0 || m.ReportedOutputTokens != 0 {
+				rep = events.Usage{CostUSD: m.ReportedCostUSD, InputTokens: m.ReportedInputTokens, CachedInputTokens: m.ReportedCachedInputTokens, OutputTokens: m.ReportedOutputTokens}
+			}
+			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns, InputTokens: m.InputTokens + m.CachedInputTokens, Reported: rep}
 		}
 		if lost := m.ResumeFailed; lost != "" && rs.Conversations[l.Agent].ID == lost {
 			delete(rs.Conversations, l.Agent)
@@ -634,7 +641,7 @@ func runWords(l *LastRun, now time.Time) string {
 	}
 	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), ago(now.Sub(l.At)))
 	if l.CostUSD > 0 {
-		s += fmt.Sprintf(", $%.4f", l.CostUSD)
+		s += ", " + money(l.CostUSD)
 	}
 	return s
 }

@@ -152,6 +152,7 @@ type Engine struct {
 	repo    *repoCache                    // the context panel's git facts (git.go)
 	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
 	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
+	spent   Spent                         // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.
 	runStart string

@@ -201,18 +201,25 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.runStart = e.treeBefore(ctx, req.Role)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
-	e.out.endRun(res)
+	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
+	e.out.endRun(res, own)
+	e.spent.add(req.Agent, own)
 	after := head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
 		Confirmed: true, Ran: true, ExitCode: events.Int(res.ExitCode), DurationMs: &ms,
-		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: res.Usage.CostUSD,
+		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: own.CostUSD,
+		InputTokens: own.InputTokens, CachedInputTokens: own.CachedInputTokens, OutputTokens: own.OutputTokens,
+	}
+	if own != res.Usage { // the CLI reported running totals: kept for a resumed room
+		meta.ReportedCostUSD, meta.ReportedInputTokens = res.Usage.CostUSD, res.Usage.InputTokens
+		meta.ReportedCachedInputTokens, meta.ReportedOutputTokens = res.Usage.CachedInputTokens, res.Usage.OutputTokens
 	}
 	if res.Err != nil {
 		meta.Error = res.Err.Error()
 	}
-	if turns := e.noteConversation(req.Agent, res); turns > 0 {
+	if turns := e.noteConversation(req.Agent, res, own); turns > 0 {
 		meta.Conversation, meta.ConversationTurns = res.Session, turns
 	}
 	if res.ResumeFailed {
@@ -235,7 +242,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
-		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD}
 	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
 }
