@@ -199,7 +199,10 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
 			map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
 				Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
-		if r == StopFailure || r == StopCancelled {
+		if r == StopCancelled {
+			return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
+		}
+		if r == StopFailure {
 			return lr, fmt.Errorf("/continue: %s", detail)
 		}
 		return lr, nil

@@ -85,6 +85,25 @@ func (e *AgentError) Error() string {
 
 func (e *AgentError) Unwrap() error { return e.Err }
 
+// Told reports whether the user has been told already: a cancelled run's
+// summary line ("claude: cancelled · 3s") says it, and the REPL prints no
+// second line for one Ctrl-C.
+func (e *AgentError) Told() bool { return e.Cancelled }
+
+// toldError is an error the room has already said (a /continue loop's
+// stop line): the REPL does not print it again; one-shot commands still
+// get it for their exit code.
+type toldError struct{ error }
+
+func (toldError) Told() bool       { return true }
+func (e toldError) Unwrap() error { return e.error }
+
+// told reports whether err was said to the user already.
+func told(err error) bool {
+	var t interface{ Told() bool }
+	return errors.As(err, &t) && t.Told()
+}
+
 // Config builds an Engine.
 type Config struct {
 	Dir            string // any directory inside the repository ("" = cwd)
