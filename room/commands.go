@@ -340,9 +340,14 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
 	}
 	refs := map[string]string{"plan": "plan.md"}
-	if replan && previous != "" {
+	// The plan this one replaces, /plan's as /replan's, is backed up.
+	old, err := e.readPlan()
+	if err != nil && !errors.Is(err, ErrNoPlan) {
+		return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
+	}
+	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(previous)); err != nil {
+		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs["backup"] = backup

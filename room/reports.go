@@ -567,26 +567,33 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 		return fmt.Errorf("unknown agent %q for /handoff: choose claude or codex", to)
 	}
 	doc := e.HandoffDoc(ctx, to)
+	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
+	// handoff.md is written once the user said yes: a declined handoff
+	// leaves the previous one in place.
+	_, err := e.runOnceThen(ctx, spec, func() error { return e.writeHandoff(to, doc) })
+	return err
+}
+
+// writeHandoff writes handoff.md, backing up the previous one, and logs it.
+func (e *Engine) writeHandoff(to, doc string) error {
 	path := filepath.Join(e.SessionDir, "handoff.md")
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
-			return fmt.Errorf("back up handoff.md: %w", err)
+			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs["backup"] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("back up handoff.md: %w", err)
+		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
-		return err
+		return fmt.Errorf("%w (nothing ran)", err)
 	}
 	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
 		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
-	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
-	_, err := e.runOnce(ctx, spec)
-	return err
+	return nil
 }
 
 // HandoffDoc builds handoff.md with the reference's sections, each part cut

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/agents"
 )
 
 // TestReviewMatchesStepsByPath: a change to greet.py ticks the step that
@@ -63,5 +65,36 @@ func TestNamesPath(t *testing.T) {
 		if got := namesPath(tc.text, tc.path); got != tc.want {
 			t.Errorf("namesPath(%q, %q) = %v", tc.text, tc.path, got)
 		}
+	}
+}
+
+// TestPlanOverAPlanBacksItUp: /plan over an existing plan keeps the old
+// one as /replan does.
+func TestPlanOverAPlanBacksItUp(t *testing.T) {
+	h := newHarness(t, "y", "y")
+	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
+		return agents.Result{FinalText: fmt.Sprintf("## Goal\nplan %d", i+1)}
+	}
+	if _, err := h.e.Process(context.Background(), "/plan first"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "plan.*.md")); len(m) != 0 {
+		t.Fatalf("a first plan made backups %v", m)
+	}
+	if _, err := h.e.Process(context.Background(), "/plan second"); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "plan.*.md"))
+	if len(m) != 1 {
+		t.Fatalf("backups %v", m)
+	}
+	if b, _ := os.ReadFile(m[0]); string(b) != "## Goal\nplan 1\n" {
+		t.Fatalf("backup holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.e.SessionDir, "plan.md")); string(b) != "## Goal\nplan 2\n" {
+		t.Fatalf("plan.md holds %q", b)
+	}
+	if !strings.Contains(h.out.String(), "backed up the previous plan as .ai-session/plan.") {
+		t.Fatalf("%s", h.out.String())
 	}
 }

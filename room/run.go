@@ -257,9 +257,21 @@ func short(id string) string {
 // runOnce previews, confirms and runs one agent turn. It returns the
 // result and an error when nothing ran or the run failed.
 func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, error) {
+	return e.runOnceThen(ctx, spec, nil)
+}
+
+// runOnceThen is runOnce with onYes called after the user confirmed and
+// before the run starts (what a command writes only on a yes); an error
+// from it ends the command with nothing run.
+func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() error) (agents.Result, error) {
 	inv, err := e.confirm(ctx, &spec)
 	if err != nil {
 		return agents.Result{}, err
+	}
+	if onYes != nil {
+		if err := onYes(); err != nil {
+			return agents.Result{}, err
+		}
 	}
 	res := e.execute(ctx, spec, inv)
 	if res.ResumeFailed && ctx.Err() == nil {
