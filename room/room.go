@@ -95,7 +95,7 @@ func (e *AgentError) Told() bool { return e.Cancelled }
 // get it for their exit code.
 type toldError struct{ error }
 
-func (toldError) Told() bool       { return true }
+func (toldError) Told() bool      { return true }
 func (e toldError) Unwrap() error { return e.error }
 
 // told reports whether err was said to the user already.
