@@ -44,8 +44,8 @@ var Commands []*Command
 func init() {
 	Commands = []*Command{
 		{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)", Args: argsAgents, Run: (*Engine).cmdAgent},
-		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
-		{Name: "targets", Short: "List the workspace's Claude Code sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
+		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
+		{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
 		{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)", Args: argsQueued, Run: (*Engine).cmdCancel},
 		{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)", Run: (*Engine).cmdResend},
 		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
@@ -222,7 +222,7 @@ func HelpText() string {
 			b.WriteString(render.Wrap(strings.Repeat(" ", col), c.Short, col, HelpWidth))
 		}
 	}
-	b.WriteString(render.Wrap("  ", "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.", 2, HelpWidth))
+	b.WriteString(render.Wrap("  ", "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code or Codex session, queued after a preview.", 2, HelpWidth))
 	b.WriteString(render.Wrap("  ", "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.", 2, HelpWidth))
 	return b.String()
 }

@@ -230,7 +230,7 @@ func TestAgentArgument(t *testing.T) {
 		{"", "claude", ""},
 		{"codex", "codex", ""},
 		{"CLAUDE", "claude", ""},
-		{"orchestrator", "claude", "no chat-capable Claude Code session in " + h.dir + ": run `relay-baton hook install` there, then start Claude Code"},
+		{"orchestrator", "claude", "no chat-capable Claude Code or Codex session in " + h.dir + ": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent"},
 		{"gemini", "claude", `unknown agent "gemini": choose claude, codex or orchestrator`},
 		{"claude codex", "claude", "takes one name"},
 	}

@@ -98,3 +98,26 @@ func TestPlanOverAPlanBacksItUp(t *testing.T) {
 		t.Fatalf("%s", h.out.String())
 	}
 }
+
+// TestEndedCodexSessionIsCalledCodex: /target of a Codex thread that has
+// ended says "Codex session", not "Claude Code session".
+func TestEndedCodexSessionIsCalledCodex(t *testing.T) {
+	h := newHarness(t)
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	const id = "019a0000-0000-7000-8000-000000000001"
+	day := filepath.Join(home, "sessions", "2026", "12", "02")
+	os.MkdirAll(day, 0o700)
+	meta := fmt.Sprintf(`{"timestamp":"2026-12-02T05:00:00.000Z","type":"session_meta","payload":{"id":%q,"cwd":%q,"originator":"codex_exec","source":"exec","cli_version":"0.169.0"}}`+"\n", id, h.dir)
+	if err := os.WriteFile(filepath.Join(day, "rollout-2026-12-02T05-00-00-"+id+".jsonl"), []byte(meta), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.e.Process(context.Background(), "/target "+id)
+	if err == nil || !strings.Contains(err.Error(), "Codex session "+id+" is not running") {
+		t.Fatalf("/target of an ended Codex thread: %v", err)
+	}
+	help := HelpText()
+	if !strings.Contains(help, "Claude Code or Codex") || strings.Contains(strings.ReplaceAll(help, "\n", " "), "Claude Code session") {
+		t.Fatalf("/help:\n%s", help)
+	}
+}
