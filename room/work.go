@@ -98,7 +98,12 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files}
 	text := changeSummary(files)
 	e.Say("%s\n  /diff shows the changes, /undo reverts them", text)
-	e.emitChanges(e.work, strings.SplitN(text, "\n", 2)[0], false, "")
+	a, d := 0, 0
+	for _, f := range files {
+		a, d = a+f.Added, d+f.Deleted
+	}
+	// replay prints "changes: <text>": the text does not repeat the kind.
+	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
 }
 
 // emitChanges logs a changes event: a run's summary, or an /undo.

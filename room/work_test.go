@@ -66,6 +66,9 @@ func TestExecutePrintsChangeSummary(t *testing.T) {
 	if *m.Files != 3 || *m.Added != 4 || *m.Deleted != 1 || strings.Join(m.NewFiles, ",") != "pkg/new.txt" || strings.Join(m.DeletedFiles, ",") != "old.txt" || m.Undo || ch.Role != events.RoleCodex {
 		t.Fatalf("changes meta %+v (role %s)", m, ch.Role)
 	}
+	if ch.Text != "3 files by codex /execute, +4 -1: main.go, old.txt, pkg/new.txt" {
+		t.Fatalf("changes text %q", ch.Text)
+	}
 }
 
 func TestAskChangesNothingPrintsNoSummary(t *testing.T) {
