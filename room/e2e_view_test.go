@@ -82,6 +82,36 @@ func TestE2EServeContextOnRealRuns(t *testing.T) {
 			t.Fatalf("request %d: /api/context %+v (last %+v)", i+1, p, p.Last)
 		}
 	}
+	// The live context: the page's event stream sends the same panel.
+	var p Panel
+	if err := json.Unmarshal([]byte(streamEvent(t, url+"/api/room/stream", "context")), &p); err != nil || p.Last == nil || p.Last.ExitCode != 1 {
+		t.Fatalf("the stream's context: %+v %v", p, err)
+	}
+}
+
+// streamEvent reads the SSE stream at url until an event named name and
+// returns its data; the client's timeout is a hang guard.
+func streamEvent(t *testing.T, url, name string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 60 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for want := false; ; {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s ended before a %s event: %v", url, name, err)
+		}
+		l = strings.TrimRight(l, "\n")
+		if l == "event: "+name {
+			want = true
+		} else if d, ok := strings.CutPrefix(l, "data: "); ok && want {
+			return d
+		}
+	}
 }
 
 // TestViewContextOnRealRunsFixture: the View reads the stored log of real
