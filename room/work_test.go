@@ -324,3 +324,31 @@ func TestPTYDiffPages(t *testing.T) {
 		t.Fatalf("the paged diff was printed too:\n%s", s.String())
 	}
 }
+
+func TestDiffCompletion(t *testing.T) {
+	h := workHarness(t, "y")
+	words := func(text string) string {
+		out, _ := Complete(h.e, text)
+		var w []string
+		for _, r := range out {
+			w = append(w, string(r))
+		}
+		return strings.Join(w, "|")
+	}
+	if got := words("/diff "); got != "--all " {
+		t.Fatalf("/diff before a run completes %q", got)
+	}
+	if got := words("/un"); got != "do " {
+		t.Fatalf("/un completes %q", got)
+	}
+	h.e.Process(context.Background(), "/execute")
+	if got := words("/diff "); got != "--all |main.go |old.txt |pkg/new.txt " {
+		t.Fatalf("/diff after a run completes %q", got)
+	}
+	if got := words("/diff pkg/"); got != "new.txt " {
+		t.Fatalf("/diff pkg/ completes %q", got)
+	}
+	if got := words("/diff --all "); got != "" {
+		t.Fatalf("/diff --all completes %q", got)
+	}
+}
