@@ -87,7 +87,7 @@ type Invocation struct {
 	// ConfigIgnored is one line when a .relay-baton.json is present but
 	// not used (not trusted, or changed since): why, and how to trust it.
 	ConfigIgnored string
-	Resume   string        // the conversation continued (Request.Resume)
+	Resume        string // the conversation continued (Request.Resume)
 }
 
 // Result is the outcome of a run.
