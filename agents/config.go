@@ -82,10 +82,10 @@ func LoadConfig(root string) (Config, error) {
 	return parseConfig(st.Path, b)
 }
 
-// readConfigFile reads a config file. A repository may commit it as a
+// ReadConfigFile reads a config file. A repository may commit it as a
 // link (followed), but a FIFO there must not hang every command: only a
-// regular file is read.
-func readConfigFile(p string) ([]byte, error) {
+// regular file is read, at most 1 MiB.
+func ReadConfigFile(p string) ([]byte, error) {
 	b, err := events.ReadRegular(p, maxConfigBytes)
 	if errors.Is(err, events.ErrTooBig) {
 		return nil, fmt.Errorf("%s is over %d bytes: it should be a few lines of JSON", p, maxConfigBytes)
@@ -104,7 +104,7 @@ func ReadConfig(root string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	b, err := readConfigFile(p)
+	b, err := ReadConfigFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Config{}, nil
 	}
@@ -140,7 +140,7 @@ func parseConfig(p string, b []byte) (Config, error) {
 		c.Timeout = d
 	}
 	for _, name := range cf.AllowEnv {
-		if !validEnvName(name) {
+		if !ValidEnvName(name) {
 			return Config{}, fmt.Errorf("%s: allowEnv has %q, not a variable name (write e.g. [\"AWS_PROFILE\"])", p, name)
 		}
 	}
@@ -160,8 +160,8 @@ func parseConfig(p string, b []byte) (Config, error) {
 	return c, nil
 }
 
-// validEnvName reports whether s is a portable environment variable name.
-func validEnvName(s string) bool {
+// ValidEnvName reports whether s is a portable environment variable name.
+func ValidEnvName(s string) bool {
 	if s == "" || len(s) > 256 || s[0] >= '0' && s[0] <= '9' {
 		return false
 	}

@@ -1,7 +1,10 @@
 package agents
 
 import (
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Arguments a repository's config may not pass to an agent, even trusted:
@@ -24,7 +27,16 @@ type Refusal struct {
 	Why string `json:"why"`
 }
 
-func (r Refusal) String() string { return r.Arg + " (" + r.Why + ")" }
+// String is the argument (Go-quoted when it holds anything but printable
+// text, so that no control byte of a repository's file reaches a
+// terminal) and why.
+func (r Refusal) String() string {
+	a := r.Arg
+	if !utf8.ValidString(a) || strings.IndexFunc(a, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		a = strconv.Quote(a)
+	}
+	return a + " (" + r.Why + ")"
+}
 
 // JoinRefused lists refusals for a message.
 func JoinRefused(rs []Refusal) string {
@@ -250,7 +262,7 @@ func codexRefusal(a string, rest []string) (rs []Refusal, consumed int) {
 			shown = a + " " + value
 		}
 		if why, key := codexKeyRefusal(value); why != "" {
-			return []Refusal{{shown, why + ": " + key}}, consumed
+			return []Refusal{{shown, key + ": " + why}}, consumed
 		}
 		return nil, consumed
 	}

@@ -125,7 +125,7 @@ func CheckTrust(root string) (ConfigTrust, []byte, error) {
 		return ConfigTrust{}, nil, err
 	}
 	st := ConfigTrust{Path: p}
-	b, err := readConfigFile(p)
+	b, err := ReadConfigFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, err = nil, nil
 	} else if err == nil {

@@ -200,6 +200,11 @@ func TestRefusedArgs(t *testing.T) {
 			t.Errorf("%s %q: refused %v, want none", c.agent, c.argv, got)
 		}
 	}
+	// Control and bidi characters of a repository's file are quoted in
+	// the message, never printed raw.
+	if s := agents.JoinRefused(agents.RefusedArgs(agents.Claude, []string{"--add-dir=\x1b]0;x\x07\u202e"})); strings.ContainsAny(s, "\x1b\x07\u202e") || !strings.Contains(s, `\x1b`) {
+		t.Errorf("refusal message %q", s)
+	}
 	// A -c value is consumed with its flag: the key is reported, and the
 	// word after it is checked on its own.
 	got := agents.RefusedArgs(agents.Codex, []string{"-c", "notify=[]", "--add-dir", "/x"})

@@ -95,8 +95,9 @@ type Config struct {
 	Term           Terminal // nil: confirmations need AutoYes
 	AutoYes        bool     // --yes: confirm every preview
 	AllowAPIKeyEnv bool
-	Agent          string // active agent at start ("" = claude)
-	Diet           string // diet profile ("" = balanced)
+	AllowEnv       []string // --allow-env NAME: credential-like variables passed to agents on purpose
+	Agent          string   // active agent at start ("" = claude)
+	Diet           string   // diet profile ("" = balanced)
 	Timeout        time.Duration
 	Getenv         func(string) string // nil = os.Getenv
 	Now            func() time.Time    // nil = time.Now
@@ -135,21 +136,22 @@ type Engine struct {
 	Reviewer   string
 	Diet       string
 
-	runner  Runner
-	log     *events.Log
-	out     *printer
-	term    Terminal
-	autoYes bool
-	allow   bool
-	timeout time.Duration
-	getenv  func(string) string
-	now     func() time.Time
-	last    *LastRun
-	logWarn sync.Once
-	chat    chatLane                      // the orchestrator lane (orchestrator.go)
-	cont    continuity                    // carried over by Resume (resume.go)
-	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
-	repo    *repoCache                    // the context panel's git facts (git.go)
+	runner   Runner
+	log      *events.Log
+	out      *printer
+	term     Terminal
+	autoYes  bool
+	allow    bool
+	allowEnv []string
+	timeout  time.Duration
+	getenv   func(string) string
+	now      func() time.Time
+	last     *LastRun
+	logWarn  sync.Once
+	chat     chatLane                      // the orchestrator lane (orchestrator.go)
+	cont     continuity                    // carried over by Resume (resume.go)
+	convs    map[string]*AgentConversation // each agent's conversation (conversations.go)
+	repo     *repoCache                    // the context panel's git facts (git.go)
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -187,7 +189,7 @@ func New(cfg Config) (*Engine, error) {
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
-		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		allow: cfg.AllowAPIKeyEnv, allowEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
