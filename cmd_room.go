@@ -183,7 +183,19 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 		return err
 	}
 	e.Record(record)
-	return roomErr(run(e))
+	if err := roomErr(run(e)); err != nil {
+		return err
+	}
+	return unrecorded(e)
+}
+
+// unrecorded is the error of a command whose work could not be recorded
+// in the conversation log (a full disk): it says so and exits 1.
+func unrecorded(e *room.Engine) error {
+	if err := e.LogErr(); err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("done, but not all of it was recorded in %s: %w", e.LogPath(), err)}
+	}
+	return nil
 }
 
 func runPlan(inv *cli.Invocation) error {
@@ -249,7 +261,10 @@ func runContinue(inv *cli.Invocation) error {
 	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
 		return &cli.ExitError{Code: 4, Err: err}
 	}
-	return roomErr(err)
+	if err := roomErr(err); err != nil {
+		return err
+	}
+	return unrecorded(e)
 }
 
 func runHandoff(inv *cli.Invocation) error {
