@@ -58,6 +58,9 @@ func TestTrustCommand(t *testing.T) {
 		t.Fatalf("trust wrote into the repository: %v", d)
 	}
 
+	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, ".relay-baton.json") || !strings.Contains(out, "trusted; adds claude --model opus --effort high") {
+		t.Fatalf("doctor does not report the trusted config:\n%s", out)
+	}
 	out = plan("--allow-env", "GITHUB_TOKEN")
 	if !strings.Contains(out, "config:  .relay-baton.json (trusted) adds 4 argument(s): --model opus --effort high") ||
 		!strings.Contains(out, "--model opus --effort high -- <prompt") {
@@ -70,6 +73,9 @@ func TestTrustCommand(t *testing.T) {
 	write(`{"claude":{"args":["--model","opus","--effort","low"]}}`)
 	if out := plan(); !strings.Contains(out, "config:  .relay-baton.json ignored: it changed since you trusted it") || strings.Contains(out, "--effort") {
 		t.Fatalf("changed config:\n%s", out)
+	}
+	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, "ignored: changed since you trusted it") {
+		t.Fatalf("doctor does not report the changed config:\n%s", out)
 	}
 	code, out, _ = runCmd(t, "trust", "--list", "--json")
 	var list struct {
