@@ -31,7 +31,7 @@ var HookCommands = []HookSub{
 	{"stop", "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints {\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true."},
 	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while the session is idle for a chat message, claims it and exits 2 with its framed text on stderr; exits 0 with nothing claimed after --timeout or when another waiter is armed."},
 	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary."},
-	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox."},
+	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd (and its messaging socket, when Claude Code gives one) and creates its inbox."},
 	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
 }
 
@@ -77,6 +77,7 @@ type hookPayload struct {
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
 	HookEventName  string `json:"hook_event_name"`
+	PermissionMode string `json:"permission_mode"`
 
 	env HookEnv // the session's mode and process
 }
@@ -204,7 +205,9 @@ func HookPromptSubmit(in io.Reader) {
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
+		return
 	}
+	s.recordSocketFromEnv(os.Getenv, p.env.Process, p.PermissionMode, false)
 }
 
 // HookSessionStart is the SessionStart hook: it registers the session
@@ -225,6 +228,9 @@ func HookSessionStart(in io.Reader) {
 	if err := s.Register(Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
+	// The session's messaging socket: the lane chosen first when it is
+	// there; a process without one (messaging off) drops an old record.
+	s.recordSocketFromEnv(os.Getenv, p.env.Process, "", true)
 	// A busy mark left by a previous process of this session (killed
 	// mid-turn) would hold the idle lane back: drop it. Not after a
 	// compaction (it can happen mid-turn), and not a fresh mark: the first
