@@ -288,7 +288,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 				}
 				if a.Kind == events.ActDone {
 					done = true
-					text, _ := s.Reply(id)
+					// The Stop hook stores the turn's last text as the reply
+					// a moment after the transcript shows its end.
+					text, _ := s.waitReply(ctx, id, replyWait)
 					if text == "" {
 						text = reply.String()
 					}

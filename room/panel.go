@@ -42,6 +42,8 @@ type Panel struct {
 	Target     string        `json:"target,omitempty"`
 	QueueDepth int           `json:"queueDepth"`
 	QueueAge   time.Duration `json:"queueOldestNs,omitempty"`
+	// NeedsUser: the target waits for its user ("a permission prompt").
+	NeedsUser string `json:"targetNeedsUser,omitempty"`
 }
 
 // orchestratorTarget is the orchestrator session the room talks to, ""
@@ -92,6 +94,9 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 		if s, err := conversation.OpenSession(ws, t); err == nil {
 			if q, err := s.Queue(); err == nil {
 				p.QueueDepth, p.QueueAge = q.Depth, q.Age(e.now())
+			}
+			if a, ok := s.NeedsUser(conversation.LocateTranscript(s)); ok {
+				p.NeedsUser = a.What()
 			}
 		}
 	}
@@ -169,6 +174,12 @@ func (p Panel) orchCell(short bool) string {
 	}
 	if p.QueueDepth > 0 {
 		q += ", oldest " + ago(p.QueueAge)
+	}
+	if p.NeedsUser != "" {
+		q += ", waiting for its user"
+		if !short {
+			q += " (" + p.NeedsUser + ")"
+		}
 	}
 	return shortID(p.Target) + " " + q
 }
