@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // manualHooks makes the hooks run here as if by hand (ModeManual) for the
@@ -192,5 +194,24 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != LaneSocket {
 		t.Fatalf("state %+v", st)
+	}
+}
+
+// send --follow shows the stored reply when the transcript's text did not
+// (it lags or was cut), and never twice.
+func TestFollowViewShowsTheStoredReply(t *testing.T) {
+	var b bytes.Buffer
+	v := FollowView(&b, false)
+	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "Working on it."}})
+	v(Update{Kind: UpdDone, Reply: "Two of five steps are done."})
+	if !strings.Contains(b.String(), "Two of five steps are done.") {
+		t.Fatalf("the stored reply is not shown:\n%s", b.String())
+	}
+	b.Reset()
+	v = FollowView(&b, false)
+	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "All green."}})
+	v(Update{Kind: UpdDone, Reply: "All green."})
+	if n := strings.Count(b.String(), "All green."); n != 1 {
+		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
 	}
 }
