@@ -141,6 +141,10 @@ type ClaimOptions struct {
 	// transcript_path), where a handed-over delivery must show; "" looks it
 	// up (LocateTranscript).
 	Transcript string
+	// Prefer (WaitClaimWith only) is tried before each claim: when it
+	// reports true it delivered the waiting messages by a lane chosen
+	// first (the socket), and nothing is claimed this round.
+	Prefer func() bool
 }
 
 // Delivered records that the message was handed over (deliveredAt) and

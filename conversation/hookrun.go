@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -307,7 +308,17 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()
-	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
+	// With a messaging socket the socket lane goes first: the waiter posts
+	// to it and keeps waiting; only what the socket refuses wakes the
+	// session by the waiter's own exit.
+	prefer := func() bool {
+		n, err := s.DeliverSocket(p.TranscriptPath)
+		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) {
+			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
+		}
+		return n > 0 && err == nil
+	}
+	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath, Prefer: prefer})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.RecordError(fmt.Errorf("hook wait: %w", err))

@@ -55,7 +55,7 @@ func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool
 		if ctx.Err() != nil {
 			return ClaimResult{Rejected: rejected}, ctx.Err()
 		}
-		if !respectBusy || !s.Busy(time.Now()) {
+		if (!respectBusy || !s.Busy(time.Now())) && (o.Prefer == nil || !o.Prefer()) {
 			res, err := s.ClaimWith(lane, o)
 			if res.OK && !o.Handover {
 				res.Delivered()
