@@ -38,6 +38,12 @@ const (
 	SocketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
 )
 
+// NoSocketEnv switches the socket lane off: set to 1 in a session's
+// environment its hooks record no socket (the Stop hook and the rewake
+// waiter deliver, as before the socket existed); set for a sender, it
+// never posts.
+const NoSocketEnv = "RELAY_BATON_NO_SOCKET"
+
 // socketName is the file, in a session's chat folder, that records its
 // messaging socket.
 const socketName = "socket.json"
@@ -130,6 +136,9 @@ func (s *Session) SocketLane() (SocketInfo, error) {
 }
 
 func (s *Session) socketLane(procs ProcSource) (SocketInfo, error) {
+	if os.Getenv(NoSocketEnv) == "1" {
+		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
+	}
 	if runtime.GOOS == "windows" {
 		// Claude Code's socket is a named pipe there: not posted to yet.
 		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", ErrNoSocket)
@@ -255,6 +264,9 @@ func (s *Session) DeliverSocket(transcript string) (int, error) {
 // without one (a new process with messaging off) removes an old record.
 func (s *Session) recordSocketFromEnv(getenv func(string) string, p Process, permissionMode string, clear bool) {
 	path := getenv(SocketEnv)
+	if getenv(NoSocketEnv) == "1" {
+		path = "" // the socket lane is switched off for this session
+	}
 	if path == "" {
 		if clear {
 			if _, ok := s.Socket(); ok {

@@ -213,6 +213,17 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatal(err)
 	}
+	// RELAY_BATON_NO_SOCKET=1 switches the lane off for a sender...
+	t.Setenv(NoSocketEnv, "1")
+	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+		t.Fatalf("switched off: %v", err)
+	}
+	// ... and, in a session's environment, its hooks record no socket.
+	env := map[string]string{SocketEnv: sock.path, SocketTokenEnv: testToken, NoSocketEnv: "1"}
+	s.recordSocketFromEnv(func(k string) string { return env[k] }, ThisProcess(), "", true)
+	if _, ok := s.Socket(); ok {
+		t.Fatal("recorded a socket with the lane switched off")
+	}
 }
 
 // The hooks record the socket Claude Code gives them (0600, replacing a

@@ -19,12 +19,13 @@ import (
 // with cross-session messaging on (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
 // unset; DISABLE_AUTOUPDATER=1 kept), relay-baton's hooks installed.
 
-// messagingEnv is ClaudeEnv with messaging on: without the variable that
-// switches Claude Code's feature flags (and its messaging socket) off.
+// messagingEnv is ClaudeEnv with messaging on: without
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC and relay-baton's switch of the
+// socket lane.
 func messagingEnv(t testing.TB, a *agenttest.Anthropic) []string {
 	var env []string
 	for _, e := range agenttest.ClaudeEnv(t, a, "") {
-		if !strings.HasPrefix(e, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=") {
+		if !strings.HasPrefix(e, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=") && !strings.HasPrefix(e, conversation.NoSocketEnv+"=") {
 			env = append(env, e)
 		}
 	}
@@ -215,10 +216,11 @@ func TestE2ESocketLaneTUI(t *testing.T) {
 	}
 }
 
-// TestE2ESocketOffFallsBack: with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
-// Claude Code binds no messaging socket; the same sends go by the Stop
-// hook (busy: at the turn's end) and the rewake waiter (idle), and the
-// Stop hook stores both replies.
+// TestE2ESocketOffFallsBack: with the socket lane off (ClaudeEnv: the
+// session's hooks record no socket; CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+// alone leaves Claude Code 2.1.328's socket on) the same sends go by the
+// Stop hook (busy: at the turn's end) and the rewake waiter (idle), and
+// the Stop hook stores both replies.
 func TestE2ESocketOffFallsBack(t *testing.T) {
 	const (
 		busyQ, busyA = "OFF-BUSY-Q1: how far along?", "OFF-BUSY-A1: at the turn's end."
@@ -242,7 +244,7 @@ func TestE2ESocketOffFallsBack(t *testing.T) {
 		return ok && s.Busy(time.Now())
 	})
 	if _, ok := s.Socket(); ok {
-		t.Fatal("a socket was recorded with messaging off")
+		t.Fatal("a socket was recorded with the socket lane off")
 	}
 	time.Sleep(time.Second)
 	sent := time.Now()
