@@ -308,9 +308,18 @@ func BenchmarkSocketIdleDelivery(b *testing.B) {
 			return ok
 		})
 		lat = append(lat, req.At.Sub(start))
+		if os.Getenv("RB_BENCH_TRACE") != "" {
+			b.Logf("send %d at %s, request at %s", i, start.UTC().Format("15:04:05.000"), req.At.UTC().Format("15:04:05.000"))
+		}
 		eventually(b, 30*time.Second, "the stored reply", func() bool { _, ok := s.Reply(r.Message.ID); return ok })
 	}
 	b.StopTimer()
+	if os.Getenv("RB_BENCH_TRACE") != "" {
+		if tr := conversation.LocateTranscript(s); tr != "" {
+			data, _ := os.ReadFile(tr)
+			os.WriteFile(os.Getenv("RB_BENCH_TRACE"), data, 0o600)
+		}
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
 	b.ReportMetric(float64(p(0.5).Microseconds())/1000, "p50-ms")
