@@ -150,9 +150,11 @@ func (s *Session) storeReply(id, text string) error {
 
 // replyWait bounds how long Follow waits, at the end of the turn that
 // answered a message, for the Stop hook to store the reply (it runs a
-// moment after the transcript shows the turn's end): a hang guard only,
-// the wait ends when the reply or the mark's removal shows.
-const replyWait = 10 * time.Second
+// moment after the transcript shows the turn's end: 0.25 s measured). The
+// wait ends as soon as the reply or the mark's removal shows; past the
+// bound (no Stop hook came: a session that crashed at its turn's end) the
+// transcript's text is the reply.
+const replyWait = 3 * time.Second
 
 // waitReply waits for outbox/<id>.json while id is marked as answering
 // (the Stop hook is about to store its reply). ok=false: no stored reply.
