@@ -382,7 +382,11 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 
 // previewChat prints what would be queued and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
-	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
+	if _, err := s.SocketLane(); err == nil {
+		m.Lane = conversation.LaneSocket // framed for the lane that will deliver it
+	}
+	framed := s.Frame(m)
 	n := len([]rune(framed))
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
