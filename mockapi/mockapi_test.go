@@ -1,4 +1,4 @@
-package agenttest
+package mockapi
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ func post(t *testing.T, ctx context.Context, url, body string) (*http.Response, 
 }
 
 func TestAnthropicScript(t *testing.T) {
-	a := NewAnthropic(t,
+	a := newAnthropic(t,
 		Reply(Thinking("hm"), Text("hi"), Bash("ls")),
 		Step{Status: 500, Message: "boom"},
 	)
@@ -80,7 +80,7 @@ func TestAnthropicScript(t *testing.T) {
 }
 
 func TestStallEndsOnClose(t *testing.T) {
-	o := NewOpenAI(t, Step{Stall: true})
+	o := newOpenAI(t, Step{Stall: true})
 	resp, err := post(t, context.Background(), o.URL+"/responses", `{}`)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestStallEndsOnClose(t *testing.T) {
 }
 
 func TestOpenAIScript(t *testing.T) {
-	o := NewOpenAI(t, Reply(Thinking("r"), Exec("echo hi"), Text("ok")))
+	o := newOpenAI(t, Reply(Thinking("r"), Exec("echo hi"), Text("ok")))
 	resp, err := post(t, context.Background(), o.URL+"/responses", `{"input":[]}`)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestOpenAIScript(t *testing.T) {
 }
 
 func TestAnthropicWhen(t *testing.T) {
-	a := NewAnthropic(t, Reply(Text("scripted one")), Reply(Text("scripted two")))
+	a := newAnthropic(t, Reply(Text("scripted one")), Reply(Text("scripted two")))
 	a.When("CHAT-42", Reply(Text("answer to the chat")))
 	ask := func(text string) string {
 		body := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"earlier CHAT-42"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"text","text":` + strconv.Quote(text) + `}]}]}`
@@ -147,4 +147,24 @@ func TestAnthropicWhen(t *testing.T) {
 	if got := ask("next"); !strings.Contains(got, "scripted two") {
 		t.Fatalf("after the match: %s", got)
 	}
+}
+
+func newAnthropic(t *testing.T, steps ...Step) *Anthropic {
+	t.Helper()
+	a, err := NewAnthropic(steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+func newOpenAI(t *testing.T, steps ...Step) *OpenAI {
+	t.Helper()
+	o, err := NewOpenAI(steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	return o
 }
