@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/selftest"
+)
+
+// The contracts selftest checks, per agent, in order.
+var selftestContracts = map[string][]string{
+	"claude": {"claude CLI", "stream-json output", "hook payloads", "hook environment", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket"},
+	"codex":  {"codex CLI", "hook trust (app-server)", "exec --json output", "Stop hook payload", "Stop hook delivery", "rollout shape", "resume (exec resume)", "queue command line"},
+}
+
+// runSelftestJSON runs `relay-baton selftest --json` (the test binary as
+// relay-baton, which is also what the CLIs' hooks run) with env and
+// returns the report and the exit code.
+func runSelftestJSON(t *testing.T, env []string, args ...string) (selftest.Report, int, string) {
+	t.Helper()
+	out, errOut, code := relayBaton(t, context.Background(), env, "", append([]string{"selftest"}, args...)...)
+	var rep selftest.Report
+	if strings.Contains(strings.Join(args, " "), "--json") {
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("selftest --json: %v\nstdout %s\nstderr %s", err, out, errOut)
+		}
+	}
+	return rep, code, out + errOut
+}
+
+// With the CLIs the tests drive (the pinned ones, or those of
+// RELAY_BATON_AGENT_BIN_DIR), every contract holds: exit 0, each check ok.
+func TestSelftestPassesWithTheCLIs(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the hooks run through sh")
+	}
+	env := []string{"RELAY_BATON_CLAUDE=" + agenttest.ClaudeBin(t), "RELAY_BATON_CODEX=" + agenttest.CodexBin(t)}
+	rep, code, out := runSelftestJSON(t, env, "--json")
+	if code != 0 {
+		t.Errorf("exit %d, want 0\n%s", code, out)
+	}
+	got := map[string][]string{}
+	for _, c := range rep.Checks {
+		got[c.Agent] = append(got[c.Agent], c.Contract)
+		if c.Status != selftest.OK {
+			t.Errorf("%s %s: %s: %s", c.Agent, c.Contract, c.Status, c.Detail)
+		}
+	}
+	for agent, want := range selftestContracts {
+		if strings.Join(got[agent], "|") != strings.Join(want, "|") {
+			t.Errorf("%s contracts checked: %q, want %q", agent, got[agent], want)
+		}
+	}
+	if len(rep.CLIs) != 2 || rep.CLIs[0].Version == "" || rep.CLIs[1].Version == "" {
+		t.Errorf("clis %+v", rep.CLIs)
+	}
+}
+
+// wrapper writes an executable sh script at dir/name running real with
+// its arguments, its standard output passed through filter (a sed
+// program).
+func wrapper(t *testing.T, dir, name, real, filter string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	script := "#!/bin/sh\n" + shq(real) + ` "$@" | sed -e ` + shq(filter) + "\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+
+// A CLI whose output lost a field relay-baton reads is reported on its
+// contract's line as changed, with what is missing, and selftest exits 1:
+// claude without session_id in its stream-json, codex without its
+// thread.started line.
+func TestSelftestReportsAChangedContract(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the wrappers are sh scripts")
+	}
+	dir := t.TempDir()
+	claude := wrapper(t, dir, "claude", agenttest.ClaudeBin(t), `s/"session_id":"[^"]*",\{0,1\}//g`)
+	codex := wrapper(t, dir, "codex", agenttest.CodexBin(t), `/"thread.started"/d`)
+	_, code, out := runSelftestJSON(t, []string{"RELAY_BATON_CLAUDE=" + claude, "RELAY_BATON_CODEX=" + codex})
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		"claude  stream-json output        changed: no session id (system init / result line)",
+		"codex   exec --json output        changed: no thread id (thread.started)",
+		"A changed contract means relay-baton may not work with this CLI version",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "claude  hook payloads             ok") {
+		t.Errorf("hook payloads reported ok without a session id:\n%s", out)
+	}
+}
+
+// The versions selftest names as tested are the pins.
+func TestSelftestTestedAreThePins(t *testing.T) {
+	b, err := os.ReadFile(".ci/agent-clis.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for agent, pin := range selftest.Tested {
+		if !strings.Contains(string(b), "\n"+pin+"\n") {
+			t.Errorf("selftest.Tested[%s] = %s is not pinned in .ci/agent-clis.txt:\n%s", agent, pin, b)
+		}
+	}
+}
