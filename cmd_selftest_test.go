@@ -75,7 +75,6 @@ func wrapper(t *testing.T, dir, name, real, filter string) string {
 	return p
 }
 
-
 // A CLI whose output lost a field relay-baton reads is reported on its
 // contract's line as changed, with what is missing, and selftest exits 1:
 // claude without session_id in its stream-json, codex without its
