@@ -84,7 +84,7 @@ func checkLine(c selftest.Check) string {
 			st += ": " + c.Detail
 		}
 	}
-	return render.InertLine(fmt.Sprintf("%-6s  %-24s  %s", c.Agent, c.Contract, st))
+	return render.InertLine(fmt.Sprintf("%-6s  %-27s  %s", c.Agent, c.Contract, st))
 }
 
 func printSelftestSummary(inv *cli.Invocation, rep selftest.Report, took time.Duration) {

@@ -208,7 +208,7 @@ RELAY_BATON_CODEX, else PATH) against a mock model API on 127.0.0.1, in a tempor
 CODEX_HOME, and checks what relay-baton depends on: stream-json and exec --json output,
 hook payloads and environment (with the messaging socket), the Stop hook's delivery,
 transcript and rollout shapes (read with relay-baton's own parsers), resume, Codex hook
-trust and the codex queue command line. One line per contract: ok, changed: what, or
+trust, the codex queue command line and the app-server requests the steer lane sends. One line per contract: ok, changed: what, or
 skipped: why. Run it after upgrading a CLI.
 
 It never reads or writes your HOME, sessions or settings and needs no network. Each CLI

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -134,9 +133,82 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 		c("resume (exec resume)", Skipped, "the first run reported no thread id")
 	}
 
-	// 4. The queue lane's command line.
+	// 4. The queue lane's command line, the steer lane's protocol.
 	codexQueue(ctx, c, inv.Path, inv.Env, o.Step)
+	codexSteerProtocol(ctx, c, inv.Path, inv.Env, tmp, o.Step)
 	return cli, nil
+}
+
+// codexSteerProtocol checks, in the app-server protocol's schema as the CLI
+// prints it, the requests and fields the steer lane sends:
+// thread/loaded/list, thread/turns/list and turn/steer {threadId,
+// expectedTurnId, input}. (Steering a live TUI needs an interactive
+// session, which selftest does not start; the e2e suite does.)
+func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []string, tmp string, step time.Duration) {
+	const name = "steer protocol (app-server)"
+	out := filepath.Join(tmp, "app-server-schema")
+	ctx, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "app-server", "generate-json-schema", "--out", out)
+	cmd.Env = env
+	cmd.WaitDelay = 2 * time.Second
+	if b, err := cmd.CombinedOutput(); err != nil {
+		c(name, Changed, "codex app-server generate-json-schema: %v: %s", err, cut(string(b), 120))
+		return
+	}
+	var req struct {
+		OneOf []struct {
+			Properties struct {
+				Method struct {
+					Enum []string `json:"enum"`
+				} `json:"method"`
+			} `json:"properties"`
+		} `json:"oneOf"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "ClientRequest.json"))
+	if err != nil || json.Unmarshal(b, &req) != nil {
+		c(name, Changed, "the schema has no readable ClientRequest.json")
+		return
+	}
+	have := map[string]bool{}
+	for _, o := range req.OneOf {
+		for _, m := range o.Properties.Method.Enum {
+			have[m] = true
+		}
+	}
+	var problems []string
+	for _, m := range []string{"initialize", "thread/loaded/list", "thread/turns/list", "turn/steer"} {
+		if !have[m] {
+			problems = append(problems, "no request "+m)
+		}
+	}
+	var steer struct {
+		Required []string `json:"required"`
+	}
+	b, err = os.ReadFile(filepath.Join(out, "v2", "TurnSteerParams.json"))
+	if err != nil || json.Unmarshal(b, &steer) != nil {
+		problems = append(problems, "no readable v2/TurnSteerParams.json")
+	} else {
+		req := map[string]bool{}
+		for _, f := range steer.Required {
+			req[f] = true
+		}
+		for _, f := range []string{"threadId", "expectedTurnId", "input"} {
+			if !req[f] {
+				problems = append(problems, "turn/steer does not take "+f)
+			}
+		}
+		for f := range req {
+			if f != "threadId" && f != "expectedTurnId" && f != "input" {
+				problems = append(problems, "turn/steer requires a new field "+f)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		c(name, Changed, "%s", strings.Join(problems, "; "))
+		return
+	}
+	c(name, OK, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
 }
 
 // streamJSONCodex checks `codex exec --json` as parsed by relay-baton.
@@ -358,8 +430,6 @@ func codexQueue(ctx context.Context, c checkFunc, bin string, env []string, step
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "queue", "--help")
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
