@@ -220,34 +220,6 @@ func lay(base []string, over ...string) []string {
 	return append(out, over...)
 }
 
-// fullEnv is os.Environ() with over laid on top (the last value of a
-// variable wins), for a process relay-baton starts itself.
-func fullEnv(over []string) []string {
-	idx := map[string]int{}
-	var out []string
-	for _, kv := range append(os.Environ(), over...) {
-		k, _, _ := strings.Cut(kv, "=")
-		if i, ok := idx[k]; ok {
-			out[i] = kv
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, kv)
-	}
-	return out
-}
-
-// envValue returns the last value of key in env.
-func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
-}
-
 // cut shortens s to one line of at most n bytes, for a check's detail.
 func cut(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
