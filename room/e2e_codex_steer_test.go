@@ -120,6 +120,14 @@ func TestE2ECodexSteerMidTurn(t *testing.T) {
 		}
 		return false
 	})
+	// What the room's preview and /target say now (conversation reads
+	// CODEX_HOME from the environment).
+	t.Setenv("CODEX_HOME", codexHome)
+	if s, err := conversation.OpenSession(dir, thread); err != nil {
+		t.Fatal(err)
+	} else if r := s.Reachability(time.Now()); !strings.Contains(r, "at its next tool call's end if the thread runs in the Codex TUI (turn/steer)") {
+		t.Fatalf("reachability while in a turn: %q", r)
+	}
 	sendAt := len(o.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
