@@ -74,7 +74,7 @@ func TestE2ECodexSteerMidTurn(t *testing.T) {
 	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
 	// A notice (a model announcement in 0.171.0) can take the first
 	// Enter: press it until the answer shows.
-	eventually(t, 30*time.Second, "the TUI's first answer", func() bool {
+	eventually(t, 120*time.Second, "the TUI's first answer (the daemon starts first)", func() bool {
 		if strings.Contains(screen(), "READY-23") {
 			return true
 		}
