@@ -19,15 +19,15 @@ import (
 )
 
 // codexConfig selects the mock provider (no retries, plugins off: nothing
-// reaches for the network) and keeps the sandbox's writable roots out of
-// the shared /tmp.
+// reaches for the network; no env_key: the mock wants no key, and a key
+// variable would be held back from agent runs as a credential) and keeps
+// the sandbox's writable roots out of the shared /tmp.
 const codexConfig = `model = "gpt-5.5"
 model_provider = "mock"
 
 [model_providers.mock]
 name = "Mock"
 base_url = %q
-env_key = "MOCK_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
@@ -75,7 +75,6 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 		return cli, err
 	}
 	base := lay(o.Env, isolated(home, tmp)...)
-	base = lay(base, "MOCK_API_KEY=sk-selftest")
 
 	inv, err := agents.Prepare(agents.Request{Agent: agents.Codex, Role: agents.RoleAsk, Prompt: "x", Dir: work, Env: base})
 	if err != nil {
