@@ -146,6 +146,8 @@ func (s *Session) Reachability(now time.Time) string {
 	queue := fmt.Sprintf("%d queued", q.Depth)
 	if s.IsCodex() {
 		switch {
+		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
+			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
 		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 		case CodexLoaded(s.ID):
