@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
 )
 
 //go:embed static
@@ -224,7 +225,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	w.Write(append(events.EscapeJSON(b), '\n'))
 }
 
 func fail(w http.ResponseWriter, code int, msg string) {
@@ -415,5 +420,5 @@ func writeEvent(w io.Writer, e Event) {
 	if err != nil {
 		b = []byte(`{}`)
 	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, b)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, events.EscapeJSON(b))
 }
