@@ -318,7 +318,7 @@ func report(io *IO, err error) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(ue.Msg))
 		if ue.Hint != "" {
-			fmt.Fprintf(io.Err, "Try: %s\n", ue.Hint)
+			fmt.Fprintf(io.Err, "Try: %s\n", render.InertLine(ue.Hint))
 		}
 		return 2
 	}

@@ -88,6 +88,7 @@ var (
 	ErrNotUTF8      = errors.New("message is not valid UTF-8: re-encode the text as UTF-8 (for example with iconv -t UTF-8) and send it again")
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
+	ErrNUL          = errors.New("message contains a NUL byte (\\0), which no session can take: nothing was queued; remove it and send the text again")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
 	ErrNoSession    = errors.New("no Claude Code session")
 	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
@@ -261,7 +262,10 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if !utf8.ValidString(text) {
 		return Message{}, ErrNotUTF8
 	}
-	if from == "" {
+	if strings.IndexByte(text, 0) >= 0 {
+		return Message{}, ErrNUL
+	}
+	if from = prompts.ChatFrom(from); from == "" {
 		from = "relay-baton"
 	}
 	if err := s.check(); err != nil {
@@ -507,6 +511,9 @@ func parseMessage(b []byte) (Message, string) {
 	}
 	if strings.TrimSpace(m.Text) == "" {
 		return Message{}, "no text"
+	}
+	if strings.IndexByte(m.Text, 0) >= 0 {
+		return Message{}, "text contains a NUL byte"
 	}
 	if len(m.Text) > MaxMessageBytes {
 		return Message{}, fmt.Sprintf("text is %d bytes, over %d KB", len(m.Text), MaxMessageBytes>>10)

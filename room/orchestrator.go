@@ -432,6 +432,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if len(text) > conversation.MaxMessageBytes {
 		return fmt.Errorf("%d bytes: %w", len(text), conversation.ErrTooLarge)
 	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return conversation.ErrNUL
+	}
 	text, err = e.confirmChat(s, text, note)
 	if err != nil {
 		return err
