@@ -109,3 +109,27 @@ func TestReplayFooterAndJSONAreInert(t *testing.T) {
 	}
 	assertJSONEscaped(t, "replay --json", out)
 }
+
+// replay does not follow a conversation.jsonl (or an .ai-session) that a
+// repository links to a file outside it.
+func TestReplayRefusesLinkedLog(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.jsonl")
+	b, _ := json.Marshal(map[string]any{"schemaVersion": 1, "id": "evt_1", "ts": "2026-05-29T10:00:00.000Z", "sessionId": "s1", "role": "user", "kind": "message", "text": "SECRET OUTSIDE"})
+	os.WriteFile(outside, append(b, '\n'), 0o600)
+	for _, linked := range []string{"file", "folder"} {
+		repo := gitRepo(t)
+		if linked == "file" {
+			os.Mkdir(filepath.Join(repo, ".ai-session"), 0o700)
+			os.Symlink(outside, filepath.Join(repo, ".ai-session", "conversation.jsonl"))
+		} else {
+			dir := filepath.Dir(outside)
+			os.Rename(outside, filepath.Join(dir, "conversation.jsonl"))
+			outside = filepath.Join(dir, "conversation.jsonl")
+			os.Symlink(dir, filepath.Join(repo, ".ai-session"))
+		}
+		out, errOut, code := runInProcess(t, "", "replay", "--path", repo)
+		if code == 0 || strings.Contains(out, "SECRET OUTSIDE") || !strings.Contains(errOut, "symlink") {
+			t.Fatalf("linked %s: exit %d, out %q, err %q; want a refusal naming the link", linked, code, out, errOut)
+		}
+	}
+}

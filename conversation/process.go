@@ -125,7 +125,7 @@ func (s *Session) RecordProcess(p Process) error {
 	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start

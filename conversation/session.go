@@ -58,7 +58,7 @@ func (s *Session) busyPath() string { return filepath.Join(s.dir, "busy") }
 // MarkBusy records that the session is in a turn (the UserPromptSubmit
 // hook). The idle lanes do not claim while it is set.
 func (s *Session) MarkBusy() error {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -110,7 +110,7 @@ func (l *WaiterLock) Release() {
 // kernel drops it when the process dies). ok is false when another waiter
 // holds it.
 func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
 	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
