@@ -233,6 +233,10 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 			}
 		}
 	}
+	plant := findPlanted(ws)
+	for id := range plant.sessions {
+		delete(byID, id) // committed by a clone: never a target
+	}
 	now := time.Now()
 	out := make([]Target, 0, len(byID))
 	for id, t := range byID {
@@ -276,7 +280,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := readSmall(leadPath(ws), 4096); err == nil {
+	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == Live {
