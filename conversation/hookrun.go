@@ -32,7 +32,7 @@ var HookCommands = []HookSub{
 	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while the session is idle for a chat message, claims it and exits 2 with its framed text on stderr; exits 0 with nothing claimed after --timeout or when another waiter is armed."},
 	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary."},
 	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox."},
-	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
+	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too). The file is edited in\nplace (everything else kept byte for byte) after a backup to\n<file>.relay-baton.bak; a symlinked file stays a link (its target is\nedited); --uninstall removes only relay-baton's exact entries."},
 }
 
 // LookupHook returns the hook subcommand called name.
