@@ -132,10 +132,11 @@ func (h History) Append(line string) error {
 const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 
 // ensureIgnored makes dir/.gitignore ignore everything: it writes one, or
-// repairs one that does not ignore everything (a repository can commit a
-// "!*" there so that `git add -A` picks up inboxes and logs). It never
-// writes through a symlink. It returns why the file could not be made
-// right, for a warning ("" when it is right).
+// repairs one whose last pattern is not "*" (a repository can commit a
+// "!*" there so that `git add -A` picks up inboxes and logs) by appending
+// a "*" line, which overrides every line before it; the lines already
+// there are kept. It never writes through a symlink. It returns why the
+// file could not be made right, for a warning ("" when it is right).
 func ensureIgnored(dir string) string {
 	p := filepath.Join(dir, ".gitignore")
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -159,8 +160,15 @@ func ensureIgnored(dir string) string {
 	if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
 		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, kindOf(fi.Mode()))
 	}
-	if werr := WriteFileAtomic(p, []byte(ignoreAll), 0o600, false); werr != nil {
-		return fmt.Sprintf("%s does not ignore everything and cannot be repaired (%v): git may offer relay-baton's state there for commit; make it hold \"*\"", p, werr)
+	if rerr != nil {
+		return fmt.Sprintf("cannot read %s (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, rerr)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, ignoreAll...)
+	if werr := WriteFileAtomic(p, b, 0o600, false); werr != nil {
+		return fmt.Sprintf("%s does not ignore everything and cannot be repaired (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, werr)
 	}
 	return ""
 }
@@ -169,18 +177,14 @@ func ensureIgnored(dir string) string {
 func readOwnedSmall(p string) ([]byte, error) { return events.ReadOwned(p, 64<<10) }
 
 // ignoresAll reports whether a .gitignore ignores every file of its folder:
-// a "*" line and no negation ("!...") that would let something back in.
+// its last pattern is "*" (git obeys the last pattern that matches, so no
+// negation before it lets anything back in).
 func ignoresAll(b []byte) bool {
-	star := false
+	last := ""
 	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "" || strings.HasPrefix(l, "#"):
-		case strings.HasPrefix(l, "!"):
-			return false
-		case l == "*" || l == "/*" || l == "**":
-			star = true
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
 		}
 	}
-	return star
+	return last == "*" || last == "/*" || last == "**"
 }

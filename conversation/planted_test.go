@@ -3,6 +3,7 @@ package conversation
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,14 +23,14 @@ func TestPidOnlyRecordIsNotLive(t *testing.T) {
 }
 
 func TestGitignoreRepaired(t *testing.T) {
-	for in, repaired := range map[string]bool{"!*\n": true, "*\n!inbox\n": true, "# mine\n": true, ignoreAll: false, "*\n": false} {
+	for in, repaired := range map[string]bool{"!*\n": true, "*\n!inbox\n": true, "# mine\n": true, "x": true, ignoreAll: false, "*\n": false, "!a\n*\n": false} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, ".gitignore"), []byte(in), 0o644)
 		if w := ensureIgnored(d); w != "" {
 			t.Fatalf("%q: %s", in, w)
 		}
 		b, _ := os.ReadFile(filepath.Join(d, ".gitignore"))
-		if got := string(b) != in; got != repaired || !ignoresAll(b) {
+		if got := string(b) != in; got != repaired || !ignoresAll(b) || !strings.HasPrefix(string(b), in) {
 			t.Errorf("%q became %q", in, b)
 		}
 	}
