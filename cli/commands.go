@@ -214,9 +214,10 @@ them can run at once without losing or duplicating a message.
 The page is read-only for agent runs: nothing on it starts an agent or answers a
 confirmation; approvals stay in the terminal.
 
-The server listens on 127.0.0.1 only (there is no host option), refuses
-cross-origin and non-JSON posts, ships no secret in the page, and is not a
-daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
+The server listens on 127.0.0.1 only (there is no host option), answers only
+its own page (every /api/ request from another site's page, reads and streams
+included, is refused 403), refuses non-JSON posts and bodies slower than 10 s,
+ships no secret in the page, and is not a daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
 with the hooks installed ('relay-baton hook install').`,
 }
 
