@@ -29,7 +29,6 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	if agentRun {
 		fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
 		fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
-		fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	}
 	if report {
 		fs.BoolVar(&f.js, "json", false, "print JSON")
@@ -142,6 +141,9 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, false)
+	// plan, execute and handoff start one agent's conversation; the loop
+	// of 'continue' keeps its own and does not take --continue.
+	fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	if extra != nil {
 		extra(fs)
 	}

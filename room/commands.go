@@ -211,10 +211,10 @@ func HelpText() string {
 func (e *Engine) cmdLogin(_ context.Context, args string) error {
 	switch a := strings.ToLower(strings.TrimSpace(args)); a {
 	case agents.Claude, agents.Codex:
-		e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+		e.Say("to log in to %s: %s (once; the room runs %s with that login)", a, agents.LoginHowTo(a), a)
 	case "":
 		for _, a := range []string{agents.Claude, agents.Codex} {
-			e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+			e.Say("to log in to %s: %s (once; the room runs %s with that login)", a, agents.LoginHowTo(a), a)
 		}
 	default:
 		return fmt.Errorf("/login takes claude or codex, not %q", args)

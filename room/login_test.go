@@ -19,7 +19,7 @@ func TestLoginHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	for _, want := range []string{"to log in claude: run `claude` in a terminal of its own and type /login", "to log in codex: run `codex login` in a terminal"} {
+	for _, want := range []string{"to log in to claude: run `claude` in a terminal of its own and type /login (once; the room runs claude with that login)", "to log in to codex: run `codex login` in a terminal (once; the room runs codex with that login)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("/login printed %q, want %q", out, want)
 		}
