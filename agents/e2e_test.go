@@ -179,7 +179,7 @@ func TestClaudeCancelE2E(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no Bash tool call within 60 s")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(goneGuard)
 	for len(groupAlive(t, -1, "58.765")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -189,8 +189,8 @@ func TestClaudeCancelE2E(t *testing.T) {
 	t0 := time.Now()
 	cancel()
 	res := <-done
-	if left := waitGone(t, pgid, "58.765", 2*time.Second-time.Since(t0)); len(left) > 0 {
-		t.Fatalf("still running 2 s after cancel: %v", left)
+	if left := waitGone(t, pgid, "58.765", goneGuard); len(left) > 0 {
+		t.Fatalf("still running %v after cancel: %v", goneGuard, left)
 	}
 	if !res.Cancelled || !strings.Contains(res.Summary, "cancelled") {
 		t.Fatalf("result %+v", res)
@@ -203,16 +203,24 @@ func TestCodexStallTimeoutE2E(t *testing.T) {
 	root := agenttest.GitRepo(t, nil)
 	mock := agenttest.NewOpenAI(t, agenttest.Step{Stall: true})
 	var pgid int
-	t0 := time.Now()
-	res := agents.Run(context.Background(), agents.Request{Agent: agents.Codex, Role: agents.RoleExecutor, Prompt: "hang",
-		Dir: root, Timeout: 1500 * time.Millisecond, Env: agenttest.CodexEnv(t, mock, bin), OnStart: func(pid int) { pgid = pid }})
+	// The mock never answers: without its timeout the run would never
+	// end. The guard is far above the timeout plus the grace, never a
+	// bound on a loaded machine.
+	done := make(chan agents.Result, 1)
+	go func() {
+		done <- agents.Run(context.Background(), agents.Request{Agent: agents.Codex, Role: agents.RoleExecutor, Prompt: "hang",
+			Dir: root, Timeout: 1500 * time.Millisecond, Env: agenttest.CodexEnv(t, mock, bin), OnStart: func(pid int) { pgid = pid }})
+	}()
+	var res agents.Result
+	select {
+	case res = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end at its 1.5 s timeout")
+	}
 	if !res.TimedOut || !strings.Contains(res.Summary, "timed out") || strings.Contains(res.Summary, "\n") {
 		t.Fatalf("result %+v", res)
 	}
-	if d := time.Since(t0); d > 1500*time.Millisecond+agents.Grace+time.Second {
-		t.Fatalf("took %v", d)
-	}
-	if left := waitGone(t, pgid, "", 2*time.Second); len(left) > 0 {
+	if left := waitGone(t, pgid, "", goneGuard); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 }

@@ -228,6 +228,7 @@ func (u *tuiSession) screen(t *testing.T) string {
 // waitScreen waits up to d for want on the pane.
 func (u *tuiSession) waitScreen(t *testing.T, d time.Duration, want string) {
 	t.Helper()
+	d = max(d, tmuxGuard) // a hang guard, never a bound on a loaded machine
 	deadline := time.Now().Add(d)
 	for {
 		sc := u.screen(t)

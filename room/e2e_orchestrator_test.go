@@ -201,6 +201,7 @@ func (ls *liveSession) results() int {
 // eventually polls cond every 20 ms until it holds, failing after d.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, ptyGuard) // a hang guard, never a bound on a loaded machine
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

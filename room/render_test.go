@@ -61,7 +61,12 @@ func TestPulseUsesNoEscapeCodes(t *testing.T) {
 	var b safeBuffer
 	p := newPrinter(&b, false, true)
 	p.beginRun("claude")
-	time.Sleep(700 * time.Millisecond) // long enough for the pulse to draw
+	// Wait for the pulse to draw (a hang guard, not a bound).
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(b.String(), "claude thinking"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pulse never drew: %q", b.String())
+		}
+	}
 	p.activity(events.Activity{Kind: events.ActText, Text: "answer\n"})
 	p.endRun(agents.Result{Agent: "claude"})
 	out := b.String()
