@@ -401,8 +401,10 @@ func TestE2EOrchestratorIdleRewakeLane(t *testing.T) {
 	reg, _ := s.Registration()
 	shown := transcriptTime(t, reg.TranscriptPath, "system-reminder", id)
 	t.Logf("rewake lane: claimed %s after the enqueue; in the transcript %s after the claim", latency, shown.Sub(*st.Delivered.DeliveredAt).Round(time.Millisecond))
-	if latency < 0 || latency > time.Second {
-		t.Fatalf("rewake delivery took %s (createdAt %s, deliveredAt %s), want under 1 s", latency, st.Delivered.CreatedAt, st.Delivered.DeliveredAt)
+	// That the waiter is woken by the enqueue itself, not by a poll, is
+	// TestBusyAndWaitClaim's (conversation): here only the order is held.
+	if latency < 0 {
+		t.Fatalf("rewake delivery before the enqueue (createdAt %s, deliveredAt %s)", st.Delivered.CreatedAt, st.Delivered.DeliveredAt)
 	}
 	var framed string
 	for _, r := range a.Agent() {
