@@ -97,3 +97,28 @@ func TestReadOnlySlashCommandsWriteOnlyTheLog(t *testing.T) {
 		}
 	}
 }
+
+// 'e' with no $VISUAL or $EDITOR explains and asks again: it neither
+// cancels nor previews again, and the next answer decides.
+func TestEditWithoutEditorAsksAgain(t *testing.T) {
+	h := newHarness(t, "e", "y")
+	h.term.edit = func(string) (string, error) { return "", ErrNoEditor }
+	ran := 0
+	h.fr.run = func(context.Context, int, agents.Request) agents.Result {
+		ran++
+		return agents.Result{ExitCode: 0, Duration: time.Second, FinalText: "an answer"}
+	}
+	if _, err := h.e.Process(context.Background(), "what does main.go do?"); err != nil {
+		t.Fatalf("the run after e, y: %v\n%s", err, h.out.String())
+	}
+	out := h.out.String()
+	if ran != 1 || h.term.asked != 2 || strings.Contains(out, "cancelled") {
+		t.Fatalf("ran %d, asked %d times:\n%s", ran, h.term.asked, out)
+	}
+	if !strings.Contains(out, "no editor to open: set $VISUAL or $EDITOR") || !strings.Contains(out, "answer y for the prompt as shown") {
+		t.Fatalf("no explanation:\n%s", out)
+	}
+	if n := strings.Count(out, "preview: "); n != 1 {
+		t.Fatalf("%d previews for one prompt:\n%s", n, out)
+	}
+}
