@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/cli"
 )
 
@@ -92,6 +95,39 @@ func TestHelpListsEveryExitCode(t *testing.T) {
 	for _, want := range []string{"\n  0  success", "\n  1  runtime failure", "\n  2  usage error", "\n  4  an agent run failed"} {
 		if !strings.Contains(codes, want) {
 			t.Errorf("--help's exit codes lack %q:\n%s", want, codes)
+		}
+	}
+}
+
+// doctor (and so /diagnose) says each agent's login state with the fix:
+// here both real CLIs, in a fresh HOME, are logged out.
+func TestDoctorReportsLoggedOutAgents(t *testing.T) {
+	claude, codex := agenttest.ClaudeBin(t), agenttest.CodexBin(t)
+	home := t.TempDir()
+	codexHome := filepath.Join(home, "codex-home")
+	os.MkdirAll(codexHome, 0o700)
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
+	t.Setenv("CODEX_HOME", codexHome)
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("RELAY_BATON_CLAUDE", claude)
+	t.Setenv("RELAY_BATON_CODEX", codex)
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	dir := roomRepo(t)
+	for _, args := range [][]string{{"doctor", "--path", dir}, {"doctor", "--deep", "--path", dir}} {
+		code, out, _ := runCmd(t, args...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1 (a failed check)", args, code)
+		}
+		for _, want := range []string{
+			"fail claude login           not logged in: run `claude` in a terminal of its own and type /login",
+			"fail codex login            not logged in: run `codex login` in a terminal",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: no %q in\n%s", args, want, out)
+			}
 		}
 	}
 }
