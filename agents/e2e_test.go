@@ -261,3 +261,61 @@ func TestCodexHTTP500E2E(t *testing.T) {
 	}
 	t.Logf("summary: %s", res.Summary)
 }
+
+// A codex that cannot reach its API (here a closed port, with codex's own
+// unbounded retries) is told apart from a slow one: its first
+// "Reconnecting... waiting for network" becomes one activity saying so and
+// what to do, the repeats are dropped, and the run's summary names it.
+func TestCodexUnreachableAPIE2E(t *testing.T) {
+	bin := agenttest.CodexBin(t)
+	root := agenttest.GitRepo(t, nil)
+	o := agenttest.NewOpenAI(t)
+	env := agenttest.CodexEnv(t, o, bin)
+	home, _ := agenttest.EnvValue(env, "CODEX_HOME")
+	toml := `model = "` + agenttest.CodexModel + `"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "Mock"
+base_url = "http://127.0.0.1:9/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+
+[features]
+plugins = false
+`
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var c collector
+	notices := 0
+	c.on = func(a events.Activity) {
+		if a.Kind == events.ActError && strings.HasPrefix(a.Text, "codex cannot reach its API (Reconnecting...") {
+			notices++
+			cancel() // the event the test waits for: nothing more to learn
+		}
+	}
+	done := make(chan agents.Result, 1)
+	go func() {
+		done <- agents.Run(ctx, agents.Request{Agent: agents.Codex, Role: agents.RolePlanner, Prompt: "hi", Dir: root, Env: env, OnActivity: c.add})
+	}()
+	var res agents.Result
+	select {
+	case res = <-done:
+	case <-time.After(3 * time.Minute): // a hang guard: codex retries every few seconds
+		t.Fatalf("no notice and no end: %+v", c.all())
+	}
+	if notices != 1 {
+		t.Fatalf("%d notices; activity %+v", notices, c.all())
+	}
+	if !res.Cancelled || !strings.Contains(res.Summary, "it could not reach its API (Reconnecting... waiting for network") {
+		t.Fatalf("summary %q", res.Summary)
+	}
+	for _, a := range c.all() {
+		if a.Kind == events.ActError && strings.HasPrefix(a.Text, "Reconnecting") {
+			t.Errorf("a raw retry line reached the stream: %+v", a)
+		}
+	}
+}
