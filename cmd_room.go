@@ -313,7 +313,7 @@ func runDoctor(inv *cli.Invocation) error {
 			r.Checks = append(r.Checks, room.Check(c))
 		}
 		failed = r.Failed()
-		return r, r.Render(inv.IO.Color), nil
+		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})
 	if err == nil && failed {
 		return &cli.ExitError{Code: 1}

@@ -33,6 +33,29 @@ func helpWidth(w io.Writer) int {
 	return HelpWidth
 }
 
+// TerminalWidth is the width a message written to w is wrapped at: one
+// less than the columns of the terminal w is (never under minHelpWidth),
+// or 0 when w is not a terminal: a pipe or a file keeps its lines whole.
+func TerminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := readline.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return max(cols-1, minHelpWidth)
+		}
+	}
+	return 0
+}
+
+// FitMessage is "relay-baton: msg" wrapped at width between words
+// (render.Wrap, the one word wrapper), continuation lines indented two
+// spaces; width 0, or a message of several lines, is left as it is.
+func FitMessage(msg string, width int) string {
+	line := "relay-baton: " + msg
+	if width <= 0 || strings.Contains(msg, "\n") {
+		return line + "\n"
+	}
+	return render.Wrap("relay-baton: ", msg, 2, width)
+}
+
 // PrintCommandHelp writes c's help: usage, short line, aliases, long text
 // and, when fs is given, its flags.
 func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {

@@ -132,3 +132,25 @@ func TestCompletionInstallLinesNeverWrap(t *testing.T) {
 		t.Fatalf("FitLines: %q", got)
 	}
 }
+
+// An error at a terminal is wrapped between words (render.Wrap), never in
+// the middle of one; in a pipe (width 0) it stays one line.
+func TestFitMessage(t *testing.T) {
+	msg := "/tmp/x: not inside a git repository (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)"
+	got := FitMessage(msg, 40)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "relay-baton: /tmp/x:") {
+		t.Fatalf("FitMessage:\n%s", got)
+	}
+	for i, l := range lines {
+		if len([]rune(l)) > 40 || (i > 0 && !strings.HasPrefix(l, "  ")) {
+			t.Errorf("line %q", l)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != "relay-baton: "+msg {
+		t.Errorf("words changed:\n%s", got)
+	}
+	if FitMessage(msg, 0) != "relay-baton: "+msg+"\n" {
+		t.Errorf("width 0: %q", FitMessage(msg, 0))
+	}
+}

@@ -400,7 +400,8 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 
 func (e *Engine) cmdDiagnose(ctx context.Context, args string) error {
 	r := e.Doctor(ctx, true)
-	e.out.raw(r.Render(e.out.color))
+	e.out.raw(r.RenderWidth(e.out.color, HelpWidth)) // as /help: words never broken
+
 	return nil
 }
 

@@ -122,3 +122,29 @@ func TestEditWithoutEditorAsksAgain(t *testing.T) {
 		t.Fatalf("%d previews for one prompt:\n%s", n, out)
 	}
 }
+
+// /diagnose wraps each check's detail between words under its column,
+// within the width /help keeps, as doctor does at a terminal.
+func TestDiagnoseWrapsBetweenWords(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.e.Process(context.Background(), "/diagnose"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	long := false
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > HelpWidth && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+		if strings.HasPrefix(l, strings.Repeat(" ", 28)) {
+			long = true // a continuation under the detail column
+		}
+	}
+	if !long {
+		t.Fatalf("no check was long enough to wrap:\n%s", out)
+	}
+	r := h.e.Doctor(context.Background(), true)
+	if got, want := strings.Join(strings.Fields(r.RenderWidth(false, HelpWidth)), " "), strings.Join(strings.Fields(r.Render(false)), " "); got != want {
+		t.Fatalf("wrapping changed the words:\n%s\nvs\n%s", got, want)
+	}
+}

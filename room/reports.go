@@ -20,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -388,16 +389,26 @@ func (r DoctorReport) Text() string { return r.Render(false) }
 var statusColors = map[string]color.Attribute{"ok": color.FgGreen, "warn": color.FgYellow, "fail": color.FgRed}
 
 // Render renders the report, its status words coloured when useColor.
-func (r DoctorReport) Render(useColor bool) string {
+func (r DoctorReport) Render(useColor bool) string { return r.RenderWidth(useColor, 0) }
+
+// RenderWidth is Render with each check's detail wrapped between words at
+// width columns (render.Wrap), under the detail column; 0 keeps each check
+// on one line (a pipe).
+func (r DoctorReport) RenderWidth(useColor bool, width int) string {
 	var b strings.Builder
 	for _, c := range r.Checks {
 		st := fmt.Sprintf("%-4s", c.Status)
+		head := fmt.Sprintf("%s %-22s", st, c.Name)
+		line := head + " " + c.Detail + "\n"
+		if width > 0 {
+			line = render.Wrap(head, c.Detail, len(head)+1, width)
+		}
 		if a, ok := statusColors[c.Status]; ok && useColor {
 			k := color.New(a, color.Bold)
 			k.EnableColor()
-			st = k.Sprint(st)
+			line = k.Sprint(st) + strings.TrimPrefix(line, st)
 		}
-		fmt.Fprintf(&b, "%s %-22s %s\n", st, c.Name, c.Detail)
+		b.WriteString(line)
 	}
 	return b.String()
 }
