@@ -3,6 +3,7 @@ package room
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,12 +79,24 @@ func TestPulseUsesNoEscapeCodes(t *testing.T) {
 	}
 }
 
-// safeBuffer is written by the pulse goroutine (under the printer's lock)
-// and read after endRun has joined it.
-type safeBuffer struct{ buf bytes.Buffer }
+// safeBuffer is written by the pulse goroutine and read by the test while
+// the pulse runs.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
 
-func (s *safeBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
-func (s *safeBuffer) String() string              { return s.buf.String() }
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
 
 func TestRenderShowsTerminalControl(t *testing.T) {
 	var b bytes.Buffer
