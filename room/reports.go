@@ -223,7 +223,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	for _, s := range steps {
 		ps := PlanStep{Text: s, Files: []string{}}
 		for _, c := range ch {
-			if strings.Contains(s, c.Path) || strings.Contains(s, filepath.Base(c.Path)) {
+			if namesPath(s, c.Path) {
 				ps.Files = append(ps.Files, c.Path)
 				mentioned[c.Path] = true
 			}
@@ -231,7 +231,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		r.PlanSteps = append(r.PlanSteps, ps)
 	}
 	for _, c := range ch {
-		if r.Plan && !mentioned[c.Path] && !strings.Contains(plan, filepath.Base(c.Path)) {
+		if r.Plan && !mentioned[c.Path] && !namesPath(plan, c.Path) {
 			r.NotInPlan = append(r.NotInPlan, c.Path)
 		}
 		if c.IsDeleted() {
@@ -266,6 +266,28 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		LikelySecrets: events.Int(len(r.Secrets)), TestsTouched: events.Int(len(r.TestsTouched)), NotInPlan: events.Int(len(r.NotInPlan)), Deterministic: true,
 	})
 	return r, nil
+}
+
+// pathTokenRE matches the words of a text that can be paths.
+var pathTokenRE = lazyRE(`[\p{L}\p{N}_./\-]+`)
+
+// namesPath reports whether text names the file at path (relative to the
+// repository): a word of text is the path, its base name, or a tail of it
+// that starts at a folder ("cmd/main.go" names "app/cmd/main.go"). A word
+// that merely contains the name does not: "test_greet.py" does not name
+// greet.py, nor "src/greet.py" a greet.py at the top.
+func namesPath(text, path string) bool {
+	path = strings.TrimPrefix(filepath.ToSlash(path), "./")
+	for _, w := range pathTokenRE().FindAllString(text, -1) {
+		w = strings.TrimPrefix(strings.TrimRight(w, ".-/"), "./")
+		if w == "" {
+			continue
+		}
+		if w == path || strings.HasSuffix(path, "/"+w) {
+			return true
+		}
+	}
+	return false
 }
 
 func appendSecret(list []string, file, line string) []string {
@@ -413,8 +435,8 @@ func (r DoctorReport) RenderWidth(useColor bool, width int) string {
 	return b.String()
 }
 
-// APIKeyVars are the variables relay-baton strips from agents' environments
-// unless --allow-api-key-env.
+// APIKeyVars are the agents' API-key variables, held back from agents
+// unless --allow-api-key-env (then each goes to its own agent only).
 var APIKeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
 
 // ForbiddenArgs are agent arguments that disable the safety rails.
@@ -487,9 +509,12 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	case len(present) == 0:
 		add("api keys", "ok", "none set (agents use their CLI login)")
 	case e.allow:
-		add("api keys", "warn", "PASSED to agents (--allow-api-key-env, audited): "+strings.Join(present, ", "))
+		add("api keys", "warn", "PASSED to agents, each its own (--allow-api-key-env, audited): "+strings.Join(present, ", "))
 	default:
 		add("api keys", "ok", "present, blocked from agents: "+strings.Join(present, ", "))
+	}
+	if e.Root != "" {
+		add(e.configCheck())
 	}
 	if deep && e.Root != "" {
 		if fi, err := os.Stat(e.SessionDir); os.IsNotExist(err) && e.ReadOnly() {
@@ -583,26 +608,33 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 		return fmt.Errorf("unknown agent %q for /handoff: choose claude or codex", to)
 	}
 	doc := e.HandoffDoc(ctx, to)
+	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
+	// handoff.md is written once the user said yes: a declined handoff
+	// leaves the previous one in place.
+	_, err := e.runOnceThen(ctx, spec, func() error { return e.writeHandoff(to, doc) })
+	return err
+}
+
+// writeHandoff writes handoff.md, backing up the previous one, and logs it.
+func (e *Engine) writeHandoff(to, doc string) error {
 	path := filepath.Join(e.SessionDir, "handoff.md")
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
-			return fmt.Errorf("back up handoff.md: %w", err)
+			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs["backup"] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("back up handoff.md: %w", err)
+		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
-		return err
+		return fmt.Errorf("%w (nothing ran)", err)
 	}
 	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
 		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
-	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
-	_, err := e.runOnce(ctx, spec)
-	return err
+	return nil
 }
 
 // HandoffDoc builds handoff.md with the reference's sections, each part cut
@@ -731,4 +763,39 @@ func readTail(path string, n int) (string, error) {
 		return "", err
 	}
 	return string(b[:k]), nil
+}
+
+// configCheck is doctor's line about the repository's .relay-baton.json:
+// absent, trusted (with what it adds), ignored (not trusted or changed), or
+// refused.
+func (e *Engine) configCheck() (name, status, detail string) {
+	name = agents.ConfigName
+	st, _, err := agents.CheckTrust(e.Root)
+	switch {
+	case err != nil:
+		return name, "fail", err.Error()
+	case !st.Exists:
+		return name, "ok", "none (agents run with relay-baton's arguments only)"
+	case st.Changed:
+		return name, "warn", "ignored: changed since you trusted it (review it, then run relay-baton trust)"
+	case !st.Trusted:
+		return name, "warn", "ignored: not trusted (review it, then run relay-baton trust to use it)"
+	}
+	cfg, err := agents.LoadConfig(e.Root)
+	if err != nil {
+		return name, "fail", err.Error()
+	}
+	var parts []string
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if args := cfg.Args(a); len(args) > 0 {
+			parts = append(parts, a+" "+strings.Join(args, " "))
+		}
+	}
+	if len(cfg.AllowEnv) > 0 {
+		parts = append(parts, "allowEnv "+strings.Join(cfg.AllowEnv, ", "))
+	}
+	if len(parts) == 0 {
+		return name, "ok", "trusted; adds no argument"
+	}
+	return name, "ok", "trusted; adds " + strings.Join(parts, " · ")
 }

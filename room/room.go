@@ -85,6 +85,25 @@ func (e *AgentError) Error() string {
 
 func (e *AgentError) Unwrap() error { return e.Err }
 
+// Told reports whether the user has been told already: a cancelled run's
+// summary line ("claude: cancelled · 3s") says it, and the REPL prints no
+// second line for one Ctrl-C.
+func (e *AgentError) Told() bool { return e.Cancelled }
+
+// toldError is an error the room has already said (a /continue loop's
+// stop line): the REPL does not print it again; one-shot commands still
+// get it for their exit code.
+type toldError struct{ error }
+
+func (toldError) Told() bool      { return true }
+func (e toldError) Unwrap() error { return e.error }
+
+// told reports whether err was said to the user already.
+func told(err error) bool {
+	var t interface{ Told() bool }
+	return errors.As(err, &t) && t.Told()
+}
+
 // Config builds an Engine.
 type Config struct {
 	Dir            string // any directory inside the repository ("" = cwd)
@@ -95,8 +114,9 @@ type Config struct {
 	Term           Terminal // nil: confirmations need AutoYes
 	AutoYes        bool     // --yes: confirm every preview
 	AllowAPIKeyEnv bool
-	Agent          string // active agent at start ("" = claude)
-	Diet           string // diet profile ("" = balanced)
+	AllowEnv       []string // --allow-env NAME: credential-like variables passed to agents on purpose
+	Agent          string   // active agent at start ("" = claude)
+	Diet           string   // diet profile ("" = balanced)
 	Timeout        time.Duration
 	Getenv         func(string) string // nil = os.Getenv
 	Now            func() time.Time    // nil = time.Now
@@ -157,15 +177,24 @@ type Engine struct {
 	term    Terminal
 	autoYes bool
 	allow   bool
+	passEnv []string
 	timeout time.Duration
 	getenv  func(string) string
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
+	logMu   sync.Mutex
+	logErr  error                         // the first failed append (LogErr)
 	chat    chatLane                      // the orchestrator lane (orchestrator.go)
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
+	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
+	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
+	spent   Spent                         // what this session's runs cost (costs.go)
+	// runStart is the tree the last executor run started from ("" when
+	// unknown): a /continue step's diff for the planner.
+	runStart string
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -203,7 +232,7 @@ func New(cfg Config) (*Engine, error) {
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
-		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
@@ -242,6 +271,9 @@ func New(cfg Config) (*Engine, error) {
 // conversation log.
 func (e *Engine) Close() error {
 	e.repo.close()
+	if e.snaps != nil {
+		e.snaps.close()
+	}
 	if e.log == nil {
 		return nil
 	}
@@ -277,6 +309,25 @@ const maxEventText = 8000
 // The kind is the meta's (one type per kind: events.CommandMeta,
 // events.StatusMeta, ...); it returns the event's id.
 func (e *Engine) emit(role events.Role, text string, refs map[string]string, meta events.Meta) string {
+	id, err := e.appendEvent(role, text, refs, meta)
+	if err != nil {
+		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
+	}
+	return id
+}
+
+// LogErr is the first failure to append to the conversation log (a full
+// disk), or nil: a command that could not record what it did says so and
+// exits non-zero.
+func (e *Engine) LogErr() error {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	return e.logErr
+}
+
+// appendEvent appends an event and returns its id and the append's error
+// (also kept as LogErr), without the warning emit prints.
+func (e *Engine) appendEvent(role events.Role, text string, refs map[string]string, meta events.Meta) (string, error) {
 	if len(text) > maxEventText {
 		r := []rune(text)
 		if len(r) > maxEventText {
@@ -285,14 +336,19 @@ func (e *Engine) emit(role events.Role, text string, refs map[string]string, met
 	}
 	ev := events.NewWithMeta(e.SessionID, role, text, meta)
 	if e.log == nil { // read-only: nothing is recorded
-		return ev.ID
+		return ev.ID, nil
 	}
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs
-	if err := e.log.Append(ev); err != nil {
-		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
+	err := e.log.Append(ev)
+	if err != nil {
+		e.logMu.Lock()
+		if e.logErr == nil {
+			e.logErr = err
+		}
+		e.logMu.Unlock()
 	}
-	return ev.ID
+	return ev.ID, err
 }
 
 // Say prints a relay-baton line.

@@ -31,7 +31,7 @@ type runSpec struct {
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
 		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, Resume: e.conversationID(agent),
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.conversationID(agent),
 	}
 }
 
@@ -107,13 +107,16 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
 	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
+	if line := configLine(inv); line != "" {
+		fmt.Fprintf(&b, "  config:  %s\n", line)
+	}
 	stripped := "none"
 	if len(inv.Stripped) > 0 {
-		stripped = strings.Join(inv.Stripped, ", ")
+		stripped = strings.Join(inv.Stripped, ", ") + " (credentials held back; pass one with --allow-env NAME)"
 	}
 	fmt.Fprintf(&b, "  env stripped: %s\n", stripped)
 	if len(inv.Passed) > 0 {
-		fmt.Fprintf(&b, "  env PASSED (--allow-api-key-env): %s\n", strings.Join(inv.Passed, ", "))
+		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
 	}
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
@@ -148,6 +151,25 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
 	return e.emit(events.RoleRelayBaton, text, refs, meta)
+}
+
+// configLine is the preview's line about .relay-baton.json: every
+// argument a trusted one adds, or why one present is ignored; "" when
+// there is none.
+func configLine(inv agents.Invocation) string {
+	switch {
+	case inv.ConfigIgnored != "":
+		return inv.ConfigIgnored
+	case inv.Config == "":
+		return ""
+	case len(inv.Extra) == 0:
+		return agents.ConfigName + " (trusted) adds no argument"
+	}
+	parts := make([]string, len(inv.Extra))
+	for i, a := range inv.Extra {
+		parts[i] = quoteArg(a)
+	}
+	return fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), strings.Join(parts, " "))
 }
 
 // previewLineMax is the longest prompt line a preview prints whole.
@@ -198,20 +220,28 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
+	e.runStart = e.treeBefore(ctx, req.Role)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
-	e.out.endRun(res)
+	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
+	e.out.endRun(res, own)
+	e.spent.add(req.Agent, own)
 	after := head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
 		Confirmed: true, Ran: true, ExitCode: events.Int(res.ExitCode), DurationMs: &ms,
-		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: res.Usage.CostUSD,
+		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: own.CostUSD,
+		InputTokens: own.InputTokens, CachedInputTokens: own.CachedInputTokens, OutputTokens: own.OutputTokens,
+	}
+	if own != res.Usage { // the CLI reported running totals: kept for a resumed room
+		meta.ReportedCostUSD, meta.ReportedInputTokens = res.Usage.CostUSD, res.Usage.InputTokens
+		meta.ReportedCachedInputTokens, meta.ReportedOutputTokens = res.Usage.CachedInputTokens, res.Usage.OutputTokens
 	}
 	if res.Err != nil {
 		meta.Error = res.Err.Error()
 	}
-	if turns := e.noteConversation(req.Agent, res); turns > 0 {
+	if turns := e.noteConversation(req.Agent, res, own); turns > 0 {
 		meta.Conversation, meta.ConversationTurns = res.Session, turns
 	}
 	if res.ResumeFailed {
@@ -241,7 +271,8 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
-		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD, Reason: reason}
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
+	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
 }
 
@@ -255,9 +286,21 @@ func short(id string) string {
 // runOnce previews, confirms and runs one agent turn. It returns the
 // result and an error when nothing ran or the run failed.
 func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, error) {
+	return e.runOnceThen(ctx, spec, nil)
+}
+
+// runOnceThen is runOnce with onYes called after the user confirmed and
+// before the run starts (what a command writes only on a yes); an error
+// from it ends the command with nothing run.
+func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() error) (agents.Result, error) {
 	inv, err := e.confirm(ctx, &spec)
 	if err != nil {
 		return agents.Result{}, err
+	}
+	if onYes != nil {
+		if err := onYes(); err != nil {
+			return agents.Result{}, err
+		}
 	}
 	res := e.execute(ctx, spec, inv)
 	if res.ResumeFailed && ctx.Err() == nil {
