@@ -278,7 +278,6 @@ model_provider = "mock"
 [model_providers.mock]
 name = "Mock"
 base_url = "http://127.0.0.1:9/v1"
-env_key = "MOCK_API_KEY"
 wire_api = "responses"
 
 [features]
