@@ -71,17 +71,20 @@ func TestHooksByMode(t *testing.T) {
 				t.Fatalf("targets %+v (process %+v)", ts, p)
 			}
 			// The waiter: a served session's waiter waits (until its
-			// --timeout), another's returns at once (long before its
-			// --timeout; the bound is loose for a loaded machine).
-			timeout := "60s"
+			// --timeout), another's returns at once: given an hour, one
+			// that waited is killed by the hang guard and fails on its
+			// exit code.
+			timeout := "1h"
 			if c.serves {
 				s.Ensure()
 				timeout = "1500ms"
 			}
+			guard, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
 			t0 := time.Now()
-			_, _, code := relayBaton(t, context.Background(), env, start, "hook", "wait", "--timeout", timeout)
+			_, _, code := relayBaton(t, guard, env, start, "hook", "wait", "--timeout", timeout)
 			took := time.Since(t0)
-			if code != 0 || (c.serves && took < 1500*time.Millisecond) || (!c.serves && took > 30*time.Second) {
+			if code != 0 || (c.serves && took < 1500*time.Millisecond) {
 				t.Fatalf("hook wait --timeout %s: exit %d after %s (serves=%v)", timeout, code, took, c.serves)
 			}
 			if !c.serves {
@@ -105,10 +108,10 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	done := make(chan time.Duration, 1)
 	go func() {
 		t0 := time.Now()
-		relayBaton(t, context.Background(), env, payload(ws, ""), "hook", "wait", "--timeout", "60s")
+		relayBaton(t, context.Background(), env, payload(ws, ""), "hook", "wait", "--timeout", "1h")
 		done <- time.Since(t0)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // hang guards, not bounds
 	for !s.Waiting() {
 		if time.Now().After(deadline) {
 			t.Fatal("the waiter never took its lock")
@@ -122,8 +125,8 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	sess.Wait()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter still waits 10 s after its session's process ended")
+	case <-time.After(2 * time.Minute): // its --timeout is an hour
+		t.Fatal("the waiter still waits 2 min after its session's process ended")
 	}
 	if ts, _ := conversation.ListTargets(ws); len(ts) != 0 {
 		t.Fatalf("an ended session is still offered: %+v", ts)

@@ -31,7 +31,6 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	if agentRun {
 		fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
 		defineAllowEnv(fs, f)
-		fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	}
 	if report {
 		fs.BoolVar(&f.js, "json", false, "print JSON")
@@ -164,6 +163,9 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, false)
+	// plan, execute and handoff start one agent's conversation; the loop
+	// of 'continue' keeps its own and does not take --continue.
+	fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	if extra != nil {
 		extra(fs)
 	}
@@ -348,7 +350,7 @@ func runDoctor(inv *cli.Invocation) error {
 			r.Checks = append(r.Checks, room.Check(c))
 		}
 		failed = r.Failed()
-		return r, r.Render(inv.IO.Color), nil
+		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})
 	if err == nil && failed {
 		return &cli.ExitError{Code: 1}

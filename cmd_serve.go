@@ -19,7 +19,11 @@ func runServe(inv *cli.Invocation) error {
 	fs := inv.Flags()
 	port := fs.Int("port", server.DefaultPort, "the port on 127.0.0.1 (0 picks a free one)")
 	open := fs.Bool("open", false, "open the page in the default browser (xdg-open)")
-	wsFlag := workspaceFlag(fs)
+	// --path, as the room's commands call it (and as "not inside a git
+	// repository ... pass --path" says); --workspace, the lane commands'
+	// name, is kept as an alias.
+	wsFlag := fs.String("path", "", "the workspace (default: nearest folder with .claude/session-chat, else the git root, else the current folder)")
+	fs.StringVar(wsFlag, "workspace", "", "the same as --path")
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}

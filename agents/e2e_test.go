@@ -179,7 +179,7 @@ func TestClaudeCancelE2E(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no Bash tool call within 60 s")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(goneGuard)
 	for len(groupAlive(t, -1, "58.765")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -189,8 +189,8 @@ func TestClaudeCancelE2E(t *testing.T) {
 	t0 := time.Now()
 	cancel()
 	res := <-done
-	if left := waitGone(t, pgid, "58.765", 2*time.Second-time.Since(t0)); len(left) > 0 {
-		t.Fatalf("still running 2 s after cancel: %v", left)
+	if left := waitGone(t, pgid, "58.765", goneGuard); len(left) > 0 {
+		t.Fatalf("still running %v after cancel: %v", goneGuard, left)
 	}
 	if !res.Cancelled || !strings.Contains(res.Summary, "cancelled") {
 		t.Fatalf("result %+v", res)
@@ -203,16 +203,24 @@ func TestCodexStallTimeoutE2E(t *testing.T) {
 	root := agenttest.GitRepo(t, nil)
 	mock := agenttest.NewOpenAI(t, agenttest.Step{Stall: true})
 	var pgid int
-	t0 := time.Now()
-	res := agents.Run(context.Background(), agents.Request{Agent: agents.Codex, Role: agents.RoleExecutor, Prompt: "hang",
-		Dir: root, Timeout: 1500 * time.Millisecond, Env: agenttest.CodexEnv(t, mock, bin), OnStart: func(pid int) { pgid = pid }})
+	// The mock never answers: without its timeout the run would never
+	// end. The guard is far above the timeout plus the grace, never a
+	// bound on a loaded machine.
+	done := make(chan agents.Result, 1)
+	go func() {
+		done <- agents.Run(context.Background(), agents.Request{Agent: agents.Codex, Role: agents.RoleExecutor, Prompt: "hang",
+			Dir: root, Timeout: 1500 * time.Millisecond, Env: agenttest.CodexEnv(t, mock, bin), OnStart: func(pid int) { pgid = pid }})
+	}()
+	var res agents.Result
+	select {
+	case res = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end at its 1.5 s timeout")
+	}
 	if !res.TimedOut || !strings.Contains(res.Summary, "timed out") || strings.Contains(res.Summary, "\n") {
 		t.Fatalf("result %+v", res)
 	}
-	if d := time.Since(t0); d > 1500*time.Millisecond+agents.Grace+time.Second {
-		t.Fatalf("took %v", d)
-	}
-	if left := waitGone(t, pgid, "", 2*time.Second); len(left) > 0 {
+	if left := waitGone(t, pgid, "", goneGuard); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 }
@@ -252,4 +260,61 @@ func TestCodexHTTP500E2E(t *testing.T) {
 		t.Errorf("no error activity: %+v", c.all())
 	}
 	t.Logf("summary: %s", res.Summary)
+}
+
+// A codex that cannot reach its API (here a closed port, with codex's own
+// unbounded retries) is told apart from a slow one: its first
+// "Reconnecting... waiting for network" becomes one activity saying so and
+// what to do, the repeats are dropped, and the run's summary names it.
+func TestCodexUnreachableAPIE2E(t *testing.T) {
+	bin := agenttest.CodexBin(t)
+	root := agenttest.GitRepo(t, nil)
+	o := agenttest.NewOpenAI(t)
+	env := agenttest.CodexEnv(t, o, bin)
+	home, _ := agenttest.EnvValue(env, "CODEX_HOME")
+	toml := `model = "` + agenttest.CodexModel + `"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "Mock"
+base_url = "http://127.0.0.1:9/v1"
+wire_api = "responses"
+
+[features]
+plugins = false
+`
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var c collector
+	notices := 0
+	c.on = func(a events.Activity) {
+		if a.Kind == events.ActError && strings.HasPrefix(a.Text, "codex cannot reach its API (Reconnecting...") {
+			notices++
+			cancel() // the event the test waits for: nothing more to learn
+		}
+	}
+	done := make(chan agents.Result, 1)
+	go func() {
+		done <- agents.Run(ctx, agents.Request{Agent: agents.Codex, Role: agents.RolePlanner, Prompt: "hi", Dir: root, Env: env, OnActivity: c.add})
+	}()
+	var res agents.Result
+	select {
+	case res = <-done:
+	case <-time.After(3 * time.Minute): // a hang guard: codex retries every few seconds
+		t.Fatalf("no notice and no end: %+v", c.all())
+	}
+	if notices != 1 {
+		t.Fatalf("%d notices; activity %+v", notices, c.all())
+	}
+	if !res.Cancelled || !strings.Contains(res.Summary, "it could not reach its API (Reconnecting... waiting for network") {
+		t.Fatalf("summary %q", res.Summary)
+	}
+	for _, a := range c.all() {
+		if a.Kind == events.ActError && strings.HasPrefix(a.Text, "Reconnecting") {
+			t.Errorf("a raw retry line reached the stream: %+v", a)
+		}
+	}
 }

@@ -1,8 +1,13 @@
 package agents
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
+	"time"
 )
 
 // ErrNotLoggedIn is wrapped by the error of a run the agent's CLI refused
@@ -53,4 +58,85 @@ func notLoggedInText(agent, text string) bool {
 		}
 	}
 	return false
+}
+
+// LoginState is what an agent's CLI says of its login, asked offline
+// (`claude auth status`, `codex login status`: neither reaches the API).
+type LoginState struct {
+	Known    bool   // the CLI answered in a shape understood
+	LoggedIn bool   // it has a login (or an API key it will use)
+	Method   string // how, in the CLI's words: "api_key_helper", "Logged in using ChatGPT", ...
+	Detail   string // when not Known: why (the CLI's failure)
+}
+
+// CheckLogin asks the agent's CLI at path whether it is logged in, with env
+// as its environment (the one its runs get: API-key variables removed
+// unless passed), stdin from /dev/null, bounded by ctx and 30 s.
+//
+// Measured on claude 2.1.328: `claude auth status` prints JSON
+// {"loggedIn":false,"authMethod":"none",...} and exits 1 with no
+// credentials, {"loggedIn":true,"authMethod":"api_key_helper",...} and 0
+// with an apiKeyHelper (also "claude.ai" for an OAuth login). codex
+// 0.169.0: `codex login status` exits 1 with "Not logged in", 0 with "API
+// key configured" or "Logged in using ChatGPT" (it may warn on stderr
+// first).
+func CheckLogin(ctx context.Context, agent, path string, env []string) LoginState {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	args := []string{"auth", "status"}
+	if agent == Codex {
+		args = []string{"login", "status"}
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	if len(env) > 0 {
+		cmd.Env = env
+	}
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return LoginState{Detail: oneLine(err.Error(), 200)}
+	}
+	if agent == Codex {
+		var lines []string
+		for _, l := range strings.Split(stdout.String()+"\n"+stderr.String(), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "WARNING:") {
+				lines = append(lines, l)
+			}
+		}
+		all := strings.Join(lines, " ")
+		switch {
+		case err == nil && len(lines) > 0:
+			return LoginState{Known: true, LoggedIn: true, Method: oneLine(lines[0], 80)}
+		case strings.Contains(strings.ToLower(all), "not logged in"):
+			return LoginState{Known: true}
+		}
+		return LoginState{Detail: oneLine("codex login status: "+firstNonEmpty(all, errString(err)), 200)}
+	}
+	var st struct {
+		LoggedIn   *bool  `json:"loggedIn"`
+		AuthMethod string `json:"authMethod"`
+	}
+	if jerr := json.Unmarshal(stdout.Bytes(), &st); jerr != nil || st.LoggedIn == nil {
+		return LoginState{Detail: oneLine("claude auth status: "+firstNonEmpty(strings.TrimSpace(stderr.String()), strings.TrimSpace(stdout.String()), errString(err)), 200)}
+	}
+	return LoginState{Known: true, LoggedIn: *st.LoggedIn, Method: oneLine(st.AuthMethod, 80)}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return "no answer"
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -3,6 +3,8 @@ package agents_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,5 +76,48 @@ func TestNotLoggedInParse(t *testing.T) {
 	acts = append(acts, codex.Line([]byte(`{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided"}}`))...)
 	if !codex.Outcome().NotLoggedIn || len(acts) != 1 || acts[0].Kind != events.ActDone {
 		t.Fatalf("codex: %+v %+v", codex.Outcome(), acts)
+	}
+}
+
+// CheckLogin asks the real CLIs, offline: with no credentials each says it
+// is not logged in; with an apiKeyHelper (claude) or an auth.json holding
+// a key (codex) each says it is. The environment is the one a run gets
+// (Prepare's), so an API-key variable relay-baton strips does not count.
+func TestCheckLoginE2E(t *testing.T) {
+	root := agenttest.GitRepo(t, nil)
+	a := agenttest.NewAnthropic(t)
+	o := agenttest.NewOpenAI(t)
+	codexIn := agenttest.CodexEnv(t, o, agenttest.CodexBin(t))
+	codexHome, _ := agenttest.EnvValue(codexIn, "CODEX_HOME")
+	cases := []struct {
+		name, agent string
+		env         []string
+		setup       func()
+		loggedIn    bool
+	}{
+		{"claude without credentials", agents.Claude, []string{"HOME=" + t.TempDir(), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+			"ANTHROPIC_API_KEY=sk-stripped", agents.ClaudeBinEnv + "=" + agenttest.ClaudeBin(t)}, nil, false},
+		{"claude with an apiKeyHelper", agents.Claude, agenttest.ClaudeEnv(t, a, agenttest.ClaudeBin(t)), nil, true},
+		{"codex without auth.json", agents.Codex, codexIn, nil, false},
+		{"codex with a key in auth.json", agents.Codex, codexIn, func() {
+			if err := os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"OPENAI_API_KEY":"sk-test"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.setup != nil {
+				c.setup()
+			}
+			inv, err := agents.Prepare(agents.Request{Agent: c.agent, Role: agents.RolePlanner, Prompt: "x", Dir: root, Env: c.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls := agents.CheckLogin(context.Background(), c.agent, inv.Path, inv.Env)
+			if !ls.Known || ls.LoggedIn != c.loggedIn {
+				t.Fatalf("%+v, want known and logged in = %v", ls, c.loggedIn)
+			}
+		})
 	}
 }

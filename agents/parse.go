@@ -31,6 +31,21 @@ type Outcome struct {
 	// NotLoggedIn: the CLI refused the run for want of a valid login; its
 	// error lines were not passed on as activity (Run says how to log in).
 	NotLoggedIn bool
+	// Unreachable is codex's first "Reconnecting... waiting for network"
+	// (it cannot reach its API and retries): said once as activity, the
+	// repeats dropped, and named in the run's summary if it fails.
+	Unreachable string
+}
+
+// unreachableNotice is the one activity line for a codex that cannot reach
+// its API: what it means and what to do, where a slow answer says nothing.
+func unreachableNotice(msg string) string {
+	return "codex cannot reach its API (" + oneLine(msg, 200) + "); it keeps retrying. Check the network and the provider's base_url in $CODEX_HOME/config.toml, then wait, or press Ctrl-C to cancel the run"
+}
+
+// isReconnecting reports whether a codex error event is its retry notice.
+func isReconnecting(msg string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(msg)), "reconnecting...")
 }
 
 // NewParser returns the parser for agent (Claude or Codex); nil for an
@@ -273,6 +288,16 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		msg := l.Message
 		if msg == "" && l.Error != nil {
 			msg = l.Error.Message
+		}
+		if isReconnecting(msg) {
+			// Measured on codex 0.169.0 with its API unreachable: one
+			// {"type":"error","message":"Reconnecting... waiting for network
+			// (...)"} every few seconds, for as long as it retries.
+			if p.out.Unreachable != "" {
+				return nil
+			}
+			p.out.Unreachable = oneLine(msg, 200)
+			return []events.Activity{{Source: Codex, Kind: events.ActError, Text: unreachableNotice(msg), IsError: true, Session: s}}
 		}
 		if p.out.ErrorText == "" {
 			p.out.ErrorText = firstLine(msg)

@@ -227,3 +227,34 @@ func BenchmarkClaudeParser(b *testing.B) {
 		p.Line(line)
 	}
 }
+
+// codex's retry notices, one every few seconds while its API cannot be
+// reached: the first becomes one activity that says what it means, the
+// rest nothing; an ordinary error still passes.
+func TestCodexReconnectingOnce(t *testing.T) {
+	p := agents.NewParser(agents.Codex)
+	var acts []events.Activity
+	for _, l := range []string{
+		`{"type":"thread.started","thread_id":"01a2352a-3e45-7303-bb26-85c04544754b"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`,
+		`{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`,
+		`{"type":"error","message":"Reconnecting... 2/5"}`,
+		`{"type":"error","message":"stream disconnected"}`,
+	} {
+		acts = append(acts, p.Line([]byte(l))...)
+	}
+	var errs []string
+	for _, a := range acts {
+		if a.Kind == events.ActError {
+			errs = append(errs, a.Text)
+		}
+	}
+	if len(errs) != 2 || !strings.HasPrefix(errs[0], "codex cannot reach its API (Reconnecting... waiting for network (Connection failed") ||
+		!strings.Contains(errs[0], "Ctrl-C to cancel") || errs[1] != "stream disconnected" {
+		t.Fatalf("errors %q", errs)
+	}
+	if o := p.Outcome(); !strings.HasPrefix(o.Unreachable, "Reconnecting... waiting for network") {
+		t.Fatalf("outcome %+v", o)
+	}
+}

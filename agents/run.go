@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -448,6 +449,11 @@ func Run(ctx context.Context, req Request) (res Result) {
 		res.Summary = fmt.Sprintf("%s after %s: %s", head, dur, why)
 	default:
 		res.Summary = fmt.Sprintf("%s ok in %s%s", label, dur, usageNote(out))
+	}
+	if out.Unreachable != "" && res.Err != nil && !res.ResumeFailed && !errors.Is(res.Err, ErrNotLoggedIn) {
+		// Not a slow answer: the CLI never reached its API.
+		res.Summary += "; it could not reach its API (" + out.Unreachable + ")"
+		res.Err = fmt.Errorf("%w; it could not reach its API (%s)", res.Err, out.Unreachable)
 	}
 	return res
 }

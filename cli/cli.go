@@ -315,8 +315,9 @@ func report(io *IO, err error) int {
 		return 0
 	}
 	var ue *UsageError
+	width := TerminalWidth(io.Err)
 	if errors.As(err, &ue) {
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(ue.Msg))
+		fmt.Fprint(io.Err, FitMessage(render.Inert(ue.Msg), width))
 		if ue.Hint != "" {
 			fmt.Fprintf(io.Err, "Try: %s\n", render.InertLine(ue.Hint))
 		}
@@ -328,7 +329,7 @@ func report(io *IO, err error) int {
 		code = ee.Code
 	}
 	if msg := err.Error(); msg != "" { // may quote a file's or an agent's text
-		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(msg))
+		fmt.Fprint(io.Err, FitMessage(render.Inert(msg), width))
 	}
 	return code
 }

@@ -200,7 +200,7 @@ var Hook = &Command{
 
 var Serve = &Command{
 	Name:  "serve",
-	Usage: "[--port N] [--open] [--workspace DIR]",
+	Usage: "[--port N] [--open] [--path DIR]",
 	Short: "Serve the room's second screen: timeline, context and chat, on localhost",
 	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
 Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
@@ -260,12 +260,14 @@ flag values (--color auto|always|never, --kind and --role of replay, --diet, --a
 --to, --scope) and session ids for --session (from 'relay-baton targets'; for replay,
 from the conversation log). The bash script needs no bash-completion package.
 
-Install:
-  bash   echo 'source <(relay-baton completion bash)' >> ~/.bashrc
-  zsh    echo 'source <(relay-baton completion zsh)' >> ~/.zshrc
-  fish   relay-baton completion fish > ~/.config/fish/completions/relay-baton.fish
+Install, with one of these lines (bash, zsh, fish):
 
-or, for this shell only: source <(relay-baton completion bash).`,
+` + "\techo 'source <(relay-baton completion bash)' >> ~/.bashrc\n" +
+		"\techo 'source <(relay-baton completion zsh)' >> ~/.zshrc\n" +
+		"\trelay-baton completion fish > ~/.config/fish/completions/relay-baton.fish\n" + `
+or, for this shell only:
+
+` + "\tsource <(relay-baton completion bash)",
 	Subcommands: []string{"bash", "zsh", "fish"},
 	Run:         runCompletion,
 }

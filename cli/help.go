@@ -33,6 +33,29 @@ func helpWidth(w io.Writer) int {
 	return HelpWidth
 }
 
+// TerminalWidth is the width a message written to w is wrapped at: one
+// less than the columns of the terminal w is (never under minHelpWidth),
+// or 0 when w is not a terminal: a pipe or a file keeps its lines whole.
+func TerminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := readline.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return max(cols-1, minHelpWidth)
+		}
+	}
+	return 0
+}
+
+// FitMessage is "relay-baton: msg" wrapped at width between words
+// (render.Wrap, the one word wrapper), continuation lines indented two
+// spaces; width 0, or a message of several lines, is left as it is.
+func FitMessage(msg string, width int) string {
+	line := "relay-baton: " + msg
+	if width <= 0 || strings.Contains(msg, "\n") {
+		return line + "\n"
+	}
+	return render.Wrap("relay-baton: ", msg, 2, width)
+}
+
 // PrintCommandHelp writes c's help: usage, short line, aliases, long text
 // and, when fs is given, its flags.
 func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
@@ -135,12 +158,21 @@ func Reflow(s string) string {
 // fits; the continuation keeps the line's indentation, plus two spaces for
 // a "Usage:" line, a list item, or a line broken before a "[--flag]" (a
 // subcommand's usage in a list, whose continuation would else read as the
-// next subcommand).
+// next subcommand). A line that starts with a tab is a command to copy and
+// paste: it is printed indented four spaces and never broken, whatever the
+// width.
 func FitLines(s string, width int) string {
 	var out strings.Builder
 	for _, line := range strings.SplitAfter(s, "\n") {
 		nl := strings.HasSuffix(line, "\n")
 		line = strings.TrimSuffix(line, "\n")
+		if literal, ok := strings.CutPrefix(line, "\t"); ok {
+			out.WriteString("    " + literal)
+			if nl {
+				out.WriteString("\n")
+			}
+			continue
+		}
 		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
 		hanging := false
 		if rest := strings.TrimLeft(line, " "); strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "Usage: ") {
@@ -169,10 +201,17 @@ func FitLines(s string, width int) string {
 	return out.String()
 }
 
-const exitCodesHelp = `Exit codes:
+// ExitCodesHelp is every exit code relay-baton uses, as --help lists them
+// (the README's table says the same; TestReadmeExitCodes holds them
+// together).
+const ExitCodesHelp = `Exit codes:
   0  success
-  1  runtime failure (an agent failed, a file could not be read or written)
-  2  usage error (unknown command or flag, bad argument, not a git repository)`
+  1  runtime failure: a file could not be read or written, a doctor check
+     failed, a preview was declined, an agent binary is missing
+  2  usage error: unknown command or flag, bad argument, not a git repository
+     (and 'hook wait' when it hands a message to the session it wakes)
+  4  an agent run failed, was not logged in, or was cancelled (plan, execute,
+     continue, handoff)`
 
 func printMainHelp(out io.Writer, t *Table) {
 	hw := helpWidth(out)
@@ -210,7 +249,7 @@ Global flags:
 Run 'relay-baton help <command>' or 'relay-baton <command> --help' for details.
 
 %s
-`, exitCodesHelp)
+`, ExitCodesHelp)
 }
 
 func runHelp(inv *Invocation) error {

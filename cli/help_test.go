@@ -84,8 +84,14 @@ func TestHelpWidthFollowsTheTerminal(t *testing.T) {
 	for _, c := range RelayBaton.Commands {
 		var b strings.Builder
 		printCommandHelp(&b, c, nil, 59)
+		literal := map[string]bool{} // commands to copy are never broken (FitLines)
+		for _, l := range strings.Split(c.Long, "\n") {
+			if cmd, ok := strings.CutPrefix(l, "\t"); ok {
+				literal["    "+cmd] = true
+			}
+		}
 		for _, l := range strings.Split(b.String(), "\n") {
-			if n := len([]rune(l)); n > 59 && strings.Contains(strings.TrimSpace(l), " ") {
+			if n := len([]rune(l)); n > 59 && strings.Contains(strings.TrimSpace(l), " ") && !literal[l] {
 				t.Errorf("%s --help at 59 columns: a line of %d: %q", c.Name, n, l)
 			}
 		}
@@ -99,5 +105,52 @@ func TestFitLinesHangsFlagContinuations(t *testing.T) {
 	want := "  install [--agent claude|codex]\n    [--scope project|local|user] [--check]\n  stop\n"
 	if got := FitLines(in, 45); got != want {
 		t.Fatalf("FitLines:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// completion's install lines are commands to copy: no width breaks them
+// (at 79 columns the fish line was cut before its target, at 60 the bash
+// and zsh lines too).
+func TestCompletionInstallLinesNeverWrap(t *testing.T) {
+	lines := []string{
+		"    echo 'source <(relay-baton completion bash)' >> ~/.bashrc\n",
+		"    echo 'source <(relay-baton completion zsh)' >> ~/.zshrc\n",
+		"    relay-baton completion fish > ~/.config/fish/completions/relay-baton.fish\n",
+		"    source <(relay-baton completion bash)\n",
+	}
+	for width := minHelpWidth; width <= 200; width++ {
+		var b strings.Builder
+		printCommandHelp(&b, Completion, nil, width)
+		for _, l := range lines {
+			if !strings.Contains(b.String(), l) {
+				t.Fatalf("at %d columns completion --help does not hold %q whole:\n%s", width, l, b.String())
+			}
+		}
+	}
+	// Prose around them is still wrapped at the width.
+	if got := FitLines("a b c d e f\n\tx y z w v u\n", 5); got != "a b c\nd e f\n    x y z w v u\n" {
+		t.Fatalf("FitLines: %q", got)
+	}
+}
+
+// An error at a terminal is wrapped between words (render.Wrap), never in
+// the middle of one; in a pipe (width 0) it stays one line.
+func TestFitMessage(t *testing.T) {
+	msg := "/tmp/x: not inside a git repository (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)"
+	got := FitMessage(msg, 40)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "relay-baton: /tmp/x:") {
+		t.Fatalf("FitMessage:\n%s", got)
+	}
+	for i, l := range lines {
+		if len([]rune(l)) > 40 || (i > 0 && !strings.HasPrefix(l, "  ")) {
+			t.Errorf("line %q", l)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != "relay-baton: "+msg {
+		t.Errorf("words changed:\n%s", got)
+	}
+	if FitMessage(msg, 0) != "relay-baton: "+msg+"\n" {
+		t.Errorf("width 0: %q", FitMessage(msg, 0))
 	}
 }

@@ -19,7 +19,7 @@ type BuildVersion struct {
 	Version  string `json:"version"`            // module version: a tag, a pseudo-version or (devel)
 	Revision string `json:"revision,omitempty"` // vcs.revision: the commit
 	Time     string `json:"time,omitempty"`     // vcs.time: the commit's time (RFC 3339)
-	Modified bool   `json:"modified,omitempty"` // vcs.modified: the work tree had local changes
+	Modified bool   `json:"modified"`           // vcs.modified: the work tree had local changes (false when unknown)
 	Go       string `json:"go"`                 // the Go toolchain that built it
 }
 
@@ -74,7 +74,7 @@ func (v BuildVersion) String() string {
 
 func runVersion(inv *Invocation) error {
 	fs := inv.Flags()
-	js := fs.Bool("json", false, "print JSON: {version, revision, time, modified, go}")
+	js := fs.Bool("json", false, "print JSON: {version, revision, time, modified, go}; revision and time only when Go stamped them")
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}

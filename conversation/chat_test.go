@@ -290,24 +290,22 @@ func TestBusyAndWaitClaim(t *testing.T) {
 	if st, _ := s.State(m.ID); !st.Queued {
 		t.Fatal("a timed-out waiter stranded the message")
 	}
+	// The waiter's poll is an hour (and the busy mark's TTL far off): only
+	// fsnotify, seeing the mark cleared, can wake it before the guard.
 	got := make(chan ClaimResult, 1)
 	go func() {
-		res, _ := s.WaitClaim(context.Background(), LaneRewake, true, 10*time.Second)
+		res, _ := s.WaitClaim(context.Background(), LaneRewake, true, time.Hour)
 		got <- res
 	}()
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
+	time.Sleep(100 * time.Millisecond) // most often armed by now; if not, it claims on its first look
 	s.ClearBusy()
 	select {
 	case res := <-got:
 		if !res.OK || res.Message.ID != m.ID || res.Message.Lane != LaneRewake {
 			t.Fatalf("claim = %+v", res)
 		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("claim %v after the busy mark cleared: fsnotify did not wake the waiter", d)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("waiter did not claim after the busy mark was cleared")
+	case <-time.After(2 * time.Minute): // a hang guard
+		t.Fatal("waiter did not claim after the busy mark was cleared: fsnotify did not wake it")
 	}
 }
 

@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,9 +114,20 @@ func TestLogSessions(t *testing.T) {
 // note for a session that is not running.
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // no user hooks
 	var b strings.Builder
 	if err := WriteTargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
 		t.Errorf("empty report %q %v", b.String(), err)
+	}
+	// Right after 'hook install' the missing piece is a session started
+	// with the hooks, not the install.
+	if _, err := InstallHooks(context.Background(), io.Discard, InstallOptions{Agent: "claude", Workspace: ws, Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := WriteTargetsReport(&b, ws, nil, false, time.Now()); err != nil || strings.Contains(b.String(), "Run 'relay-baton hook install'") ||
+		!strings.Contains(b.String(), "The chat hooks are installed ("+filepath.Join(ws, ".claude", "settings.json")+"): start Claude Code there, or restart (resume) a session started before the install") {
+		t.Errorf("report after hook install %q %v", b.String(), err)
 	}
 	if _, err := PickSession(ws, "../x"); err == nil || !strings.Contains(err.Error(), "UUID") {
 		t.Errorf("a bad id: %v", err)

@@ -45,7 +45,7 @@ func TestTailRewrittenInPlace(t *testing.T) {
 	}()
 	waitFor := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 			mu.Lock()
 			got := len(texts)
 			mu.Unlock()
@@ -156,7 +156,7 @@ func TestDeadClaimVisibleAndRedelivered(t *testing.T) {
 			}
 		})
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if st, _ := s.State(m.ID); st.Queued {
 			break
 		}

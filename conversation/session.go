@@ -1,15 +1,19 @@
 package conversation
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // Registration is what the SessionStart hook records about a session, so
@@ -269,6 +273,12 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
 		}
+		if t.State == Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
+			// A transcript only, of a print-mode run nothing registered: a
+			// one-shot 'claude -p' (relay-baton's own agent runs among
+			// them), which the hooks never serve. Not a target, ever.
+			continue
+		}
 		if t.TranscriptPath != "" {
 			if fi, err := os.Stat(t.TranscriptPath); err == nil && fi.ModTime().After(t.LastActivity) {
 				t.LastActivity = fi.ModTime()
@@ -357,4 +367,23 @@ func ResolveWorkspace(start string) (string, error) {
 		return root, nil
 	}
 	return dir, nil
+}
+
+// printModeTranscript reports whether the transcript at path was written by
+// Claude Code in print mode ('claude -p': its lines carry
+// "entrypoint":"sdk-cli"; the interactive TUI writes "cli"), judged from
+// its first 64 KiB, read without blocking and without following a FIFO.
+func printModeTranscript(path string) bool {
+	if path == "" {
+		return false
+	}
+	f, err := events.OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	head := buf[:n]
+	return bytes.Contains(head, []byte(`"entrypoint":"sdk-cli"`)) && !bytes.Contains(head, []byte(`"entrypoint":"cli"`))
 }

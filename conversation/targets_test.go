@@ -54,6 +54,11 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	pd := ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	os.WriteFile(filepath.Join(pd, ids["trOnly"]+".jsonl"), []byte("{}\n"), 0o600)
+	// A one-shot 'claude -p' (relay-baton's own runs among them) leaves a
+	// print-mode transcript and registers nothing: never listed, even with
+	// --all.
+	const printRun = "77777777-0000-4000-8000-000000000007"
+	os.WriteFile(filepath.Join(pd, printRun+".jsonl"), []byte(`{"type":"user","entrypoint":"sdk-cli","sessionId":"`+printRun+`","message":{"role":"user","content":"plan"}}`+"\n"), 0o600)
 	procs.kill(103)
 	procs.set(104, ProcStat{State: 'S', Start: 1}) // another process got pid 104
 
@@ -74,7 +79,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	}
 	want := map[string]Liveness{ids["live"]: Live, ids["live2"]: Live, ids["ended"]: Ended, ids["reused"]: Ended, ids["legacy"]: Unknown, ids["trOnly"]: Unknown}
 	if len(all) != len(want) {
-		t.Fatalf("all targets = %+v", all)
+		t.Fatalf("all targets = %+v (want no %s, a print-mode run)", all, printRun)
 	}
 	for _, tg := range all {
 		if tg.State != want[tg.SessionID] {

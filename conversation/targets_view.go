@@ -183,7 +183,12 @@ func (s *Session) Reachability(now time.Time) string {
 // sessions --all would add).
 func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
 	if len(ts) == 0 {
-		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
+		if path := claudeHooksIn(ws); path != "" {
+			// Installed: what is missing is a session that read them.
+			fmt.Fprintf(w, "No running Claude Code session found for %s.\nThe chat hooks are installed (%s): start Claude Code there, or restart (resume) a session started before the install (Claude Code reads hooks when a session starts).\n", render.InertLine(ws), render.InertLine(path))
+		} else {
+			fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
+		}
 		if others, err := ListAllTargets(ws); err == nil && len(others) > 0 && !all {
 			fmt.Fprintf(w, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
 		}
@@ -263,4 +268,20 @@ func TargetIDs(dir string) []string {
 		ids[i] = t.SessionID
 	}
 	return ids
+}
+
+// claudeHooksIn is the Claude Code settings file (project, local, then the
+// user's) that holds relay-baton's chat hooks for ws, or "" when none does.
+// A file that is not a regular one is not read (readRegularFile).
+func claudeHooksIn(ws string) string {
+	for _, scope := range []string{"project", "local", "user"} {
+		path, err := SettingsPath(scope, ws)
+		if err != nil {
+			continue
+		}
+		if data, err := readRegularFile(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
+			return path
+		}
+	}
+	return ""
 }

@@ -347,7 +347,7 @@ func TestFollow(t *testing.T) {
 				if g != w {
 					t.Fatalf("followed %q, want %q", g, w)
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute):
 				t.Fatalf("timed out waiting for %q", w)
 			}
 		}
@@ -396,7 +396,7 @@ func TestFollow(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Follow returned %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Follow did not stop on cancel")
 	}
 	if st.Events != 7 || st.Skipped() != 0 {

@@ -232,10 +232,10 @@ func HelpText() string {
 func (e *Engine) cmdLogin(_ context.Context, args string) error {
 	switch a := strings.ToLower(strings.TrimSpace(args)); a {
 	case agents.Claude, agents.Codex:
-		e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+		e.Say("to log in to %s: %s (once; the room runs %s with that login)", a, agents.LoginHowTo(a), a)
 	case "":
 		for _, a := range []string{agents.Claude, agents.Codex} {
-			e.Say("to log in %s: %s (once; the room runs it with that login)", a, agents.LoginHowTo(a))
+			e.Say("to log in to %s: %s (once; the room runs %s with that login)", a, agents.LoginHowTo(a), a)
 		}
 	default:
 		return fmt.Errorf("/login takes claude or codex, not %q", args)
@@ -428,7 +428,8 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 
 func (e *Engine) cmdDiagnose(ctx context.Context, args string) error {
 	r := e.Doctor(ctx, true)
-	e.out.raw(r.Render(e.out.color))
+	e.out.raw(r.RenderWidth(e.out.color, HelpWidth)) // as /help: words never broken
+
 	return nil
 }
 

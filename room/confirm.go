@@ -1,6 +1,9 @@
 package room
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // confirmation is what differs between the room's "preview, ask, edit"
 // loops: an agent run ("run this?") and a chat message to the orchestrator
@@ -25,12 +28,16 @@ type confirmation struct {
 // --yes it returns ErrNeedYes. An edit that fails or leaves nothing is a
 // no. Every end but a preview error is logged through c.
 func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
-	edited := false
+	edited, askAgain := false, false
+	var previewID string
 	for {
-		previewID, err := c.preview(text, edited)
-		if err != nil {
-			return text, err
+		if !askAgain {
+			var err error
+			if previewID, err = c.preview(text, edited); err != nil {
+				return text, err
+			}
 		}
+		askAgain = false
 		answer := "y"
 		if !e.autoYes {
 			if e.term == nil {
@@ -49,6 +56,13 @@ func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
 			return text, nil
 		case "e", "edit":
 			t, err := e.term.Edit(text)
+			if errors.Is(err, ErrNoEditor) {
+				// Nothing was edited and nothing is cancelled: say why and
+				// ask the same question about the same preview again.
+				e.Say("%v; answer y for the %s as shown, anything else cancels.", err, c.noun)
+				askAgain = true
+				continue
+			}
 			if err != nil {
 				e.Say("edit failed: %v", err)
 				c.declined(previewID, "edit failed")

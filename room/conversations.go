@@ -66,6 +66,12 @@ func (e *Engine) noteConversation(agent string, res agents.Result, own events.Us
 	}
 	c := e.convs[agent]
 	if c == nil || c.ID != res.Session {
+		if res.Err != nil {
+			// A conversation whose first run failed (not logged in, an
+			// API error, cancelled) never completed a turn: nothing to
+			// continue, so it is neither kept nor logged.
+			return 0
+		}
 		c = &AgentConversation{ID: res.Session}
 		e.convs[agent] = c
 	}

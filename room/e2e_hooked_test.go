@@ -187,17 +187,16 @@ func TestE2EHookedPlanKeepsTheLead(t *testing.T) {
 	out, _ = relay(10*time.Second, "targets", "--all", "--json")
 	var all []conversation.Target
 	json.Unmarshal([]byte(out), &all)
-	planner := 0
 	for _, tg := range all {
 		if tg.SessionID != s.ID {
-			planner++
-			if tg.Lead || tg.ChatCapable || tg.State != conversation.Unknown {
-				t.Errorf("the planner's session in targets --all: %+v", tg)
-			}
+			t.Errorf("relay-baton's own planner run in targets --all: %+v", tg)
 		}
 	}
-	if planner != 1 {
-		t.Errorf("targets --all shows %d other sessions, want the planner run's transcript:\n%s", planner, out)
+	// Its transcript is there: a filter keeps it out, not its absence.
+	home, _ := agenttest.EnvValue(env, "HOME")
+	transcripts, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
+	if len(transcripts) < 2 {
+		t.Errorf("transcripts %v: want the live session's and the planner run's", transcripts)
 	}
 	out, took = relay(60*time.Second, "send", "--lead", "--follow", question)
 	if !strings.Contains(out, "delivered via rewake") || !strings.Contains(out, answer) || !strings.Contains(out, "✓ end of turn") {
@@ -228,6 +227,7 @@ func (u *tuiSession) screen(t testing.TB) string {
 // waitScreen waits up to d for want on the pane.
 func (u *tuiSession) waitScreen(t testing.TB, d time.Duration, want string) {
 	t.Helper()
+	d = max(d, tmuxGuard) // a hang guard, never a bound on a loaded machine
 	deadline := time.Now().Add(d)
 	for {
 		sc := u.screen(t)

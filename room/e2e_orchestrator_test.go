@@ -201,6 +201,7 @@ func (ls *liveSession) results() int {
 // eventually polls cond every 20 ms until it holds, failing after d.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, ptyGuard) // a hang guard, never a bound on a loaded machine
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -400,8 +401,10 @@ func TestE2EOrchestratorIdleRewakeLane(t *testing.T) {
 	reg, _ := s.Registration()
 	shown := transcriptTime(t, reg.TranscriptPath, "system-reminder", id)
 	t.Logf("rewake lane: claimed %s after the enqueue; in the transcript %s after the claim", latency, shown.Sub(*st.Delivered.DeliveredAt).Round(time.Millisecond))
-	if latency < 0 || latency > time.Second {
-		t.Fatalf("rewake delivery took %s (createdAt %s, deliveredAt %s), want under 1 s", latency, st.Delivered.CreatedAt, st.Delivered.DeliveredAt)
+	// That the waiter is woken by the enqueue itself, not by a poll, is
+	// TestBusyAndWaitClaim's (conversation): here only the order is held.
+	if latency < 0 {
+		t.Fatalf("rewake delivery before the enqueue (createdAt %s, deliveredAt %s)", st.Delivered.CreatedAt, st.Delivered.DeliveredAt)
 	}
 	var framed string
 	for _, r := range a.Agent() {

@@ -289,6 +289,10 @@ type repoCache struct {
 	minAge    time.Duration
 	gatherFn  func(*repoSignal) repoFacts
 	refreshes int // counted (tests)
+	// waitWrong and cheapRefresh are repoWaitWrong and repoCheapRefresh;
+	// tests of what the facts say (not of how long a prompt waits) raise
+	// them, so that a loaded machine's slow git does not change the answer.
+	waitWrong, cheapRefresh time.Duration
 }
 
 // Bounds of how long a prompt waits for a refresh.
@@ -308,7 +312,7 @@ const (
 
 func newRepoCache(root string) *repoCache {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &repoCache{root: root, ctx: ctx, cancel: cancel, minAge: 2 * time.Second}
+	c := &repoCache{root: root, ctx: ctx, cancel: cancel, minAge: 2 * time.Second, waitWrong: repoWaitWrong, cheapRefresh: repoCheapRefresh}
 	c.gatherFn = c.gather
 	return c
 }
@@ -354,8 +358,8 @@ func (c *repoCache) get(ctx context.Context, run *LastRun) (f repoFacts, pending
 			c.startLocked(sig)
 		}
 		switch {
-		case !c.have || wrong && (c.facts.took < repoCheapRefresh || sig.run != c.sig.run):
-			wait = repoWaitWrong
+		case !c.have || wrong && (c.facts.took < c.cheapRefresh || sig.run != c.sig.run):
+			wait = c.waitWrong
 		case wrong:
 			wait = repoWaitDear
 		default:

@@ -127,7 +127,7 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 		bin, "chat", "--resume", "--recap", "4")
 	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	prev := ""
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(tmuxGuard) // a hang guard: it returns once the screen settles
 	for time.Now().Before(deadline) {
 		time.Sleep(150 * time.Millisecond)
 		cur := run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-")

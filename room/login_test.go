@@ -19,7 +19,7 @@ func TestLoginHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.out.String()
-	for _, want := range []string{"to log in claude: run `claude` in a terminal of its own and type /login", "to log in codex: run `codex login` in a terminal"} {
+	for _, want := range []string{"to log in to claude: run `claude` in a terminal of its own and type /login (once; the room runs claude with that login)", "to log in to codex: run `codex login` in a terminal (once; the room runs codex with that login)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("/login printed %q, want %q", out, want)
 		}
@@ -95,5 +95,56 @@ func TestReadOnlySlashCommandsWriteOnlyTheLog(t *testing.T) {
 				t.Errorf("/%s removed %s", c.Name, k)
 			}
 		}
+	}
+}
+
+// 'e' with no $VISUAL or $EDITOR explains and asks again: it neither
+// cancels nor previews again, and the next answer decides.
+func TestEditWithoutEditorAsksAgain(t *testing.T) {
+	h := newHarness(t, "e", "y")
+	h.term.edit = func(string) (string, error) { return "", ErrNoEditor }
+	ran := 0
+	h.fr.run = func(context.Context, int, agents.Request) agents.Result {
+		ran++
+		return agents.Result{ExitCode: 0, Duration: time.Second, FinalText: "an answer"}
+	}
+	if _, err := h.e.Process(context.Background(), "what does main.go do?"); err != nil {
+		t.Fatalf("the run after e, y: %v\n%s", err, h.out.String())
+	}
+	out := h.out.String()
+	if ran != 1 || h.term.asked != 2 || strings.Contains(out, "cancelled") {
+		t.Fatalf("ran %d, asked %d times:\n%s", ran, h.term.asked, out)
+	}
+	if !strings.Contains(out, "no editor to open: set $VISUAL or $EDITOR") || !strings.Contains(out, "answer y for the prompt as shown") {
+		t.Fatalf("no explanation:\n%s", out)
+	}
+	if n := strings.Count(out, "preview: "); n != 1 {
+		t.Fatalf("%d previews for one prompt:\n%s", n, out)
+	}
+}
+
+// /diagnose wraps each check's detail between words under its column,
+// within the width /help keeps, as doctor does at a terminal.
+func TestDiagnoseWrapsBetweenWords(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.e.Process(context.Background(), "/diagnose"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	long := false
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > HelpWidth && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+		if strings.HasPrefix(l, strings.Repeat(" ", 28)) {
+			long = true // a continuation under the detail column
+		}
+	}
+	if !long {
+		t.Fatalf("no check was long enough to wrap:\n%s", out)
+	}
+	r := h.e.Doctor(context.Background(), true)
+	if got, want := strings.Join(strings.Fields(r.RenderWidth(false, HelpWidth)), " "), strings.Join(strings.Fields(r.Render(false)), " "); got != want {
+		t.Fatalf("wrapping changed the words:\n%s\nvs\n%s", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -426,12 +428,30 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 type termWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// repaint, when the panel is pinned, redraws it in place (cursor saved
+	// and restored): written after any other write that erases below the
+	// cursor. readline erases to the end of the screen (ED, ESC [ J) each
+	// time it redraws its line, which takes the panel's rows with it: a
+	// prompt printed after the panel was drawn (on a loaded machine the
+	// facts can be ready first) would otherwise leave no panel at all.
+	repaint atomic.Pointer[[]byte]
 }
 
 func (l *termWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(b)
+	n, err := l.w.Write(b)
+	if p := l.repaint.Load(); p != nil && err == nil && bytes.Contains(b, []byte("\x1b[J")) {
+		_, err = l.w.Write(*p)
+	}
+	return n, err
+}
+
+// writeDraw writes a draw of the panel itself (never repainted after).
+func (l *termWriter) writeDraw(b []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(b)
 }
 
 // pinnedPanel keeps the boxed context panel in the bottom rows of the
@@ -503,11 +523,19 @@ func (pp *pinnedPanel) drawLocked(resized bool) bool {
 	default:
 		b.WriteString("\x1b7")
 	}
+	var rowsText strings.Builder
 	for i, l := range lines {
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
+		fmt.Fprintf(&rowsText, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
 	}
+	b.WriteString(rowsText.String())
 	b.WriteString(restore)
 	pp.height, pp.rows = h, rows
+	if tw, ok := pp.w.(*termWriter); ok {
+		paint := []byte("\x1b7" + rowsText.String() + "\x1b8")
+		tw.repaint.Store(&paint)
+		tw.writeDraw([]byte(b.String()))
+		return true
+	}
 	io.WriteString(pp.w, b.String())
 	return true
 }
@@ -516,6 +544,9 @@ func (pp *pinnedPanel) drawLocked(resized bool) bool {
 func (pp *pinnedPanel) unpinLocked() {
 	if pp.height == 0 {
 		return
+	}
+	if tw, ok := pp.w.(*termWriter); ok {
+		tw.repaint.Store(nil)
 	}
 	fmt.Fprintf(pp.w, "\x1b7\x1b[r\x1b[%d;1H\x1b[J\x1b8", max(1, pp.rows-pp.height+1))
 	pp.height = 0

@@ -65,17 +65,42 @@ func (r *tmuxRoom) history() string {
 	return r.run("capture-pane", "-p", "-J", "-t", "g", "-S", "-", "-E", "-1")
 }
 
-// wait waits until the visible pane shows want n times or more.
+// tmuxGuard is the least a tmux test waits for a screen before it fails:
+// a hang guard, never a bound (a loaded machine may take many seconds to
+// start a CLI or redraw a pane).
+const tmuxGuard = 2 * time.Minute
+
+// wait waits until the pane and its scrollback show want n times or more.
 func (r *tmuxRoom) wait(want string, n int, d time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if strings.Count(r.all(), want) >= n {
+	r.settle(fmt.Sprintf("%d× %q", n, want), d, func(all, _ string) bool { return strings.Count(all, want) >= n })
+}
+
+// settle waits until the pane (all: with its scrollback; screen: the
+// visible rows) is the screen ok expects, and fails after the guard
+// (at least tmuxGuard) with what it shows.
+func (r *tmuxRoom) settle(what string, d time.Duration, ok func(all, screen string) bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(max(d, tmuxGuard))
+	for {
+		all, scr := r.all(), r.screen()
+		if ok(all, scr) {
 			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waited for %s; pane:\n%s\nvisible:\n%s", what, all, scr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r.t.Fatalf("waited for %d× %q; pane:\n%s", n, want, r.all())
+}
+
+// pinnedAtBottom reports whether the visible rows end with the context
+// panel, one copy of it in the pane, none in the scrollback, naming agent.
+func (r *tmuxRoom) pinnedAtBottom(all, screen, agent string) bool {
+	scr := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	return strings.Count(all, "┌─ context") == 1 && !strings.Contains(r.history(), "context ─") &&
+		len(scr) >= 5 && strings.HasPrefix(scr[len(scr)-1], "└") && strings.HasPrefix(scr[len(scr)-5], "┌─ context") &&
+		strings.Contains(strings.Join(scr[len(scr)-5:], "\n"), "agent    "+agent)
 }
 
 func TestTmuxPanelStaysPinned(t *testing.T) {
@@ -89,27 +114,23 @@ func TestTmuxPanelStaysPinned(t *testing.T) {
 		r.wait("› "+c, 1, 30*time.Second)
 		r.wait("›", i+2, 30*time.Second)
 	}
-	time.Sleep(500 * time.Millisecond)
-	all := r.all()
-	if n := strings.Count(all, "┌─ context"); n != 1 {
-		t.Fatalf("after ten commands the pane holds %d copies of the panel:\n%s", n, all)
-	}
-	if h := r.history(); strings.Contains(h, "context ─") || strings.Contains(h, "│ agent ") {
+	// The last redraw lands after the prompt: settle on one panel, in the
+	// bottom rows, naming claude, and none in the scrollback. A panel
+	// printed into the scrollback stays there, so this never settles.
+	r.settle("one panel pinned to the bottom rows after ten commands", 0, func(all, scr string) bool {
+		return r.pinnedAtBottom(all, scr, "claude")
+	})
+	if h := r.history(); strings.Contains(h, "│ agent ") {
 		t.Fatalf("the scrollback holds the panel:\n%s", h)
-	}
-	scr := strings.Split(strings.TrimRight(r.screen(), "\n"), "\n")
-	if len(scr) < 5 || !strings.HasPrefix(scr[len(scr)-1], "└") || !strings.HasPrefix(scr[len(scr)-5], "┌─ context") ||
-		!strings.Contains(strings.Join(scr[len(scr)-5:], "\n"), "agent    claude") {
-		t.Fatalf("the panel is not in the bottom rows:\n%s", strings.Join(scr, "\n"))
 	}
 	// The conversation scrolled into the scrollback, above the panel.
 	if !strings.Contains(r.history(), "/status") {
-		t.Fatalf("nothing scrolled into the scrollback:\n%s", all)
+		t.Fatalf("nothing scrolled into the scrollback:\n%s", r.all())
 	}
 	// A narrow terminal gets the one-line status instead, and the panel's
-	// rows are given back.
+	// rows are given back. Each prompt measures the terminal again, so the
+	// next one sees 80 columns whenever the room handles the SIGWINCH.
 	r.run("resize-window", "-t", "g", "-x", "80", "-y", "30")
-	time.Sleep(300 * time.Millisecond)
 	r.line("/note narrow")
 	r.wait("ctx claude", 1, 30*time.Second)
 	r.line("/exit")
@@ -137,11 +158,10 @@ func TestTmuxTwoTurnConversation(t *testing.T) {
 	r.line("y")
 	r.wait("You asked me to remember PINEAPPLE.", 1, 90*time.Second)
 	r.wait("claude: exit 0", 2, 20*time.Second)
-	time.Sleep(time.Second)
+	r.settle("the panel pinned after the second run", 0, func(all, scr string) bool {
+		return r.pinnedAtBottom(all, scr, "claude") && strings.Contains(scr, "last run claude /ask exit 0")
+	})
 	all := r.all()
-	if n := strings.Count(all, "┌─ context"); n != 1 {
-		t.Fatalf("%d copies of the panel:\n%s", n, all)
-	}
 	if !strings.Contains(all, "continues claude conversation ") {
 		t.Fatalf("the second preview does not name the conversation:\n%s", all)
 	}

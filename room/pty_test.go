@@ -109,11 +109,17 @@ func (s *screen) until(tb testing.TB, want string) {
 	s.untilWithin(tb, want, 10*time.Second)
 }
 
-// untilWithin waits up to d for want to appear after the last match
-// (until uses 10 s; what waits on the real Claude Code needs longer).
+// ptyGuard is the least untilWithin and wait give the room before they
+// fail: hang guards, never bounds (a loaded machine may take many seconds
+// to start a binary built with -race, or a CLI).
+const ptyGuard = 2 * time.Minute
+
+// untilWithin waits for want to appear after the last match, up to d or
+// ptyGuard, whichever is longer (until uses 10 s; what waits on the real
+// Claude Code needs longer).
 func (s *screen) untilWithin(tb testing.TB, want string, d time.Duration) {
 	tb.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(max(d, ptyGuard))
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
 		all := s.buf.String()
@@ -187,7 +193,7 @@ func (p *proc) wait(tb testing.TB) int {
 			tb.Fatal(err)
 		}
 		return 0
-	case <-time.After(10 * time.Second):
+	case <-time.After(ptyGuard):
 		// SIGQUIT makes the Go runtime print every goroutine's stack to
 		// the pty: the screen then shows where the room is stuck.
 		p.cmd.Process.Signal(syscall.SIGQUIT)

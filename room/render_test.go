@@ -3,6 +3,7 @@ package room
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +62,12 @@ func TestPulseUsesNoEscapeCodes(t *testing.T) {
 	var b safeBuffer
 	p := newPrinter(&b, false, true)
 	p.beginRun("claude")
-	time.Sleep(700 * time.Millisecond) // long enough for the pulse to draw
+	// Wait for the pulse to draw (a hang guard, not a bound).
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(b.String(), "claude thinking"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pulse never drew: %q", b.String())
+		}
+	}
 	p.activity(events.Activity{Kind: events.ActText, Text: "answer\n"})
 	p.endRun(agents.Result{Agent: "claude"}, events.Usage{})
 	out := b.String()
@@ -73,12 +79,24 @@ func TestPulseUsesNoEscapeCodes(t *testing.T) {
 	}
 }
 
-// safeBuffer is written by the pulse goroutine (under the printer's lock)
-// and read after endRun has joined it.
-type safeBuffer struct{ buf bytes.Buffer }
+// safeBuffer is written by the pulse goroutine and read by the test while
+// the pulse runs.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
 
-func (s *safeBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
-func (s *safeBuffer) String() string              { return s.buf.String() }
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
 
 func TestRenderShowsTerminalControl(t *testing.T) {
 	var b bytes.Buffer

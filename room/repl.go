@@ -397,6 +397,10 @@ func continuationPrompt(useColor bool) string {
 	return p.dim("   …") + " "
 }
 
+// ErrNoEditor is EditText's error when neither $VISUAL nor $EDITOR is set:
+// the confirmation says so and asks again, it does not cancel.
+var ErrNoEditor = errors.New("no editor to open: set $VISUAL or $EDITOR (for example: export EDITOR=vi) and start the room again to edit")
+
 // EditText opens text in $VISUAL or $EDITOR (split on spaces, run without
 // a shell) and returns the edited text.
 func EditText(text string, getenv func(string) string, dir string, in io.Reader, out, errw io.Writer) (string, error) {
@@ -406,7 +410,7 @@ func EditText(text string, getenv func(string) string, dir string, in io.Reader,
 	}
 	argv := strings.Fields(ed)
 	if len(argv) == 0 {
-		return "", errors.New("set $VISUAL or $EDITOR to edit the prompt")
+		return "", ErrNoEditor
 	}
 	f, err := os.CreateTemp(dir, "prompt-*.md")
 	if err != nil {

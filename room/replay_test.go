@@ -237,7 +237,7 @@ func (s *syncBuffer) String() string {
 
 func waitFor(t *testing.T, buf *syncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(buf.String(), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %q in:\n%s", want, buf.String())
@@ -276,7 +276,7 @@ func TestReplayFollow(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Replay --follow returned %v after cancel, want nil", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Replay --follow did not stop on cancel")
 	}
 	s := buf.String()

@@ -43,6 +43,15 @@ type StatusReport struct {
 // Status gathers the session status and logs a status event.
 func (e *Engine) Status(ctx context.Context) StatusReport {
 	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
+	if s.LastRun == nil {
+		// Nothing ran in this process (a one-shot status, a room just
+		// opened): the log's last run, marked as such.
+		if rs, err := ReadResume(e.LogPath(), 1); err == nil && rs.LastRun != nil {
+			l := *rs.LastRun
+			l.FromLog = true
+			s.LastRun = &l
+		}
+	}
 	if age, ok := e.planAge(); ok {
 		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
 	}
@@ -86,14 +95,22 @@ func (s StatusReport) Text() string {
 	}
 	b.WriteString("\n")
 	if s.LastRun == nil {
-		b.WriteString("last run: none in this session\n")
+		b.WriteString("last run: none recorded\n")
 	} else {
 		l := s.LastRun
 		state := fmt.Sprintf("exit %d", l.ExitCode)
 		if l.Cancelled {
 			state = "cancelled"
 		}
-		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", render.InertLine(l.Agent), render.InertLine(l.Command), state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
+		from := ""
+		if l.FromLog {
+			from = " (from the log)"
+		}
+		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s%s", render.InertLine(l.Agent), render.InertLine(l.Command), state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"), from)
+		if l.Reason != "" {
+			b.WriteString(": " + render.InertLine(l.Reason))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -395,16 +412,27 @@ func (r DoctorReport) Text() string { return r.Render(false) }
 var statusColors = map[string]color.Attribute{"ok": color.FgGreen, "warn": color.FgYellow, "fail": color.FgRed}
 
 // Render renders the report, its status words coloured when useColor.
-func (r DoctorReport) Render(useColor bool) string {
+func (r DoctorReport) Render(useColor bool) string { return r.RenderWidth(useColor, 0) }
+
+// RenderWidth is Render with each check's detail wrapped between words at
+// width columns (render.Wrap), under the detail column; 0 keeps each check
+// on one line (a pipe).
+func (r DoctorReport) RenderWidth(useColor bool, width int) string {
 	var b strings.Builder
 	for _, c := range r.Checks {
 		st := fmt.Sprintf("%-4s", c.Status)
+		name, detail := render.InertLine(c.Name), render.InertLine(c.Detail)
+		head := fmt.Sprintf("%s %-22s", st, name)
+		line := head + " " + detail + "\n"
+		if width > 0 {
+			line = render.Wrap(head, detail, len(head)+1, width)
+		}
 		if a, ok := statusColors[c.Status]; ok && useColor {
 			k := color.New(a, color.Bold)
 			k.EnableColor()
-			st = k.Sprint(st)
+			line = k.Sprint(st) + strings.TrimPrefix(line, st)
 		}
-		fmt.Fprintf(&b, "%s %-22s %s\n", st, render.InertLine(c.Name), render.InertLine(c.Detail))
+		b.WriteString(line)
 	}
 	return b.String()
 }
@@ -441,6 +469,16 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			detail += " · " + agentVersion(ctx, inv.Path)
 		}
 		add(name, "ok", detail)
+		// The login, asked of the CLI offline, with the environment its
+		// runs get (API-key variables removed unless passed).
+		switch ls := agents.CheckLogin(ctx, name, inv.Path, inv.Env); {
+		case !ls.Known:
+			add(name+" login", "warn", "login state unknown ("+ls.Detail+"); if its runs say it is not logged in: "+agents.LoginHowTo(name))
+		case ls.LoggedIn:
+			add(name+" login", "ok", "logged in ("+ls.Method+")")
+		default:
+			add(name+" login", "fail", "not logged in: "+agents.LoginHowTo(name)+" (once), then run relay-baton doctor again")
+		}
 		if deep {
 			var bad []string
 			for _, role := range roles {

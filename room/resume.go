@@ -349,7 +349,7 @@ func (r *resumeReader) take(e events.Event) error {
 		if !m.Ran {
 			return nil
 		}
-		l := &LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD}
+		l := &LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD, Reason: m.Reason}
 		if l.Agent == "" {
 			l.Agent = string(e.Role)
 		}
@@ -360,7 +360,10 @@ func (r *resumeReader) take(e events.Event) error {
 			l.Duration = time.Duration(*m.DurationMs) * time.Millisecond
 		}
 		rs.LastRun = l
-		if id := m.Conversation; id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
+		// A failed first run (logged so by an earlier build) never
+		// completed a turn: not a conversation to continue.
+		failedFirst := (l.ExitCode != 0 || l.Cancelled || m.Error != "") && m.ConversationTurns <= 1
+		if id := m.Conversation; id != "" && !failedFirst && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
 			// What the CLI reported: the reported* fields when it reported
 			// running totals, else the run's own (logs before them hold
 			// the reported cost in costUsd).
@@ -642,6 +645,9 @@ func runWords(l *LastRun, now time.Time) string {
 	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), ago(now.Sub(l.At)))
 	if l.CostUSD > 0 {
 		s += ", " + money(l.CostUSD)
+	}
+	if l.Reason != "" {
+		s += ": " + l.Reason
 	}
 	return s
 }

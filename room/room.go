@@ -140,6 +140,22 @@ type LastRun struct {
 	At        time.Time     `json:"at"`
 	Summary   string        `json:"summary,omitempty"`
 	CostUSD   float64       `json:"costUsd,omitempty"`
+	// Reason is why a failed run failed (the CLI's error, a login to
+	// make, a timeout), as the agent_run event records it.
+	Reason string `json:"reason,omitempty"`
+	// FromLog: the run is the log's last one, not this room's (a one-shot
+	// status after a one-shot plan).
+	FromLog bool `json:"fromLog,omitempty"`
+}
+
+// failureReason is why res failed, in one line ("" when it did not fail
+// or was cancelled, which the event's text already says).
+func failureReason(agent string, res agents.Result) string {
+	if res.Err == nil || res.Cancelled {
+		return ""
+	}
+	msg := strings.TrimPrefix(res.Err.Error(), "agent "+agent+": ")
+	return summary(msg, 300)
 }
 
 // Engine is the room's state and command processor. Methods are not safe

@@ -258,13 +258,20 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	if res.Cancelled {
 		text = fmt.Sprintf("%s %s: cancelled after %s", req.Agent, spec.Command, res.Duration.Round(time.Millisecond))
 	}
+	// A failure says why in the log too, so replay and resume show what
+	// the terminal showed.
+	reason := failureReason(req.Agent, res)
+	if reason != "" {
+		meta.Reason = reason
+		text += ": " + reason
+	}
 	e.emit(events.Role(req.Agent), text, nil, meta)
 	if before != after {
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("HEAD moved during %s %s: %s -> %s", req.Agent, spec.Command, short(before), short(after)), nil,
 			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
-		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD}
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
 	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
 }

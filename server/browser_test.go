@@ -15,10 +15,20 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromium finds Debian's chromium. In CI (CI=true) a missing browser fails
-// the test: .ci/run installs it.
+// debianChromium is the browser itself behind Debian's /usr/bin/chromium,
+// a shell wrapper whose /etc/chromium.d/dev-shm prints "[: unexpected
+// operator" when findmnt answers with more than one line; the flags it
+// adds are chromedp's defaults (--disable-dev-shm-usage) or not needed
+// headless.
+const debianChromium = "/usr/lib/chromium/chromium"
+
+// chromium finds Debian's chromium (the binary, not its wrapper). In CI
+// (CI=true) a missing browser fails the test: .ci/run installs it.
 func chromium(t testing.TB) string {
 	t.Helper()
+	if fi, err := os.Stat(debianChromium); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return debianChromium
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
