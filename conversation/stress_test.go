@@ -53,7 +53,14 @@ func claimerMain(spec string) int {
 	w := bufio.NewWriter(f)
 	defer w.Flush()
 	done := filepath.Join(ws, "producer-done")
+	parent := os.Getppid()
 	for {
+		if os.Getppid() != parent {
+			// The test that started this claimer is gone (killed by a
+			// timeout, say): its done marker will never come.
+			fmt.Fprintln(os.Stderr, "claimer: the test process is gone; stopping")
+			return 1
+		}
 		var res ClaimResult
 		if lane == LaneHook {
 			// The Stop hook's shape: a single claim attempt per turn end.
