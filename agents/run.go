@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -310,9 +309,8 @@ func Run(ctx context.Context, req Request) (res Result) {
 		return res
 	}
 	cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env, Stdout: outW, Stderr: errW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdin stays nil: the child reads /dev/null.
-	err = cmd.Start()
+	tr, err := startTree(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -323,6 +321,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog.exit(-1)
 		return res
 	}
+	defer tr.close()
 	pgid := cmd.Process.Pid
 	if req.OnStart != nil {
 		req.OnStart(pgid)
@@ -374,7 +373,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		})
 	}()
 
-	// Cancellation and timeout: SIGTERM to the group, SIGKILL after Grace.
+	// Cancellation and timeout: SIGTERM to the tree, SIGKILL after Grace.
 	exited := make(chan struct{})
 	killed := make(chan struct{})
 	go func() {
@@ -384,12 +383,12 @@ func Run(ctx context.Context, req Request) (res Result) {
 			return
 		case <-runCtx.Done():
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		tr.terminate()
 		select {
 		case <-exited:
 		case <-time.After(Grace):
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 	}()
 
 	waitErr := cmd.Wait()
@@ -398,9 +397,9 @@ func Run(ctx context.Context, req Request) (res Result) {
 	// Whatever the agent left behind in its group goes with it: that is
 	// what lets the output pipes reach EOF.
 	if runCtx.Err() != nil {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 	} else {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		tr.terminate()
 	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
@@ -408,7 +407,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	case <-drained:
 	case <-time.After(Grace):
 		// Backstop: a process that left the group still holds the pipes.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 		outR.Close()
 		errR.Close()
 		<-drained

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -84,8 +83,7 @@ type CodexAppServer struct {
 // process ends when ctx ends or Close is called.
 func StartCodexAppServer(ctx context.Context, bin string) (*CodexAppServer, error) {
 	cmd := exec.CommandContext(ctx, bin, "app-server")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -183,7 +181,7 @@ func (a *CodexAppServer) Close() {
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(a.cmd)
 		<-done
 	}
 }

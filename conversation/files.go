@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -134,7 +133,7 @@ const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 // .gitignore is there already (the user's own is kept). It never follows a
 // symlink; a failure only costs the convenience, so it is not an error.
 func ensureIgnored(dir string) {
-	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscallNoFollow, 0o600)
 	if err != nil {
 		return
 	}
