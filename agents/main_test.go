@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
+	"syscall"
 	"sort"
 	"strings"
 	"testing"
@@ -19,11 +21,18 @@ import (
 //	tree    start `sh -c 'sleep 59.1234 & sleep 59.1234'` in the group and wait
 //	        (cancellation must take the whole tree down)
 //	orphan  leave a grandchild holding stdout, then exit 0
+//	stubborn like tree, but the agent and its grandchildren ignore SIGTERM
+//	        (`sleep 300.5678`)
+//
+// runnerEnv makes it act as relay-baton instead (see runner).
 const probeEnv = "RELAY_BATON_PROBE"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(probeEnv); mode != "" {
 		os.Exit(probe(mode))
+	}
+	if os.Getenv(runnerEnv) != "" {
+		os.Exit(runner())
 	}
 	os.Exit(m.Run())
 }
@@ -53,6 +62,14 @@ func probe(mode string) int {
 		if err := cmd.Run(); err != nil {
 			return 1
 		}
+		return 0
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(`{"type":"system","subtype":"init","session_id":"probe"}`)
+		cmd := exec.Command("sh", "-c", "trap '' TERM; sleep 300.5678 & sleep 300.5678; wait")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Run()
+		time.Sleep(time.Hour)
 		return 0
 	case "orphan":
 		cmd := exec.Command("sh", "-c", "sleep 59.4321")

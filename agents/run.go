@@ -27,8 +27,10 @@ const (
 
 // Grace is how long a cancelled agent gets between SIGTERM and SIGKILL to
 // its process group; it also bounds how long output pipes are drained after
-// the agent exits (orphaned grandchildren holding them open).
-var Grace = 3 * time.Second
+// the agent exits (orphaned grandchildren holding them open). Under a
+// second, so that relay-baton ends within a second of SIGTERM even when the
+// agent ignores it.
+var Grace = 500 * time.Millisecond
 
 // MaxLine caps one output line; a longer line is reported as an ActRaw
 // note and skipped, never fatal.

@@ -17,14 +17,15 @@ import (
 // SIGKILL a second later. It ignores the terminal's signals, and runs in a
 // process group of its own, so Ctrl-C, a closed terminal or a kill of
 // relay-baton's group do not take it first. Nothing but the number, which
-// relay-baton writes, reaches the shell.
+// relay-baton writes, reaches the shell. "kill -s SIG -- -N" is the POSIX
+// form that dash, bash and zsh all take for a group.
 const guardScript = `trap '' INT HUP TERM QUIT
 read -r g || exit 0
 case $g in ''|*[!0-9]*) exit 0;; esac
 if read -r x; then exit 0; fi
-kill -TERM -- "-$g" 2>/dev/null || exit 0
+kill -s TERM -- "-$g" 2>/dev/null || exit 0
 sleep 1
-kill -KILL -- "-$g" 2>/dev/null
+kill -s KILL -- "-$g" 2>/dev/null
 exit 0`
 
 // tree is an agent's process tree: its process group (the agent leads it),
