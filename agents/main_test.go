@@ -5,9 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"syscall"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
