@@ -1,6 +1,7 @@
 package agents_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
 )
 
 // probeEnv makes the test binary act as a fake agent CLI instead of running
@@ -93,4 +96,24 @@ func self(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runnerEnv makes the test binary stand for relay-baton: it runs the
+// "stubborn" probe agent through agents.Run, prints "PGID <n>" once the
+// agent started, and runs until killed; SIGTERM cancels the run as
+// relay-baton's own signal handling does.
+const runnerEnv = "RELAY_BATON_TEST_RUNNER"
+
+func runner() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	exe, err := os.Executable()
+	if err != nil {
+		return 2
+	}
+	res := agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: os.TempDir(),
+		Env:     []string{agents.ClaudeBinEnv + "=" + exe, probeEnv + "=stubborn"},
+		OnStart: func(pid int) { fmt.Printf("PGID %d\n", pid) }})
+	fmt.Println("DONE " + res.Summary)
+	return 0
 }

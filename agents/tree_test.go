@@ -4,11 +4,8 @@ package agents_test
 
 import (
 	"bufio"
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,26 +15,6 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 )
-
-// runnerEnv makes the test binary stand for relay-baton: it runs the
-// "stubborn" probe agent through agents.Run, prints "PGID <n>" once the
-// agent started, and runs until killed; SIGTERM cancels the run as
-// relay-baton's own signal handling does.
-const runnerEnv = "RELAY_BATON_TEST_RUNNER"
-
-func runner() int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	exe, err := os.Executable()
-	if err != nil {
-		return 2
-	}
-	res := agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: os.TempDir(),
-		Env:     []string{agents.ClaudeBinEnv + "=" + exe, probeEnv + "=stubborn"},
-		OnStart: func(pid int) { fmt.Printf("PGID %d\n", pid) }})
-	fmt.Println("DONE " + res.Summary)
-	return 0
-}
 
 // treeLeft lists the live (not zombie) processes of group pgid, or whose
 // command line holds marker, through ps(1): Linux and macOS alike.

@@ -351,7 +351,7 @@ func TestPTYCtrlCCancelsRunningAgentTree(t *testing.T) {
 	for _, s := range strings.Fields(string(b)) {
 		pid, _ := strconv.Atoi(s)
 		deadline := time.Now().Add(3 * time.Second)
-		for syscall.Kill(pid, 0) == nil {
+		for pidAlive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d of the agent's tree is still alive", pid)
 			}
@@ -470,7 +470,7 @@ func TestPTYInProcessCtrlCCancelsRun(t *testing.T) {
 	// In cooked mode the terminal turns ^C into SIGINT for the foreground
 	// process group; here the test process is not attached to this pty, so
 	// deliver the signal the terminal would send.
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	interruptSelf()
 	p.until(t, "cancelled")
 	p.until(t, "claude› ")
 	p.send(t, "/status\r")
