@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // sysProcs reads process facts through ps(1), the way every Unix has (the
@@ -50,7 +51,10 @@ func (sysProcs) Stat(pid int) (ProcStat, error) {
 	return parsePsStat(out)
 }
 
-func (sysProcs) BootID() string {
+// BootID is read once: process 1 starts with the boot.
+func (sysProcs) BootID() string { return psBootID() }
+
+var psBootID = sync.OnceValue(func() string {
 	out, err := ps("-o", "lstart=", "-p", "1")
 	if err != nil {
 		return ""
@@ -60,4 +64,4 @@ func (sysProcs) BootID() string {
 		return ""
 	}
 	return "ps-" + strconv.FormatInt(t, 10)
-}
+})
