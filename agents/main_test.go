@@ -89,7 +89,7 @@ func probe(mode string) int {
 }
 
 // self is the test binary, used as a fake agent.
-func self(t *testing.T) string {
+func self(t testing.TB) string {
 	t.Helper()
 	p, err := os.Executable()
 	if err != nil {

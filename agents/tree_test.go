@@ -18,7 +18,7 @@ import (
 
 // treeLeft lists the live (not zombie) processes of group pgid, or whose
 // command line holds marker, through ps(1): Linux and macOS alike.
-func treeLeft(t *testing.T, pgid int, marker string) []string {
+func treeLeft(t testing.TB, pgid int, marker string) []string {
 	t.Helper()
 	out, err := exec.Command("ps", "-A", "-o", "pid=,pgid=,stat=,args=").Output()
 	if err != nil {
@@ -39,7 +39,7 @@ func treeLeft(t *testing.T, pgid int, marker string) []string {
 
 // startRunner starts the runner and waits for its agent's whole tree (the
 // agent, its shell and two sleeps) to run.
-func startRunner(t *testing.T) (*exec.Cmd, int, chan error) {
+func startRunner(t testing.TB) (*exec.Cmd, int, chan error) {
 	t.Helper()
 	cmd := exec.Command(self(t))
 	cmd.Env = append(os.Environ(), runnerEnv+"=1")
@@ -82,7 +82,7 @@ func startRunner(t *testing.T) (*exec.Cmd, int, chan error) {
 }
 
 // waitTreeGone waits for the tree to end; it fails after a minute.
-func waitTreeGone(t *testing.T, pgid int) time.Duration {
+func waitTreeGone(t testing.TB, pgid int) time.Duration {
 	t.Helper()
 	t0 := time.Now()
 	for {
@@ -140,16 +140,15 @@ func TestTermRunnerEndsTreeProbe(t *testing.T) {
 // exited with its agent's whole tree gone (the agent ignoring SIGTERM).
 // Reports the median as ms/term.
 func BenchmarkTermEndsTree(b *testing.B) {
-	t := &testing.T{}
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		cmd, pgid, done := startRunner(t)
+		cmd, pgid, done := startRunner(b)
 		b.StartTimer()
 		t0 := time.Now()
 		cmd.Process.Signal(syscall.SIGTERM)
 		<-done
-		waitTreeGone(t, pgid)
+		waitTreeGone(b, pgid)
 		ds = append(ds, time.Since(t0))
 	}
 	slices.Sort(ds)
