@@ -46,6 +46,7 @@ func startTree(cmd *exec.Cmd) (*tree, error) {
 	}
 	guard := exec.Command("/bin/sh", "-c", guardScript, "relay-baton-guard")
 	guard.Stdin = r
+	guard.Env = []string{"PATH=/usr/bin:/bin"} // sleep; nothing of the user's environment
 	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := guard.Start(); err != nil {
 		r.Close()
