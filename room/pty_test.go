@@ -56,7 +56,9 @@ func binaries(tb testing.TB) (string, string) {
 		binPath = filepath.Join(buildDir, "relay-baton")
 		fakePath = filepath.Join(buildDir, "fakeagent")
 		for _, b := range [][2]string{{binPath, ".."}, {fakePath, "./testdata/fakeagent"}} {
-			out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+			// The same build tags as this test binary: with -tags portable
+			// the room's relay-baton must read process facts as the test does.
+			out, err := exec.Command("go", "build", "-tags="+buildTags, "-o", b[0], b[1]).CombinedOutput()
 			if err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 				return
