@@ -31,7 +31,7 @@ type runSpec struct {
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
 		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, Resume: e.conversationID(agent),
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.conversationID(agent),
 	}
 }
 
@@ -107,13 +107,16 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
 	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
+	if line := configLine(inv); line != "" {
+		fmt.Fprintf(&b, "  config:  %s\n", line)
+	}
 	stripped := "none"
 	if len(inv.Stripped) > 0 {
-		stripped = strings.Join(inv.Stripped, ", ")
+		stripped = strings.Join(inv.Stripped, ", ") + " (credentials held back; pass one with --allow-env NAME)"
 	}
 	fmt.Fprintf(&b, "  env stripped: %s\n", stripped)
 	if len(inv.Passed) > 0 {
-		fmt.Fprintf(&b, "  env PASSED (--allow-api-key-env): %s\n", strings.Join(inv.Passed, ", "))
+		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
 	}
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
@@ -148,6 +151,25 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
 	return e.emit(events.RoleRelayBaton, text, refs, meta)
+}
+
+// configLine is the preview's line about .relay-baton.json: every
+// argument a trusted one adds, or why one present is ignored; "" when
+// there is none.
+func configLine(inv agents.Invocation) string {
+	switch {
+	case inv.ConfigIgnored != "":
+		return inv.ConfigIgnored
+	case inv.Config == "":
+		return ""
+	case len(inv.Extra) == 0:
+		return agents.ConfigName + " (trusted) adds no argument"
+	}
+	parts := make([]string, len(inv.Extra))
+	for i, a := range inv.Extra {
+		parts[i] = quoteArg(a)
+	}
+	return fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), strings.Join(parts, " "))
 }
 
 // previewLineMax is the longest prompt line a preview prints whole.
