@@ -92,6 +92,9 @@ func runSend(inv *cli.Invocation) error {
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}
+	if r.SocketErr != nil {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s; it waits in the inbox for the session's Stop hook or its rewake waiter ('relay-baton targets' shows how it is reachable)\n", render.InertLine(r.SocketErr.Error()))
+	}
 	if !*follow {
 		return nil
 	}

@@ -190,11 +190,11 @@ wait exits 1.`,
 
 var Hook = &Command{
 	Name:  "hook",
-	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
+	Usage: "stop|wait|prompt-submit|notify|session-start|install [flags]",
 	Short: "Claude Code hooks that deliver chat messages",
 	// Long is conversation.HookHelp(), the hooks' one table of help: main
 	// binds it with Run.
-	Subcommands: []string{"stop", "wait", "prompt-submit", "session-start", "install"},
+	Subcommands: []string{"stop", "wait", "prompt-submit", "notify", "session-start", "install"},
 	Dispatch:    true,
 }
 

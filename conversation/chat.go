@@ -61,6 +61,7 @@ const (
 	LaneHook    Lane = "hook"    // the Stop hook, at a turn boundary
 	LaneRewake  Lane = "rewake"  // the asyncRewake waiter (hook wait), while idle
 	LaneMonitor Lane = "monitor" // relay-baton wait, armed by the Monitor tool
+	LaneSocket  Lane = "socket"  // posted to the session's messaging socket (socket.go): between tool calls, or at once when idle
 )
 
 // Message is one chat message file.
@@ -646,7 +647,7 @@ func (s *Session) State(id string) (State, error) {
 
 // Frame returns the text the session receives for m.
 func (s *Session) Frame(m Message) string {
-	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID)})
+	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID), Socket: m.Lane == LaneSocket})
 }
 
 // Reply reads outbox/<id>.json, the session's optional explicit reply.

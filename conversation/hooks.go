@@ -37,14 +37,14 @@ type HookOptions struct {
 
 // HookEntry is one hook relay-baton registers.
 type HookEntry struct {
-	Event       string // Stop, SessionStart, UserPromptSubmit
+	Event       string // Stop, SessionStart, UserPromptSubmit, Notification
 	Command     string
 	Timeout     int // seconds
 	AsyncRewake bool
 }
 
 // hookSubs are the relay-baton hook subcommands (what marks an entry ours).
-var hookSubs = []string{"stop", "wait", "session-start", "prompt-submit"}
+var hookSubs = []string{"stop", "wait", "session-start", "prompt-submit", "notify"}
 
 // Hooks returns the entries `relay-baton hook install` registers.
 func Hooks(o HookOptions) []HookEntry {
@@ -66,6 +66,7 @@ func Hooks(o HookOptions) []HookEntry {
 		{Event: "SessionStart", Command: HookCommand(o.Binary, "session-start"), Timeout: 30},
 		{Event: "SessionStart", Command: wait, Timeout: secs, AsyncRewake: true},
 		{Event: "UserPromptSubmit", Command: HookCommand(o.Binary, "prompt-submit"), Timeout: 30},
+		{Event: "Notification", Command: HookCommand(o.Binary, "notify"), Timeout: 30},
 	}
 }
 
@@ -268,6 +269,7 @@ var hookEvents = map[string][]string{
 	"wait":          {"Stop", "SessionStart"},
 	"prompt-submit": {"UserPromptSubmit"},
 	"session-start": {"SessionStart"},
+	"notify":        {"Notification"},
 }
 
 // CheckHookEvent reports whether a payload's hook_event_name is one the hook

@@ -180,6 +180,16 @@ type Target struct {
 	Agent string `json:"agent"`
 	// Loaded: a Codex thread held by a running codex process (codex.go).
 	Loaded bool `json:"loaded,omitempty"`
+	// Socket: a message goes by the session's messaging socket (between
+	// tool calls, or at once when idle; socket.go).
+	Socket bool `json:"socket"`
+	// Delivers names the lane a message sent now would take: "socket",
+	// "hook" (at the turn's end), "rewake" (idle, at once), "queue" (an
+	// idle Codex thread) or "" (none until the session's next turn end).
+	Delivers string `json:"delivers,omitempty"`
+	// NeedsUser: the session waits for its user (a permission prompt or a
+	// question, attention.go): say what, so a queued message is no mystery.
+	NeedsUser string `json:"needsUser,omitempty"`
 }
 
 // ListTargets returns the sessions of workspace that can answer: those
@@ -265,6 +275,13 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 			t.Depth, t.Oldest = q.Depth, q.Oldest
 			t.Busy = s.Busy(now)
 			t.Waiting = s.Waiting()
+			if _, err := s.socketLane(procs); err == nil {
+				t.Socket = true
+			}
+			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
+				t.NeedsUser = a.What()
+			}
+			t.Delivers = t.lane()
 		}
 		out = append(out, *t)
 	}

@@ -15,6 +15,11 @@ type ChatMessage struct {
 	// OutboxPath is where the session may write an explicit reply
 	// ({"id","text"}); empty leaves the hint out.
 	OutboxPath string
+	// Socket: posted to the session's messaging socket, which Claude Code
+	// presents as a message from another Claude session, not typed by the
+	// user, to be answered with SendMessage; the frame then says who
+	// really typed it and where the answer goes.
+	Socket bool
 }
 
 // FrameChat returns the text a session receives for a chat message: it
@@ -34,7 +39,12 @@ func FrameChat(m ChatMessage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[relay-baton chat message %s from %s, typed by the user at %s]\n", m.ID, from, at.UTC().Format("2006-01-02 15:04:05 UTC"))
 	b.WriteString("This is a live chat message the user typed in relay-baton while this session runs. ")
-	b.WriteString("Answer it conversationally in your response text. ")
+	if m.Socket {
+		b.WriteString("relay-baton posted it through this session's messaging socket, so it arrives as if from another Claude session: it was typed by your user, in relay-baton, not by another session. ")
+		b.WriteString("Answer it in your response text (relay-baton shows the user your reply), not with SendMessage. ")
+	} else {
+		b.WriteString("Answer it conversationally in your response text. ")
+	}
 	b.WriteString("It is not a new work order and not approval or consent for anything that needs approval; ")
 	b.WriteString("your standing rules still apply. After answering, carry on with what you were doing.\n")
 	fmt.Fprintf(&b, "The message (id %s) is already claimed: do not look for it in the inbox.", m.ID)

@@ -51,6 +51,7 @@ func (w *Workspace) Targets() ([]Target, error) {
 		x := Target{
 			ID: t.SessionID, Lead: t.Lead, ChatCapable: t.ChatCapable, QueueDepth: t.Depth,
 			LastActivity: t.LastActivity, TranscriptPath: t.TranscriptPath, Cwd: t.Cwd,
+			State: t.Status(), Delivers: t.Delivers, NeedsUser: t.NeedsUser,
 		}
 		if !t.Oldest.IsZero() {
 			x.OldestAgeMs = max(now.Sub(t.Oldest).Milliseconds(), 0)

@@ -51,6 +51,12 @@ type Target struct {
 	LastActivity   time.Time `json:"lastActivity,omitzero"`
 	TranscriptPath string    `json:"transcriptPath,omitempty"`
 	Cwd            string    `json:"cwd,omitempty"`
+	// State is where a message sent now would go, in the words of
+	// `relay-baton targets` ("busy, socket: between tool calls", "waiting
+	// for its user (a permission prompt)", ...).
+	State     string `json:"state,omitempty"`
+	Delivers  string `json:"delivers,omitempty"`
+	NeedsUser string `json:"needsUser,omitempty"`
 }
 
 // LogEntry is one line of a session's chat log (log.jsonl).

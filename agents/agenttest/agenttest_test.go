@@ -148,3 +148,31 @@ func TestAnthropicWhen(t *testing.T) {
 		t.Fatalf("after the match: %s", got)
 	}
 }
+
+// WhenTail matches what follows the last assistant message, a system
+// message included (a socket message absorbed at a tool result), and
+// nothing before it.
+func TestAnthropicWhenTail(t *testing.T) {
+	a := NewAnthropic(t, Reply(Text("scripted")))
+	a.WhenTail("SOCK-7", Reply(Text("answer to the socket message")))
+	ask := func(tail string) string {
+		body := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"earlier SOCK-7"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"done"}]}` + tail + `]}`
+		resp, err := post(t, context.Background(), a.URL+"/v1/messages", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, data := sseEvents(t, resp)
+		return strings.Join(data, "\n")
+	}
+	if got := ask(""); !strings.Contains(got, "scripted") {
+		t.Fatalf("an earlier message matched: %s", got)
+	}
+	if got := ask(`,{"role":"system","content":[{"type":"text","text":"Another Claude session sent a message while you were working:\nSOCK-7"}]}`); !strings.Contains(got, "answer to the socket message") {
+		t.Fatalf("the system message after the tool result did not match: %s", got)
+	}
+	rs := a.Requests()
+	if tail := TailText(rs[len(rs)-1]); !strings.Contains(tail, "done") || !strings.Contains(tail, "SOCK-7") || strings.Contains(tail, "earlier") {
+		t.Fatalf("TailText = %q", tail)
+	}
+}

@@ -72,6 +72,7 @@ type Recorded struct {
 	Path   string
 	Header http.Header
 	Body   []byte
+	At     time.Time // when the request came in
 }
 
 // JSON decodes the body into a generic map (nil if it is not JSON).
@@ -97,7 +98,7 @@ type server struct {
 
 func (s *server) record(r *http.Request) Recorded {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	s.mu.Unlock()
@@ -181,10 +182,11 @@ type Anthropic struct {
 	rules []rule
 }
 
-// rule answers a request by its content (When).
+// rule answers a request by its content (When, WhenTail).
 type rule struct {
 	contains string
 	step     Step
+	tail     bool // match TailText, not LastUserText
 }
 
 // When makes the mock answer step to any agent-loop request (one that
@@ -199,6 +201,16 @@ func (a *Anthropic) When(substr string, step Step) {
 	a.rules = append(a.rules, rule{contains: substr, step: step})
 }
 
+// WhenTail is When matched against TailText: every message after the
+// last assistant message, system messages included. Claude Code hands a
+// message posted to a busy session's messaging socket to the model as a
+// system message after the tool's result, not in the last user message.
+func (a *Anthropic) WhenTail(substr string, step Step) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rules = append(a.rules, rule{contains: substr, step: step, tail: true})
+}
+
 // match returns the step of the first rule matching rec.
 func (a *Anthropic) match(rec Recorded) (Step, bool) {
 	a.mu.Lock()
@@ -206,9 +218,9 @@ func (a *Anthropic) match(rec Recorded) (Step, bool) {
 	if len(a.rules) == 0 {
 		return Step{}, false
 	}
-	last := LastUserText(rec)
+	last, tail := LastUserText(rec), TailText(rec)
 	for _, r := range a.rules {
-		if strings.Contains(last, r.contains) {
+		if !r.tail && strings.Contains(last, r.contains) || r.tail && strings.Contains(tail, r.contains) {
 			return r.step, true
 		}
 	}
@@ -265,6 +277,33 @@ func LastUserText(r Recorded) string {
 		}
 	}
 	return ""
+}
+
+// TailText returns the text of every message of a request after its last
+// assistant message (user and system alike: tool results, prompts and what
+// Claude Code adds), concatenated.
+func TailText(r Recorded) string {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(r.Body, &req) != nil {
+		return ""
+	}
+	start := 0
+	for i, m := range req.Messages {
+		if m.Role == "assistant" {
+			start = i + 1
+		}
+	}
+	var sb strings.Builder
+	for _, m := range req.Messages[start:] {
+		sb.WriteString(flatten(m.Content))
+		sb.WriteString("\n")
+	}
+	return sb.String()
 }
 
 func flatten(raw json.RawMessage) string {

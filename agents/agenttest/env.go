@@ -60,7 +60,8 @@ func needBin(t testing.TB, name string) string {
 // temporary HOME whose ~/.claude/settings.json has
 // {"apiKeyHelper":"echo sk-test"} (so no API-key variable is needed and
 // relay-baton's key stripping can stay on), ANTHROPIC_BASE_URL=a.URL,
-// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, and RELAY_BATON_CLAUDE=bin (left out when bin is "").
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, RELAY_BATON_NO_SOCKET=1 (the
+// hook lanes deliver) and RELAY_BATON_CLAUDE=bin (left out when bin is "").
 // It returns KEY=VALUE entries meant to be laid over os.Environ() (for
 // agents.Request.Env, or a relay-baton child process's cmd.Env).
 func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
@@ -78,6 +79,11 @@ func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
 		"ANTHROPIC_BASE_URL=" + a.URL,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
+		// The session's messaging socket stays on with the variable above
+		// (measured with claude 2.1.328): relay-baton's hooks record none,
+		// so the Stop hook and rewake lanes deliver. Socket-lane tests
+		// drop both.
+		"RELAY_BATON_NO_SOCKET=1",
 	}
 	if bin != "" {
 		env = append(env, "RELAY_BATON_CLAUDE="+bin)
