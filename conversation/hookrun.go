@@ -36,7 +36,7 @@ var HookCommands = []HookSub{
 	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary; records the session's messaging socket and permission mode, and the chat messages the prompt carries."},
 	{"notify", "notify", "Notification hook: records that the session waits for its user (a permission prompt or a question), shown by targets, the room and the page until the session moves on."},
 	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd (and its messaging socket, when Claude Code gives one) and creates its inbox."},
-	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
+	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too). The file is edited in\nplace (everything else kept byte for byte) after a backup to\n<file>.relay-baton.bak; a symlinked file stays a link (its target is\nedited); --uninstall removes only relay-baton's exact entries."},
 }
 
 // LookupHook returns the hook subcommand called name.

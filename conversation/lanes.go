@@ -136,9 +136,10 @@ func Send(workspace, sessionID, from, text string) (Receipt, error) {
 	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
 	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
 	if codex {
-		// Idle and loaded: hand it over now. An error leaves it queued for
-		// the Stop hook (recorded in errors.log).
-		_, r.QueueErr = DeliverQueue(context.Background(), s)
+		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
+		// it over now. An error leaves it queued for the Stop hook
+		// (recorded in errors.log).
+		_, r.QueueErr = DeliverCodex(context.Background(), s)
 	} else {
 		r.SocketErr = socketFailure(s.DeliverSocket(path))
 	}
@@ -223,8 +224,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	if agents.IsRolloutPath(r.TranscriptPath) {
 		// A Codex thread: while the message waits, the queue lane delivers
 		// it as soon as the thread is idle (a Stop hook may have run just
-		// before it was queued).
-		nudge = func() { _, _ = DeliverQueue(ctx, s) }
+		// before it was queued), the steer lane while a turn runs on the
+		// daemon.
+		nudge = func() { _, _ = DeliverCodex(ctx, s) }
 	} else if _, err := s.SocketLane(); err == nil {
 		// A Claude Code session with a messaging socket: a message that
 		// waits (behind others, or put back by Recover) is posted as soon

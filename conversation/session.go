@@ -58,7 +58,7 @@ func (s *Session) busyPath() string { return filepath.Join(s.dir, "busy") }
 // MarkBusy records that the session is in a turn (the UserPromptSubmit
 // hook). The idle lanes do not claim while it is set.
 func (s *Session) MarkBusy() error {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -110,7 +110,7 @@ func (l *WaiterLock) Release() {
 // kernel drops it when the process dies). ok is false when another waiter
 // holds it.
 func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
 	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
@@ -243,6 +243,10 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 			}
 		}
 	}
+	plant := findPlanted(ws)
+	for id := range plant.sessions {
+		delete(byID, id) // committed by a clone: never a target
+	}
 	now := time.Now()
 	out := make([]Target, 0, len(byID))
 	for id, t := range byID {
@@ -293,7 +297,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := readSmall(leadPath(ws), 4096); err == nil {
+	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == Live {

@@ -146,6 +146,8 @@ func (s *Session) Reachability(now time.Time) string {
 	queue := fmt.Sprintf("%d queued", q.Depth)
 	if s.IsCodex() {
 		switch {
+		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
+			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
 		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 		case CodexLoaded(s.ID):
@@ -181,7 +183,7 @@ func (s *Session) Reachability(now time.Time) string {
 // sessions --all would add).
 func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
 	if len(ts) == 0 {
-		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
+		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
 		if others, err := ListAllTargets(ws); err == nil && len(others) > 0 && !all {
 			fmt.Fprintf(w, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
 		}

@@ -2,8 +2,11 @@ package prompts
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+
+	evrender "github.com/relay-baton/relay-baton/events/render"
 )
 
 // ChatMessage is what the framing needs to know about a chat message.
@@ -28,7 +31,7 @@ type ChatMessage struct {
 // it is neither a new work order nor approval for anything gated, and asks
 // the session to carry on afterwards. The message is already claimed.
 func FrameChat(m ChatMessage) string {
-	from := m.From
+	from := ChatFrom(m.From)
 	if from == "" {
 		from = "relay-baton"
 	}
@@ -52,7 +55,35 @@ func FrameChat(m ChatMessage) string {
 		fmt.Fprintf(&b, " Optionally write your reply as JSON {\"id\":%q,\"text\":...} to %s.", m.ID, m.OutboxPath)
 	}
 	b.WriteString("\n\n<chat-message>\n")
-	b.WriteString(strings.ReplaceAll(m.Text, "</chat-message>", "</chat-message >"))
+	b.WriteString(defuseClosingTag(m.Text))
 	b.WriteString("\n</chat-message>")
 	return b.String()
+}
+
+// MaxFromRunes is the longest sender name the frame shows.
+const MaxFromRunes = 64
+
+// ChatFrom returns a message's sender name as one safe line: white space
+// (newlines included) folded into one space, cut to MaxFromRunes, control,
+// bidi and zero-width characters shown visibly (events/render.InertLine), and
+// brackets turned into parentheses so that it cannot close the header's
+// [...] or open a tag. The sender name comes from send --from, the inbox
+// file or /api/send: anyone who can write one of those chooses it.
+func ChatFrom(s string) string {
+	return evrender.InertLine(fromBrackets.Replace(evrender.Cut(s, MaxFromRunes)))
+}
+
+var fromBrackets = strings.NewReplacer("[", "(", "]", ")", "<", "(", ">", ")")
+
+// closingTag matches the frame's closing tag in any case, with white space
+// where a lenient reader would allow it.
+var closingTag = regexp.MustCompile(`(?i)<\s*/\s*chat-message\s*>`)
+
+// defuseClosingTag puts a space before the '>' of every closing tag in the
+// message text, whatever its case, so only the frame's own tag closes it.
+func defuseClosingTag(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	return closingTag.ReplaceAllStringFunc(s, func(t string) string { return t[:len(t)-1] + " >" })
 }

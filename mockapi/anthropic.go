@@ -1,25 +1,24 @@
-// Package agenttest is test support for driving the real claude and codex
-// CLIs offline: scriptable mock servers for the Anthropic Messages API and
-// the OpenAI Responses API (SSE, on 127.0.0.1 with a random port), finders
-// for the pinned CLI binaries, and helpers that build the offline
-// environment each CLI needs (temporary HOME / CODEX_HOME, base URLs, a
-// fake key that never comes from an API-key variable).
+// Package mockapi serves scriptable mock model APIs on the loopback
+// interface: the Anthropic Messages API that Claude Code speaks and the
+// OpenAI Responses API that Codex speaks, both as SSE streams on 127.0.0.1
+// with a random port. They let the real claude and codex CLIs run fully
+// offline. The end-to-end tests use them (through agents/agenttest) and so
+// does `relay-baton selftest`, which checks an installed CLI against the
+// contracts relay-baton depends on.
 //
-// Other packages' end-to-end tests use it too, including tests that run a
-// built relay-baton binary: everything a run needs is carried by
-// environment variables plus a .relay-baton.json in the repository (see
-// ClaudeEnv, CodexEnv and WriteRepoConfig).
-package agenttest
+// A mock answers each agent-loop request with the next scripted Step, or
+// with the Step of the first When rule whose text is in the request's last
+// user input; once the script is used up it answers "done".
+package mockapi
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -91,7 +90,9 @@ type server struct {
 	next     int
 	fallback Step
 	reqs     []Recorded
-	srv      *httptest.Server
+	srv      *http.Server
+	ln       net.Listener
+	url      string
 	closing  chan struct{}
 	once     sync.Once
 }
@@ -129,10 +130,25 @@ func (s *server) requests(path string) []Recorded {
 	return out
 }
 
+// listen starts serving h on 127.0.0.1 with a random port.
+func (s *server) listen(h http.Handler) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("mock API: listen on 127.0.0.1: %w", err)
+	}
+	s.ln, s.url = ln, "http://"+ln.Addr().String()
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go s.srv.Serve(ln)
+	return nil
+}
+
+// close ends stalled streams and stops the server; open connections are
+// closed, not drained.
 func (s *server) close() {
 	s.once.Do(func() { close(s.closing) })
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	if s.srv != nil {
+		s.srv.Close()
+	}
 }
 
 // sse writes SSE events, honouring Delay and Stall.
@@ -227,16 +243,19 @@ func (a *Anthropic) match(rec Recorded) (Step, bool) {
 	return Step{}, false
 }
 
-// NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port,
-// closed when the test ends. Once the script is used up every request
-// answers "done".
-func NewAnthropic(t testing.TB, steps ...Step) *Anthropic {
-	t.Helper()
-	a := &Anthropic{s: &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}}
-	a.s.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	a.URL = a.s.srv.URL
-	t.Cleanup(a.Close)
-	return a
+// NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port;
+// Close stops it. Once the script is used up every request answers "done".
+func NewAnthropic(steps ...Step) (*Anthropic, error) {
+	a := &Anthropic{s: newServer(steps)}
+	if err := a.s.listen(http.HandlerFunc(a.serve)); err != nil {
+		return nil, err
+	}
+	a.URL = a.s.url
+	return a, nil
+}
+
+func newServer(steps []Step) *server {
+	return &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}
 }
 
 // Close stops the server, ending any stalled stream.
