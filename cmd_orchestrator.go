@@ -96,6 +96,9 @@ func runSend(inv *cli.Invocation) error {
 		depth = " (already claimed by one of the session's lanes)"
 	}
 	fmt.Fprintf(inv.IO.Out, "queued %s for session %s%s\n", r.Message.ID, id, depth)
+	if note := conversation.NativeLaneNote(); note != "" {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
+	}
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}
@@ -141,6 +144,9 @@ func runTargets(inv *cli.Invocation) error {
 		}
 	}
 	warnPlanted(inv, ws)
+	if note := conversation.NativeLaneNote(); note != "" {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
+	}
 	list := conversation.ListTargets
 	if *all {
 		list = conversation.ListAllTargets
@@ -299,6 +305,9 @@ func hookInstall(inv *cli.Invocation) error {
 	}
 	if !fs.Changed("scope") {
 		*scope = "" // the agent's default
+	}
+	if note := conversation.NativeLaneNote(); note != "" && !*check && !*uninstall {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("hook install: %s; nothing was installed (--check and --uninstall still work here)", note)}
 	}
 	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
 		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})

@@ -226,9 +226,7 @@ func (p *rbProc) term() bool {
 
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, p)
 }
 
 // TestFIFOsDoNotHang: a FIFO where relay-baton expects a file (an inbox

@@ -60,6 +60,9 @@ func run(ctx context.Context, args []string, io *cli.IO) int {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if !cli.EnableConsole() && os.Getenv("NO_COLOR") == "" {
+		os.Setenv("NO_COLOR", "1") // an old console that shows escapes as text: plain output
+	}
 	io := &cli.IO{
 		In:     os.Stdin,
 		Out:    os.Stdout,

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -36,16 +35,24 @@ func openCommandLog(sessionDir string) (*commandLog, error) {
 	}
 	p := filepath.Join(sessionDir, CommandsLogName)
 	// O_NOFOLLOW: never append through a symlink a repository committed;
-	// O_NONBLOCK: never block on a FIFO there.
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	// O_NONBLOCK: never block on a FIFO there (openNoFollow; Windows has
+	// neither, and the check after opening refuses a link there).
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY|openNoFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w (if it is a link or a named pipe, move it aside)", p, err)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !sameAsPath(fi, p) {
 		f.Close()
 		return nil, fmt.Errorf("open %s: not a regular file: move it aside", p)
 	}
 	return &commandLog{f: f}, nil
+}
+
+// sameAsPath reports whether the open file fi is the file at p itself, not
+// the target of a link at p.
+func sameAsPath(fi os.FileInfo, p string) bool {
+	li, err := os.Lstat(p)
+	return err == nil && li.Mode().IsRegular() && os.SameFile(fi, li)
 }
 
 func (l *commandLog) write(b []byte) {

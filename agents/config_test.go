@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -100,9 +99,7 @@ func loadWithin(t *testing.T, dir string) (agents.Config, error) {
 func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, agents.ConfigName)
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, p)
 	_, err := loadWithin(t, dir)
 	if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file: move it aside") || !strings.Contains(err.Error(), agents.ConfigName) {
 		t.Fatalf("FIFO: err = %v", err)
@@ -128,9 +125,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	// A link to a FIFO elsewhere: the same.
 	other := t.TempDir()
 	fifo := filepath.Join(other, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, fifo)
 	os.Remove(p)
 	if err := os.Symlink(fifo, p); err != nil {
 		t.Fatal(err)

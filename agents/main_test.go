@@ -1,13 +1,16 @@
 package agents_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,11 +26,18 @@ import (
 //	tree    start `sh -c 'sleep 59.1234 & sleep 59.1234'` in the group and wait
 //	        (cancellation must take the whole tree down)
 //	orphan  leave a grandchild holding stdout, then exit 0
+//	stubborn like tree, but the agent and its grandchildren ignore SIGTERM
+//	        (`sleep 300.5678`)
+//
+// runnerEnv makes it act as relay-baton instead (see runner).
 const probeEnv = "RELAY_BATON_PROBE"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(probeEnv); mode != "" {
 		os.Exit(probe(mode))
+	}
+	if os.Getenv(runnerEnv) != "" {
+		os.Exit(runner())
 	}
 	// The trust record of .relay-baton.json files lives in the user's
 	// config folder: the tests keep theirs in a folder of their own.
@@ -104,6 +114,14 @@ func probe(mode string) int {
 			return 1
 		}
 		return 0
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(`{"type":"system","subtype":"init","session_id":"probe"}`)
+		cmd := exec.Command("sh", "-c", "trap '' TERM; sleep 300.5678 & sleep 300.5678; wait")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Run()
+		time.Sleep(time.Hour)
+		return 0
 	case "orphan":
 		cmd := exec.Command("sh", "-c", "sleep 59.4321")
 		cmd.Stdout = os.Stdout
@@ -119,11 +137,31 @@ func probe(mode string) int {
 }
 
 // self is the test binary, used as a fake agent.
-func self(t *testing.T) string {
+func self(t testing.TB) string {
 	t.Helper()
 	p, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runnerEnv makes the test binary stand for relay-baton: it runs the
+// "stubborn" probe agent through agents.Run, prints "PGID <n>" once the
+// agent started, and runs until killed; SIGTERM cancels the run as
+// relay-baton's own signal handling does.
+const runnerEnv = "RELAY_BATON_TEST_RUNNER"
+
+func runner() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	exe, err := os.Executable()
+	if err != nil {
+		return 2
+	}
+	res := agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "x", Dir: os.TempDir(),
+		Env:     []string{agents.ClaudeBinEnv + "=" + exe, probeEnv + "=stubborn"},
+		OnStart: func(pid int) { fmt.Printf("PGID %d\n", pid) }})
+	fmt.Println("DONE " + res.Summary)
+	return 0
 }

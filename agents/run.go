@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -30,8 +29,10 @@ const (
 
 // Grace is how long a cancelled agent gets between SIGTERM and SIGKILL to
 // its process group; it also bounds how long output pipes are drained after
-// the agent exits (orphaned grandchildren holding them open).
-var Grace = 3 * time.Second
+// the agent exits (orphaned grandchildren holding them open). Under a
+// second, so that relay-baton ends within a second of SIGTERM even when the
+// agent ignores it.
+var Grace = 500 * time.Millisecond
 
 // MaxLine caps one output line; a longer line is reported as an ActRaw
 // note and skipped, never fatal.
@@ -293,9 +294,8 @@ func Run(ctx context.Context, req Request) (res Result) {
 		return res
 	}
 	cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env, Stdout: outW, Stderr: errW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdin stays nil: the child reads /dev/null.
-	err = cmd.Start()
+	tr, err := startTree(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -306,6 +306,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog.exit(-1)
 		return res
 	}
+	defer tr.close()
 	pgid := cmd.Process.Pid
 	if req.OnStart != nil {
 		req.OnStart(pgid)
@@ -357,7 +358,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		})
 	}()
 
-	// Cancellation and timeout: SIGTERM to the group, SIGKILL after Grace.
+	// Cancellation and timeout: SIGTERM to the tree, SIGKILL after Grace.
 	exited := make(chan struct{})
 	killed := make(chan struct{})
 	go func() {
@@ -367,12 +368,12 @@ func Run(ctx context.Context, req Request) (res Result) {
 			return
 		case <-runCtx.Done():
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		tr.terminate()
 		select {
 		case <-exited:
 		case <-time.After(Grace):
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 	}()
 
 	waitErr := cmd.Wait()
@@ -381,9 +382,9 @@ func Run(ctx context.Context, req Request) (res Result) {
 	// Whatever the agent left behind in its group goes with it: that is
 	// what lets the output pipes reach EOF.
 	if runCtx.Err() != nil {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 	} else {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		tr.terminate()
 	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
@@ -391,7 +392,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	case <-drained:
 	case <-time.After(Grace):
 		// Backstop: a process that left the group still holds the pipes.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.kill()
 		outR.Close()
 		errR.Close()
 		<-drained

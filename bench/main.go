@@ -21,7 +21,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -228,10 +227,7 @@ func runOnce(stdin io.Reader, env []string, dir string, name string, args ...str
 	if cmd.ProcessState != nil {
 		lastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024
-	}
+	rss := maxRSS(cmd.ProcessState)
 	if err != nil {
 		return el, rss, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
 	}

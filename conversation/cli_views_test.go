@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,9 +56,7 @@ func TestCheckHooks(t *testing.T) {
 	if c := byName(CheckHooks(root, bin))["hooks (project)"]; c.Status != "ok" || !strings.Contains(c.Detail, "no relay-baton hooks") {
 		t.Errorf("no hooks: %+v", c)
 	}
-	if err := syscall.Mkfifo(filepath.Join(user, "settings.json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, filepath.Join(user, "settings.json"))
 	done := make(chan []HookCheck, 1)
 	go func() { done <- CheckHooks(root, bin) }()
 	select {
@@ -104,7 +101,7 @@ func TestLogSessions(t *testing.T) {
 		t.Errorf("outside a repository: %q", got)
 	}
 	os.Remove(LogPath(root))
-	syscall.Mkfifo(LogPath(root), 0o600)
+	makeFIFO(t, LogPath(root))
 	if got := LogSessions(root); got != nil {
 		t.Errorf("a FIFO log: %q", got)
 	}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -129,36 +128,22 @@ func CodexTurn(rollout string, now time.Time) bool {
 }
 
 // CodexLoaded reports whether thread id is loaded in a running codex
-// process: codex holds an flock on $CODEX_HOME/thread-writer-locks/<id>.lock
-// while it writes the thread (measured with 0.169.0). It reads /proc/locks
-// and never takes the lock itself. On systems without /proc/locks it
-// returns true when the lock file exists.
+// process: codex holds an exclusive flock on
+// $CODEX_HOME/thread-writer-locks/<id>.lock while it writes the thread
+// (measured with 0.169.0). Whether another process holds it is a fact of
+// the system (writerLockHeld): Linux reads /proc/locks, other systems (and
+// -tags portable) probe with a shared non-blocking lock dropped at once.
 func CodexLoaded(id string) bool {
 	home := CodexHome()
 	if home == "" || ValidSessionID(id) != nil {
 		return false
 	}
-	fi, err := os.Stat(filepath.Join(home, "thread-writer-locks", id+".lock"))
-	if err != nil {
+	p := filepath.Join(home, "thread-writer-locks", id+".lock")
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return true
-	}
-	locks, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return true
-	}
-	suffix := fmt.Sprintf(":%d ", st.Ino)
-	for _, l := range strings.Split(string(locks), "\n") {
-		// "1: FLOCK  ADVISORY  WRITE 1739 fe:00:9994199 0 EOF"
-		f := strings.Fields(l)
-		if len(f) >= 6 && f[1] == "FLOCK" && strings.HasSuffix(f[5]+" ", suffix) {
-			return true
-		}
-	}
-	return false
+	return writerLockHeld(p, fi)
 }
 
 // CodexTargetAge: a Codex thread whose rollout was last written longer ago
@@ -345,8 +330,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
 	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))

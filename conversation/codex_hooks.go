@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -89,8 +88,7 @@ func StartCodexAppServer(ctx context.Context, bin string, env ...string) (*Codex
 	if len(env) > 0 {
 		cmd.Env = env
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -188,7 +186,7 @@ func (a *CodexAppServer) Close() {
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(a.cmd)
 		<-done
 	}
 }

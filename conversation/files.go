@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -139,7 +138,7 @@ const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 // file could not be made right, for a warning ("" when it is right).
 func ensureIgnored(dir string) string {
 	p := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscallNoFollow, 0o600)
 	if err == nil {
 		_, err = f.WriteString(ignoreAll)
 		if cerr := f.Close(); err == nil {

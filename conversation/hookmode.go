@@ -82,7 +82,8 @@ func SkipHook(h HookEnv, in io.Reader) bool {
 //  1. agents.AgentRunEnv=1 (inherited from relay-baton's agent runs):
 //     ModeAgentRun.
 //  2. No CLAUDE_PID, CLAUDECODE nor CLAUDE_CODE_ENTRYPOINT: ModeManual.
-//  3. The session's argv, when it can be read (/proc/<pid>/cmdline): -p or
+//  3. The session's argv, when it can be read (src.Cmdline: /proc on
+//     Linux, kern.procargs2 on macOS, ps elsewhere): -p or
 //     --print (alone or in a short-flag group such as -cp) without
 //     --input-format stream-json is ModePrint; with it, ModeStreamJSON; no
 //     print flag, ModeInteractive.

@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package conversation
 
 import (

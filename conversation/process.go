@@ -13,8 +13,11 @@ import (
 )
 
 // Process identifies a Claude Code session's process across pid reuse: its
-// pid, its start time (field 22 of /proc/<pid>/stat, clock ticks since
-// boot) and the boot it started in.
+// pid, its start time and the boot it started in. What Start counts is the
+// system's own (ProcSource): clock ticks since boot on Linux (field 22 of
+// /proc/<pid>/stat), microseconds since the epoch on macOS (kinfo_proc's
+// p_starttime), seconds since the epoch from ps(1), 100 ns units since
+// 1601 on Windows; it is only ever compared with itself.
 type Process struct {
 	PID    int    `json:"pid"`
 	Start  uint64 `json:"startTicks,omitempty"`
@@ -29,11 +32,14 @@ type ProcStat struct {
 	PPID  int
 	Comm  string // the executable's name, as the kernel keeps it
 	State byte   // R, S, D, Z, X, ...
-	Start uint64 // clock ticks since boot
+	Start uint64 // the start time, in the system's unit (see Process)
 }
 
-// ProcSource reads facts about processes. The default (SystemProcs) reads
-// /proc on Linux; tests inject fakes.
+// ProcSource reads facts about processes: the one thing that differs per
+// system (proc_linux.go reads /proc, proc_darwin.go sysctl, proc_ps.go
+// ps(1) for the BSDs and -tags portable, proc_windows.go the Tool Help
+// snapshot); the decisions on them (Identify, Check, DetectHook) are the
+// same everywhere. Tests inject fakes.
 type ProcSource interface {
 	// Cmdline returns the argv of pid.
 	Cmdline(pid int) ([]string, error)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package conversation
 
 import (
@@ -9,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -131,11 +132,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			ln.(*net.UnixListener).SetUnlinkOnClose(false)
 			ln.Close() // the socket file stays, nobody listens
 		},
-		"fifo": func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		},
+		"fifo":         func(t *testing.T, p string) { makeFIFO(t, p) },
 		"regular file": func(t *testing.T, p string) { os.WriteFile(p, []byte("x"), 0o600) },
 		"symlink to a socket": func(t *testing.T, p string) {
 			sock := newFakeSocket(t)

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !unix && !windows
 
 package conversation
 
@@ -6,11 +6,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 )
+
+// Neither Unix nor Windows (plan9, js/wasm, wasip1): relay-baton does not
+// support these systems; the package builds, and the lane's locks refuse.
 
 const syscallNoFollow = 0
 
-// renameNoReplace is a best effort off Linux: check, then rename.
 func renameNoReplace(oldpath, newpath string) error {
 	if _, err := os.Lstat(newpath); err == nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
@@ -18,14 +21,24 @@ func renameNoReplace(oldpath, newpath string) error {
 	return os.Rename(oldpath, newpath)
 }
 
-func tryLock(f *os.File) (bool, error) {
-	return false, errors.New("the waiter lock needs Linux")
-}
+var errNoLocks = errors.New("file locks are not available on this system: use Linux, macOS or Windows")
+
+func tryLock(f *os.File) (bool, error) { return false, errNoLocks }
+
+func lockHeld(string) (bool, error) { return false, errNoLocks }
 
 const openNonBlock = 0
 
 const openDirectory = 0
 
-func lockWait(f *os.File) error { return errors.New("claim markers need Linux") }
+func lockWait(f *os.File) error { return errNoLocks }
 
 func processAlive(pid int) bool { return true }
+
+func ownGroup(cmd *exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

@@ -59,6 +59,16 @@ func OpenChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File,
 		f.Close()
 		return nil, notRegular(p, fi.Mode())
 	}
+	if nofollow && openNoFollow == 0 {
+		// No O_NOFOLLOW here (Windows): refuse when the path is a link.
+		if li, err := os.Lstat(p); err != nil || !li.Mode().IsRegular() || !os.SameFile(fi, li) {
+			f.Close()
+			if err == nil {
+				return nil, notRegular(p, li.Mode())
+			}
+			return nil, err
+		}
+	}
 	return f, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +34,7 @@ func TestRegularFileHelpers(t *testing.T) {
 	reg := filepath.Join(dir, "file")
 	os.WriteFile(reg, []byte("hello\n"), 0o600)
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, fifo)
 	linkReg := filepath.Join(dir, "link-to-file")
 	os.Symlink(reg, linkReg)
 	linkFIFO := filepath.Join(dir, "link-to-fifo")

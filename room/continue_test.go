@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -707,9 +706,7 @@ func BenchmarkStepSnapshot(b *testing.B) {
 
 func TestContinueRefusesAFIFOPlan(t *testing.T) {
 	h := newHarness(t, "y")
-	if err := syscall.Mkfifo(filepath.Join(h.e.SessionDir, "plan.md"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, filepath.Join(h.e.SessionDir, "plan.md"))
 	done := make(chan error, 1)
 	go func() { _, err := h.e.Continue(context.Background(), 2); done <- err }()
 	select {

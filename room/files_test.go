@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
@@ -21,9 +20,7 @@ import (
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
 	os.Remove(p)
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, p)
 }
 
 // secretFile is a file outside the repository that a symlink points at.

@@ -2,13 +2,10 @@ package room
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // termInput sits between the room's stdin and the line editor (readline):
@@ -105,13 +102,12 @@ func (t *termInput) loop() {
 			return
 		}
 		if t.fd >= 0 {
-			fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(fds, 100)
-			if err != nil && !errors.Is(err, unix.EINTR) {
+			ready, err := waitReadable(t.fd, 100)
+			if err != nil {
 				t.fail(err)
 				return
 			}
-			if n == 0 || err != nil {
+			if !ready {
 				continue
 			}
 			t.mu.Lock()

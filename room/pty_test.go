@@ -56,7 +56,9 @@ func binaries(tb testing.TB) (string, string) {
 		binPath = filepath.Join(buildDir, "relay-baton")
 		fakePath = filepath.Join(buildDir, "fakeagent")
 		for _, b := range [][2]string{{binPath, ".."}, {fakePath, "./testdata/fakeagent"}} {
-			out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+			// The same build tags as this test binary: with -tags portable
+			// the room's relay-baton must read process facts as the test does.
+			out, err := exec.Command("go", "build", "-tags="+buildTags, "-o", b[0], b[1]).CombinedOutput()
 			if err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 				return
@@ -357,7 +359,7 @@ func TestPTYCtrlCCancelsRunningAgentTree(t *testing.T) {
 	for _, s := range strings.Fields(string(b)) {
 		pid, _ := strconv.Atoi(s)
 		deadline := time.Now().Add(3 * time.Second)
-		for syscall.Kill(pid, 0) == nil {
+		for pidAlive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d of the agent's tree is still alive", pid)
 			}
@@ -476,7 +478,7 @@ func TestPTYInProcessCtrlCCancelsRun(t *testing.T) {
 	// In cooked mode the terminal turns ^C into SIGINT for the foreground
 	// process group; here the test process is not attached to this pty, so
 	// deliver the signal the terminal would send.
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	interruptSelf()
 	p.until(t, "cancelled")
 	p.until(t, "claude› ")
 	p.send(t, "/status\r")

@@ -16,7 +16,6 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -390,12 +389,6 @@ func benchReplay(b *testing.B, n int, o ReplayOptions) {
 	// CPU time (user+system, all threads) per replay: steadier than wall
 	// time on a shared machine.
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReplay1M: replay of a 1,000,000-event log to io.Discard.

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -583,7 +582,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 // file in it, or, when readOnly, with access(2) alone, which writes nothing.
 func dirWritable(dir string, readOnly bool) error {
 	if readOnly {
-		return syscall.Access(dir, 0x2) // W_OK
+		return canWrite(dir)
 	}
 	f, err := os.CreateTemp(dir, ".doctor-*")
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,9 +137,7 @@ func TestRefServesOnlyRegularFilesInside(t *testing.T) {
 	os.WriteFile(secret, []byte("SECRET"), 0o600)
 	os.Symlink(secret, filepath.Join(fr.dir, "handoff.md"))
 	os.Symlink(filepath.Dir(secret), filepath.Join(fr.dir, "linked"))
-	if err := syscall.Mkfifo(filepath.Join(fr.dir, "review.md"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, filepath.Join(fr.dir, "review.md"))
 	os.WriteFile(filepath.Join(fr.dir, "big.log"), []byte(strings.Repeat("x", MaxRefBytes+100)), 0o600)
 
 	get := func(name string) (int, string, string) {

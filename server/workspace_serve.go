@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 )
 
@@ -13,7 +14,7 @@ import (
 type ServeOptions struct {
 	Workspace string
 	Port      int  // on 127.0.0.1; 0 picks a free one
-	Open      bool // open the page in the default browser (xdg-open)
+	Open      bool // open the page in the default browser (browserOpener)
 	// Room opens the Agent Room's side of the page (timeline, context) for
 	// the workspace; when it fails, the chat panel works without it. main
 	// passes room.View in: nothing here imports room.
@@ -33,12 +34,13 @@ func ServeWorkspace(ctx context.Context, o ServeOptions) error {
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
 	fmt.Fprintf(o.Out, "relay-baton serve: %s  (workspace %s)\nCtrl-C stops it.\n", url, o.Workspace)
 	if o.Open {
-		if p, err := exec.LookPath("xdg-open"); err == nil {
-			if cmd := exec.Command(p, url); cmd.Start() == nil {
-				go cmd.Wait() // reap it: serve runs long after xdg-open exits
+		name, args := browserOpener(runtime.GOOS)
+		if p, err := exec.LookPath(name); err == nil {
+			if cmd := exec.Command(p, append(args, url)...); cmd.Start() == nil {
+				go cmd.Wait() // reap it: serve runs long after the opener exits
 			}
 		} else {
-			fmt.Fprintf(o.Log, "relay-baton: --open: no xdg-open here; open %s yourself\n", url)
+			fmt.Fprintf(o.Log, "relay-baton: --open: no %s here; open %s yourself\n", name, url)
 		}
 	}
 	b := NewWorkspace(ctx, o.Workspace)

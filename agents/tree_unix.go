@@ -1,0 +1,97 @@
+//go:build unix
+
+package agents
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// guardScript is the guard of an agent's process tree: a shell that reads
+// the agent's process group from its standard input, then waits. "done"
+// (written by relay-baton when the run ended and the group was stopped)
+// lets it exit; end of input without it means relay-baton died without
+// stopping the group (SIGKILL, a crash): it sends the group SIGTERM, then
+// SIGKILL a second later. It ignores the terminal's signals, and runs in a
+// process group of its own, so Ctrl-C, a closed terminal or a kill of
+// relay-baton's group do not take it first. Nothing but the number, which
+// relay-baton writes, reaches the shell. "kill -s SIG -- -N" is the POSIX
+// form that dash, bash and zsh all take for a group.
+const guardScript = `trap '' INT HUP TERM QUIT
+read -r g || exit 0
+case $g in ''|*[!0-9]*) exit 0;; esac
+if read -r x; then exit 0; fi
+kill -s TERM -- "-$g" 2>/dev/null || exit 0
+sleep 1
+kill -s KILL -- "-$g" 2>/dev/null
+exit 0`
+
+// tree is an agent's process tree: its process group (the agent leads it),
+// watched by a guard process that stops the group if relay-baton dies
+// first. On Linux the agent also gets SIGKILL when relay-baton dies
+// (PR_SET_PDEATHSIG), should the guard itself be killed.
+type tree struct {
+	pgid  int
+	guard *exec.Cmd
+	w     *os.File // the guard's standard input
+}
+
+// startTree starts the guard, then cmd in a new process group.
+func startTree(cmd *exec.Cmd) (*tree, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	guard := exec.Command("/bin/sh", "-c", guardScript, "relay-baton-guard")
+	guard.Stdin = r
+	guard.Env = []string{"PATH=/usr/bin:/bin"} // sleep; nothing of the user's environment
+	guard.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := guard.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("start the guard of the agent's processes (/bin/sh): %w", err)
+	}
+	r.Close()
+	t := &tree{guard: guard, w: w}
+	cmd.SysProcAttr = groupAttr()
+	if err := cmd.Start(); err != nil {
+		t.close()
+		return nil, err
+	}
+	t.pgid = cmd.Process.Pid
+	if _, err := fmt.Fprintf(w, "%d\n", t.pgid); err != nil {
+		// The guard is gone: do not run an agent nobody would stop.
+		t.kill()
+		cmd.Wait()
+		t.close()
+		return nil, fmt.Errorf("the guard of the agent's processes ended early: %w", err)
+	}
+	return t, nil
+}
+
+// terminate asks the whole tree to end (SIGTERM to the group).
+func (t *tree) terminate() { _ = syscall.Kill(-t.pgid, syscall.SIGTERM) }
+
+// kill ends the whole tree (SIGKILL to the group).
+func (t *tree) kill() {
+	if t.pgid > 0 {
+		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+	}
+}
+
+// close releases the guard once relay-baton has stopped the group itself.
+func (t *tree) close() {
+	if t.w == nil {
+		return
+	}
+	_, _ = t.w.Write([]byte("done\n"))
+	t.w.Close()
+	t.w = nil
+	go t.guard.Wait() // it exits on reading "done"
+}
+
+// openNoFollow: open(2) never follows a symlink at the last component, and
+// never blocks on a FIFO.
+const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK

@@ -1,0 +1,101 @@
+package conversation
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+
+	"golang.org/x/sys/windows"
+)
+
+// Windows has no O_NOFOLLOW, O_NONBLOCK nor O_DIRECTORY for open: files are
+// checked after opening (openChecked) instead.
+const (
+	syscallNoFollow = 0
+	openNonBlock    = 0
+	openDirectory   = 0
+)
+
+// renameNoReplace renames old to new with MoveFileEx without
+// MOVEFILE_REPLACE_EXISTING: it fails when new exists.
+func renameNoReplace(oldpath, newpath string) error {
+	from, err := windows.UTF16PtrFromString(oldpath)
+	if err != nil {
+		return err
+	}
+	to, err := windows.UTF16PtrFromString(newpath)
+	if err != nil {
+		return err
+	}
+	err = windows.MoveFileEx(from, to, 0)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, windows.ERROR_ALREADY_EXISTS), errors.Is(err, windows.ERROR_FILE_EXISTS):
+		err = fs.ErrExist
+	case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, windows.ERROR_PATH_NOT_FOUND):
+		err = fs.ErrNotExist
+	}
+	return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+}
+
+// lockRange locks the whole file (LockFileEx over the largest range).
+func lockRange(f *os.File, flags uint32) error {
+	ol := new(windows.Overlapped)
+	return windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, ^uint32(0), ^uint32(0), ol)
+}
+
+// tryLock takes an exclusive, non-blocking lock on f (LockFileEx).
+func tryLock(f *os.File) (bool, error) {
+	err := lockRange(f, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// lockWait takes an exclusive lock on f, waiting for it.
+func lockWait(f *os.File) error { return lockRange(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
+
+// lockHeld reports whether another handle holds an exclusive lock on the
+// file at path: a shared, non-blocking lock is refused only then.
+func lockHeld(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = lockRange(f, windows.LOCKFILE_FAIL_IMMEDIATELY)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return true, nil
+	}
+	return false, err
+}
+
+// processAlive reports whether process pid exists and has not exited.
+func processAlive(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_ACCESS_DENIED)
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err != nil {
+		return true
+	}
+	return code == 259 // STILL_ACTIVE
+}
+
+// ownGroup: on Windows cancelling cmd's context kills cmd's process only
+// (Go's default): a child it started (codex's npm launcher starts the
+// native binary) may outlive it. The lane that runs these commands is not
+// supported on native Windows (docs/platforms.md).
+func ownGroup(cmd *exec.Cmd) {}
+
+// killGroup kills cmd's process.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

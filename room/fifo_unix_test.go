@@ -1,0 +1,31 @@
+//go:build unix
+
+package room
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// makeFIFO makes a named pipe at p.
+func makeFIFO(t testing.TB, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cpuTime is the process's CPU time (user+system, all threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pidAlive reports whether process pid exists.
+func pidAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// interruptSelf sends this process SIGINT, as a terminal's ^C would.
+func interruptSelf() { syscall.Kill(os.Getpid(), syscall.SIGINT) }
