@@ -147,8 +147,14 @@ func (s *Session) socketLane(procs ProcSource) (SocketInfo, error) {
 	if !ok {
 		return SocketInfo{}, ErrNoSocket
 	}
-	if info.Process.Known() && info.Process.Check(procs) == Ended {
+	switch info.Process.Check(procs) {
+	case Live:
+	case Ended:
 		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", ErrNoSocket, info.Process.PID)
+	default:
+		// No full process evidence (pid, start time, boot id): not a
+		// record relay-baton's hook wrote on this machine.
+		return info, fmt.Errorf("%w: no process of this machine is recorded for it", ErrNoSocket)
 	}
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld

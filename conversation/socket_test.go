@@ -185,9 +185,17 @@ func TestSocketLaneNotUsed(t *testing.T) {
 		t.Fatalf("no record: %v", err)
 	}
 	sock := newFakeSocket(t)
-	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: Process{PID: ThisProcess().PID, Start: ThisProcess().Start + 1}})
+	ended := ThisProcess()
+	ended.Start++ // the pid reused by another process
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ended})
 	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
 		t.Fatalf("the process that bound it ended: %v", err)
+	}
+	// A record without the full evidence relay-baton's hook writes (a
+	// pid only, as a file committed to a repository would hold).
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: Process{PID: os.Getpid()}})
+	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+		t.Fatalf("a pid-only record: %v", err)
 	}
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ThisProcess(), PermissionMode: "bypassPermissions"})
 	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketHeld) {
