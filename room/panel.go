@@ -42,6 +42,9 @@ type Panel struct {
 	Target     string        `json:"target,omitempty"`
 	QueueDepth int           `json:"queueDepth"`
 	QueueAge   time.Duration `json:"queueOldestNs,omitempty"`
+	// SessionCostUSD is what this room session's runs cost (each run's
+	// own cost, summed).
+	SessionCostUSD float64 `json:"sessionCostUsd,omitempty"`
 }
 
 // orchestratorTarget is the orchestrator session the room talks to, ""
@@ -59,7 +62,7 @@ func (e *Engine) orchestratorTarget() string {
 // does not wait for a walk of a large repository (see repoCache.get).
 // Nothing is logged.
 func (e *Engine) Panel(ctx context.Context) Panel {
-	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1}
+	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Usage.CostUSD}
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}
@@ -151,10 +154,13 @@ func (p Panel) lastCell(short bool) string {
 	}
 	s := fmt.Sprintf("%s /%s %s %s", l.Agent, l.Command, state, compactDur(l.Duration))
 	if l.CostUSD > 0 {
-		s += fmt.Sprintf(" $%.3f", l.CostUSD)
+		s += " " + money(l.CostUSD)
 	}
 	if !short {
 		s += ", " + ago(p.LastAgo) + " ago"
+		if p.SessionCostUSD > 0 {
+			s += "; session " + money(p.SessionCostUSD)
+		}
 	}
 	return s
 }

@@ -205,7 +205,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	for _, s := range steps {
 		ps := PlanStep{Text: s, Files: []string{}}
 		for _, c := range ch {
-			if strings.Contains(s, c.Path) || strings.Contains(s, filepath.Base(c.Path)) {
+			if namesPath(s, c.Path) {
 				ps.Files = append(ps.Files, c.Path)
 				mentioned[c.Path] = true
 			}
@@ -213,7 +213,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		r.PlanSteps = append(r.PlanSteps, ps)
 	}
 	for _, c := range ch {
-		if r.Plan && !mentioned[c.Path] && !strings.Contains(plan, filepath.Base(c.Path)) {
+		if r.Plan && !mentioned[c.Path] && !namesPath(plan, c.Path) {
 			r.NotInPlan = append(r.NotInPlan, c.Path)
 		}
 		if c.IsDeleted() {
@@ -248,6 +248,28 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		LikelySecrets: events.Int(len(r.Secrets)), TestsTouched: events.Int(len(r.TestsTouched)), NotInPlan: events.Int(len(r.NotInPlan)), Deterministic: true,
 	})
 	return r, nil
+}
+
+// pathTokenRE matches the words of a text that can be paths.
+var pathTokenRE = lazyRE(`[\p{L}\p{N}_./\-]+`)
+
+// namesPath reports whether text names the file at path (relative to the
+// repository): a word of text is the path, its base name, or a tail of it
+// that starts at a folder ("cmd/main.go" names "app/cmd/main.go"). A word
+// that merely contains the name does not: "test_greet.py" does not name
+// greet.py, nor "src/greet.py" a greet.py at the top.
+func namesPath(text, path string) bool {
+	path = strings.TrimPrefix(filepath.ToSlash(path), "./")
+	for _, w := range pathTokenRE().FindAllString(text, -1) {
+		w = strings.TrimPrefix(strings.TrimRight(w, ".-/"), "./")
+		if w == "" {
+			continue
+		}
+		if w == path || strings.HasSuffix(path, "/"+w) {
+			return true
+		}
+	}
+	return false
 }
 
 func appendSecret(list []string, file, line string) []string {
@@ -549,26 +571,33 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 		return fmt.Errorf("unknown agent %q for /handoff: choose claude or codex", to)
 	}
 	doc := e.HandoffDoc(ctx, to)
+	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
+	// handoff.md is written once the user said yes: a declined handoff
+	// leaves the previous one in place.
+	_, err := e.runOnceThen(ctx, spec, func() error { return e.writeHandoff(to, doc) })
+	return err
+}
+
+// writeHandoff writes handoff.md, backing up the previous one, and logs it.
+func (e *Engine) writeHandoff(to, doc string) error {
 	path := filepath.Join(e.SessionDir, "handoff.md")
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
-			return fmt.Errorf("back up handoff.md: %w", err)
+			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs["backup"] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("back up handoff.md: %w", err)
+		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
-		return err
+		return fmt.Errorf("%w (nothing ran)", err)
 	}
 	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
 		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
-	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
-	_, err := e.runOnce(ctx, spec)
-	return err
+	return nil
 }
 
 // HandoffDoc builds handoff.md with the reference's sections, each part cut
