@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -42,14 +43,20 @@ type ClaudeTrust struct {
 }
 
 // ClaudeConfigPath is the user's Claude Code config as claude finds it in
-// env: $CLAUDE_CONFIG_DIR/.claude.json, else $HOME/.claude.json.
+// env: $CLAUDE_CONFIG_DIR/.claude.json, else the home folder's .claude.json.
 func ClaudeConfigPath(env []string) (string, error) {
 	if d := lookupEnv(env, "CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, ".claude.json"), nil
 	}
-	home := lookupEnv(env, "HOME")
+	// claude's home folder is Node's os.homedir(): %USERPROFILE% on
+	// Windows, $HOME elsewhere.
+	first, second := "HOME", "USERPROFILE"
+	if runtime.GOOS == "windows" {
+		first, second = second, first
+	}
+	home := lookupEnv(env, first)
 	if home == "" {
-		home = lookupEnv(env, "USERPROFILE")
+		home = lookupEnv(env, second)
 	}
 	if home == "" {
 		return "", errors.New("neither CLAUDE_CONFIG_DIR nor HOME is set")
