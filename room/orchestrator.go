@@ -65,6 +65,9 @@ func (e *Engine) chatWorkspace() (string, error) {
 // findTarget resolves want (a session id, a unique prefix of one, or ""
 // / "lead" for the lead) among the workspace's sessions.
 func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
+	for _, w := range conversation.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
+		e.out.say(events.RoleRelayBaton, "warning: %s", w)
+	}
 	ts, err := conversation.ListTargets(ws)
 	if err != nil {
 		return conversation.Target{}, err
@@ -382,7 +385,11 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 
 // previewChat prints what would be queued and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
-	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
+	if _, err := s.SocketLane(); err == nil {
+		m.Lane = conversation.LaneSocket // framed for the lane that will deliver it
+	}
+	framed := s.Frame(m)
 	n := len([]rune(framed))
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
@@ -431,6 +438,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	}
 	if len(text) > conversation.MaxMessageBytes {
 		return fmt.Errorf("%d bytes: %w", len(text), conversation.ErrTooLarge)
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return conversation.ErrNUL
 	}
 	text, err = e.confirmChat(s, text, note)
 	if err != nil {

@@ -45,6 +45,8 @@ type Panel struct {
 	// SessionCostUSD is what this room session's runs cost (each run's
 	// own cost, summed).
 	SessionCostUSD float64 `json:"sessionCostUsd,omitempty"`
+	// NeedsUser: the target waits for its user ("a permission prompt").
+	NeedsUser string `json:"targetNeedsUser,omitempty"`
 }
 
 // orchestratorTarget is the orchestrator session the room talks to, ""
@@ -95,6 +97,9 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 		if s, err := conversation.OpenSession(ws, t); err == nil {
 			if q, err := s.Queue(); err == nil {
 				p.QueueDepth, p.QueueAge = q.Depth, q.Age(e.now())
+			}
+			if a, ok := s.NeedsUser(conversation.LocateTranscript(s)); ok {
+				p.NeedsUser = a.What()
 			}
 		}
 	}
@@ -175,6 +180,12 @@ func (p Panel) orchCell(short bool) string {
 	}
 	if p.QueueDepth > 0 {
 		q += ", oldest " + ago(p.QueueAge)
+	}
+	if p.NeedsUser != "" {
+		q += ", waiting for its user"
+		if !short {
+			q += " (" + p.NeedsUser + ")"
+		}
 	}
 	return shortID(p.Target) + " " + q
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -68,19 +69,20 @@ func planWord(s StatusReport) string {
 	return "ready (" + (time.Duration(s.PlanAgeSec) * time.Second).String() + " old)"
 }
 
-// Text renders the report.
+// Text renders the report; repository text (paths, file names, the plan
+// error) is shown inert.
 func (s StatusReport) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
-	fmt.Fprintf(&b, "project: %s\n", s.Root)
-	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
+	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", render.InertLine(s.Active))
+	fmt.Fprintf(&b, "project: %s\n", render.InertLine(s.Root))
+	fmt.Fprintf(&b, "plan:    %s\n", render.InertLine(planWord(s)))
 	fmt.Fprintf(&b, "changed: %s", Count(len(s.ChangedFiles), "file"))
 	for i, c := range s.ChangedFiles {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
 			break
 		}
-		fmt.Fprintf(&b, "\n  %s", c)
+		fmt.Fprintf(&b, "\n  %s", render.InertLine(c))
 	}
 	b.WriteString("\n")
 	if s.LastRun == nil {
@@ -91,7 +93,7 @@ func (s StatusReport) Text() string {
 		if l.Cancelled {
 			state = "cancelled"
 		}
-		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
+		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", render.InertLine(l.Agent), render.InertLine(l.Command), state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
 	}
 	return b.String()
 }
@@ -292,12 +294,12 @@ func (r ReviewReport) summaryLine() string {
 		Count(len(r.Changed), "changed file"), len(r.NotInPlan), Count(len(r.Deletions), "deletion"), len(r.LargeDiffs), Count(len(r.Secrets), "likely secret"), Count(len(r.TestsTouched), "test"))
 }
 
-// Text renders the review.
+// Text renders the review; file names and plan text are shown inert.
 func (r ReviewReport) Text() string {
 	var b strings.Builder
 	b.WriteString(r.summaryLine() + "\n")
 	if r.PlanError != "" {
-		b.WriteString("plan.md unusable: changes are not compared with plan steps: " + r.PlanError + "\n")
+		b.WriteString("plan.md unusable: changes are not compared with plan steps: " + render.InertLine(r.PlanError) + "\n")
 	} else if !r.Plan {
 		b.WriteString("no plan.md: changes are not compared with plan steps\n")
 	}
@@ -306,9 +308,9 @@ func (r ReviewReport) Text() string {
 		if len(s.Files) > 0 {
 			mark = "✓"
 		}
-		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, summary(s.Text, 100))
+		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, render.InertLine(summary(s.Text, 100)))
 		if len(s.Files) > 0 {
-			fmt.Fprintf(&b, " [%s]", strings.Join(s.Files, ", "))
+			fmt.Fprintf(&b, " [%s]", render.InertLine(strings.Join(s.Files, ", ")))
 		}
 		b.WriteString("\n")
 	}
@@ -318,7 +320,7 @@ func (r ReviewReport) Text() string {
 		}
 		fmt.Fprintf(&b, "%s:\n", title)
 		for _, it := range items {
-			fmt.Fprintf(&b, "  - %s\n", it)
+			fmt.Fprintf(&b, "  - %s\n", render.InertLine(it))
 		}
 	}
 	list("changed but not named in the plan", r.NotInPlan)
@@ -402,7 +404,7 @@ func (r DoctorReport) Render(useColor bool) string {
 			k.EnableColor()
 			st = k.Sprint(st)
 		}
-		fmt.Fprintf(&b, "%s %-22s %s\n", st, c.Name, c.Detail)
+		fmt.Fprintf(&b, "%s %-22s %s\n", st, render.InertLine(c.Name), render.InertLine(c.Detail))
 	}
 	return b.String()
 }
