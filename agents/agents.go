@@ -88,6 +88,9 @@ type Invocation struct {
 	// not used (not trusted, or changed since): why, and how to trust it.
 	ConfigIgnored string
 	Resume        string // the conversation continued (Request.Resume)
+	// ClaudeSettings is one line for claude runs: whether the folder's
+	// Claude Code project settings load (ClaudeSettingsLine); "" for codex.
+	ClaudeSettings string
 }
 
 // Result is the outcome of a run.

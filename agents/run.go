@@ -98,6 +98,11 @@ func Prepare(req Request) (Invocation, error) {
 			inv.Argv = append(inv.Argv, "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
 			inv.Policy = "edits: --permission-mode acceptEdits, Bash allowed"
 		}
+		ct := CheckClaudeTrust(dir, env)
+		inv.ClaudeSettings = ClaudeSettingsLine(ct)
+		if !ct.Trusted {
+			inv.Argv = append(inv.Argv, ClaudeUntrustedArgs...)
+		}
 		inv.Argv = append(inv.Argv, extra...)
 		if req.Resume != "" {
 			inv.Argv = append(inv.Argv, "--resume", req.Resume)

@@ -516,6 +516,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	}
 	if e.Root != "" {
 		add(e.configCheck())
+		add(e.claudeSettingsCheck())
 	}
 	if deep && e.Root != "" {
 		if fi, err := os.Stat(e.SessionDir); os.IsNotExist(err) && e.ReadOnly() {
@@ -764,6 +765,21 @@ func readTail(path string, n int) (string, error) {
 		return "", err
 	}
 	return string(b[:k]), nil
+}
+
+// claudeSettingsCheck is doctor's line about the folder's Claude Code
+// project settings (.claude/settings.json, .mcp.json): loaded in claude
+// runs only where Claude Code itself trusts the folder, as the preview says.
+func (e *Engine) claudeSettingsCheck() (name, status, detail string) {
+	var env []string
+	for _, k := range []string{"HOME", "USERPROFILE", "CLAUDE_CONFIG_DIR"} {
+		env = append(env, k+"="+e.getenv(k))
+	}
+	ct := agents.CheckClaudeTrust(e.Root, env)
+	if ct.Unreadable {
+		return "project settings", "warn", agents.ClaudeSettingsLine(ct) + "; " + ct.Why
+	}
+	return "project settings", "ok", agents.ClaudeSettingsLine(ct)
 }
 
 // configCheck is doctor's line about the repository's .relay-baton.json:

@@ -110,6 +110,9 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	if line := configLine(inv); line != "" {
 		fmt.Fprintf(&b, "  config:  %s\n", line)
 	}
+	if inv.ClaudeSettings != "" {
+		fmt.Fprintf(&b, "  project settings: %s\n", inv.ClaudeSettings)
+	}
 	stripped := "none"
 	if len(inv.Stripped) > 0 {
 		stripped = strings.Join(inv.Stripped, ", ") + " (credentials held back; pass one with --allow-env NAME)"
