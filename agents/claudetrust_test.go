@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -104,13 +103,9 @@ func TestCheckClaudeTrustUnreadable(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			home, env := claudeHome(t, "")
 			p := filepath.Join(home, ".claude.json")
-			var err error
 			if kind == "fifo" {
-				err = syscall.Mkfifo(p, 0o600)
-			} else {
-				err = os.Mkdir(p, 0o700)
-			}
-			if err != nil {
+				makeFIFO(t, p)
+			} else if err := os.Mkdir(p, 0o700); err != nil {
 				t.Fatal(err)
 			}
 			ct := agenttest.Within(t, "trust check with a "+kind+" at ~/.claude.json", func() agents.ClaudeTrust {
