@@ -1,6 +1,7 @@
 package room
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -406,15 +408,32 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 
 // termWriter serializes writes to the terminal: readline's redraws, the
 // room's lines and the pinned panel's draws each reach it whole.
+//
+// The line editor erases "to the end of the screen" (ESC[J) whenever it
+// redraws its line (an empty Enter, Ctrl-C, a completion, a resize), and
+// that erase is not bounded by the scroll region: it wipes the pinned
+// panel's rows too. So a write holding ESC[J is followed, in the same
+// locked write, by the panel's repaint (pin.repaint), which never waits
+// for the panel's own lock.
 type termWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	pin *pinnedPanel // nil when no panel is pinned
 }
+
+// eraseDown is ED 0, erase from the cursor to the end of the screen.
+const eraseDown = "\x1b[J"
 
 func (l *termWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(b)
+	n, err := l.w.Write(b)
+	if err == nil && l.pin != nil && bytes.Contains(b, []byte(eraseDown)) {
+		if p := l.pin.repaint.Load(); p != nil {
+			_, err = io.WriteString(l.w, *p)
+		}
+	}
+	return n, err
 }
 
 // pinnedPanel keeps the boxed context panel in the bottom rows of the
@@ -432,6 +451,10 @@ type pinnedPanel struct {
 	height int // rows reserved at the bottom; 0 when not pinned
 	rows   int // the terminal's rows when the region was set
 	last   *Panel
+	// repaint redraws the panel's rows in place and puts the cursor
+	// back (DECSC ... DECRC); nil when not pinned. termWriter writes it
+	// after anything that erased below the cursor.
+	repaint atomic.Pointer[string]
 }
 
 // pinnedMinRows is how many rows the conversation keeps above the panel.
@@ -446,15 +469,31 @@ func (pp *pinnedPanel) Draw(p Panel) bool {
 	return pp.drawLocked(false)
 }
 
-// Resize re-reserves the rows for a new terminal size and redraws; the
-// cursor is put on the region's last row (readline redraws its line there).
-func (pp *pinnedPanel) Resize() bool {
+// Resize re-reserves the rows for a new terminal size and redraws. A
+// terminal that reflows its lines on a resize (tmux, VTE, kitty, iTerm2)
+// has moved the old panel's rows, wrapped, to where nobody can compute
+// them; but they are all below the line the cursor is on (the prompt's,
+// or a run's last line), so the region is reset and everything below that
+// line's start (atLineStart: the line is readline's, redrawn by it) or
+// the cursor is erased, and the panel is pinned again from scratch. The
+// caller then has readline redraw its line (which it does not do on its
+// own on a resize).
+func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if pp.last == nil {
 		return false
 	}
-	return pp.drawLocked(true)
+	if pp.height > 0 {
+		erase := "\x1b[J"
+		if atLineStart {
+			erase = "\r\x1b[J"
+		}
+		io.WriteString(pp.w, "\x1b7\x1b[r\x1b8"+erase)
+		pp.height = 0
+		pp.repaint.Store(nil)
+	}
+	return pp.drawLocked(false)
 }
 
 func (pp *pinnedPanel) drawLocked(resized bool) bool {
@@ -486,11 +525,17 @@ func (pp *pinnedPanel) drawLocked(resized bool) bool {
 	default:
 		b.WriteString("\x1b7")
 	}
+	var rp strings.Builder
+	rp.WriteString("\x1b7")
 	for i, l := range lines {
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
+		fmt.Fprintf(&rp, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
 	}
+	rp.WriteString("\x1b8")
+	paint := rp.String()
+	b.WriteString(strings.TrimSuffix(strings.TrimPrefix(paint, "\x1b7"), "\x1b8"))
 	b.WriteString(restore)
 	pp.height, pp.rows = h, rows
+	pp.repaint.Store(&paint)
 	io.WriteString(pp.w, b.String())
 	return true
 }
@@ -500,6 +545,7 @@ func (pp *pinnedPanel) unpinLocked() {
 	if pp.height == 0 {
 		return
 	}
+	pp.repaint.Store(nil)
 	fmt.Fprintf(pp.w, "\x1b7\x1b[r\x1b[%d;1H\x1b[J\x1b8", max(1, pp.rows-pp.height+1))
 	pp.height = 0
 }

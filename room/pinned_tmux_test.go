@@ -156,3 +156,80 @@ func TestTmuxTwoTurnConversation(t *testing.T) {
 		}
 	}
 }
+
+// waitScreen waits until the visible pane satisfies ok (the screen the
+// person sees, not the scrollback).
+func (r *tmuxRoom) waitScreen(what string, ok func(scr string) bool, d time.Duration) string {
+	r.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		scr := r.screen()
+		if ok(scr) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waited for %s; screen:\n%s", what, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// panelAtBottom reports whether the pinned panel's five rows end the screen.
+func panelAtBottom(scr string) bool {
+	rows := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+	return len(rows) >= 5 && strings.HasPrefix(rows[len(rows)-5], "┌─ context") &&
+		strings.HasPrefix(rows[len(rows)-1], "└") && strings.Contains(rows[len(rows)-4], "agent    claude")
+}
+
+// The line editor erases to the end of the screen when it redraws its line
+// (an empty Enter, Ctrl-C): the pinned panel is painted again each time.
+func TestTmuxEmptyEnterKeepsPanel(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, 30*time.Second)
+	r.run("send-keys", "-t", "g", "Enter")
+	r.run("send-keys", "-t", "g", "Enter")
+	r.waitScreen("three prompts", func(s string) bool { return strings.Count(s, "claude›") == 3 }, 30*time.Second)
+	// The panel is redrawn in the same write as the erase: no wait for it.
+	if scr := r.screen(); !panelAtBottom(scr) {
+		t.Fatalf("after two empty Enters the panel is gone:\n%s", scr)
+	}
+	r.run("send-keys", "-t", "g", "C-c")
+	scr := r.waitScreen("the Ctrl-C hint", func(s string) bool {
+		return strings.Contains(s, "press Ctrl-C again") && strings.Count(s, "claude›") == 4
+	}, 30*time.Second)
+	if !panelAtBottom(scr) {
+		t.Fatalf("after Ctrl-C at an empty prompt the panel is gone:\n%s", scr)
+	}
+	if n := strings.Count(r.all(), "┌─ context"); n != 1 {
+		t.Fatalf("%d copies of the panel:\n%s", n, r.all())
+	}
+}
+
+// Shrinking the terminal below the panel's width gives its rows back and
+// shows the prompt, with the line being typed, at once; widening it again
+// pins the panel again, once.
+func TestTmuxResizeKeepsPrompt(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 140, 30, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, 30*time.Second)
+	// A full screen: the prompt is on the region's last row.
+	r.line("/help")
+	r.wait("/help", 2, 30*time.Second)
+	r.line("/status")
+	r.wait("last run: none", 1, 30*time.Second)
+	r.run("send-keys", "-t", "g", "-l", "half typed")
+	r.waitScreen("the typed text", func(s string) bool { return strings.Contains(s, "claude› half typed") }, 30*time.Second)
+	r.run("resize-window", "-t", "g", "-x", "80", "-y", "30")
+	r.waitScreen("the prompt and no panel at 80 columns", func(s string) bool {
+		return strings.Contains(s, "claude› half typed") && !strings.Contains(s, "context") && !strings.Contains(s, "│")
+	}, 30*time.Second)
+	r.run("resize-window", "-t", "g", "-x", "140", "-y", "30")
+	r.waitScreen("the panel again at 140 columns", func(s string) bool {
+		return panelAtBottom(s) && strings.Contains(s, "claude› half typed") && strings.Count(s, "┌─ context") == 1
+	}, 30*time.Second)
+	// The line typed before the resizes is still the line sent.
+	r.run("send-keys", "-t", "g", "C-u")
+	r.line("/note after resize")
+	r.wait("noted.", 1, 30*time.Second)
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
@@ -87,6 +88,16 @@ type rlTerminal struct {
 	pin  *pinnedPanel // nil when the panel is not pinned
 	e    *Engine
 	opts REPLOptions
+	// reading is set while a Readline runs (the prompt or a question is
+	// on the cursor's line).
+	reading *atomic.Bool
+}
+
+// readLine is rl.Readline with t.reading set meanwhile.
+func (t *rlTerminal) readLine() (string, error) {
+	t.reading.Store(true)
+	defer t.reading.Store(false)
+	return t.rl.Readline()
 }
 
 // Ask reads an answer typed after the question is shown: everything that
@@ -98,7 +109,7 @@ func (t *rlTerminal) Ask(q string) (string, error) {
 	defer t.in.SetAsk(false)
 	t.rl.SetPrompt(q)
 	defer t.rl.SetPrompt(PromptFor(t.e.Active, t.opts.Color))
-	line, err := t.rl.Readline()
+	line, err := t.readLine()
 	if !t.opts.Terminal && err == nil {
 		fmt.Fprintf(t.opts.Out, "%s%s\n", q, line)
 	}
@@ -168,6 +179,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			w, h, err := readline.GetSize(fd)
 			return w, h, err == nil && w > 0 && h > 0
 		}}
+		lw.pin = pin
 		defer pin.Close()
 	}
 	cfg := &readline.Config{
@@ -186,6 +198,8 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		Stderr:                 o.Err,
 		FuncIsTerminal:         func() bool { return o.Terminal },
 	}
+	var reading atomic.Bool // a Readline is running
+	var rlp atomic.Pointer[readline.Instance]
 	if f, ok := in.(*os.File); ok && o.Terminal {
 		// Raw mode on the terminal we were given (readline's default is
 		// always fd 0).
@@ -209,12 +223,18 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 		// On SIGWINCH the pinned panel takes its rows again first, then
 		// readline redraws its line.
+		// readline itself only notes the new width: the panel is pinned
+		// again for the new size and readline redraws its line (the
+		// prompt would otherwise stay hidden until the next key).
 		cfg.FuncOnWidthChanged = func(f func()) {
 			readline.DefaultOnWidthChanged(func() {
-				if pin != nil {
-					pin.Resize()
-				}
 				f()
+				if pin != nil {
+					pin.Resize(reading.Load())
+				}
+				if l := rlp.Load(); l != nil {
+					l.Refresh() // only while a line is being read
+				}
 			})
 		}
 	}
@@ -228,6 +248,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		return fmt.Errorf("start the line editor: %w", err)
 	}
 	defer rl.Close()
+	rlp.Store(rl)
 	// Runs before rl.Close: readline closes only its own buffer, and its
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
@@ -241,7 +262,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 	}
 	historyErr := false
-	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
+	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o, reading: &reading}
 	rc.setOnDrop(func() {
 		// Written through readline, which redraws the question below it.
 		e.out.mu.Lock()
@@ -313,7 +334,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			stopPanel = e.startPanel(ctx, o, rl.Stdout(), pin)
 			redraw = false
 		}
-		line, err := rl.Readline()
+		line, err := rt.readLine()
 		stopPanel()
 		typed := line
 		line = rc.Expand(line)
@@ -321,7 +342,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		for err == nil && strings.HasSuffix(line, "\\") {
 			rl.SetPrompt(continuationPrompt(o.Color))
 			var next string
-			next, err = rl.Readline()
+			next, err = rt.readLine()
 			if err == nil {
 				line = strings.TrimSuffix(line, "\\") + "\n" + rc.Expand(next)
 				typed = ""
