@@ -173,6 +173,10 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		e.out.w = prevOut
 		e.out.mu.Unlock()
 	}()
+	if o.Terminal && o.OutTerminal {
+		e.out.setWidth(func() int { return termWidth(o) })
+		defer e.out.setWidth(nil)
+	}
 	var pin *pinnedPanel
 	if fd >= 0 && o.OutTerminal {
 		pin = &pinnedPanel{w: lw, color: o.Color, size: func() (int, int, bool) {
