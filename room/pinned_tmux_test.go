@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -232,4 +233,91 @@ func TestTmuxResizeKeepsPrompt(t *testing.T) {
 	r.run("send-keys", "-t", "g", "C-u")
 	r.line("/note after resize")
 	r.wait("noted.", 1, 30*time.Second)
+}
+
+// markdownReply is a reply as agents write them: a heading, a list, a
+// table, a fence, emphasis and a link.
+const markdownReply = "## Plan\n\nThe change touches **two files**; run `pytest -q` after each step.\n\n" +
+	"- greet.py: add `shout(name)` returning the greeting in upper case, with the same punctuation\n" +
+	"- test_greet.py: one test per greeting\n\n" +
+	"| file | lines |\n|:--|--:|\n| greet.py | 3 |\n| test_greet.py | 12 |\n\n" +
+	"```python\ndef shout(name):\n    return greet(name).upper()\n```\n\nSee [the guide](https://example.com/guide)."
+
+// A Markdown reply from the real claude CLI renders in the room: no "##",
+// no pipes, no fences, every row with the gutter (golden
+// testdata/golden/markdown-80.txt, -update rewrites it); under NO_COLOR
+// the same reply is shown as written.
+func TestTmuxMarkdownReply(t *testing.T) {
+	for _, colour := range []bool{true, false} {
+		t.Run(fmt.Sprint("colour=", colour), func(t *testing.T) {
+			a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text(markdownReply)))
+			dir := goldenRepo(t)
+			os.Remove(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
+			args := []string{"chat"}
+			if colour {
+				args = []string{"--color", "always", "chat"}
+			}
+			r := startTmuxRoom(t, dir, 80, 45, args, agenttest.OfflineEnv(t, a, nil)...)
+			r.wait("› ", 1, 30*time.Second)
+			r.line("/agent claude")
+			r.wait("claude›", 2, 30*time.Second)
+			r.line("what is the plan?")
+			r.wait("run this?", 1, 30*time.Second)
+			r.run("send-keys", "-t", "g", "y")
+			r.run("send-keys", "-t", "g", "Enter")
+			r.wait("claude: exit 0", 1, 90*time.Second)
+			all := r.all()
+			start := strings.Index(all, "[claude] ")
+			end := strings.Index(all, "[relay-baton] claude: exit 0")
+			if start < 0 || end < start {
+				t.Fatalf("no reply:\n%s", all)
+			}
+			reply := all[start:end]
+			// Spaces a thinking pulse left (erased with spaces) are not the reply's.
+			reply = regexp.MustCompile(` +\n`).ReplaceAllString(reply, "\n")
+			for i, l := range strings.Split(strings.TrimRight(reply, "\n"), "\n") {
+				if !strings.HasPrefix(l, "[claude] ") || len([]rune(l)) > 80 {
+					t.Fatalf("row %d lacks the gutter or is too wide: %q\n%s", i+1, l, reply)
+				}
+			}
+			if !colour {
+				for _, raw := range []string{"[claude] ## Plan", "[claude] | file | lines |", "[claude] ```python", "**two files**"} {
+					if !strings.Contains(reply, raw) {
+						t.Fatalf("under NO_COLOR the reply is not as written (%q missing):\n%s", raw, reply)
+					}
+				}
+				return
+			}
+			for _, raw := range []string{"##", "|:--", "```", "**", "`pytest"} {
+				if strings.Contains(reply, raw) {
+					t.Fatalf("%q left in the rendered reply:\n%s", raw, reply)
+				}
+			}
+			if !strings.Contains(reply, "[claude] file          │ lines") || !strings.Contains(reply, "[claude] • greet.py") {
+				t.Fatalf("table or list not rendered:\n%s", reply)
+			}
+			// The log keeps the reply's text as written (folded to one line).
+			// It is logged after the run's summary line: the next prompt
+			// says the turn is over.
+			r.wait("claude›", 3, 30*time.Second)
+			b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
+			if err != nil || !strings.Contains(string(b), "## Plan The change touches **two files**; run `pytest -q`") {
+				t.Fatalf("the log does not hold the raw reply (%v):\n%s", err, b)
+			}
+			path := filepath.Join("testdata", "golden", "markdown-80.txt")
+			if updateGolden() {
+				if err := os.WriteFile(path, []byte(reply), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./room -run TestTmuxMarkdownReply -update writes it)", err)
+			}
+			if reply != string(want) {
+				t.Fatalf("the rendered reply differs from %s (-update rewrites it)\n--- got\n%s--- want\n%s", path, reply, want)
+			}
+		})
+	}
 }

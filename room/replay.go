@@ -522,7 +522,12 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	text := e.Text
 	safe := false
 	if colored && isReply(e) { // as the room shows it: Markdown rendered
-		text, safe = render.MarkdownText(text), true
+		if strings.Contains(text, "\n") {
+			text = render.MarkdownText(text)
+		} else { // a reply folded to one line: its blocks are gone
+			text = render.Inline(render.Inert(text))
+		}
+		safe = true
 	}
 	for {
 		line, rest, more := strings.Cut(text, "\n")
