@@ -276,7 +276,7 @@ func TestTmuxMarkdownReply(t *testing.T) {
 			// Spaces a thinking pulse left (erased with spaces) are not the reply's.
 			reply = regexp.MustCompile(` +\n`).ReplaceAllString(reply, "\n")
 			for i, l := range strings.Split(strings.TrimRight(reply, "\n"), "\n") {
-				if !strings.HasPrefix(l, "[claude] ") || len([]rune(l)) > 80 {
+				if !strings.HasPrefix(l, "[claude]") || len([]rune(l)) > 80 {
 					t.Fatalf("row %d lacks the gutter or is too wide: %q\n%s", i+1, l, reply)
 				}
 			}

@@ -167,8 +167,10 @@ func (t *Terminal) writeRows(r events.Role, rows []string) {
 	for _, row := range rows {
 		for _, l := range WrapLine(row, Width(g)+1, t.cols()) {
 			b.WriteString(g)
-			b.WriteByte(' ')
-			b.WriteString(l)
+			if l != "" { // an empty row: the gutter alone, no trailing space
+				b.WriteByte(' ')
+				b.WriteString(l)
+			}
 			b.WriteByte('\n')
 		}
 	}
