@@ -44,6 +44,12 @@ type termInput struct {
 	npaste   int
 	ask      bool // a confirmation is being asked: pastes are dropped
 	dropped  int  // pastes dropped while asking
+	// oneKey (while asking): the first key typed is the whole answer,
+	// Enter is added for readline; the keys typed after it until the
+	// question ends are dropped, and so is the Enter that often follows.
+	oneKey    bool
+	answered  bool
+	swallowNL bool
 	paused   bool
 	closed   bool
 	err      error
@@ -184,6 +190,19 @@ func (t *termInput) feed(p []byte) {
 			continue
 		}
 		plain := b >= 0x20 && b != 0x7f
+		if plain && t.ask && t.oneKey && !s.over {
+			if !t.answered && b < 0x80 {
+				t.keys = append(t.keys, b, '\r')
+				t.answered, t.swallowNL = true, true
+			}
+			continue // the answer, or keys typed after it
+		}
+		if t.swallowNL {
+			t.swallowNL = false
+			if b == '\r' || b == '\n' {
+				continue // the Enter typed after a one-key answer
+			}
+		}
 		switch {
 		case plain && s.over:
 			s.overflow.WriteByte(b)
@@ -385,9 +404,20 @@ func (t *termInput) SetAsk(on bool) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ask = on
+	t.answered = false
+	if !on {
+		t.oneKey = false
+	}
 	n := t.dropped
 	t.dropped = 0
 	return n
+}
+
+// SetOneKey makes the next question (SetAsk) take one key as its answer.
+func (t *termInput) SetOneKey(on bool) {
+	t.mu.Lock()
+	t.oneKey = on
+	t.mu.Unlock()
 }
 
 // setOnDrop sets the callback for pastes dropped while asking.

@@ -106,6 +106,7 @@ func (t *rlTerminal) readLine() (string, error) {
 func (t *rlTerminal) Ask(q string) (string, error) {
 	t.in.Flush()
 	t.in.SetAsk(true)
+	t.in.SetOneKey(t.OneKey())
 	defer t.in.SetAsk(false)
 	t.rl.SetPrompt(q)
 	defer t.rl.SetPrompt(PromptFor(t.e.Active, t.opts.Color))
@@ -115,6 +116,10 @@ func (t *rlTerminal) Ask(q string) (string, error) {
 	}
 	return line, err
 }
+
+// OneKey reports whether a question takes one key, without Enter: the
+// terminal is raw (the room reads it key by key).
+func (t *rlTerminal) OneKey() bool { return t.opts.Terminal && t.in.fd >= 0 }
 
 // Edit hands the terminal to the editor: the room stops reading it and
 // switches bracketed paste off meanwhile.
