@@ -386,16 +386,38 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 		defer close(done)
 		p := e.Panel(pctx)
 		mu.Lock()
-		defer mu.Unlock()
 		if stale || pctx.Err() != nil {
+			mu.Unlock()
 			return
 		}
-		if pin != nil && pin.Draw(p) {
+		if pin == nil || !pin.Draw(p) {
+			e.out.mu.Lock()
+			io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n")
+			e.out.mu.Unlock()
+			mu.Unlock()
 			return
 		}
-		e.out.mu.Lock()
-		io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n")
-		e.out.mu.Unlock()
+		mu.Unlock()
+		// The pinned panel follows the repository while the prompt waits:
+		// a refresh of the git facts that was running ends, files change.
+		t := time.NewTicker(PanelRefresh)
+		defer t.Stop()
+		last := strings.Join(p.Block(PanelMinWidth, false), "\n")
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+			p := e.Panel(pctx)
+			now := strings.Join(p.Block(PanelMinWidth, false), "\n")
+			mu.Lock()
+			if !stale && pctx.Err() == nil && now != last {
+				pin.Draw(p)
+				last = now
+			}
+			mu.Unlock()
+		}
 	}()
 	return func() {
 		mu.Lock()
@@ -405,6 +427,10 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 		<-done
 	}
 }
+
+// PanelRefresh is how often the pinned panel's facts are gathered again
+// while the prompt waits (it is redrawn when they changed).
+const PanelRefresh = 2 * time.Second
 
 // termWriter serializes writes to the terminal: readline's redraws, the
 // room's lines and the pinned panel's draws each reach it whole.

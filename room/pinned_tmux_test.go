@@ -321,3 +321,20 @@ func TestTmuxMarkdownReply(t *testing.T) {
 		})
 	}
 }
+
+// The pinned panel follows the repository while the prompt waits: a file
+// written meanwhile is counted without a key being pressed.
+func TestTmuxPanelRefreshesAtThePrompt(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
+	r.waitScreen("the panel with no change", func(s string) bool { return panelAtBottom(s) && strings.Contains(s, "changed  0 files") }, 30*time.Second)
+	if err := os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.waitScreen("the panel counting the new file", func(s string) bool {
+		return panelAtBottom(s) && strings.Contains(s, "changed  1 file ")
+	}, 60*time.Second)
+	if n := strings.Count(r.all(), "┌─ context"); n != 1 {
+		t.Fatalf("%d copies of the panel:\n%s", n, r.all())
+	}
+}
