@@ -35,27 +35,27 @@ import (
 // On a terminal it reads only when poll(2) says there is input, so Pause
 // (an editor owns the terminal) and Close never leave a read pending.
 type termInput struct {
-	src      io.Reader
-	fd       int // the terminal's descriptor, -1 for a pipe
-	mu       sync.Mutex
-	cond     *sync.Cond
-	keys     []byte            // bytes for readline
-	pastes   map[string]string // placeholder -> content, for the lines being edited
-	npaste   int
-	ask      bool // a confirmation is being asked: pastes are dropped
-	dropped  int  // pastes dropped while asking
+	src     io.Reader
+	fd      int // the terminal's descriptor, -1 for a pipe
+	mu      sync.Mutex
+	cond    *sync.Cond
+	keys    []byte            // bytes for readline
+	pastes  map[string]string // placeholder -> content, for the lines being edited
+	npaste  int
+	ask     bool // a confirmation is being asked: pastes are dropped
+	dropped int  // pastes dropped while asking
 	// oneKey (while asking): the first key typed is the whole answer,
 	// Enter is added for readline; the keys typed after it until the
 	// question ends are dropped, and so is the Enter that often follows.
 	oneKey    bool
 	answered  bool
 	swallowNL bool
-	paused   bool
-	closed   bool
-	err      error
-	stopped  chan struct{} // closed when the reader goroutine ends
-	state    pasteState
-	maxPaste int
+	paused    bool
+	closed    bool
+	err       error
+	stopped   chan struct{} // closed when the reader goroutine ends
+	state     pasteState
+	maxPaste  int
 	// onDrop, when set, is called (on its own goroutine) when a paste is
 	// dropped because a confirmation is being asked.
 	onDrop func()
