@@ -667,7 +667,7 @@ func TestLongPromptGoesToAFile(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "why? why?") {
 		t.Fatalf("%v", err)
 	}
-	if !strings.Contains(h.out.String(), "answer e to read or edit it in full") {
+	if !strings.Contains(h.out.String(), "v shows all, e edits") {
 		t.Fatalf("%s", h.out)
 	}
 }
