@@ -59,6 +59,9 @@ type termInput struct {
 	// onDrop, when set, is called (on its own goroutine) when a paste is
 	// dropped because a confirmation is being asked.
 	onDrop func()
+	// onFocus, when set, is called (under the lock: it must not block)
+	// with each focus report: true when the terminal gained focus.
+	onFocus func(focused bool)
 }
 
 // LongRun is how many plain bytes of one burst reach the line editor
@@ -173,6 +176,13 @@ func (t *termInput) feed(p []byte) {
 				t.keys = t.endOverflowInto(t.keys)
 				t.keys = append(t.keys, '\\', '\r')
 				s.run = 0
+			case len(s.held) == 3 && s.held[1] == '[' && (b == 'I' || b == 'O'):
+				// A focus report (the room asked for them, CSI ?1004h):
+				// not a key.
+				s.held = s.held[:0]
+				if t.onFocus != nil {
+					t.onFocus(b == 'I')
+				}
 			case bytes.HasPrefix(pasteStart, s.held):
 				// maybe the start of a paste: wait for the next byte
 			case b == 0x1b && len(s.held) > 1:

@@ -459,6 +459,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 // answers it, rendering the delivery and the reply.
 func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
 	s, id := r.Session, r.Message.ID
+	began := time.Now()
 	printedAhead := ahead
 	started := false
 	path := r.TranscriptPath
@@ -517,6 +518,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			text = "(the session's turn ended without reply text)"
 		}
 		from, to := r.Offset, conversation.Size(path)
+		e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
 		e.emit(events.RoleOrchestrator, text, refs,
 			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(res.Reply)),
 				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})

@@ -137,15 +137,18 @@ func (t *rlTerminal) Edit(text string) (string, error) {
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 
-// bracketed asks the terminal to mark pastes (ESC[?2004h) or stop.
+// bracketed asks the terminal to mark pastes (ESC[?2004h) and report
+// focus changes (ESC[?1004h), or stop.
 func (t *rlTerminal) bracketed(on bool) {
 	if !t.opts.Terminal || !t.opts.OutTerminal {
 		return
 	}
+	// Focus reports (CSI ?1004) go with it: the room reads them (the
+	// notifications), an editor would take them for keys.
 	if on {
-		io.WriteString(t.opts.Out, "\x1b[?2004h")
+		io.WriteString(t.opts.Out, "\x1b[?2004h\x1b[?1004h")
 	} else {
-		io.WriteString(t.opts.Out, "\x1b[?2004l")
+		io.WriteString(t.opts.Out, "\x1b[?2004l\x1b[?1004l")
 	}
 }
 
@@ -278,6 +281,19 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		defer e.out.mu.Unlock()
 		rl.Write([]byte(e.out.label(events.RoleRelayBaton) + " ignored a paste while asking: a confirmation is a key you type.\n"))
 	})
+	if o.Terminal && o.OutTerminal {
+		n, err := newNotifier(lw, e.getenv)
+		if err != nil {
+			e.Say("%v", err)
+		}
+		if n != nil {
+			e.notify = n
+			rc.mu.Lock()
+			rc.onFocus = n.setFocus
+			rc.mu.Unlock()
+			defer func() { e.notify = nil }()
+		}
+	}
 	if o.Terminal {
 		e.SetTerminal(rt)
 		rt.bracketed(true)

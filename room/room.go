@@ -150,6 +150,7 @@ type Engine struct {
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
+	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a

@@ -245,6 +245,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
 	e.out.endRun(res)
+	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
@@ -280,6 +281,19 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}
 	return res
+}
+
+// endWord is how a run ended, in a word or two.
+func endWord(res agents.Result) string {
+	switch {
+	case res.Cancelled:
+		return "cancelled"
+	case res.TimedOut:
+		return "timed out"
+	case res.ExitCode == 0 && res.Err == nil:
+		return "finished"
+	}
+	return fmt.Sprintf("failed (exit %d)", res.ExitCode)
 }
 
 func short(id string) string {
