@@ -255,8 +255,14 @@ func runHook(inv *cli.Invocation) error {
 		}
 		return err
 	}
-	if conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout) {
+	woke, failed := conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout)
+	switch {
+	case woke:
 		return &cli.ExitError{Code: 2}
+	case failed != nil:
+		// Exit 1, not 2: a non-blocking error Claude Code shows, not text
+		// for the model.
+		return &cli.ExitError{Code: 1, Err: failed}
 	}
 	return nil
 }

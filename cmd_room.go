@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -17,7 +18,8 @@ import (
 type roomFlags struct {
 	path, agent, diet  string
 	allowKeys, yes, js bool
-	cont               bool // --continue: the agents' conversations from the log
+	allowEnv           []string // --allow-env NAME, repeatable
+	cont               bool     // --continue: the agents' conversations from the log
 	// readOnly: a report, which creates and records nothing; noRepo: it
 	// may also run outside a git repository (doctor).
 	readOnly, noRepo bool
@@ -28,7 +30,7 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	fs.StringVar(&f.diet, "diet", "", "diet profile: off, lite, balanced (default), caveman, ultra")
 	if agentRun {
 		fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
-		fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+		defineAllowEnv(fs, f)
 		fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	}
 	if report {
@@ -36,14 +38,34 @@ func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
 	}
 }
 
+// defineAllowEnv defines the credential flags of the commands that run
+// agents.
+func defineAllowEnv(fs *pflag.FlagSet, f *roomFlags) {
+	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass each agent its own API key (ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN to claude, OPENAI_API_KEY / CODEX_API_KEY to codex; audited)")
+	fs.StringArrayVar(&f.allowEnv, "allow-env", nil, "pass the credential-like variable `NAME` to agents on purpose (repeatable; audited; they get none by default)")
+}
+
+// checkAllowEnv refuses an --allow-env value that is not a variable name.
+func checkAllowEnv(inv *cli.Invocation, f *roomFlags) error {
+	for _, n := range f.allowEnv {
+		if !agents.ValidEnvName(n) {
+			return &cli.UsageError{Msg: fmt.Sprintf("--allow-env takes a variable name, not %q", n), Hint: "relay-baton " + inv.Cmd.Name + " --allow-env GITHUB_TOKEN"}
+		}
+	}
+	return nil
+}
+
 func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, error) {
+	if err := checkAllowEnv(inv, f); err != nil {
+		return nil, err
+	}
 	var term room.Terminal
 	if inv.IO.InTTY {
 		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
 	}
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
-		Term: term, AutoYes: f.yes, AllowAPIKeyEnv: f.allowKeys, Agent: f.agent, Diet: f.diet,
+		Term: term, AutoYes: f.yes, AllowAPIKeyEnv: f.allowKeys, AllowEnv: f.allowEnv, Agent: f.agent, Diet: f.diet,
 		ReadOnly: f.readOnly, NoRepo: f.noRepo,
 	})
 	if err != nil {
@@ -93,7 +115,7 @@ func runChat(inv *cli.Invocation) error {
 	fs := inv.Flags()
 	f.define(fs, false, false)
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
-	fs.BoolVar(&f.allowKeys, "allow-api-key-env", false, "pass ANTHROPIC_API_KEY / OPENAI_API_KEY to agents (audited)")
+	defineAllowEnv(fs, &f)
 	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
 	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
 	recap := fs.Int("recap", room.DefaultRecap, "with --resume: how many turns to recap (1 to 200)")
@@ -161,7 +183,19 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 		return err
 	}
 	e.Record(record)
-	return roomErr(run(e))
+	if err := roomErr(run(e)); err != nil {
+		return err
+	}
+	return unrecorded(e)
+}
+
+// unrecorded is the error of a command whose work could not be recorded
+// in the conversation log (a full disk): it says so and exits 1.
+func unrecorded(e *room.Engine) error {
+	if err := e.LogErr(); err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("done, but not all of it was recorded in %s: %w", e.LogPath(), err)}
+	}
+	return nil
 }
 
 func runPlan(inv *cli.Invocation) error {
@@ -227,7 +261,10 @@ func runContinue(inv *cli.Invocation) error {
 	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
 		return &cli.ExitError{Code: 4, Err: err}
 	}
-	return roomErr(err)
+	if err := roomErr(err); err != nil {
+		return err
+	}
+	return unrecorded(e)
 }
 
 func runHandoff(inv *cli.Invocation) error {

@@ -38,6 +38,7 @@ func init() {
 	cli.Budget.Run = runBudget
 	cli.Doctor.Run = runDoctor
 	cli.Note.Run = runNote
+	cli.Trust.Run = runTrust
 	cli.Send.Run = runSend
 	cli.Targets.Run = runTargets
 	cli.Tail.Run = runTail

@@ -38,7 +38,10 @@ type Request struct {
 	Dir            string        // working directory (the repository root)
 	SessionDir     string        // .ai-session folder; commands.log is appended there ("" = no log)
 	Timeout        time.Duration // 0 = DefaultTimeout
-	AllowAPIKeyEnv bool          // pass API-key variables through (audited)
+	AllowAPIKeyEnv bool          // pass the agent's own API-key variables through (audited)
+	// AllowEnv names credential-like variables to pass on purpose
+	// (--allow-env NAME; audited), on top of the trusted config's allowEnv.
+	AllowEnv []string
 	// Env is laid over the parent's environment (KEY=VALUE; later entries
 	// win) before the key policy is applied. RELAY_BATON_CLAUDE and
 	// RELAY_BATON_CODEX are looked up here first.
@@ -73,12 +76,18 @@ type Invocation struct {
 	Argv     []string // argv[0] is the binary as configured
 	Dir      string
 	Policy   string        // one line: permission mode / sandbox
-	Stripped []string      // names of environment variables removed (present in our env)
-	Passed   []string      // names of API-key variables passed through (AllowAPIKeyEnv)
+	Stripped []string      // names of environment variables held back (credentials; present in our env)
+	Passed   []string      // names of credential variables passed on purpose (AllowAPIKeyEnv, AllowEnv): audit them
 	Env      []string      // the child's full environment (holds secrets: never log it)
 	Timeout  time.Duration // the run's timeout (Request, else config, else DefaultTimeout)
 	Config   string        // the .relay-baton.json read ("" when none)
-	Resume   string        // the conversation continued (Request.Resume)
+	// Extra are the arguments added by the trusted .relay-baton.json
+	// (also in Argv): every one is shown in the preview.
+	Extra []string
+	// ConfigIgnored is one line when a .relay-baton.json is present but
+	// not used (not trusted, or changed since): why, and how to trust it.
+	ConfigIgnored string
+	Resume        string // the conversation continued (Request.Resume)
 }
 
 // Result is the outcome of a run.
@@ -93,8 +102,8 @@ type Result struct {
 	Err       error    // why the run failed, if it did
 	Summary   string   // one line: what happened
 	Session   string   // claude session id / codex thread id, when reported
-	Stripped  []string // names of API-key variables removed from the child's env
-	Passed    []string // names of API-key variables passed (AllowAPIKeyEnv): audit them
+	Stripped  []string // names of credential variables held back from the child's env
+	Passed    []string // names of credential variables passed on purpose (AllowAPIKeyEnv, AllowEnv): audit them
 	// ResumeFailed: Request.Resume named a conversation the CLI could not
 	// continue (deleted, expired, another machine's); Err says why. Nothing
 	// was sent to the model.

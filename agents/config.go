@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,10 +24,14 @@ const maxConfigBytes = 1 << 20
 
 // Config is the repository's agent configuration.
 type Config struct {
-	Claude  AgentConfig   // extra claude arguments
-	Codex   AgentConfig   // extra codex arguments
-	Timeout time.Duration // default per-run timeout; 0 = DefaultTimeout
-	Path    string        // the file it was read from ("" when there is none)
+	Claude   AgentConfig   // extra claude arguments
+	Codex    AgentConfig   // extra codex arguments
+	Timeout  time.Duration // default per-run timeout; 0 = DefaultTimeout
+	AllowEnv []string      // credential-like variables passed to agents on purpose
+	Path     string        // the file it was read from ("" when there is none or it is ignored)
+	// Ignored is one line saying why a config file present was not used
+	// (not trusted, changed since trusted) and how to use it; "" otherwise.
+	Ignored string
 }
 
 // AgentConfig is one agent's part of the config.
@@ -48,27 +51,65 @@ func (c Config) Args(agent string) []string {
 }
 
 type configFile struct {
-	Claude  *AgentConfig `json:"claude"`
-	Codex   *AgentConfig `json:"codex"`
-	Timeout string       `json:"timeout"`
+	Claude   *AgentConfig `json:"claude"`
+	Codex    *AgentConfig `json:"codex"`
+	Timeout  string       `json:"timeout"`
+	AllowEnv []string     `json:"allowEnv"`
 }
 
-// LoadConfig reads root/.relay-baton.json. A missing file is not an error
-// (the zero Config); a malformed one, an unknown field, a bad timeout or a
-// forbidden argument is, with a message that names the file and the fix.
+// LoadConfig returns root/.relay-baton.json when the user has trusted it
+// (TrustConfig, `relay-baton trust`). A missing file is not an error (the
+// zero Config). A file present but not trusted, or changed since it was
+// trusted, is not read further: the zero Config with Ignored saying so.
+// A trusted file that is malformed, or holds an unknown field, a bad
+// timeout or a refused argument, is an error that names the file and the
+// fix.
 func LoadConfig(root string) (Config, error) {
-	p := filepath.Join(root, ConfigName)
-	// A repository may commit the file as a link (followed), but a FIFO
-	// there must not hang every command: only a regular file is read.
+	st, b, err := CheckTrust(root)
+	if err != nil && !st.Exists {
+		return Config{}, err
+	}
+	switch {
+	case !st.Exists:
+		return Config{}, nil
+	case err != nil:
+		return Config{Ignored: fmt.Sprintf("%s ignored: the trust record cannot be read (%v)", ConfigName, err)}, nil
+	case st.Changed:
+		return Config{Ignored: fmt.Sprintf("%s ignored: it changed since you trusted it (review it, then run relay-baton trust)", ConfigName)}, nil
+	case !st.Trusted:
+		return Config{Ignored: fmt.Sprintf("%s ignored: not trusted (review it, then run relay-baton trust to use it)", ConfigName)}, nil
+	}
+	return parseConfig(st.Path, b)
+}
+
+// ReadConfigFile reads a config file. A repository may commit it as a
+// link (followed), but a FIFO there must not hang every command: only a
+// regular file is read, at most 1 MiB.
+func ReadConfigFile(p string) ([]byte, error) {
 	b, err := events.ReadRegular(p, maxConfigBytes)
+	if errors.Is(err, events.ErrTooBig) {
+		return nil, fmt.Errorf("%s is over %d bytes: it should be a few lines of JSON", p, maxConfigBytes)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", ConfigName, err)
+	}
+	return b, err
+}
+
+// ReadConfig parses root/.relay-baton.json whether or not it is trusted
+// (what `relay-baton trust` shows before recording it). A missing file is
+// the zero Config.
+func ReadConfig(root string) (Config, error) {
+	p, err := ConfigPath(root)
+	if err != nil {
+		return Config{}, err
+	}
+	b, err := ReadConfigFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Config{}, nil
 	}
-	if errors.Is(err, events.ErrTooBig) {
-		return Config{}, fmt.Errorf("%s is over %d bytes: it should be a few lines of JSON", p, maxConfigBytes)
-	}
 	if err != nil {
-		return Config{}, fmt.Errorf("read %s: %w", ConfigName, err)
+		return Config{}, err
 	}
 	return parseConfig(p, b)
 }
@@ -98,6 +139,12 @@ func parseConfig(p string, b []byte) (Config, error) {
 		}
 		c.Timeout = d
 	}
+	for _, name := range cf.AllowEnv {
+		if !ValidEnvName(name) {
+			return Config{}, fmt.Errorf("%s: allowEnv has %q, not a variable name (write e.g. [\"AWS_PROFILE\"])", p, name)
+		}
+	}
+	c.AllowEnv = cf.AllowEnv
 	for _, agent := range []string{Claude, Codex} {
 		args := c.Args(agent)
 		if bad := ForbiddenArgs(args); len(bad) > 0 {
@@ -106,8 +153,24 @@ func parseConfig(p string, b []byte) (Config, error) {
 		if own := policyArgs(agent, args); len(own) > 0 {
 			return Config{}, fmt.Errorf("%s: %s.args sets %s, which relay-baton sets per role (read-only for planner/reviewer/ask, edits for executor); remove it", p, agent, strings.Join(own, ", "))
 		}
+		if bad := RefusedArgs(agent, args); len(bad) > 0 {
+			return Config{}, fmt.Errorf("%s: %s.args refused: %s: a repository's config may not start processes or widen an agent's permissions; remove them", p, agent, JoinRefused(bad))
+		}
 	}
 	return c, nil
+}
+
+// ValidEnvName reports whether s is a portable environment variable name.
+func ValidEnvName(s string) bool {
+	if s == "" || len(s) > 256 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // forbidden are arguments that switch off an agent's permission checks or

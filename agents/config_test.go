@@ -16,7 +16,7 @@ import (
 
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
-	c, err := agents.LoadConfig(dir)
+	c, err := agents.ReadConfig(dir)
 	if err != nil || c.Path != "" || c.Timeout != 0 || c.Args(agents.Claude) != nil {
 		t.Fatalf("missing file: %+v %v", c, err)
 	}
@@ -27,7 +27,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	}
 	write(`{"claude":{"args":["--model","opus"]},"codex":{"args":["-c","model=\"o3\""]},"timeout":"45m"}`)
-	c, err = agents.LoadConfig(dir)
+	c, err = agents.ReadConfig(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,16 +49,18 @@ func TestLoadConfig(t *testing.T) {
 		{`{"claude":{"args":"--model x"}}`, "cannot unmarshal"},
 		{`{"claude":`, "unexpected EOF"},
 		{`{} {}`, "trailing data"},
+		{`{"allowEnv":["A B"]}`, "not a variable name"},
+		{`{"codex":{"args":["-c","mcp_servers.x.command=\"sh\""]}}`, "refused"},
 	}
 	for _, b := range bad {
 		write(b.body)
-		_, err := agents.LoadConfig(dir)
+		_, err := agents.ReadConfig(dir)
 		if err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), agents.ConfigName) {
 			t.Errorf("%s: err %v, want it to mention %q and the file", b.body, err, b.want)
 		}
 	}
 	write(strings.Repeat(" ", 2<<20))
-	if _, err := agents.LoadConfig(dir); err == nil || !strings.Contains(err.Error(), "over") {
+	if _, err := agents.ReadConfig(dir); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Errorf("huge file: %v", err)
 	}
 }
@@ -151,6 +153,9 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	real := filepath.Join(other, "shared.json")
 	os.WriteFile(real, []byte(`{"timeout":"7m"}`), 0o600)
 	if err := os.Symlink(real, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agents.TrustConfig(dir); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := loadWithin(t, dir); err != nil || c.Timeout != 7*time.Minute {

@@ -1,13 +1,17 @@
 package agents_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
 )
 
 // probeEnv makes the test binary act as a fake agent CLI instead of running
@@ -25,7 +29,53 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(probeEnv); mode != "" {
 		os.Exit(probe(mode))
 	}
-	os.Exit(m.Run())
+	// The trust record of .relay-baton.json files lives in the user's
+	// config folder: the tests keep theirs in a folder of their own.
+	cfg, err := os.MkdirTemp("", "relay-baton-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CONFIG_HOME", cfg)
+	code := m.Run()
+	os.RemoveAll(cfg)
+	os.Exit(code)
+}
+
+// forceTrust records root's .relay-baton.json as trusted without the
+// checks of TrustConfig (a record written by an older relay-baton, or by
+// hand), to prove that a trusted file is still checked when it is used.
+func forceTrust(t *testing.T, root string) {
+	t.Helper()
+	p, err := agents.ConfigPath(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := agents.TrustPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(map[string]any{"version": 1, "trusted": []map[string]string{{"path": p, "sha256": agents.ConfigSum(b)}}})
+	if err := os.WriteFile(tp, rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// containsAll reports whether s holds every one of subs.
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
 
 func probe(mode string) int {

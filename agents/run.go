@@ -16,8 +16,9 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// KeyVars are the API-key variables removed from an agent's environment
-// unless Request.AllowAPIKeyEnv: the CLIs authenticate with their own login.
+// KeyVars are the agents' API-key variables (OwnKeyVars): held back from
+// an agent's environment unless Request.AllowAPIKeyEnv, and then passed to
+// their own agent only. The CLIs authenticate with their own login.
 var KeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
 
 // Binary environment variables and install hints.
@@ -74,12 +75,16 @@ func Prepare(req Request) (Invocation, error) {
 	}
 	env := mergeEnv(os.Environ(), append(req.Env[:len(req.Env):len(req.Env)], AgentRunEnv+"=1"))
 	path, name, binErr := resolveBinary(req.Agent, env)
-	inv.Path, inv.Dir, inv.Config = path, dir, cfg.Path
+	inv.Path, inv.Dir, inv.Config, inv.ConfigIgnored = path, dir, cfg.Path, cfg.Ignored
 	if req.Resume != "" && !validConversationID(req.Resume) {
 		return inv, fmt.Errorf("agent %s: cannot continue conversation %q: not a session or thread id (start a new one)", req.Agent, req.Resume)
 	}
 	inv.Resume = req.Resume
 	extra := cfg.Args(req.Agent)
+	if bad := RefusedArgs(req.Agent, extra); len(bad) > 0 { // LoadConfig refused them already: a second lock
+		return inv, fmt.Errorf("agent %s: %s: refused arguments %s", req.Agent, cfg.Path, JoinRefused(bad))
+	}
+	inv.Extra = append([]string(nil), extra...)
 	readOnly := req.Role != RoleExecutor
 	switch req.Agent {
 	case Claude:
@@ -114,7 +119,8 @@ func Prepare(req Request) (Invocation, error) {
 	if bad := ForbiddenArgs(inv.Argv[1 : len(inv.Argv)-1]); len(bad) > 0 {
 		return inv, fmt.Errorf("agent %s: refusing forbidden arguments %s", req.Agent, strings.Join(bad, ", "))
 	}
-	inv.Env, inv.Stripped, inv.Passed = keyPolicy(env, req.AllowAPIKeyEnv)
+	d := envPolicy(req.Agent, env, req.AllowAPIKeyEnv, append(append([]string(nil), cfg.AllowEnv...), req.AllowEnv...))
+	inv.Env, inv.Stripped, inv.Passed = d.env, d.held, d.passed
 	inv.Timeout = req.Timeout
 	if inv.Timeout <= 0 {
 		inv.Timeout = cfg.Timeout
@@ -222,39 +228,15 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// keyPolicy removes the API-key variables unless allow; it returns the
-// child's environment and the names stripped or passed (never values).
-func keyPolicy(env []string, allow bool) (out, stripped, passed []string) {
-	out = make([]string, 0, len(env))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		isKey := false
-		for _, kk := range KeyVars {
-			if k == kk {
-				isKey = true
-			}
-		}
-		switch {
-		case !isKey:
-			out = append(out, kv)
-		case allow:
-			out = append(out, kv)
-			passed = append(passed, k)
-		default:
-			stripped = append(stripped, k)
-		}
-	}
-	return out, stripped, passed
-}
-
-// AuditEvent is the conversation event that records API-key variables
-// passed to an agent (names only), or false when none were passed.
+// AuditEvent is the conversation event that records credential variables
+// passed to an agent on purpose (--allow-api-key-env, --allow-env, the
+// trusted config's allowEnv; names only), or false when none were passed.
 func AuditEvent(sessionID, agent string, passed []string) (events.Event, bool) {
 	if len(passed) == 0 {
 		return events.Event{}, false
 	}
 	return events.NewWithMeta(sessionID, events.RoleRelayBaton,
-		fmt.Sprintf("API-key environment passed to %s: %s", agent, strings.Join(passed, ", ")),
+		fmt.Sprintf("credential environment passed to %s: %s", agent, strings.Join(passed, ", ")),
 		events.AuditMeta{Agent: agent, Vars: append([]string(nil), passed...)}), true
 }
 

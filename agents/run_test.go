@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,17 +180,27 @@ func TestPrepareUsesConfig(t *testing.T) {
 	dir := t.TempDir()
 	agenttest.WriteRepoConfig(t, dir, agenttest.RepoConfig{ClaudeArgs: []string{"--model", "opus"}, CodexArgs: []string{"-c", "x=1"}, Timeout: "45m"})
 	inv, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
+	if err != nil || strings.Contains(strings.Join(inv.Argv, " "), "opus") || inv.Timeout != agents.DefaultTimeout || inv.Extra != nil ||
+		!strings.Contains(inv.ConfigIgnored, "relay-baton trust") {
+		t.Fatalf("an untrusted config was used: argv %q timeout %v ignored %q err %v", inv.Argv, inv.Timeout, inv.ConfigIgnored, err)
+	}
+	if _, err := agents.TrustConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	inv, err = agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(inv.Argv, " "), "--model opus -- p") || inv.Timeout != 45*time.Minute {
-		t.Fatalf("argv %q timeout %v", inv.Argv, inv.Timeout)
+	if !strings.Contains(strings.Join(inv.Argv, " "), "--model opus -- p") || inv.Timeout != 45*time.Minute ||
+		strings.Join(inv.Extra, " ") != "--model opus" || inv.ConfigIgnored != "" {
+		t.Fatalf("argv %q extra %q timeout %v ignored %q", inv.Argv, inv.Extra, inv.Timeout, inv.ConfigIgnored)
 	}
 	inv, err = agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Timeout: time.Second, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
 	if err != nil || inv.Timeout != time.Second {
 		t.Fatalf("request timeout should win: %v %v", inv.Timeout, err)
 	}
 	os.WriteFile(filepath.Join(dir, agents.ConfigName), []byte(`{"claude":{"args":["--dangerously-skip-permissions"]}}`), 0o644)
+	forceTrust(t, dir)
 	if _, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}}); err == nil || !strings.Contains(err.Error(), "--dangerously-skip-permissions") {
 		t.Fatalf("forbidden config arg: %v", err)
 	}
@@ -197,66 +209,101 @@ func TestPrepareUsesConfig(t *testing.T) {
 func TestEnvPolicyProbe(t *testing.T) {
 	dir := t.TempDir()
 	secret := "sk-ant-SECRET-VALUE-123"
-	base := []string{agents.ClaudeBinEnv + "=" + self(t), "RELAY_BATON_PROBE=env",
-		"ANTHROPIC_API_KEY=" + secret, "OPENAI_API_KEY=" + secret, "CODEX_API_KEY=" + secret, "ANTHROPIC_AUTH_TOKEN=" + secret,
-		"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
-	run := func(allow bool) (map[string]bool, agents.Result, string) {
+	// Credentials of every shape: the agents' own keys, cloud and forge
+	// tokens, a lowercase key, passwords, a proxy URL with a password.
+	credentials := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+		"AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "GITHUB_TOKEN", "GH_TOKEN", "GEMINI_API_KEY", "anthropic_api_key",
+		"NPM_TOKEN", "DB_PASSWORD", "PGPASSWORD", "MY_SERVICE_SECRET", "AZURE_CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS",
+		"SSH_AUTH_SOCK", "CLAUDE_CODE_MESSAGING_TOKEN", "HTTPS_PROXY"}
+	// What agents need, and look-alikes that are not credentials.
+	plain := []string{"ANTHROPIC_BASE_URL", "PATH", "HTTP_PROXY", "NO_PROXY", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "TOKENIZERS_PARALLELISM", "KEYTIMEOUT"}
+	base := []string{agents.ClaudeBinEnv + "=" + self(t), agents.CodexBinEnv + "=" + self(t), "RELAY_BATON_PROBE=env",
+		"ANTHROPIC_BASE_URL=http://127.0.0.1:1", "HTTP_PROXY=http://proxy.example:3128", "NO_PROXY=localhost",
+		"CLAUDE_CODE_MAX_OUTPUT_TOKENS=1000", "TOKENIZERS_PARALLELISM=false", "KEYTIMEOUT=1", "CLAUDE_CODE_OAUTH_TOKEN=" + secret}
+	for _, k := range credentials {
+		v := secret
+		if k == "HTTPS_PROXY" {
+			v = "http://user:" + secret + "@proxy.example:3128"
+		}
+		base = append(base, k+"="+v)
+	}
+	run := func(agent string, allowKeys bool, allowEnv ...string) (map[string]bool, agents.Result, string) {
+		t.Helper()
 		sess := filepath.Join(t.TempDir(), ".ai-session")
 		var c collector
-		res := agents.Run(context.Background(), agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "env?", Dir: dir,
-			SessionDir: sess, Env: base, AllowAPIKeyEnv: allow, OnActivity: c.add})
-		if res.Err != nil {
-			t.Fatalf("probe run: %v (%s)", res.Err, res.Summary)
-		}
+		res := agents.Run(context.Background(), agents.Request{Agent: agent, Role: agents.RoleAsk, Prompt: "env?", Dir: dir,
+			SessionDir: sess, Env: base, AllowAPIKeyEnv: allowKeys, AllowEnv: allowEnv, OnActivity: c.add})
 		seen := map[string]bool{}
 		for _, a := range c.all() {
 			if a.Kind == events.ActRaw && strings.HasPrefix(a.Text, "ENV ") {
 				seen[strings.TrimPrefix(a.Text, "ENV ")] = true
 			}
 		}
-		if !seen["ANTHROPIC_BASE_URL"] || !seen["PATH"] {
-			t.Fatalf("probe saw no environment: %v", seen)
+		for _, k := range plain {
+			if !seen[k] {
+				t.Fatalf("%s: %s did not reach the agent (saw %v; result %s)", agent, k, seen, res.Summary)
+			}
 		}
 		log, _ := os.ReadFile(filepath.Join(sess, agents.CommandsLogName))
+		if strings.Contains(string(log), secret) {
+			t.Errorf("%s: commands.log holds a credential's value", agent)
+		}
 		return seen, res, string(log)
 	}
-
-	seen, res, log := run(false)
-	for _, k := range agents.KeyVars {
-		if seen[k] {
-			t.Errorf("%s reached the child without AllowAPIKeyEnv", k)
+	expect := func(agent string, seen map[string]bool, passed ...string) {
+		t.Helper()
+		for _, k := range credentials {
+			if seen[k] != slices.Contains(passed, k) {
+				t.Errorf("%s: %s reached the agent: %v, want %v", agent, k, seen[k], !seen[k])
+			}
 		}
 	}
-	if strings.Join(res.Stripped, ",") == "" || len(res.Passed) != 0 || len(res.Stripped) != 4 {
+
+	// By default no credential reaches either agent; claude keeps its
+	// own OAuth login, codex does not get it.
+	seen, res, _ := run(agents.Claude, false)
+	expect(agents.Claude, seen)
+	if !seen["CLAUDE_CODE_OAUTH_TOKEN"] {
+		t.Error("claude: its own OAuth login was held back")
+	}
+	for _, k := range credentials { // and whatever this machine has (names only)
+		if !slices.Contains(res.Stripped, k) {
+			t.Errorf("Stripped %v lacks %s", res.Stripped, k)
+		}
+	}
+	if len(res.Passed) != 0 || !sort.StringsAreSorted(res.Stripped) {
 		t.Errorf("Stripped %v Passed %v", res.Stripped, res.Passed)
 	}
 	if _, ok := agents.AuditEvent("s1", agents.Claude, res.Passed); ok {
 		t.Error("audit event without passed keys")
 	}
-	if strings.Contains(log, secret) {
-		t.Error("commands.log holds a key value")
+	seen, _, _ = run(agents.Codex, false)
+	expect(agents.Codex, seen)
+	if seen["CLAUDE_CODE_OAUTH_TOKEN"] {
+		t.Error("codex got claude's OAuth login")
 	}
 
-	seen, res, log = run(true)
-	for _, k := range agents.KeyVars {
-		if !seen[k] {
-			t.Errorf("%s not passed with AllowAPIKeyEnv", k)
-		}
-	}
+	// --allow-api-key-env: each agent's own keys, to that agent only.
+	seen, res, _ = run(agents.Claude, true)
+	expect(agents.Claude, seen, "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "anthropic_api_key")
 	ev, ok := agents.AuditEvent("s1", agents.Claude, res.Passed)
-	if !ok || ev.Kind != events.KindAudit || len(res.Passed) != 4 {
+	if !ok || ev.Kind != events.KindAudit || len(res.Passed) != 3 {
 		t.Fatalf("audit event %+v ok=%v passed=%v", ev, ok, res.Passed)
 	}
 	if err := ev.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range agents.KeyVars {
-		if !strings.Contains(ev.Text, k) {
-			t.Errorf("audit text %q lacks %s", ev.Text, k)
-		}
+	if !strings.Contains(ev.Text, "ANTHROPIC_API_KEY") || strings.Contains(ev.Text, secret) {
+		t.Errorf("audit text %q", ev.Text)
 	}
-	if strings.Contains(ev.Text, secret) || strings.Contains(log, secret) {
-		t.Error("a key value leaked into the audit event or commands.log")
+	seen, _, _ = run(agents.Codex, true)
+	expect(agents.Codex, seen, "OPENAI_API_KEY", "CODEX_API_KEY")
+
+	// --allow-env NAME passes one on purpose (either case), audited.
+	seen, res, _ = run(agents.Codex, false, "github_token", "HTTPS_PROXY")
+	expect(agents.Codex, seen, "GITHUB_TOKEN", "HTTPS_PROXY")
+	if strings.Join(res.Passed, ",") != "GITHUB_TOKEN,HTTPS_PROXY" {
+		t.Errorf("Passed %v", res.Passed)
 	}
 }
 

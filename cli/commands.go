@@ -8,7 +8,7 @@ import "github.com/relay-baton/relay-baton/events"
 
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
-	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note,
+	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
 		Send, Targets, Tail, Wait, Hook, Serve, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
@@ -36,11 +36,11 @@ func roles() []string {
 }
 
 var Chat = &Command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env]",
+	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env] [--allow-env NAME]...",
 	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
-stripped env) and runs only after you answer y. /agent orchestrator chats with a running
+credentials held back) and runs only after you answer y. /agent orchestrator chats with a running
 Claude Code session of the workspace instead (after 'relay-baton hook install'): free text is
 previewed, queued in its inbox and its reply shown inline. Ctrl-C cancels a running agent
 (or stops waiting for a reply); Ctrl-C twice on an empty prompt, Ctrl-D or /exit leaves.
@@ -75,12 +75,12 @@ a line over 1 MiB) are skipped and reported after the footer. replay never
 writes: it does not create .ai-session.`,
 }
 
-var Plan = &Command{Name: "plan", Usage: "<task> [--yes] [--continue]", Short: "Have the planner write plan.md (preview first)"}
+var Plan = &Command{Name: "plan", Usage: "<task> [--yes] [--continue] [--allow-env NAME]...", Short: "Have the planner write plan.md (preview first)"}
 
-var Execute = &Command{Name: "execute", Usage: "[--yes] [--continue]", Short: "Run the executor against plan.md (preview first)"}
+var Execute = &Command{Name: "execute", Usage: "[--yes] [--continue] [--allow-env NAME]...", Short: "Run the executor against plan.md (preview first)"}
 
 var Continue = &Command{
-	Name: "continue", Usage: "[--max-steps N] [--yes] [--json]", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
+	Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
 	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
 next step, then claude (the planner) reads the step's answer and diff and rewrites
 .ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
@@ -92,7 +92,7 @@ the loop's result (steps, reason, agent runs, plan updates) on stdout, everythin
 stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
 }
 
-var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue]", Short: "Build handoff.md and launch the next agent (preview first)",
+var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)",
 	Subcommands: []string{"claude", "codex"}}
 
 var Review = &Command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}
@@ -104,6 +104,27 @@ var Budget = &Command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short:
 var Doctor = &Command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)"}
 
 var Note = &Command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log"}
+
+var Trust = &Command{
+	Name:  "trust",
+	Usage: "[--path DIR] [--revoke | --list] [--json]",
+	Short: "Trust this repository's .relay-baton.json so that agents run with it",
+	Long: `A repository's .relay-baton.json (extra claude and codex arguments, a timeout,
+allowEnv) is ignored until you trust it: read it, then run relay-baton trust in the
+repository. Its absolute path and SHA-256 are recorded in your config folder
+(relay-baton/trusted.json there, mode 0600), never in the repository. Any change to
+the file untrusts it again: until you trust it anew, agents run without it and every
+preview says so in one line.
+
+Even trusted, arguments that start processes or widen an agent's permissions are
+refused by name (MCP servers, notify, hooks, plugins, settings, tool allow-lists,
+extra directories, profiles, sandbox, approval and permission settings): trust
+fails and says which. --revoke forgets the repository's file; --list shows every
+trusted file and whether it changed since (read-only). --json prints JSON.
+
+Exit codes: 0 done, 1 the file cannot be trusted (missing, malformed, refused
+arguments) or the record cannot be written, 2 usage.`,
+}
 
 var Send = &Command{
 	Name:  "send",

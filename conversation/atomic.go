@@ -1,63 +1,14 @@
 package conversation
 
 import (
-	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
-// WriteFileAtomic is relay-baton's one whole-file write: data goes to a
-// temporary file beside path (its name starts with ".", so inbox readers
-// skip it), gets mode perm, and is renamed over path, so a reader sees the
-// old file or the new one, never half of one. With durable it also
-// fsyncs the file before the rename and the folder after it (litestream's
-// FsyncDir), so the new file survives a crash: for what must not be lost
-// (a queued chat message, plan.md, a settings file). Without, the rename
-// is still atomic but a crash may forget it (caches, records that can be
-// rebuilt).
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode, durable bool) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil && durable {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if durable {
-		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("%s written, but its folder not synced: %w", path, err)
-		}
-	}
-	return nil
-}
-
-// syncDir fsyncs a folder so that a rename within it is durable.
-func syncDir(dir string) error {
-	d, err := os.OpenFile(dir, os.O_RDONLY|openNonBlock|openDirectory, 0) // a FIFO put there instead does not block
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+// WriteFileAtomic is relay-baton's one whole-file write,
+// events.WriteFileAtomic: a temporary file beside path renamed over it
+// (fsynced, file and folder, when durable).
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode, durable bool) error {
+	return events.WriteFileAtomic(path, data, perm, durable)
 }

@@ -64,18 +64,3 @@ func TestFIFORollout(t *testing.T) {
 		t.Fatal("a FIFO read as a turn")
 	}
 }
-
-// The folder fsync of a durable write opens the folder by path: a FIFO
-// swapped in for it fails at once.
-func TestSyncDirFIFO(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "dir")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := agenttest.Within(t, "syncDir", func() error { return syncDir(p) }); err == nil {
-		t.Fatal("a FIFO synced as a folder")
-	}
-	if err := syncDir(filepath.Dir(p)); err != nil {
-		t.Fatalf("a folder: %v", err)
-	}
-}

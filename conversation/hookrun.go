@@ -3,12 +3,15 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -57,7 +60,10 @@ func HookHelp() string {
 	}
 	b.WriteString(`
 The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log. Each one serves its own
+.claude/session-chat/<sessionId>/errors.log. The one exception is a chat
+message that is waiting but cannot be claimed (a full disk): stop says so
+on stderr and exits 1, which Claude Code shows as the hook's error, and the
+message stays queued. Each one serves its own
 hook_event_name only (another event claims nothing), finishes well within its
 timeout, and a claim it cannot finish (killed) is delivered again by the next
 lane.
@@ -145,15 +151,18 @@ func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, o
 // {"decision":"block","reason":<framed message>} to out as one write;
 // silent when the inbox is empty, stop_hook_active is true or the payload
 // is unusable. Its empty-inbox path is one payload decode, one directory
-// read and one unlink (the busy mark).
-func HookStop(in io.Reader, out io.Writer) {
+// read and one unlink (the busy mark). A message that is waiting but
+// cannot be claimed (a full disk, a folder that is not writable) is not
+// silent: the error returned says so, for the hook's stderr (Claude Code
+// shows it as the hook's error); the message stays in the inbox.
+func HookStop(in io.Reader, out io.Writer) error {
 	p, s, ok := readHookSession(in, "stop")
 	if !ok {
-		return
+		return nil
 	}
 	if p.StopHookActive {
 		_ = s.ClearBusy()
-		return
+		return nil
 	}
 	has, err := s.HasPending()
 	if err != nil || !has {
@@ -161,7 +170,7 @@ func HookStop(in io.Reader, out io.Writer) {
 			s.RecordError(fmt.Errorf("hook stop: %w", err))
 		}
 		_ = s.ClearBusy()
-		return
+		return nil
 	}
 	// Handover: the claim stays marked in progress until the block is
 	// printed; a hook killed before that leaves the message to the next lane.
@@ -171,7 +180,10 @@ func HookStop(in io.Reader, out io.Writer) {
 	}
 	if !res.OK {
 		_ = s.ClearBusy()
-		return
+		if err != nil {
+			return &ClaimFailure{Dir: s.InboxDir(), Err: err}
+		}
+		return nil
 	}
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
@@ -182,10 +194,31 @@ func HookStop(in io.Reader, out io.Writer) {
 	}{"block", s.Frame(res.Message)})
 	if _, err := io.WriteString(out, buf.String()); err != nil { // one line, one write
 		_ = res.Abandon(err)
-		return
+		return nil
 	}
 	_ = res.Delivered()
+	return nil
 }
+
+// ClaimFailure is a chat message that was waiting but could not be
+// claimed: it is still in the inbox.
+type ClaimFailure struct {
+	Dir string // the inbox
+	Err error
+}
+
+func (e *ClaimFailure) Error() string {
+	next := "it is delivered at a later turn end"
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT):
+		next = "the disk is full: free some space and it is delivered at the next turn end"
+	case errors.Is(e.Err, syscall.EROFS), errors.Is(e.Err, fs.ErrPermission):
+		next = "the folder is not writable: fix its mode or mount, and it is delivered at the next turn end"
+	}
+	return fmt.Sprintf("hook stop: a chat message is waiting but could not be claimed (%v); it stays queued in %s: %s", e.Err, e.Dir, next)
+}
+
+func (e *ClaimFailure) Unwrap() error { return e.Err }
 
 // HookPromptSubmit is the UserPromptSubmit hook: it marks the session busy.
 func HookPromptSubmit(in io.Reader) {
@@ -287,8 +320,12 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 // SessionStart hooks within HookBudget, the waiter by its own timeout, and
 // any of them within a half second once ctx ends (a signal). woke reports
 // the waiter's claim: the hook then exits 2, which wakes the session.
-func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) bool {
-	var woke atomic.Bool // fn may still run when RunBounded gives up on it
+//
+// failed is a Stop hook's ClaimFailure: the caller prints it on stderr
+// and exits 1.
+func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) (woke bool, failed error) {
+	var wokeFlag atomic.Bool // fn may still run when RunBounded gives up on it
+	var failure atomic.Pointer[error]
 	limit := HookBudget()
 	if sub == "wait" {
 		limit = 0 // bounded by its own timeout
@@ -296,14 +333,19 @@ func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Write
 	RunBounded(ctx, limit, 500*time.Millisecond, func() {
 		switch sub {
 		case "stop":
-			HookStop(in, out)
+			if err := HookStop(in, out); err != nil {
+				failure.Store(&err)
+			}
 		case "prompt-submit":
 			HookPromptSubmit(in)
 		case "session-start":
 			HookSessionStart(in)
 		case "wait":
-			woke.Store(HookWait(ctx, in, errOut, timeout))
+			wokeFlag.Store(HookWait(ctx, in, errOut, timeout))
 		}
 	})
-	return woke.Load()
+	if p := failure.Load(); p != nil {
+		failed = *p
+	}
+	return wokeFlag.Load(), failed
 }

@@ -254,7 +254,9 @@ func (e *Engine) Note(text string) error {
 	if text == "" {
 		return fmt.Errorf("/note needs text: /note <text>")
 	}
-	e.emit(events.RoleUser, text, nil, events.MessageMeta{Note: true})
+	if _, err := e.appendEvent(events.RoleUser, text, nil, events.MessageMeta{Note: true}); err != nil {
+		return fmt.Errorf("note not recorded: %w", err)
+	}
 	e.Say("noted.")
 	return nil
 }

@@ -385,8 +385,8 @@ func (r DoctorReport) Render(useColor bool) string {
 	return b.String()
 }
 
-// APIKeyVars are the variables relay-baton strips from agents' environments
-// unless --allow-api-key-env.
+// APIKeyVars are the agents' API-key variables, held back from agents
+// unless --allow-api-key-env (then each goes to its own agent only).
 var APIKeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
 
 // ForbiddenArgs are agent arguments that disable the safety rails.
@@ -449,9 +449,12 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	case len(present) == 0:
 		add("api keys", "ok", "none set (agents use their CLI login)")
 	case e.allow:
-		add("api keys", "warn", "PASSED to agents (--allow-api-key-env, audited): "+strings.Join(present, ", "))
+		add("api keys", "warn", "PASSED to agents, each its own (--allow-api-key-env, audited): "+strings.Join(present, ", "))
 	default:
 		add("api keys", "ok", "present, blocked from agents: "+strings.Join(present, ", "))
+	}
+	if e.Root != "" {
+		add(e.configCheck())
 	}
 	if deep && e.Root != "" {
 		if fi, err := os.Stat(e.SessionDir); os.IsNotExist(err) && e.ReadOnly() {
@@ -693,4 +696,39 @@ func readTail(path string, n int) (string, error) {
 		return "", err
 	}
 	return string(b[:k]), nil
+}
+
+// configCheck is doctor's line about the repository's .relay-baton.json:
+// absent, trusted (with what it adds), ignored (not trusted or changed), or
+// refused.
+func (e *Engine) configCheck() (name, status, detail string) {
+	name = agents.ConfigName
+	st, _, err := agents.CheckTrust(e.Root)
+	switch {
+	case err != nil:
+		return name, "fail", err.Error()
+	case !st.Exists:
+		return name, "ok", "none (agents run with relay-baton's arguments only)"
+	case st.Changed:
+		return name, "warn", "ignored: changed since you trusted it (review it, then run relay-baton trust)"
+	case !st.Trusted:
+		return name, "warn", "ignored: not trusted (review it, then run relay-baton trust to use it)"
+	}
+	cfg, err := agents.LoadConfig(e.Root)
+	if err != nil {
+		return name, "fail", err.Error()
+	}
+	var parts []string
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if args := cfg.Args(a); len(args) > 0 {
+			parts = append(parts, a+" "+strings.Join(args, " "))
+		}
+	}
+	if len(cfg.AllowEnv) > 0 {
+		parts = append(parts, "allowEnv "+strings.Join(cfg.AllowEnv, ", "))
+	}
+	if len(parts) == 0 {
+		return name, "ok", "trusted; adds no argument"
+	}
+	return name, "ok", "trusted; adds " + strings.Join(parts, " · ")
 }

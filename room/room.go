@@ -95,8 +95,9 @@ type Config struct {
 	Term           Terminal // nil: confirmations need AutoYes
 	AutoYes        bool     // --yes: confirm every preview
 	AllowAPIKeyEnv bool
-	Agent          string // active agent at start ("" = claude)
-	Diet           string // diet profile ("" = balanced)
+	AllowEnv       []string // --allow-env NAME: credential-like variables passed to agents on purpose
+	Agent          string   // active agent at start ("" = claude)
+	Diet           string   // diet profile ("" = balanced)
 	Timeout        time.Duration
 	Getenv         func(string) string // nil = os.Getenv
 	Now            func() time.Time    // nil = time.Now
@@ -141,11 +142,14 @@ type Engine struct {
 	term    Terminal
 	autoYes bool
 	allow   bool
+	passEnv []string
 	timeout time.Duration
 	getenv  func(string) string
 	now     func() time.Time
 	last    *LastRun
 	logWarn sync.Once
+	logMu   sync.Mutex
+	logErr  error                         // the first failed append (LogErr)
 	chat    chatLane                      // the orchestrator lane (orchestrator.go)
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
@@ -188,7 +192,7 @@ func New(cfg Config) (*Engine, error) {
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
-		allow: cfg.AllowAPIKeyEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
+		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
@@ -262,6 +266,25 @@ const maxEventText = 8000
 // The kind is the meta's (one type per kind: events.CommandMeta,
 // events.StatusMeta, ...); it returns the event's id.
 func (e *Engine) emit(role events.Role, text string, refs map[string]string, meta events.Meta) string {
+	id, err := e.appendEvent(role, text, refs, meta)
+	if err != nil {
+		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
+	}
+	return id
+}
+
+// LogErr is the first failure to append to the conversation log (a full
+// disk), or nil: a command that could not record what it did says so and
+// exits non-zero.
+func (e *Engine) LogErr() error {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	return e.logErr
+}
+
+// appendEvent appends an event and returns its id and the append's error
+// (also kept as LogErr), without the warning emit prints.
+func (e *Engine) appendEvent(role events.Role, text string, refs map[string]string, meta events.Meta) (string, error) {
 	if len(text) > maxEventText {
 		r := []rune(text)
 		if len(r) > maxEventText {
@@ -270,14 +293,19 @@ func (e *Engine) emit(role events.Role, text string, refs map[string]string, met
 	}
 	ev := events.NewWithMeta(e.SessionID, role, text, meta)
 	if e.log == nil { // read-only: nothing is recorded
-		return ev.ID
+		return ev.ID, nil
 	}
 	ev.TS = e.now().UTC().Format(events.TimeFormat)
 	ev.Refs = refs
-	if err := e.log.Append(ev); err != nil {
-		e.logWarn.Do(func() { e.out.say(events.RoleRelayBaton, "warning: %v", err) })
+	err := e.log.Append(ev)
+	if err != nil {
+		e.logMu.Lock()
+		if e.logErr == nil {
+			e.logErr = err
+		}
+		e.logMu.Unlock()
 	}
-	return ev.ID
+	return ev.ID, err
 }
 
 // Say prints a relay-baton line.

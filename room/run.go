@@ -31,7 +31,7 @@ type runSpec struct {
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
 		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, Resume: e.conversationID(agent),
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.conversationID(agent),
 	}
 }
 
@@ -129,9 +129,10 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 const previewShortLines = 8
 
 // previewText is what a preview shows. The short one (all false): the
-// command, the policy, the conversation, the API keys passed, the prompt's
-// size and its first lines. The whole one (the answer v) adds the
-// directory, the variables stripped and every line of the prompt.
+// command, the policy, the conversation, the arguments a trusted
+// .relay-baton.json adds, the credentials held back or passed, the prompt's
+// size and its first and last lines. The whole one (the answer v) adds the
+// directory and every line of the prompt.
 func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
@@ -143,15 +144,17 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 	}
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
 	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
-	if all {
-		stripped := "none"
-		if len(inv.Stripped) > 0 {
-			stripped = strings.Join(inv.Stripped, ", ")
-		}
-		fmt.Fprintf(&b, "  env stripped: %s\n", stripped)
+	if line := configLine(inv); line != "" {
+		fmt.Fprintf(&b, "  config:  %s\n", line)
+	}
+	// Credentials held back are always said; "none" only in the whole view.
+	if len(inv.Stripped) > 0 {
+		fmt.Fprintf(&b, "  env stripped: %s (credentials held back; pass one with --allow-env NAME)\n", strings.Join(inv.Stripped, ", "))
+	} else if all {
+		fmt.Fprintf(&b, "  env stripped: none\n")
 	}
 	if len(inv.Passed) > 0 {
-		fmt.Fprintf(&b, "  env PASSED (--allow-api-key-env): %s\n", strings.Join(inv.Passed, ", "))
+		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
 	}
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
@@ -192,6 +195,25 @@ func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
 	for _, l := range lines[len(lines)-tail:] {
 		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
 	}
+}
+
+// configLine is the preview's line about .relay-baton.json: every
+// argument a trusted one adds, or why one present is ignored; "" when
+// there is none.
+func configLine(inv agents.Invocation) string {
+	switch {
+	case inv.ConfigIgnored != "":
+		return inv.ConfigIgnored
+	case inv.Config == "":
+		return ""
+	case len(inv.Extra) == 0:
+		return agents.ConfigName + " (trusted) adds no argument"
+	}
+	parts := make([]string, len(inv.Extra))
+	for i, a := range inv.Extra {
+		parts[i] = quoteArg(a)
+	}
+	return fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), strings.Join(parts, " "))
 }
 
 // previewLineMax is the longest prompt line a preview prints whole.

@@ -89,10 +89,10 @@ func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
 const CodexModel = "gpt-5.5"
 
 // CodexArgs are the extra codex arguments that point it at the mock
-// provider o (the -c model_provider=mock ... set from CONTRACTS.md). Put
-// them in .relay-baton.json's codex.args (WriteRepoConfig) or pass them on
-// the command line. CodexEnv writes the same settings into config.toml, so
-// they are optional when CODEX_HOME comes from CodexEnv.
+// provider o (-c model_provider=mock and its model_providers table), for
+// a codex started directly. A repository's .relay-baton.json may not
+// carry them (model_providers and features are refused there): CodexEnv
+// writes the same settings into config.toml.
 func CodexArgs(o *OpenAI) []string {
 	return []string{
 		"-m", CodexModel,
@@ -104,14 +104,14 @@ func CodexArgs(o *OpenAI) []string {
 }
 
 func providerTOML(o *OpenAI) string {
-	return fmt.Sprintf(`model_providers.mock={name="Mock",base_url=%q,env_key="MOCK_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`, o.URL)
+	return fmt.Sprintf(`model_providers.mock={name="Mock",base_url=%q,wire_api="responses",request_max_retries=0,stream_max_retries=0}`, o.URL)
 }
 
 // CodexEnv builds an offline environment for codex against o: a fresh
 // CODEX_HOME whose config.toml selects the mock provider (model, base URL,
-// no retries, plugins off), MOCK_API_KEY=sk-test (the provider's key
-// variable, not one relay-baton strips), and RELAY_BATON_CODEX=bin (left
-// out when bin is "").
+// no retries, plugins off; no env_key: the mock wants no key, and a
+// variable such as MOCK_API_KEY is a credential relay-baton holds back
+// from agents), and RELAY_BATON_CODEX=bin (left out when bin is "").
 func CodexEnv(t testing.TB, o *OpenAI, bin string) []string {
 	t.Helper()
 	home := t.TempDir()
@@ -121,7 +121,6 @@ model_provider = "mock"
 [model_providers.mock]
 name = "Mock"
 base_url = %q
-env_key = "MOCK_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
@@ -148,7 +147,6 @@ exclude_slash_tmp = true
 	}
 	env := []string{
 		"CODEX_HOME=" + home,
-		"MOCK_API_KEY=sk-test",
 		"TMPDIR=" + tmp,
 	}
 	if bin != "" {
