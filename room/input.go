@@ -415,7 +415,9 @@ func (t *termInput) SetAsk(on bool) int {
 	defer t.mu.Unlock()
 	t.ask = on
 	t.answered = false
-	if !on {
+	if on {
+		t.swallowNL = false // a new question: an Enter now answers it
+	} else {
 		t.oneKey = false
 	}
 	n := t.dropped
