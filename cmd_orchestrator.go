@@ -27,6 +27,15 @@ func workspaceFlag(fs *pflag.FlagSet) *string {
 	return fs.String("workspace", "", "the workspace (default: nearest folder with .claude/session-chat, else the git root, else the current folder)")
 }
 
+// warnPlanted prints, on standard error, what a clone committed into
+// relay-baton's folders of ws (ignored) and any .gitignore there it could
+// not repair.
+func warnPlanted(inv *cli.Invocation, ws string) {
+	for _, w := range conversation.PlantedWarnings(ws) {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: warning: %s\n", render.InertLine(w))
+	}
+}
+
 // pickSession resolves --session / --lead to a session id.
 func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
@@ -69,6 +78,7 @@ func runSend(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
+	warnPlanted(inv, ws)
 	id, err := pickSession(ws, *session, *lead)
 	if err != nil {
 		return err
@@ -88,6 +98,9 @@ func runSend(inv *cli.Invocation) error {
 	fmt.Fprintf(inv.IO.Out, "queued %s for session %s%s\n", r.Message.ID, id, depth)
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
+	}
+	if r.SocketErr != nil {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s; it waits in the inbox for the session's Stop hook or its rewake waiter ('relay-baton targets' shows how it is reachable)\n", render.InertLine(r.SocketErr.Error()))
 	}
 	if !*follow {
 		return nil
@@ -127,6 +140,7 @@ func runTargets(inv *cli.Invocation) error {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: note: session %s is not running in %s; it becomes the lead while it runs with the hooks installed (until then the most recently active running one is)\n", id, ws)
 		}
 	}
+	warnPlanted(inv, ws)
 	list := conversation.ListTargets
 	if *all {
 		list = conversation.ListAllTargets
@@ -163,6 +177,7 @@ func runTail(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
+	warnPlanted(inv, ws)
 	id, err := pickSession(ws, *session, false)
 	if err != nil {
 		return err

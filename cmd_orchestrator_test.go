@@ -335,7 +335,7 @@ func TestHookInstallCommand(t *testing.T) {
 	}
 	exe, _ := os.Executable()
 	b, _ := os.ReadFile(settings)
-	if !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"model": "x"`) || !strings.Contains(string(b), exe+" hook stop") || !strings.Contains(string(b), `"asyncRewake": true`) {
+	if !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"model":"x"`) || !strings.Contains(string(b), exe+" hook stop") || !strings.Contains(string(b), `"asyncRewake":true`) {
 		t.Errorf("settings after install:\n%s", b)
 	}
 	out, _, code = runInProcess(t, "", "hook", "install", "--workspace", ws)

@@ -46,6 +46,9 @@ func runReplay(inv *cli.Invocation) error {
 			return &cli.UsageError{Msg: fmt.Sprintf("--path %s: %v", start, err)}
 		}
 		o.File = conversation.LogPath(root)
+		if err := events.NoLinkBelow(root, o.File); err != nil {
+			return fmt.Errorf("%w (or pass --file PATH to read a log elsewhere on purpose)", err)
+		}
 	}
 	err := room.Replay(inv.Ctx, inv.IO.Out, o)
 	if err != nil && !explicit && !o.Follow && errors.Is(err, events.ErrNoLog) {

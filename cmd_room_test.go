@@ -239,7 +239,7 @@ func TestChatAgentOrchestrator(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	dir := roomRepo(t)
 	code, _, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
-	if code == 0 || !strings.Contains(errs, "no chat-capable Claude Code session in "+dir+": run `relay-baton hook install` there, then start Claude Code") {
+	if code == 0 || !strings.Contains(errs, "no chat-capable Claude Code or Codex session in "+dir+": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent") {
 		t.Fatalf("no session: exit %d, stderr %q", code, errs)
 	}
 	const sid = "0b7e3c1a-5d2f-4e8a-9c6b-1f2e3d4c5b6a"

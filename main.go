@@ -45,6 +45,7 @@ func init() {
 	cli.Wait.Run = runWait
 	cli.Hook.Run, cli.Hook.Long = runHook, conversation.HookHelp()
 	cli.Serve.Run = runServe
+	cli.Selftest.Run = runSelftest
 	cli.Complete.Run = runComplete
 	t := cli.RelayBaton
 	t.Values["diet"] = room.DietNames

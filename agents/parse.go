@@ -364,20 +364,76 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 	return append(acts, res)
 }
 
-// unwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`.
+// unwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
+// command as the model wrote it. Codex quotes the script as one shell word,
+// in single quotes, or in double quotes with backslashes when the script
+// holds a single quote (`/bin/bash -lc "printf '\\n' >> f"`), or in a
+// mix of both; anything that is not one word is shown as it is.
 func unwrapShell(cmd string) string {
 	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
 		rest, ok := strings.CutPrefix(cmd, sh)
 		if !ok {
 			continue
 		}
-		if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' {
-			inner := rest[1 : len(rest)-1]
-			return strings.ReplaceAll(inner, `'"'"'`, `'`)
+		if w, ok := shellWord(rest); ok {
+			return w
 		}
 		return rest
 	}
 	return cmd
+}
+
+// shellWord reads s as one POSIX shell word (unquoted, '...' and "..."
+// parts, backslash escapes) and returns its value; ok is false when s is
+// not exactly one word.
+func shellWord(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch c := s[i]; c {
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return "", false
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+		case '"':
+			i++
+			for {
+				if i >= len(s) {
+					return "", false
+				}
+				if s[i] == '"' {
+					i++
+					break
+				}
+				// In double quotes a backslash escapes only $ ` " \ and a newline.
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+					if s[i+1] != '\n' {
+						b.WriteByte(s[i+1])
+					}
+					i += 2
+					continue
+				}
+				b.WriteByte(s[i])
+				i++
+			}
+		case '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			if s[i+1] != '\n' {
+				b.WriteByte(s[i+1])
+			}
+			i += 2
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			return "", false // more than one word, or an operator
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), true
 }
 
 // firstLine is the first non-blank line of s, cut to 300 runes.

@@ -26,6 +26,11 @@ const (
 	DeliveredByHook    = "hook"    // a Stop hook blocked with the message as its reason
 	DeliveredByRewake  = "rewake"  // an asyncRewake hook exited 2 with the message
 	DeliveredByMonitor = "monitor" // a Monitor tool / background task notification
+	// DeliveredBySocket: posted to the session's messaging socket. Claude
+	// Code records it as a user line with turnOrigin "peer" when it starts
+	// a turn (the session was idle), or as a queued_command attachment
+	// whose origin is a peer when a busy turn absorbed it at a tool result.
+	DeliveredBySocket = "socket"
 )
 
 type transcriptLine struct {
@@ -46,6 +51,9 @@ type transcriptLine struct {
 		Type        string          `json:"type"`
 		CommandMode string          `json:"commandMode"`
 		Prompt      json.RawMessage `json:"prompt"`
+		Origin      struct {
+			Kind string `json:"kind"`
+		} `json:"origin"`
 	} `json:"attachment"`
 }
 
@@ -57,7 +65,9 @@ type transcriptLine struct {
 //     "Stop hook feedback:" meta line, an asyncRewake <system-reminder>, a
 //     task notification (Monitor);
 //   - attachment queued_command in task-notification mode: ActDelivered
-//     (an event absorbed during a busy turn);
+//     (an event absorbed during a busy turn); in prompt mode from a peer:
+//     ActDelivered by the socket (a message posted to the session's
+//     messaging socket, absorbed at a tool result);
 //   - system turn_duration, and a stop_hook_summary where no hook blocked:
 //     ActDone (older transcripts never record stop_reason end_turn).
 //
@@ -172,6 +182,13 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 			}
 			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: DeliveredByMonitor, Text: eventText(body), ID: l.UUID}}), nil
 		}
+		if a := l.Attachment; a != nil && a.Type == "queued_command" && a.CommandMode == "prompt" && a.Origin.Kind == "peer" {
+			var body string
+			if len(a.Prompt) > 0 && a.Prompt[0] == '"' {
+				_ = json.Unmarshal(a.Prompt, &body)
+			}
+			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: DeliveredBySocket, Text: strings.TrimSpace(body), ID: l.UUID}}), nil
+		}
 	}
 	return nil, nil
 }
@@ -235,10 +252,29 @@ func deliveredText(isMeta bool, turnOrigin, text string) (lane, body string, ok 
 		return DeliveredByRewake, strings.TrimSpace(inner), true
 	case isMeta && strings.HasPrefix(text, "Stop hook feedback:"):
 		return DeliveredByHook, strings.TrimSpace(strings.TrimPrefix(text, "Stop hook feedback:")), true
+	case turnOrigin == "peer":
+		// The messaging socket, into an idle session: Claude Code puts a
+		// line of its own before the text and a note after it.
+		return DeliveredBySocket, peerText(text), true
 	case turnOrigin == "task_notification" || strings.HasPrefix(strings.TrimSpace(text), "<task-notification>"):
 		return DeliveredByMonitor, eventText(text), true
 	}
 	return "", "", false
+}
+
+// peerText is the posted text of a message Claude Code delivered from its
+// messaging socket: between its first line ("Another Claude session sent
+// a message:") and its closing note ("This came from another Claude
+// session ..."), or the whole text trimmed when the shape is another.
+func peerText(s string) string {
+	first, rest, ok := strings.Cut(s, "\n")
+	if !ok || !strings.HasPrefix(first, "Another Claude session sent a message") {
+		return strings.TrimSpace(s)
+	}
+	if i := strings.LastIndex(rest, "\n\nThis came from another Claude session"); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.TrimSpace(rest)
 }
 
 // eventText extracts <event>...</event> from a task notification, or

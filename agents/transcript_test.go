@@ -128,6 +128,13 @@ func TestParseTranscriptLine(t *testing.T) {
 			[]events.ActivityKind{events.ActDelivered}, DeliveredByMonitor, "0badcafe", false},
 		{"queued command absorbed", `{"type":"attachment","attachment":{"type":"queued_command","commandMode":"task-notification","prompt":"<event>msg 12345678</event>"}}`,
 			[]events.ActivityKind{events.ActDelivered}, DeliveredByMonitor, "12345678", false},
+		// Shapes recorded from claude 2.1.328 (idle TUI; busy TUI absorbing
+		// the message at a tool result), trimmed.
+		{"socket delivery while idle", `{"parentUuid":"070db9b7","isSidechain":false,"type":"user","message":{"role":"user","content":"Another Claude session sent a message:\n[relay-baton chat message ef015678 from room] SOCK-IDLE-2 anything?\n\nThis came from another Claude session — not typed by your user, but very likely working on their behalf."},"isMeta":true,"uuid":"63cf9d2e","timestamp":"2026-12-02T04:37:12.328Z","origin":{"kind":"peer","from":"unknown","verifiedPeerPid":1713},"promptSource":"system","turnOrigin":"peer"}`,
+			[]events.ActivityKind{events.ActDelivered}, DeliveredBySocket, "[relay-baton chat message ef015678 from room] SOCK-IDLE-2 anything?", false},
+		{"socket delivery absorbed mid-turn", `{"parentUuid":"16e5f559","isSidechain":false,"attachment":{"type":"queued_command","prompt":"[relay-baton chat message abcd1234 from room] SOCK-BUSY-1 how far?","source_uuid":"b1f94a92","commandMode":"prompt","origin":{"kind":"peer","from":"unknown","verifiedPeerPid":27122},"isMeta":true},"type":"attachment","uuid":"79bd7d50","timestamp":"2026-12-02T04:35:47.136Z"}`,
+			[]events.ActivityKind{events.ActDelivered}, DeliveredBySocket, "chat message abcd1234 from room", false},
+		{"a prompt the user typed while busy is not a delivery", `{"type":"attachment","attachment":{"type":"queued_command","prompt":"also fix the tests","commandMode":"prompt"}}`, nil, "", "", false},
 		{"other system reminder is user context", `{"type":"user","isMeta":true,"message":{"role":"user","content":"<system-reminder>todo list changed</system-reminder>"}}`, nil, "", "", false},
 		{"plain user prompt", `{"type":"user","message":{"role":"user","content":"fix the bug"}}`, []events.ActivityKind{events.ActUser}, "", "fix the bug", false},
 		{"turn duration", `{"type":"system","subtype":"turn_duration","durationMs":5}`, []events.ActivityKind{events.ActDone}, "", "", false},

@@ -18,6 +18,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/pflag"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
@@ -227,11 +229,18 @@ func (inv *Invocation) WithOut(w io.Writer) *Invocation {
 	return &cp
 }
 
-// PrintJSON writes v as indented JSON to the command's output.
+// PrintJSON writes v as indented JSON to the command's output, with DEL,
+// C1, bidi and zero-width characters escaped (events.EscapeJSON): a
+// terminal showing it acts on nothing a repository or a model wrote.
 func (inv *Invocation) PrintJSON(v any) error {
-	enc := json.NewEncoder(inv.IO.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := inv.IO.Out.Write(events.EscapeJSON(b.Bytes()))
+	return err
 }
 
 // KeepInterrupt returns a context that Ctrl-C does not cancel (a REPL
@@ -309,7 +318,7 @@ func report(io *IO, err error) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(io.Err, "relay-baton: %s\n", render.Inert(ue.Msg))
 		if ue.Hint != "" {
-			fmt.Fprintf(io.Err, "Try: %s\n", ue.Hint)
+			fmt.Fprintf(io.Err, "Try: %s\n", render.InertLine(ue.Hint))
 		}
 		return 2
 	}

@@ -9,7 +9,7 @@ import "github.com/relay-baton/relay-baton/events"
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
 	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
-		Send, Targets, Tail, Wait, Hook, Serve, Version, Completion, Help, Complete},
+		Send, Targets, Tail, Wait, Hook, Serve, Selftest, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
 		"to":    {"claude", "codex"},
@@ -190,11 +190,11 @@ wait exits 1.`,
 
 var Hook = &Command{
 	Name:  "hook",
-	Usage: "stop|wait|prompt-submit|session-start|install [flags]",
+	Usage: "stop|wait|prompt-submit|notify|session-start|install [flags]",
 	Short: "Claude Code hooks that deliver chat messages",
 	// Long is conversation.HookHelp(), the hooks' one table of help: main
 	// binds it with Run.
-	Subcommands: []string{"stop", "wait", "prompt-submit", "session-start", "install"},
+	Subcommands: []string{"stop", "wait", "prompt-submit", "notify", "session-start", "install"},
 	Dispatch:    true,
 }
 
@@ -214,10 +214,30 @@ them can run at once without losing or duplicating a message.
 The page is read-only for agent runs: nothing on it starts an agent or answers a
 confirmation; approvals stay in the terminal.
 
-The server listens on 127.0.0.1 only (there is no host option), refuses
-cross-origin and non-JSON posts, ships no secret in the page, and is not a
-daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
+The server listens on 127.0.0.1 only (there is no host option), answers only
+its own page (every /api/ request from another site's page, reads and streams
+included, is refused 403), refuses non-JSON posts and bodies slower than 10 s,
+ships no secret in the page, and is not a daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
 with the hooks installed ('relay-baton hook install').`,
+}
+
+var Selftest = &Command{
+	Name:  "selftest",
+	Usage: "[--agent claude|codex] [--json] [--keep] [--step-timeout DURATION]",
+	Short: "Check the installed claude and codex CLIs against the contracts relay-baton relies on",
+	Long: `Runs the installed claude and codex (resolved as for real runs: RELAY_BATON_CLAUDE /
+RELAY_BATON_CODEX, else PATH) against a mock model API on 127.0.0.1, in a temporary HOME and
+CODEX_HOME, and checks what relay-baton depends on: stream-json and exec --json output,
+hook payloads and environment (with the messaging socket), the Stop hook's delivery,
+transcript and rollout shapes (read with relay-baton's own parsers), resume, Codex hook
+trust, the codex queue command line and the app-server requests the steer lane sends. One line per contract: ok, changed: what, or
+skipped: why. Run it after upgrading a CLI.
+
+It never reads or writes your HOME, sessions or settings and needs no network. Each CLI
+run is bounded by --step-timeout (default 2m). --keep leaves the temporary folder for a
+look at what the CLIs wrote. --json prints {clis, checks, dir}.
+
+Exit 0 when every contract holds (or was skipped), 1 when one changed, 2 on a usage error.`,
 }
 
 var Version = &Command{

@@ -61,6 +61,7 @@ const (
 	LaneHook    Lane = "hook"    // the Stop hook, at a turn boundary
 	LaneRewake  Lane = "rewake"  // the asyncRewake waiter (hook wait), while idle
 	LaneMonitor Lane = "monitor" // relay-baton wait, armed by the Monitor tool
+	LaneSocket  Lane = "socket"  // posted to the session's messaging socket (socket.go): between tool calls, or at once when idle
 )
 
 // Message is one chat message file.
@@ -85,9 +86,11 @@ type Message struct {
 var (
 	ErrBadSessionID = errors.New("session id must be a UUID (8-4-4-4-12 hex digits)")
 	ErrSymlink      = errors.New("refusing a symlinked session-chat folder (a link could redirect messages elsewhere): remove the link; the SessionStart hook recreates the folder")
+	ErrLinkedFolder = errors.New("is a symlink: relay-baton writes no chat folder, message or log through a linked .claude or .claude/session-chat (a cloned repository could point it anywhere); replace the link with a real folder")
 	ErrNotUTF8      = errors.New("message is not valid UTF-8: re-encode the text as UTF-8 (for example with iconv -t UTF-8) and send it again")
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
+	ErrNUL          = errors.New("message contains a NUL byte (\\0), which no session can take: nothing was queued; remove it and send the text again")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
 	ErrNoSession    = errors.New("no Claude Code session")
 	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
@@ -202,9 +205,26 @@ func checkDir(p string) error {
 	return nil
 }
 
-// check refuses a symlinked session folder or inbox.
+// checkDirs refuses a symlink at <workspace>/.claude,
+// <workspace>/.claude/session-chat or the session folder; a missing one is
+// fs.ErrNotExist.
+func (s *Session) checkDirs() error {
+	for _, d := range []string{filepath.Join(s.Workspace, ".claude"), filepath.Join(s.Workspace, ChatDir)} {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", d, ErrLinkedFolder)
+		}
+	}
+	return checkDir(s.dir)
+}
+
+// check refuses a symlinked session folder or inbox, or a folder above
+// them that is a link (checkDirs).
 func (s *Session) check() error {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	return checkDir(s.InboxDir())
@@ -214,8 +234,12 @@ func (s *Session) check() error {
 func (s *Session) ChatCapable() bool { return s.check() == nil }
 
 // Ensure creates the session folder and its inbox, delivered, outbox and
-// rejected folders (0700), refusing symlinks.
+// rejected folders (0700), refusing symlinks, a linked .claude or
+// .claude/session-chat included.
 func (s *Session) Ensure() error {
+	if fi, err := os.Lstat(filepath.Join(s.Workspace, ".claude")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), ErrLinkedFolder)
+	}
 	for _, d := range []string{filepath.Join(s.Workspace, ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -227,6 +251,9 @@ func (s *Session) Ensure() error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 		if d == filepath.Join(s.Workspace, ChatDir) {
+			if err := s.checkDirs(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 			continue
 		}
 		if err := checkDir(d); err != nil {
@@ -261,7 +288,10 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if !utf8.ValidString(text) {
 		return Message{}, ErrNotUTF8
 	}
-	if from == "" {
+	if strings.IndexByte(text, 0) >= 0 {
+		return Message{}, ErrNUL
+	}
+	if from = prompts.ChatFrom(from); from == "" {
 		from = "relay-baton"
 	}
 	if err := s.check(); err != nil {
@@ -508,6 +538,9 @@ func parseMessage(b []byte) (Message, string) {
 	if strings.TrimSpace(m.Text) == "" {
 		return Message{}, "no text"
 	}
+	if strings.IndexByte(m.Text, 0) >= 0 {
+		return Message{}, "text contains a NUL byte"
+	}
 	if len(m.Text) > MaxMessageBytes {
 		return Message{}, fmt.Sprintf("text is %d bytes, over %d KB", len(m.Text), MaxMessageBytes>>10)
 	}
@@ -646,7 +679,7 @@ func (s *Session) State(id string) (State, error) {
 
 // Frame returns the text the session receives for m.
 func (s *Session) Frame(m Message) string {
-	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID)})
+	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID), Socket: m.Lane == LaneSocket})
 }
 
 // Reply reads outbox/<id>.json, the session's optional explicit reply.
@@ -673,7 +706,7 @@ func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
 	}
-	if checkDir(s.dir) != nil {
+	if s.checkDirs() != nil {
 		return
 	}
 	f, ferr := OpenAppend(filepath.Join(s.dir, "errors.log"))
@@ -713,7 +746,7 @@ const MaxLogLine = 1 << 20
 // AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
 // MaxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	if len(e.Text) > MaxLogText {

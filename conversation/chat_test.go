@@ -437,14 +437,14 @@ func TestOwnFoldersAreIgnoredByGit(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(root, ChatDir, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
 		t.Fatalf("session-chat/.gitignore: %q %v", b, err)
 	}
-	// The user's own file is left alone.
+	// The user's own lines are kept; a "*" after them ignores the rest.
 	root2 := t.TempDir()
 	os.MkdirAll(filepath.Join(root2, SessionDirName), 0o700)
 	os.WriteFile(filepath.Join(root2, SessionDirName, ".gitignore"), []byte("mine\n"), 0o644)
 	if _, err := EnsureSessionDir(root2); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(root2, SessionDirName, ".gitignore")); string(b) != "mine\n" {
-		t.Fatalf("the user's .gitignore was replaced: %q", b)
+	if b, _ := os.ReadFile(filepath.Join(root2, SessionDirName, ".gitignore")); string(b) != "mine\n"+ignoreAll {
+		t.Fatalf("the user's .gitignore was not kept and completed: %q", b)
 	}
 }

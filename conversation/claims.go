@@ -141,6 +141,10 @@ type ClaimOptions struct {
 	// transcript_path), where a handed-over delivery must show; "" looks it
 	// up (LocateTranscript).
 	Transcript string
+	// Prefer (WaitClaimWith only) is tried before each claim: when it
+	// reports true it delivered the waiting messages by a lane chosen
+	// first (the socket), and nothing is claimed this round.
+	Prefer func() bool
 }
 
 // Delivered records that the message was handed over (deliveredAt) and
@@ -305,13 +309,19 @@ const (
 	no
 )
 
+// transcriptOf is the transcript a claim is checked against: the
+// marker's, else the session's.
+func transcriptOf(s *Session, mk claimMarker) string {
+	if mk.Transcript != "" && filepath.IsAbs(mk.Transcript) {
+		return mk.Transcript
+	}
+	return LocateTranscript(s)
+}
+
 // inTranscript reports whether the transcript shows the delivery of id
 // after the marker's offset.
 func (s *Session) inTranscript(mk claimMarker, id string) tristate {
-	path := mk.Transcript
-	if path == "" || !filepath.IsAbs(path) {
-		path = LocateTranscript(s)
-	}
+	path := transcriptOf(s, mk)
 	if path == "" {
 		return unknown
 	}
@@ -383,7 +393,13 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
 		return Recovered{}, false // handed over a moment ago: not scanned for yet
 	}
-	switch seen := s.inTranscript(mk, id); {
+	seen := s.inTranscript(mk, id)
+	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
+		// The session took it into its queue and hands it to the model at
+		// its next tool result: not lost, not to be delivered again.
+		return Recovered{}, false
+	}
+	switch {
 	case seen == yes:
 		if rec.DeliveredAt == nil {
 			now := time.Now().UTC().Truncate(time.Millisecond)

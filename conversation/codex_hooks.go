@@ -81,9 +81,14 @@ type CodexAppServer struct {
 }
 
 // StartCodexAppServer starts `bin app-server` and initializes it. The
-// process ends when ctx ends or Close is called.
-func StartCodexAppServer(ctx context.Context, bin string) (*CodexAppServer, error) {
+// process ends when ctx ends or Close is called. env, when given, is its
+// whole environment (relay-baton selftest points CODEX_HOME at a temporary
+// folder); else it inherits relay-baton's.
+func StartCodexAppServer(ctx context.Context, bin string, env ...string) (*CodexAppServer, error) {
 	cmd := exec.CommandContext(ctx, bin, "app-server")
+	if len(env) > 0 {
+		cmd.Env = env
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

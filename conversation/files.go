@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -130,14 +131,60 @@ func (h History) Append(line string) error {
 // the repository, so `git add -A` must not pick them up.
 const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 
-// ensureIgnored writes dir/.gitignore ignoring everything, unless a
-// .gitignore is there already (the user's own is kept). It never follows a
-// symlink; a failure only costs the convenience, so it is not an error.
-func ensureIgnored(dir string) {
-	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return
+// ensureIgnored makes dir/.gitignore ignore everything: it writes one, or
+// repairs one whose last pattern is not "*" (a repository can commit a
+// "!*" there so that `git add -A` picks up inboxes and logs) by appending
+// a "*" line, which overrides every line before it; the lines already
+// there are kept. It never writes through a symlink. It returns why the
+// file could not be made right, for a warning ("" when it is right).
+func ensureIgnored(dir string) string {
+	p := filepath.Join(dir, ".gitignore")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		_, err = f.WriteString(ignoreAll)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Sprintf("cannot write %s (%v): add a .gitignore of \"*\" there so git does not offer relay-baton's state for commit", p, err)
+		}
+		return ""
 	}
-	_, _ = f.WriteString(ignoreAll)
-	_ = f.Close()
+	if errors.Is(err, fs.ErrNotExist) {
+		return "" // no folder
+	}
+	b, rerr := readOwnedSmall(p)
+	if rerr == nil && ignoresAll(b) {
+		return ""
+	}
+	if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
+		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, kindOf(fi.Mode()))
+	}
+	if rerr != nil {
+		return fmt.Sprintf("cannot read %s (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, rerr)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, ignoreAll...)
+	if werr := WriteFileAtomic(p, b, 0o600, false); werr != nil {
+		return fmt.Sprintf("%s does not ignore everything and cannot be repaired (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, werr)
+	}
+	return ""
+}
+
+// readOwnedSmall reads a small file without following a symlink.
+func readOwnedSmall(p string) ([]byte, error) { return events.ReadOwned(p, 64<<10) }
+
+// ignoresAll reports whether a .gitignore ignores every file of its folder:
+// its last pattern is "*" (git obeys the last pattern that matches, so no
+// negation before it lets anything back in).
+func ignoresAll(b []byte) bool {
+	last := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	return last == "*" || last == "/*" || last == "**"
 }

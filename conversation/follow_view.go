@@ -3,6 +3,7 @@ package conversation
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -13,8 +14,13 @@ import (
 // cancelled, a problem) and the reply's activity through the one terminal
 // renderer, until the end of the turn. Error texts may quote a file or a
 // transcript: they are made inert.
+//
+// At the end of the turn the reply (stored by the Stop hook, Update.Reply)
+// is shown when the transcript's text did not already show it (the
+// transcript is written asynchronously and may lag).
 func FollowView(w io.Writer, color bool) func(Update) {
 	tr := render.NewTerminal(w, color)
+	var shown strings.Builder
 	return func(u Update) {
 		tr.EndLine()
 		switch u.Kind {
@@ -27,8 +33,14 @@ func FollowView(w io.Writer, color bool) func(Update) {
 		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete:
 			fmt.Fprintf(w, "! %s\n", render.Inert(u.Err.Error()))
 		case UpdActivity:
+			if u.Activity.Kind == events.ActText {
+				shown.WriteString(u.Activity.Text)
+			}
 			tr.Activity(events.RoleOrchestrator, u.Activity)
 		case UpdDone:
+			if r := strings.TrimSpace(u.Reply); r != "" && !strings.Contains(shown.String(), r) {
+				tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActText, Text: r})
+			}
 			tr.Activity(events.RoleOrchestrator, events.Activity{Kind: events.ActDone})
 		}
 	}

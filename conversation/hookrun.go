@@ -28,14 +28,15 @@ type HookSub struct {
 	Short string
 }
 
-// HookCommands lists the hook subcommands; the first four are run by Claude
+// HookCommands lists the hook subcommands; the first five are run by Claude
 // Code with a JSON payload on stdin.
 var HookCommands = []HookSub{
-	{"stop", "stop", "Stop hook: reads the payload on stdin; claims one queued chat message and prints {\"decision\":\"block\",\"reason\":...}; silent when there is none or stop_hook_active is true."},
+	{"stop", "stop", "Stop hook: reads the payload on stdin; stores the turn's last text (last_assistant_message) as the reply to the chat messages it answered (outbox/<id>.json); posts queued messages to the session's messaging socket when it has one, else claims one and prints {\"decision\":\"block\",\"reason\":...}; silent when none is queued or stop_hook_active is true."},
 	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while the session is idle for a chat message, claims it and exits 2 with its framed text on stderr; exits 0 with nothing claimed after --timeout or when another waiter is armed."},
-	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary."},
-	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd and creates its inbox."},
-	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too)."},
+	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary; records the session's messaging socket and permission mode, and the chat messages the prompt carries."},
+	{"notify", "notify", "Notification hook: records that the session waits for its user (a permission prompt or a question), shown by targets, the room and the page until the session moves on."},
+	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd (and its messaging socket, when Claude Code gives one) and creates its inbox."},
+	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too). The file is edited in\nplace (everything else kept byte for byte) after a backup to\n<file>.relay-baton.bak; a symlinked file stays a link (its target is\nedited); --uninstall removes only relay-baton's exact entries."},
 }
 
 // LookupHook returns the hook subcommand called name.
@@ -51,7 +52,7 @@ func LookupHook(name string) (HookSub, bool) {
 // HookHelp is the help text of the hook command, from HookCommands.
 func HookHelp() string {
 	var b strings.Builder
-	b.WriteString("Subcommands (the first four are run by Claude Code with a JSON payload on stdin):\n")
+	b.WriteString("Subcommands (the first five are run by Claude Code with a JSON payload on stdin):\n")
 	for _, h := range HookCommands {
 		fmt.Fprintf(&b, "  %s\n", h.Usage)
 		for _, l := range strings.Split(h.Short, "\n") {
@@ -83,6 +84,14 @@ type hookPayload struct {
 	StopHookActive bool   `json:"stop_hook_active"`
 	Source         string `json:"source"`
 	HookEventName  string `json:"hook_event_name"`
+	PermissionMode string `json:"permission_mode"`
+	// Stop: the final text of the turn (its reply); UserPromptSubmit: the
+	// prompt (a framed chat message from the messaging socket among them).
+	LastAssistantMessage string `json:"last_assistant_message"`
+	Prompt               string `json:"prompt"`
+	// Notification: what the session waits for.
+	NotificationType string `json:"notification_type"`
+	Message          string `json:"message"`
 
 	env HookEnv // the session's mode and process
 }
@@ -147,28 +156,47 @@ func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, o
 	return p, ws, true
 }
 
-// HookStop is the Stop hook: it claims one queued message and writes
-// {"decision":"block","reason":<framed message>} to out as one write;
-// silent when the inbox is empty, stop_hook_active is true or the payload
-// is unusable. Its empty-inbox path is one payload decode, one directory
-// read and one unlink (the busy mark). A message that is waiting but
-// cannot be claimed (a full disk, a folder that is not writable) is not
-// silent: the error returned says so, for the hook's stderr (Claude Code
-// shows it as the hook's error); the message stays in the inbox.
+// HookStop is the Stop hook: it stores the turn's last text as the reply
+// of the messages the turn answered (StoreReplies); then, when messages
+// wait, it posts them to the session's messaging socket when there is
+// one, else claims one and writes {"decision":"block","reason":<framed
+// message>} to out as one write; silent when the inbox is empty,
+// stop_hook_active is true (and no socket) or the payload is unusable.
+// Its empty-inbox path is one payload decode, two directory reads and
+// two unlinks (the busy and attention marks). A message that is waiting
+// but cannot be claimed (a full disk, a folder that is not writable) is
+// not silent: the error returned says so, for the hook's stderr (Claude
+// Code shows it as the hook's error); the message stays in the inbox.
 func HookStop(in io.Reader, out io.Writer) error {
 	p, s, ok := readHookSession(in, "stop")
 	if !ok {
 		return nil
 	}
-	if p.StopHookActive {
-		_ = s.ClearBusy()
-		return nil
-	}
+	// The turn that ends answered the messages that reached it: their
+	// reply is this turn's last text.
+	s.StoreReplies(p.LastAssistantMessage)
+	s.ClearAttention()
 	has, err := s.HasPending()
 	if err != nil || !has {
 		if err != nil {
 			s.RecordError(fmt.Errorf("hook stop: %w", err))
 		}
+		_ = s.ClearBusy()
+		return nil
+	}
+	// A session with a messaging socket takes queued messages from it as
+	// its next turns: no block (which its screen shows as a Stop hook
+	// problem), and no cap on consecutive blocks holds the queue back.
+	if _, err := s.SocketLane(); err == nil {
+		if n, err := s.DeliverSocket(p.TranscriptPath); n > 0 && err == nil {
+			_ = s.ClearBusy()
+			return nil
+		} else if err != nil {
+			s.RecordError(fmt.Errorf("hook stop: the messaging socket: %w; delivering by the Stop hook", err))
+		}
+	}
+	if p.StopHookActive {
+		// Already continuing because of a block: one block per turn.
 		_ = s.ClearBusy()
 		return nil
 	}
@@ -197,6 +225,7 @@ func HookStop(in io.Reader, out io.Writer) error {
 		return nil
 	}
 	_ = res.Delivered()
+	_ = s.MarkAnswering(res.Message.ID)
 	return nil
 }
 
@@ -232,11 +261,19 @@ func HookPromptSubmit(in io.Reader) {
 	if err == nil {
 		err = s.MarkBusy()
 	}
+	s.ClearAttention()
 	if err == nil {
 		err = s.RecordProcess(p.env.Process)
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
+		return
+	}
+	s.recordSocketFromEnv(os.Getenv, p.env.Process, p.PermissionMode, false)
+	// A message from the messaging socket reaches the model now (a new
+	// turn, or taken in at a tool result): this turn's end is its reply.
+	for _, id := range chatIDs(p.Prompt) {
+		_ = s.MarkAnswering(id)
 	}
 }
 
@@ -248,6 +285,7 @@ func HookSessionStart(in io.Reader) {
 		return
 	}
 	_ = s.Ensure()
+	s.ClearAttention()
 	if err := s.RecordProcess(p.env.Process); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
@@ -258,6 +296,9 @@ func HookSessionStart(in io.Reader) {
 	if err := s.Register(Registration{TranscriptPath: tp, Cwd: p.Cwd, Source: p.Source}); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
+	// The session's messaging socket: the lane chosen first when it is
+	// there; a process without one (messaging off) drops an old record.
+	s.recordSocketFromEnv(os.Getenv, p.env.Process, "", true)
 	// A busy mark left by a previous process of this session (killed
 	// mid-turn) would hold the idle lane back: drop it. Not after a
 	// compaction (it can happen mid-turn), and not a fresh mark: the first
@@ -300,7 +341,17 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()
-	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath})
+	// With a messaging socket the socket lane goes first: the waiter posts
+	// to it and keeps waiting; only what the socket refuses wakes the
+	// session by the waiter's own exit.
+	prefer := func() bool {
+		n, err := s.DeliverSocket(p.TranscriptPath)
+		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) {
+			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
+		}
+		return n > 0 && err == nil
+	}
+	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath, Prefer: prefer})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -312,10 +363,11 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 		return false
 	}
 	_ = res.Delivered()
+	_ = s.MarkAnswering(res.Message.ID)
 	return true
 }
 
-// RunHook runs the hook sub (stop, wait, prompt-submit or session-start)
+// RunHook runs the hook sub (stop, wait, prompt-submit, notify or session-start)
 // on its payload in in, bounded: the Stop, UserPromptSubmit and
 // SessionStart hooks within HookBudget, the waiter by its own timeout, and
 // any of them within a half second once ctx ends (a signal). woke reports
@@ -340,6 +392,8 @@ func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Write
 			HookPromptSubmit(in)
 		case "session-start":
 			HookSessionStart(in)
+		case "notify":
+			HookNotify(in)
 		case "wait":
 			wokeFlag.Store(HookWait(ctx, in, errOut, timeout))
 		}

@@ -58,6 +58,7 @@ func TestMergeHooksKeepsForeignAndIsIdempotent(t *testing.T) {
 		"Stop":             {"~/bin/notify.sh", q + " hook stop", q + " hook wait [async]"},
 		"SessionStart":     {q + " hook session-start", q + " hook wait [async]"},
 		"UserPromptSubmit": {q + " hook prompt-submit"},
+		"Notification":     {q + " hook notify"},
 		"PreToolUse":       {"guard"},
 	}
 	for ev, w := range want {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // InstallOptions says what `relay-baton hook install` does.
@@ -74,7 +76,11 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 			Hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	opts := HookOptions{Binary: bin, WaitTimeout: o.WaitTimeout}
-	plan, err := PlanHooks(path, opts, o.Uninstall)
+	within := o.Workspace
+	if o.Scope == "user" {
+		within = ""
+	}
+	plan, err := planHooksIn(path, within, opts, o.Uninstall)
 	if err != nil {
 		return false, err
 	}
@@ -92,9 +98,11 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 	switch {
 	case o.Uninstall && plan.Changed:
 		fmt.Fprintf(out, "Removed relay-baton's hooks from %s (other hooks kept).\n", path)
+		sayKept(out, plan)
 		return true, nil
 	case o.Uninstall:
-		fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
+		fmt.Fprintf(out, "No relay-baton hooks of its own in %s.\n", path)
+		sayKept(out, plan)
 		return true, nil
 	case plan.Changed:
 		fmt.Fprintf(out, "Installed relay-baton's chat hooks in %s (other hooks kept):\n", path)
@@ -108,6 +116,7 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 		}
 		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
 	}
+	sayKept(out, plan)
 	fmt.Fprintf(out, `
 Adoption rule: Claude Code reads hooks when a session starts. Sessions started
 before this install are not chat-capable; start (or resume) them again.
@@ -121,6 +130,24 @@ the Monitor tool with the command
   %s wait --session <its session id>
 `, o.WaitTimeout, ShellQuote(bin))
 	return true, nil
+}
+
+// sayKept says where the file as it was is kept, when it was changed, that
+// a symlink was kept, and which entries that call relay-baton are the
+// user's own and were left as they are.
+func sayKept(out io.Writer, plan HookPlan) {
+	if plan.Changed && plan.Target != "" && plan.Target != plan.Path {
+		fmt.Fprintf(out, "%s is a symlink: kept; its target %s was edited.\n", plan.Path, plan.Target)
+	}
+	if b := plan.BackupPath(); plan.Changed && b != "" {
+		fmt.Fprintf(out, "The file as it was is kept in %s.\n", b)
+	}
+	if kept := ForeignRelayBatonHooks(plan.After); len(kept) > 0 {
+		fmt.Fprintf(out, "Left as they are (they call relay-baton but are not relay-baton's own entries; edit them by hand):\n")
+		for _, c := range kept {
+			fmt.Fprintf(out, "  %s\n", render.InertLine(c))
+		}
+	}
 }
 
 // HookCheck is one line of doctor's report on the chat hooks (the fields

@@ -20,7 +20,11 @@ func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string
 		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
 	opts := HookOptions{Binary: bin, Agent: AgentCodex}
-	plan, err := PlanHooks(path, opts, uninstall)
+	within := ws
+	if scope == "user" {
+		within = ""
+	}
+	plan, err := planHooksIn(path, within, opts, uninstall)
 	if err != nil {
 		return false, err
 	}
@@ -61,8 +65,9 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 		if plan.Changed {
 			fmt.Fprintf(out, "Removed relay-baton's hooks from %s (other hooks kept). Their trust entries in config.toml name hashes of the removed commands and trust nothing else.\n", path)
 		} else {
-			fmt.Fprintf(out, "No relay-baton hooks in %s.\n", path)
+			fmt.Fprintf(out, "No relay-baton hooks of its own in %s.\n", path)
 		}
+		sayKept(out, plan)
 		return true, nil
 	}
 	if plan.Changed {
@@ -73,6 +78,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 	for _, h := range Hooks(opts) {
 		fmt.Fprintf(out, "  %-16s %s (timeout %ds)\n", h.Event, h.Command, h.Timeout)
 	}
+	sayKept(out, plan)
 	if codex == "" {
 		fmt.Fprintln(out)
 		manual()

@@ -55,7 +55,7 @@ func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool
 		if ctx.Err() != nil {
 			return ClaimResult{Rejected: rejected}, ctx.Err()
 		}
-		if !respectBusy || !s.Busy(time.Now()) {
+		if (!respectBusy || !s.Busy(time.Now())) && (o.Prefer == nil || !o.Prefer()) {
 			res, err := s.ClaimWith(lane, o)
 			if res.OK && !o.Handover {
 				res.Delivered()
@@ -104,6 +104,10 @@ type Receipt struct {
 	// QueueErr: the queue lane (a Codex thread) could not hand the message
 	// over; it stays queued.
 	QueueErr error
+	// SocketErr: the session has a messaging socket but it did not take
+	// the message (refused, gone, not a socket): the message stays queued
+	// for the Stop hook and the asyncRewake waiter.
+	SocketErr error
 }
 
 // Send validates the session, records the transcript offset and enqueues
@@ -132,11 +136,24 @@ func Send(workspace, sessionID, from, text string) (Receipt, error) {
 	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
 	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
 	if codex {
-		// Idle and loaded: hand it over now. An error leaves it queued for
-		// the Stop hook (recorded in errors.log).
-		_, r.QueueErr = DeliverQueue(context.Background(), s)
+		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
+		// it over now. An error leaves it queued for the Stop hook
+		// (recorded in errors.log).
+		_, r.QueueErr = DeliverCodex(context.Background(), s)
+	} else {
+		r.SocketErr = socketFailure(s.DeliverSocket(path))
 	}
 	return r, nil
+}
+
+// socketFailure is the error of a socket lane that was tried and failed;
+// nil when it worked or when the session has no usable socket (the hook
+// lanes are then the lanes, as Reachability says).
+func socketFailure(_ int, err error) error {
+	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) {
+		return nil
+	}
+	return err
 }
 
 // UpdateKind says what changed for a sent message.
@@ -207,8 +224,19 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	if agents.IsRolloutPath(r.TranscriptPath) {
 		// A Codex thread: while the message waits, the queue lane delivers
 		// it as soon as the thread is idle (a Stop hook may have run just
-		// before it was queued).
-		nudge = func() { _, _ = DeliverQueue(ctx, s) }
+		// before it was queued), the steer lane while a turn runs on the
+		// daemon.
+		nudge = func() { _, _ = DeliverCodex(ctx, s) }
+	} else if _, err := s.SocketLane(); err == nil {
+		// A Claude Code session with a messaging socket: a message that
+		// waits (behind others, or put back by Recover) is posted as soon
+		// as it is first in line. After a failure the hook lanes take it.
+		failed := false
+		nudge = func() {
+			if !failed {
+				failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
+			}
+		}
 	}
 	m, err := waitDelivered(ctx, s, id, opts.Poll, emit, nudge)
 	if err != nil || m == nil {
@@ -234,6 +262,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		cmu.Lock()
 		c := confirmed
 		cmu.Unlock()
+		if !c && m.Lane == LaneSocket && enqueuedInTranscript(path, r.Offset, id) {
+			return // in the session's queue until its next tool result
+		}
 		if !c {
 			emit(Update{Kind: UpdUnconfirmed, Err: fmt.Errorf("message %s was claimed by %s but has not shown in the transcript within %s", id, m.Lane, opts.ConfirmWithin)})
 		}
@@ -259,7 +290,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 				}
 				if a.Kind == events.ActDone {
 					done = true
-					text, _ := s.Reply(id)
+					// The Stop hook stores the turn's last text as the reply
+					// a moment after the transcript shows its end.
+					text, _ := s.waitReply(ctx, id, replyWait)
 					if text == "" {
 						text = reply.String()
 					}

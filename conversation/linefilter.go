@@ -12,8 +12,8 @@ import (
 //     file-history-snapshot, queue-operation, api-request-shape, ...);
 //   - it is an "attachment" whose attachment.type is not queued_command
 //     (skill_listing, prompt_snapshot, ...: the bulk of a 2.1.328
-//     transcript's bytes), or a queued_command not in task-notification
-//     mode;
+//     transcript's bytes), or a queued_command in neither
+//     task-notification nor prompt mode;
 //   - it is a sidechain (subagent) line ("isSidechain": true).
 //
 // A top-level "message" met before the type ends the scan with false: the
@@ -182,7 +182,7 @@ func plainKey(k []byte) bool {
 // skipAttachment reads the attachment object at b[i] ('{'): its end (-1
 // when unsure) and whether the parser shows nothing for it (its type a
 // plain string other than queued_command, or a queued_command whose
-// commandMode is a plain string other than task-notification).
+// commandMode is a plain string other than task-notification and prompt).
 func skipAttachment(b []byte, i int) (int, bool) {
 	var typ, mode []byte
 	haveType, haveMode := false, false
@@ -235,7 +235,10 @@ func skipAttachment(b []byte, i int) (int, bool) {
 	case string(typ) != "queued_command":
 		return i + 1, true
 	default:
-		return i + 1, haveMode && string(mode) != "task-notification"
+		// task-notification: a Monitor event; prompt: a message posted to
+		// the messaging socket, absorbed by a busy turn (or a prompt the
+		// user typed while it ran), which the parser reads.
+		return i + 1, haveMode && string(mode) != "task-notification" && string(mode) != "prompt"
 	}
 }
 

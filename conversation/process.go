@@ -86,20 +86,24 @@ const (
 
 // Check reports whether p still runs: the same pid, started at the same
 // tick in the same boot, and not a zombie. Where the platform cannot tell,
-// a recorded process counts as live.
+// a recorded process counts as live. Where it can, a record without the
+// full evidence relay-baton's hooks write (start time, and boot id where
+// the platform has one) is Unknown: a process.json of {"pid":1} committed
+// to a repository names a running process, but no session of this machine.
 func (p Process) Check(src ProcSource) Liveness {
 	if !p.Known() {
 		return Unknown
 	}
-	if p.BootID != "" {
-		if b := src.BootID(); b != "" && b != p.BootID {
-			return Ended
-		}
+	boot := src.BootID()
+	if p.BootID != "" && boot != "" && boot != p.BootID {
+		return Ended
 	}
 	st, err := src.Stat(p.PID)
 	switch {
 	case errors.Is(err, ErrProcUnsupported):
 		return Live
+	case p.Start == 0 || p.BootID == "" && boot != "":
+		return Unknown // not registered here with full evidence
 	case err != nil, st.State == 'Z' || st.State == 'X':
 		return Ended
 	case p.Start != 0 && st.Start != p.Start:
@@ -125,7 +129,7 @@ func (s *Session) RecordProcess(p Process) error {
 	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start

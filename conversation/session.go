@@ -58,7 +58,7 @@ func (s *Session) busyPath() string { return filepath.Join(s.dir, "busy") }
 // MarkBusy records that the session is in a turn (the UserPromptSubmit
 // hook). The idle lanes do not claim while it is set.
 func (s *Session) MarkBusy() error {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -110,7 +110,7 @@ func (l *WaiterLock) Release() {
 // kernel drops it when the process dies). ok is false when another waiter
 // holds it.
 func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
-	if err := checkDir(s.dir); err != nil {
+	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
 	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
@@ -180,6 +180,16 @@ type Target struct {
 	Agent string `json:"agent"`
 	// Loaded: a Codex thread held by a running codex process (codex.go).
 	Loaded bool `json:"loaded,omitempty"`
+	// Socket: a message goes by the session's messaging socket (between
+	// tool calls, or at once when idle; socket.go).
+	Socket bool `json:"socket"`
+	// Delivers names the lane a message sent now would take: "socket",
+	// "hook" (at the turn's end), "rewake" (idle, at once), "queue" (an
+	// idle Codex thread) or "" (none until the session's next turn end).
+	Delivers string `json:"delivers,omitempty"`
+	// NeedsUser: the session waits for its user (a permission prompt or a
+	// question, attention.go): say what, so a queued message is no mystery.
+	NeedsUser string `json:"needsUser,omitempty"`
 }
 
 // ListTargets returns the sessions of workspace that can answer: those
@@ -233,6 +243,10 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 			}
 		}
 	}
+	plant := findPlanted(ws)
+	for id := range plant.sessions {
+		delete(byID, id) // committed by a clone: never a target
+	}
 	now := time.Now()
 	out := make([]Target, 0, len(byID))
 	for id, t := range byID {
@@ -265,6 +279,13 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 			t.Depth, t.Oldest = q.Depth, q.Oldest
 			t.Busy = s.Busy(now)
 			t.Waiting = s.Waiting()
+			if _, err := s.socketLane(procs); err == nil {
+				t.Socket = true
+			}
+			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
+				t.NeedsUser = a.What()
+			}
+			t.Delivers = t.lane()
 		}
 		out = append(out, *t)
 	}
@@ -276,7 +297,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := readSmall(leadPath(ws), 4096); err == nil {
+	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == Live {

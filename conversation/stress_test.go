@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if ws := os.Getenv("RB_QUEUE_LANE"); ws != "" {
 		os.Exit(queueLaneMain(ws))
 	}
+	if ws := os.Getenv("RB_SOCKET_POSTER"); ws != "" {
+		os.Exit(socketPosterMain(ws))
+	}
 	os.Exit(m.Run())
 }
 

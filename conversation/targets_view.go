@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,12 @@ func (t Target) Status() string {
 		return "unknown (no process recorded)"
 	case !t.ChatCapable:
 		return "-"
+	case t.NeedsUser != "":
+		return "waiting for its user (" + t.NeedsUser + ")"
+	case t.Socket && t.Busy:
+		return "busy, socket: between tool calls"
+	case t.Socket:
+		return "idle, socket: at once"
 	case t.Busy:
 		return "busy"
 	case t.Agent == AgentCodex && t.Waiting:
@@ -36,6 +43,25 @@ func (t Target) Status() string {
 		return "idle, waiter armed"
 	}
 	return "idle, not reachable"
+}
+
+// lane is Target.Delivers.
+func (t Target) lane() string {
+	switch {
+	case !t.ChatCapable:
+		return ""
+	case t.Socket:
+		return string(LaneSocket)
+	case t.Busy:
+		return string(LaneHook)
+	case t.Agent == AgentCodex && t.Waiting:
+		return string(LaneQueue)
+	case t.Agent == AgentCodex:
+		return ""
+	case t.Waiting:
+		return string(LaneRewake)
+	}
+	return ""
 }
 
 // TableOptions tunes WriteTargets.
@@ -120,6 +146,8 @@ func (s *Session) Reachability(now time.Time) string {
 	queue := fmt.Sprintf("%d queued", q.Depth)
 	if s.IsCodex() {
 		switch {
+		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
+			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
 		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 		case CodexLoaded(s.ID):
@@ -127,13 +155,26 @@ func (s *Session) Reachability(now time.Time) string {
 		}
 		return "not loaded in a running codex: a message waits until the thread runs again (Stop hook, or codex queue once it is loaded); " + queue
 	}
+	user := ""
+	if a, ok := s.NeedsUser(LocateTranscript(s)); ok {
+		user = "waiting for its user (" + a.What() + ": answer it in the session); "
+	}
+	_, serr := s.SocketLane()
+	switch {
+	case serr == nil && s.Busy(now):
+		return user + "in a turn; delivers: socket, between tool calls (the message reaches the model with the result of the tool call that runs); " + queue
+	case serr == nil:
+		return user + "idle; delivers: socket, at once; " + queue
+	case errors.Is(serr, ErrSocketHeld):
+		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
+	}
 	switch {
 	case s.Busy(now):
-		return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
+		return user + "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 	case s.Waiting():
-		return "idle, waiter armed: a message is delivered at once (rewake); " + queue
+		return user + "idle, waiter armed: a message is delivered at once (rewake); " + queue
 	}
-	return "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
+	return user + "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
 }
 
 // WriteTargetsReport is `relay-baton targets` as text: the table with the
@@ -142,7 +183,7 @@ func (s *Session) Reachability(now time.Time) string {
 // sessions --all would add).
 func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
 	if len(ts) == 0 {
-		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", ws)
+		fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
 		if others, err := ListAllTargets(ws); err == nil && len(others) > 0 && !all {
 			fmt.Fprintf(w, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
 		}

@@ -9,7 +9,7 @@ import (
 
 // AppendActivityJSON appends a as json.Marshal encodes it (keys in struct
 // order, empty fields left out, <, > and & escaped as \u003c, \u003e,
-// \u0026), byte for byte, without reflection: the fast path of
+// \u0026) with EscapeJSON applied, byte for byte, without reflection: the fast path of
 // `tail --json` over big transcripts. It fails where json.Marshal fails (a
 // time outside years 0-9999), leaving dst as it was. Activities with usage
 // go through encoding/json.
@@ -19,7 +19,7 @@ func AppendActivityJSON(dst []byte, a Activity) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		return append(dst, b...), nil
+		return append(dst, EscapeJSON(b)...), nil
 	}
 	var stamp []byte
 	if !a.Time.IsZero() {

@@ -11,7 +11,8 @@ import (
 // AppendJSON appends e to dst as one compact JSON object, the same object
 // json.Marshal would produce (keys in struct order, refs and meta keys
 // sorted, empty refs and meta left out) except that <, > and & are not
-// escaped. It is the fast path of replay --json.
+// escaped and DEL, C1, bidi and zero-width characters are (as EscapeJSON
+// does). It is the fast path of replay --json.
 func AppendJSON(dst []byte, e Event) []byte {
 	var kbuf [8]string
 	dst = append(dst, `{"schemaVersion":`...)
@@ -82,7 +83,7 @@ func appendValue(dst []byte, v any) []byte {
 	if err != nil {
 		return append(dst, "null"...)
 	}
-	return append(dst, b...)
+	return append(dst, EscapeJSON(b)...)
 }
 
 // appendFloat formats f as encoding/json does.
@@ -106,23 +107,24 @@ func appendFloat(dst []byte, f float64) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s quoted as a JSON string, as encoding/json does
-// with HTML escaping off.
+// with HTML escaping off, plus EscapeJSON's escapes.
 func appendString(dst []byte, s string) []byte { return appendJSONString(dst, s, false) }
 
 // jsonSafe and htmlSafe mark the ASCII bytes encoding/json writes as they
 // are, with HTML escaping off and on.
 var jsonSafe, htmlSafe = func() (j, h [utf8.RuneSelf]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
-		j[c] = c != '"' && c != '\\'
+		j[c] = c != '"' && c != '\\' && c != 0x7f
 		h[c] = j[c] && c != '<' && c != '>' && c != '&'
 	}
 	return j, h
 }()
 
-// appendJSONString appends s quoted exactly as encoding/json quotes it:
-// \b \f \n \r \t short forms, other control bytes as \u00XX, invalid
-// UTF-8 as \ufffd, U+2028/U+2029 escaped, and <, >, & as \u003c, \u003e,
-// \u0026 when html is set.
+// appendJSONString appends s quoted as encoding/json quotes it (\b \f \n
+// \r \t short forms, other control bytes as \u00XX, invalid UTF-8 as
+// \ufffd, U+2028/U+2029 escaped, and <, >, & as \u003c, \u003e, \u0026
+// when html is set), and DEL and every HiddenControl as \uXXXX, as
+// EscapeJSON would after it.
 func appendJSONString(dst []byte, s string, html bool) []byte {
 	safe := &jsonSafe
 	if html {
@@ -136,8 +138,8 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 		for i+8 <= len(s) {
 			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			q, bs := x^('"'*lo7), x^('\\'*lo7)
-			m := (q-lo7)&^q | (bs-lo7)&^bs | (x-0x20*lo7)&^x | x
+			q, bs, del := x^('"'*lo7), x^('\\'*lo7), x^(0x7f*lo7)
+			m := (q-lo7)&^q | (bs-lo7)&^bs | (del-lo7)&^del | (x-0x20*lo7)&^x | x
 			if html {
 				lt, gt, amp := x^('<'*lo7), x^('>'*lo7), x^('&'*lo7)
 				m |= (lt-lo7)&^lt | (gt-lo7)&^gt | (amp-lo7)&^amp
@@ -185,9 +187,9 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if r == '\u2028' || r == '\u2029' || HiddenControl(r) {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			dst = appendUEscape(dst, r)
 			i += size
 			start = i
 			continue

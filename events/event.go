@@ -60,13 +60,14 @@ const (
 	KindChatSent      Kind = "chat_sent"      // message enqueued for an orchestrator session
 	KindChatDelivered Kind = "chat_delivered" // message claimed by a lane
 	KindChatReply     Kind = "chat_reply"     // summary of the session's reply
+	KindChanges       Kind = "changes"        // what an agent run changed in the working tree, or an /undo of it
 )
 
 // Kinds lists every kind.
 var Kinds = []Kind{
 	KindMessage, KindCommand, KindPromptPreview, KindAgentRun, KindPlan,
 	KindExecute, KindReview, KindDiagnose, KindHandoff, KindStatus, KindBudget,
-	KindAudit, KindChatSent, KindChatDelivered, KindChatReply,
+	KindAudit, KindChatSent, KindChatDelivered, KindChatReply, KindChanges,
 }
 
 // ValidRole reports whether r is a known role.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // The one way relay-baton opens a file it finds by path in a repository or
@@ -124,4 +126,37 @@ func ReadDirNames(p string) ([]string, error) {
 		return nil, fmt.Errorf("%s is %s, not a folder, %w: move it aside", p, FileKind(fi.Mode()), ErrNotRegular)
 	}
 	return f.Readdirnames(-1)
+}
+
+// ErrLinked is wrapped by NoLinkBelow's error.
+var ErrLinked = errors.New("relay-baton follows no link in its own folders (a cloned repository could plant one to make it read or write a file elsewhere): remove the link")
+
+// NoLinkBelow returns an error wrapping ErrLinked when p, or a folder
+// between root and p, is a symlink: relay-baton's own files under a
+// repository (.ai-session/conversation.jsonl) are never read or written
+// through one. A part that does not exist yet ends the check (nil).
+func NoLinkBelow(root, p string) error {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not inside %s", p, root)
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(cur)
+			return fmt.Errorf("%s is a symlink (to %s): %w", cur, to, ErrLinked)
+		}
+	}
+	return nil
 }

@@ -80,7 +80,7 @@ type AgentRunMeta struct {
 	DurationMs *int64  `json:"durationMs,omitempty"`
 	Cancelled  bool    `json:"cancelled,omitempty"`
 	TimedOut   bool    `json:"timedOut,omitempty"`
-	CostUSD    float64 `json:"costUsd,omitempty"`
+	CostUSD    float64 `json:"costUsd,omitempty"` // the run's own cost
 	Reason     string  `json:"reason,omitempty"`
 	PreviewID  string  `json:"previewId,omitempty"`
 	Error      string  `json:"error,omitempty"`
@@ -90,6 +90,17 @@ type AgentRunMeta struct {
 	Conversation      string `json:"conversation,omitempty"`      // the session/thread id the run used
 	ConversationTurns int    `json:"conversationTurns,omitempty"` // runs in it so far
 	ResumeFailed      string `json:"resumeFailed,omitempty"`      // the conversation that could not be continued
+
+	// The run's own token counts, and what the CLI reported when that was
+	// a running total of the conversation (claude's cost, codex's tokens)
+	// rather than the run's own.
+	InputTokens               int64   `json:"inputTokens,omitempty"`
+	CachedInputTokens         int64   `json:"cachedInputTokens,omitempty"`
+	OutputTokens              int64   `json:"outputTokens,omitempty"`
+	ReportedCostUSD           float64 `json:"reportedCostUsd,omitempty"`
+	ReportedInputTokens       int64   `json:"reportedInputTokens,omitempty"`
+	ReportedCachedInputTokens int64   `json:"reportedCachedInputTokens,omitempty"`
+	ReportedOutputTokens      int64   `json:"reportedOutputTokens,omitempty"`
 }
 
 // PlanMeta is the meta of plan.md written (or not), also by the planner
@@ -141,6 +152,25 @@ type DiagnoseMeta struct {
 	Deep     bool `json:"deep"`
 	Failed   int  `json:"failed"`
 	Warnings int  `json:"warnings"`
+}
+
+// ChangesMeta is the meta of what an agent run changed in the working tree
+// (Undo false), or of an /undo of it (Undo true; Refused says why it was
+// refused or failed). Before and After are the trees in the room's private
+// snapshot store, kept for the room's life.
+type ChangesMeta struct {
+	Agent        string   `json:"agent,omitempty"`
+	Command      string   `json:"command,omitempty"`
+	Files        *int     `json:"files,omitempty"`
+	Added        *int     `json:"added,omitempty"`
+	Deleted      *int     `json:"deleted,omitempty"`
+	Paths        []string `json:"paths,omitempty"` // the changed paths (at most 200)
+	NewFiles     []string `json:"newFiles,omitempty"`
+	DeletedFiles []string `json:"deletedFiles,omitempty"`
+	Before       string   `json:"before,omitempty"`
+	After        string   `json:"after,omitempty"`
+	Undo         bool     `json:"undo,omitempty"`
+	Refused      string   `json:"refused,omitempty"`
 }
 
 // HandoffMeta is the meta of a handoff document.
@@ -252,6 +282,7 @@ func (AuditMeta) MetaKind() Kind         { return KindAudit }
 func (ChatSentMeta) MetaKind() Kind      { return KindChatSent }
 func (ChatDeliveredMeta) MetaKind() Kind { return KindChatDelivered }
 func (ChatReplyMeta) MetaKind() Kind     { return KindChatReply }
+func (ChangesMeta) MetaKind() Kind       { return KindChanges }
 
 // MetaTypes maps every kind to a zero value of its meta type (for the
 // golden files and for readers that take any kind).
@@ -260,6 +291,7 @@ var MetaTypes = map[Kind]Meta{
 	KindAgentRun: AgentRunMeta{}, KindPlan: PlanMeta{}, KindExecute: ExecuteMeta{}, KindReview: ReviewMeta{},
 	KindDiagnose: DiagnoseMeta{}, KindHandoff: HandoffMeta{}, KindStatus: StatusMeta{}, KindBudget: BudgetMeta{},
 	KindAudit: AuditMeta{}, KindChatSent: ChatSentMeta{}, KindChatDelivered: ChatDeliveredMeta{}, KindChatReply: ChatReplyMeta{},
+	KindChanges: ChangesMeta{},
 }
 
 // NewWithMeta is New with the kind taken from m and m stored as Event.Meta

@@ -98,6 +98,8 @@ func decodeAny(k Kind, e *Event) (Meta, error) {
 		return DecodeMeta[PromptPreviewMeta](e)
 	case KindAgentRun:
 		return DecodeMeta[AgentRunMeta](e)
+	case KindChanges:
+		return DecodeMeta[ChangesMeta](e)
 	case KindPlan:
 		return DecodeMeta[PlanMeta](e)
 	case KindExecute:

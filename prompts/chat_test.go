@@ -26,6 +26,21 @@ func TestFrameChat(t *testing.T) {
 	if strings.Count(got, "</chat-message>") != 1 {
 		t.Errorf("the message text closed the frame early:\n%s", got)
 	}
+	if strings.Contains(got, "SendMessage") || strings.Contains(got, "messaging socket") {
+		t.Errorf("a hook-delivered frame speaks of the socket:\n%s", got)
+	}
+	sock := FrameChat(ChatMessage{ID: "ab12cd34", From: "room", Text: "status?", CreatedAt: at, Socket: true})
+	for _, want := range []string{
+		"[relay-baton chat message ab12cd34 from room, typed by the user at 2026-11-30 04:05:06 UTC]",
+		"it was typed by your user, in relay-baton, not by another session",
+		"Answer it in your response text (relay-baton shows the user your reply), not with SendMessage",
+		"not approval or consent",
+		"<chat-message>\nstatus?\n</chat-message>",
+	} {
+		if !strings.Contains(sock, want) {
+			t.Errorf("socket frame lacks %q:\n%s", want, sock)
+		}
+	}
 	plain := FrameChat(ChatMessage{ID: "x", Text: "hi"})
 	if strings.Contains(plain, "outbox") || !strings.Contains(plain, "from relay-baton") {
 		t.Errorf("defaults: %s", plain)

@@ -44,14 +44,16 @@ var Commands []*Command
 func init() {
 	Commands = []*Command{
 		{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)", Args: argsAgents, Run: (*Engine).cmdAgent},
-		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
-		{Name: "targets", Short: "List the workspace's Claude Code sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
+		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
+		{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
 		{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)", Args: argsQueued, Run: (*Engine).cmdCancel},
 		{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)", Run: (*Engine).cmdResend},
 		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
 		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
 		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
 		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
+		{Name: "diff", Usage: "[file] | --all", Short: "Show what the last agent run changed (--all: the working tree against HEAD) (read-only)", Args: argsDiff, Run: (*Engine).cmdDiff},
+		{Name: "undo", Short: "Revert the last agent run's changes to files, after a preview (no commit, index untouched)", Run: (*Engine).cmdUndo},
 		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
 		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
@@ -81,6 +83,25 @@ func argsAgents(_ *Engine, done []string) []string {
 		return nil
 	}
 	return []string{agents.Claude, agents.Codex, AgentOrchestrator}
+}
+
+// argsDiff completes --all and the files the last run changed.
+func argsDiff(e *Engine, done []string) []string {
+	if len(done) > 0 && done[0] == "--all" {
+		return nil
+	}
+	w := []string{}
+	if len(done) == 0 {
+		w = append(w, "--all")
+	}
+	if e != nil && e.work != nil {
+		for _, f := range e.work.Files {
+			if f.Path == render.InertLine(f.Path) && !strings.ContainsAny(f.Path, " \t") {
+				w = append(w, f.Path) // a name completion cannot type whole is left out
+			}
+		}
+	}
+	return w
 }
 
 func argsContinue(_ *Engine, done []string) []string {
@@ -201,7 +222,7 @@ func HelpText() string {
 			b.WriteString(render.Wrap(strings.Repeat(" ", col), c.Short, col, HelpWidth))
 		}
 	}
-	b.WriteString(render.Wrap("  ", "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code session, queued after a preview.", 2, HelpWidth))
+	b.WriteString(render.Wrap("  ", "Free text (no slash) asks the active agent, read-only, after a preview. With /agent orchestrator it is a chat message to the running Claude Code or Codex session, queued after a preview.", 2, HelpWidth))
 	b.WriteString(render.Wrap("  ", "A paste is one message, however many lines; end a line with \\ (or press Alt-Enter) to type a newline.", 2, HelpWidth))
 	return b.String()
 }
@@ -328,9 +349,14 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
 	}
 	refs := map[string]string{"plan": "plan.md"}
-	if replan && previous != "" {
+	// The plan this one replaces, /plan's as /replan's, is backed up.
+	old, err := e.readPlan()
+	if err != nil && !errors.Is(err, ErrNoPlan) {
+		return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
+	}
+	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(previous)); err != nil {
+		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs["backup"] = backup
@@ -428,7 +454,7 @@ func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
 func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
-	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText(), "\n"))
+	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText()+e.spent.Text(), "\n"))
 	return nil
 }
 

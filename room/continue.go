@@ -171,8 +171,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		return lr, err
 	}
 	bg := context.WithoutCancel(ctx)
-	snaps := newSnapshots(bg, e.Root)
-	defer snaps.close()
+	snaps := e.snapshotStore(bg) // nil: no step diffs (the working tree's diff instead)
 	step, half, prev, answer := at.Step, at.Half, at.Previous, at.Answer
 	startTree := "" // the repository's tree when the current step began ("" = unknown)
 
@@ -200,7 +199,10 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
 			map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
 				Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
-		if r == StopFailure || r == StopCancelled {
+		if r == StopCancelled {
+			return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
+		}
+		if r == StopFailure {
 			return lr, fmt.Errorf("/continue: %s", detail)
 		}
 		return lr, nil
@@ -225,12 +227,9 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		}
 		lr.Steps, lr.Half = step, half
 		if half == halfExecute {
-			startTree = ""
-			if t, err := snaps.tree(bg); err == nil {
-				startTree = t
-			}
 			e.Say("step %d of %d: %s works on the plan's next step", step, max, spec.Req.Agent)
 			res := e.execute(ctx, spec, inv)
+			startTree = e.runStart // recorded by execute before the run
 			lr.AgentRuns++
 			ch, _ := changes(bg, e.Root)
 			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
@@ -299,7 +298,7 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 	in := prompts.ContinuePlanInput{Plan: plan, Step: step, MaxSteps: max, Executor: e.Executor, Answer: answer}
 	lim := Diets[e.Diet].Diff
 	names, diff, err := "", "", errors.New("the step's start is unknown")
-	if startTree != "" {
+	if startTree != "" && snaps != nil {
 		names, diff, err = snaps.since(ctx, startTree)
 	}
 	if err != nil {

@@ -30,6 +30,10 @@ type AgentConversation struct {
 	// wrote it, or a question sent it), "" when it holds none: the next
 	// question then does not send the plan again.
 	plan string
+	// Reported is the usage the conversation's last run reported, as its
+	// CLI reports it (running totals: see costs.go), to tell the next
+	// run's own usage from it.
+	Reported events.Usage `json:"-"`
 }
 
 // planHash identifies a plan's text, white space at its ends aside.
@@ -79,7 +83,7 @@ func (e *Engine) conversationID(agent string) string {
 
 // noteConversation records the conversation a run used; it returns the
 // number of turns it now holds (0 when the run reported none).
-func (e *Engine) noteConversation(agent string, res agents.Result) int {
+func (e *Engine) noteConversation(agent string, res agents.Result, own events.Usage) int {
 	if res.Session == "" || res.ResumeFailed {
 		return 0
 	}
@@ -92,8 +96,11 @@ func (e *Engine) noteConversation(agent string, res agents.Result) int {
 		e.convs[agent] = c
 	}
 	c.Turns++
-	if n := res.Usage.InputTokens + res.Usage.CachedInputTokens; n > 0 {
+	if n := own.InputTokens + own.CachedInputTokens; n > 0 {
 		c.InputTokens = n
+	}
+	if res.Usage != (events.Usage{}) {
+		c.Reported = res.Usage
 	}
 	return c.Turns
 }

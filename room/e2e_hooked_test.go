@@ -212,7 +212,7 @@ type tuiSession struct {
 	pid        int
 }
 
-func (u *tuiSession) run(t *testing.T, args ...string) string {
+func (u *tuiSession) run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(u.tmux, append([]string{"-f", "/dev/null", "-S", u.sock}, args...)...).CombinedOutput()
 	if err != nil {
@@ -221,12 +221,12 @@ func (u *tuiSession) run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-func (u *tuiSession) screen(t *testing.T) string {
+func (u *tuiSession) screen(t testing.TB) string {
 	return u.run(t, "capture-pane", "-p", "-J", "-t", "tui", "-S", "-", "-E", "-")
 }
 
 // waitScreen waits up to d for want on the pane.
-func (u *tuiSession) waitScreen(t *testing.T, d time.Duration, want string) {
+func (u *tuiSession) waitScreen(t testing.TB, d time.Duration, want string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -244,7 +244,7 @@ func (u *tuiSession) waitScreen(t *testing.T, d time.Duration, want string) {
 // startTUI starts `claude --permission-mode default` in a tmux pane of dir,
 // past onboarding and the trust dialog (~/.claude.json of the temporary
 // HOME, as CONTRACTS.md says), and waits for its prompt.
-func startTUI(t *testing.T, dir string, env []string) *tuiSession {
+func startTUI(t testing.TB, dir string, env []string) *tuiSession {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -287,7 +287,7 @@ func startTUI(t *testing.T, dir string, env []string) *tuiSession {
 }
 
 // typeLine types text into the TUI and submits it.
-func (u *tuiSession) typeLine(t *testing.T, text string) {
+func (u *tuiSession) typeLine(t testing.TB, text string) {
 	t.Helper()
 	u.run(t, "send-keys", "-t", "tui", "-l", text)
 	time.Sleep(300 * time.Millisecond) // let the input box take it before Enter

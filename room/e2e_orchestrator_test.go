@@ -37,7 +37,7 @@ type liveSession struct {
 
 // installHooks runs the built `relay-baton hook install` in dir (project
 // scope; the hook commands name the built binary).
-func installHooks(t *testing.T, dir string) {
+func installHooks(t testing.TB, dir string) {
 	t.Helper()
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, "hook", "install", "--wait-timeout", "60s")
@@ -199,7 +199,7 @@ func (ls *liveSession) results() int {
 }
 
 // eventually polls cond every 20 ms until it holds, failing after d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -212,7 +212,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // chatSession waits for the session's chat folder (the SessionStart or
 // UserPromptSubmit hook creates its inbox) and returns it.
-func chatSession(t *testing.T, dir string) *conversation.Session {
+func chatSession(t testing.TB, dir string) *conversation.Session {
 	t.Helper()
 	var s *conversation.Session
 	eventually(t, 30*time.Second, "the session's inbox (hooks not run?)", func() bool {

@@ -230,7 +230,7 @@ func TestAgentArgument(t *testing.T) {
 		{"", "claude", ""},
 		{"codex", "codex", ""},
 		{"CLAUDE", "claude", ""},
-		{"orchestrator", "claude", "no chat-capable Claude Code session in " + h.dir + ": run `relay-baton hook install` there, then start Claude Code"},
+		{"orchestrator", "claude", "no chat-capable Claude Code or Codex session in " + h.dir + ": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent"},
 		{"gemini", "claude", `unknown agent "gemini": choose claude, codex or orchestrator`},
 		{"claude codex", "claude", "takes one name"},
 	}
@@ -401,7 +401,7 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 	out := h.out.String()
 	for _, want := range []string{"preview: /plan → claude (planner)", "argv:    claude -p <prompt, ", "cwd:     " + h.dir,
 		"policy:  fake policy for planner", "env stripped: ANTHROPIC_API_KEY", "[claude] ⚙ Bash: ls", "[claude] working on it",
-		"claude: exit 0 · 0s · $0.0123", "wrote .ai-session/plan.md"} {
+		"claude: exit 0 · 0s · $0.012", "wrote .ai-session/plan.md"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -577,11 +577,33 @@ func TestHandoff(t *testing.T) {
 	if len(doc) > Diets["balanced"].Handoff+100 {
 		t.Fatalf("handoff over budget: %d", len(doc))
 	}
-	// A second handoff backs up the first.
+	// A declined handoff writes nothing; an accepted one backs up the
+	// previous handoff.md.
+	touch(h.dir, "main.go", "package main\n// changed again\n")
 	h.term.answers = []string{"n"}
+	h.e.Process(context.Background(), "/handoff claude")
+	if m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "handoff.*.md")); len(m) != 0 {
+		t.Fatalf("a declined handoff made backups %v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.e.SessionDir, "handoff.md")); string(b) != string(doc) || len(h.fr.ran) != 1 {
+		t.Fatal("a declined handoff rewrote handoff.md or ran")
+	}
+	h.term.answers = []string{"y"}
 	h.e.Process(context.Background(), "/handoff claude")
 	if m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "handoff.*.md")); len(m) != 1 {
 		t.Fatalf("backups %v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.e.SessionDir, "handoff.md")); !strings.Contains(string(b), "Next Agent\nclaude") {
+		t.Fatalf("the accepted handoff did not write handoff.md:\n%s", b)
+	}
+	var kinds []string
+	for _, ev := range h.events(t) {
+		if ev.Kind == events.KindHandoff || ev.Kind == events.KindCommand && ev.Meta["confirmed"] != nil || ev.Kind == events.KindAgentRun {
+			kinds = append(kinds, string(ev.Kind))
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "command,handoff,agent_run,agent_run,command,handoff,agent_run" {
+		t.Fatalf("handoff events in order: %s", got)
 	}
 	if _, err := h.e.Process(context.Background(), "/handoff gemini"); err == nil {
 		t.Fatal("unknown agent accepted")

@@ -57,7 +57,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	}
 
 	// A symlinked handoff.md is not read (nor backed up) through.
-	h = newHarness(t, "n")
+	h = newHarness(t, "y")
 	secret := secretFile(t)
 	os.Symlink(secret, filepath.Join(h.e.SessionDir, "handoff.md"))
 	err = agenttest.Within(t, "/handoff with a linked handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
@@ -69,6 +69,9 @@ func TestHandoffFIFOs(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "SECRET-CONTENT\n" {
 		t.Fatalf("the link's target changed: %q", b)
+	}
+	if h.fr.runs() != 0 {
+		t.Fatal("an agent ran")
 	}
 }
 

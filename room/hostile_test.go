@@ -62,3 +62,19 @@ func TestChatHostileReplyInline(t *testing.T) {
 		}
 	}
 }
+
+// A prompt with a bidi override and zero-width characters is previewed
+// with them shown by code point, so the preview reads as what would run.
+func TestPreviewShowsBidiAndZeroWidth(t *testing.T) {
+	h := newHarness(t, "n")
+	h.e.Process(context.Background(), "delete the \u202etmp\u202c folder\u200b please \x1b[2J")
+	out := h.out.String()
+	if !strings.Contains(out, "│ delete the <U+202E>tmp<U+202C> folder<U+200B> please ^[[2J") {
+		t.Fatalf("preview does not show the hidden characters:\n%q", out)
+	}
+	for i, r := range out {
+		if r >= 0x80 && r <= 0x9f || r == 0x202e || r == 0x202c || r == 0x200b {
+			t.Fatalf("U+%04X at %d reaches the terminal:\n%q", r, i, out)
+		}
+	}
+}

@@ -52,7 +52,7 @@ type sentMessage struct {
 
 // errNoChatSession is the message for a workspace with nothing to chat with.
 func errNoChatSession(ws, active string) error {
-	return fmt.Errorf("no chat-capable Claude Code session in %s: run `relay-baton hook install` there, then start Claude Code (sessions started before the install cannot be reached); the active agent stays %s", ws, active)
+	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached); the active agent stays %s", ws, active)
 }
 
 func (e *Engine) chatWorkspace() (string, error) {
@@ -65,6 +65,9 @@ func (e *Engine) chatWorkspace() (string, error) {
 // findTarget resolves want (a session id, a unique prefix of one, or ""
 // / "lead" for the lead) among the workspace's sessions.
 func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
+	for _, w := range conversation.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
+		e.out.say(events.RoleRelayBaton, "warning: %s", w)
+	}
 	ts, err := conversation.ListTargets(ws)
 	if err != nil {
 		return conversation.Target{}, err
@@ -87,10 +90,10 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	case len(found) == 0:
 		if all, err := conversation.ListAllTargets(ws); err == nil {
 			if m := conversation.FindTarget(all, want); len(m) > 0 {
-				return conversation.Target{}, fmt.Errorf("Claude Code session %s is not running (%s): only running sessions can answer (/targets lists them)", m[0].SessionID, m[0].State)
+				return conversation.Target{}, fmt.Errorf("%s %s is not running (%s): only running sessions can answer (/targets lists them)", targetLabel(m[0]), m[0].SessionID, m[0].State)
 			}
 		}
-		return conversation.Target{}, fmt.Errorf("no Claude Code session %q in %s (/targets lists them)", want, ws)
+		return conversation.Target{}, fmt.Errorf("no Claude Code or Codex session %q in %s (/targets lists them)", want, ws)
 	case len(found) > 1:
 		return conversation.Target{}, fmt.Errorf("%q matches %d sessions: type more of the id (/targets lists them)", want, len(found))
 	case !found[0].ChatCapable:
@@ -165,7 +168,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return err
 	}
 	if len(ts) == 0 {
-		e.Say("no Claude Code session found for %s: run `relay-baton hook install` there, then start Claude Code.", ws)
+		e.Say("no Claude Code or Codex session found for %s: run `relay-baton hook install` there, then start Claude Code (for Codex: `relay-baton hook install --agent codex`, then start codex).", ws)
 		return nil
 	}
 	var b strings.Builder
@@ -385,7 +388,11 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 // previewChat prints what would be queued, shortly (previewChatText),
 // and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
-	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
+	if _, err := s.SocketLane(); err == nil {
+		m.Lane = conversation.LaneSocket // framed for the lane that will deliver it
+	}
+	framed := s.Frame(m)
 	n := len([]rune(framed))
 	e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, false))
 	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
@@ -427,6 +434,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	}
 	if len(text) > conversation.MaxMessageBytes {
 		return fmt.Errorf("%d bytes: %w", len(text), conversation.ErrTooLarge)
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return conversation.ErrNUL
 	}
 	text, err = e.confirmChat(s, text, note)
 	if err != nil {

@@ -16,3 +16,11 @@ func sessionLabel(s *conversation.Session) string {
 	}
 	return "Claude Code session"
 }
+
+// targetLabel is sessionLabel for a listed target.
+func targetLabel(t conversation.Target) string {
+	if t.Agent == conversation.AgentCodex {
+		return "Codex session"
+	}
+	return "Claude Code session"
+}

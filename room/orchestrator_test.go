@@ -302,7 +302,7 @@ func TestTargets(t *testing.T) {
 	if h.e.Active != "claude" {
 		t.Fatalf("active = %s", h.e.Active)
 	}
-	if _, err := h.e.Process(ctx, "/target ffff"); err == nil || !strings.Contains(err.Error(), "no Claude Code session \"ffff\"") {
+	if _, err := h.e.Process(ctx, "/target ffff"); err == nil || !strings.Contains(err.Error(), "no Claude Code or Codex session \"ffff\"") {
 		t.Fatalf("/target unknown: %v", err)
 	}
 	if _, err := h.e.Process(ctx, "/target 0b7e"); err != nil {

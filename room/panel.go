@@ -44,6 +44,11 @@ type Panel struct {
 	Target     string        `json:"target,omitempty"`
 	QueueDepth int           `json:"queueDepth"`
 	QueueAge   time.Duration `json:"queueOldestNs,omitempty"`
+	// SessionCostUSD is what this room session's runs cost (each run's
+	// own cost, summed).
+	SessionCostUSD float64 `json:"sessionCostUsd,omitempty"`
+	// NeedsUser: the target waits for its user ("a permission prompt").
+	NeedsUser string `json:"targetNeedsUser,omitempty"`
 }
 
 // orchestratorTarget is the orchestrator session the room talks to, ""
@@ -61,7 +66,7 @@ func (e *Engine) orchestratorTarget() string {
 // does not wait for a walk of a large repository (see repoCache.get).
 // Nothing is logged.
 func (e *Engine) Panel(ctx context.Context) Panel {
-	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1}
+	p := Panel{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Usage.CostUSD}
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}
@@ -94,6 +99,9 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 		if s, err := conversation.OpenSession(ws, t); err == nil {
 			if q, err := s.Queue(); err == nil {
 				p.QueueDepth, p.QueueAge = q.Depth, q.Age(e.now())
+			}
+			if a, ok := s.NeedsUser(conversation.LocateTranscript(s)); ok {
+				p.NeedsUser = a.What()
 			}
 		}
 	}
@@ -153,10 +161,13 @@ func (p Panel) lastCell(short bool) string {
 	}
 	s := fmt.Sprintf("%s /%s %s %s", l.Agent, l.Command, state, compactDur(l.Duration))
 	if l.CostUSD > 0 {
-		s += fmt.Sprintf(" $%.3f", l.CostUSD)
+		s += " " + money(l.CostUSD)
 	}
 	if !short {
 		s += ", " + ago(p.LastAgo) + " ago"
+		if p.SessionCostUSD > 0 {
+			s += "; session " + money(p.SessionCostUSD)
+		}
 	}
 	return s
 }
@@ -171,6 +182,12 @@ func (p Panel) orchCell(short bool) string {
 	}
 	if p.QueueDepth > 0 {
 		q += ", oldest " + ago(p.QueueAge)
+	}
+	if p.NeedsUser != "" {
+		q += ", waiting for its user"
+		if !short {
+			q += " (" + p.NeedsUser + ")"
+		}
 	}
 	return shortID(p.Target) + " " + q
 }

@@ -475,6 +475,9 @@ func TestPTYInProcessCtrlCCancelsRun(t *testing.T) {
 	p.until(t, "claude› ")
 	p.send(t, "/status\r")
 	p.until(t, "last run: claude /ask, cancelled")
+	if s := p.String(); strings.Count(s, "claude: cancelled") != 1 || strings.Contains(s, "cancelled (Ctrl-C)") {
+		t.Fatalf("one Ctrl-C should print one cancel line:\n%s", s)
+	}
 	p.send(t, "\x04")
 	var run events.Event
 	for _, e := range readLog(t, p.dir) {

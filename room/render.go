@@ -93,7 +93,9 @@ func (p *printer) beginRun(agent string) {
 }
 
 // endRun stops the pulse and prints the one-line summary.
-func (p *printer) endRun(res agents.Result) {
+// own is the run's own usage (costs.go), shown instead of what the CLI
+// reported when it reported any.
+func (p *printer) endRun(res agents.Result, own events.Usage) {
 	if p.stopSpin != nil {
 		close(p.stopSpin)
 		<-p.spinDone
@@ -102,8 +104,8 @@ func (p *printer) endRun(res agents.Result) {
 	p.mu.Lock()
 	p.clearLocked()
 	u := p.usage
-	if u == nil && (res.Usage != events.Usage{}) {
-		u = &res.Usage
+	if res.Usage != (events.Usage{}) {
+		u = &own
 	}
 	p.mu.Unlock()
 	parts := []string{}
@@ -118,7 +120,7 @@ func (p *printer) endRun(res agents.Result) {
 	parts = append(parts, res.Duration.Round(time.Millisecond).String())
 	if u != nil {
 		if u.CostUSD > 0 {
-			parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+			parts = append(parts, money(u.CostUSD))
 		}
 		if u.InputTokens+u.OutputTokens > 0 {
 			parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens))

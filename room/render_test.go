@@ -30,7 +30,7 @@ func TestRenderActivity(t *testing.T) {
 	} {
 		p.activity(a)
 	}
-	p.endRun(agents.Result{Agent: "codex", ExitCode: 1, Duration: 1500 * time.Millisecond})
+	p.endRun(agents.Result{Agent: "codex", ExitCode: 1, Duration: 1500 * time.Millisecond}, events.Usage{})
 	want := `[codex] … thinking
 [codex] ⚙ command_execution: go test ./...
 [codex]   ✗ tool failed (exit 1)
@@ -38,7 +38,7 @@ func TestRenderActivity(t *testing.T) {
 [codex] … thinking
 [codex] error: rate limited
 [codex] Reading additional input from stdin...
-[relay-baton] codex: exit 1 · 1.5s · $0.5000 · 12 in / 5 out tokens
+[relay-baton] codex: exit 1 · 1.5s · $0.50 · 12 in / 5 out tokens
 `
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -63,7 +63,7 @@ func TestPulseUsesNoEscapeCodes(t *testing.T) {
 	p.beginRun("claude")
 	time.Sleep(700 * time.Millisecond) // long enough for the pulse to draw
 	p.activity(events.Activity{Kind: events.ActText, Text: "answer\n"})
-	p.endRun(agents.Result{Agent: "claude"})
+	p.endRun(agents.Result{Agent: "claude"}, events.Usage{})
 	out := b.String()
 	if !strings.Contains(out, "claude thinking") || strings.Contains(out, "\x1b") {
 		t.Fatalf("%q", out)
@@ -86,7 +86,7 @@ func TestRenderShowsTerminalControl(t *testing.T) {
 	p.beginRun("claude")
 	p.activity(events.Activity{Kind: events.ActText, Text: "ok\x1b]0;pwned\x07 \x1b[2Jdone\r\nline two \u009b31m\x9b\n"})
 	p.activity(events.Activity{Kind: events.ActTool, Tool: "Bash", Detail: "echo \x1b[31mred"})
-	p.endRun(agents.Result{Agent: "claude"})
+	p.endRun(agents.Result{Agent: "claude"}, events.Usage{})
 	if strings.ContainsAny(b.String(), "\x1b\x07\r\u009b") || strings.Contains(b.String(), "\x9b") {
 		t.Fatalf("%q", b.String())
 	}
@@ -104,7 +104,7 @@ func TestRenderEveryReplyLineLabelled(t *testing.T) {
 	p.activity(events.Activity{Kind: events.ActText, Text: "Plan:\n1. parse"})
 	p.activity(events.Activity{Kind: events.ActText, Text: "\n2. test\n3. ship\n"})
 	p.say(events.RoleRelayBaton, "two\nlines")
-	p.endRun(agents.Result{Agent: "claude"})
+	p.endRun(agents.Result{Agent: "claude"}, events.Usage{})
 	want := "[claude] Plan:\n[claude] 1. parse\n[claude] 2. test\n[claude] 3. ship\n[relay-baton] two\n[relay-baton] lines\n[relay-baton] claude: exit 0 · 0s\n"
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)

@@ -422,7 +422,8 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		cancelled := turn.Err() != nil && ctx.Err() == nil
 		cancel()
 		// ErrNotLoggedIn: the run's summary line already said how to log in.
-		if err != nil && !errors.Is(err, ErrDeclined) && !errors.Is(err, agents.ErrNotLoggedIn) {
+		// A cancelled run's own line said "cancelled": one Ctrl-C, one line.
+		if err != nil && !errors.Is(err, ErrDeclined) && !errors.Is(err, agents.ErrNotLoggedIn) && !(cancelled && told(err)) {
 			if cancelled {
 				e.Say("cancelled (Ctrl-C): %v", err)
 			} else {

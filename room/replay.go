@@ -237,7 +237,7 @@ func (s *replaySummary) footer() string {
 	if s.Total == 1 {
 		noun = "event"
 	}
-	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, counts(s.ByRole, roleNames()), counts(s.ByKind, kindNames()))
+	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, roleNames())), render.InertLine(counts(s.ByKind, kindNames())))
 }
 
 // ring keeps the newest n events in constant memory.
@@ -398,7 +398,7 @@ func (r *replayer) finish(st events.Stats) {
 		}
 		b, _ := json.MarshalIndent(r.sum, "", "  ")
 		r.w.WriteString("],\n\"summary\": ")
-		r.w.Write(b)
+		r.w.Write(events.EscapeJSON(b))
 		r.w.WriteString("\n}\n")
 		return
 	}

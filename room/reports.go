@@ -20,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -68,19 +69,20 @@ func planWord(s StatusReport) string {
 	return "ready (" + (time.Duration(s.PlanAgeSec) * time.Second).String() + " old)"
 }
 
-// Text renders the report.
+// Text renders the report; repository text (paths, file names, the plan
+// error) is shown inert.
 func (s StatusReport) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", s.Active)
-	fmt.Fprintf(&b, "project: %s\n", s.Root)
-	fmt.Fprintf(&b, "plan:    %s\n", planWord(s))
+	fmt.Fprintf(&b, "agent:   %s (planner claude, executor codex)\n", render.InertLine(s.Active))
+	fmt.Fprintf(&b, "project: %s\n", render.InertLine(s.Root))
+	fmt.Fprintf(&b, "plan:    %s\n", render.InertLine(planWord(s)))
 	fmt.Fprintf(&b, "changed: %s", Count(len(s.ChangedFiles), "file"))
 	for i, c := range s.ChangedFiles {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n  … and %d more", len(s.ChangedFiles)-10)
 			break
 		}
-		fmt.Fprintf(&b, "\n  %s", c)
+		fmt.Fprintf(&b, "\n  %s", render.InertLine(c))
 	}
 	b.WriteString("\n")
 	if s.LastRun == nil {
@@ -91,7 +93,7 @@ func (s StatusReport) Text() string {
 		if l.Cancelled {
 			state = "cancelled"
 		}
-		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
+		fmt.Fprintf(&b, "last run: %s /%s, %s in %s at %s\n", render.InertLine(l.Agent), render.InertLine(l.Command), state, l.Duration.Round(time.Millisecond), l.At.UTC().Format("15:04:05Z"))
 	}
 	return b.String()
 }
@@ -205,7 +207,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	for _, s := range steps {
 		ps := PlanStep{Text: s, Files: []string{}}
 		for _, c := range ch {
-			if strings.Contains(s, c.Path) || strings.Contains(s, filepath.Base(c.Path)) {
+			if namesPath(s, c.Path) {
 				ps.Files = append(ps.Files, c.Path)
 				mentioned[c.Path] = true
 			}
@@ -213,7 +215,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 		r.PlanSteps = append(r.PlanSteps, ps)
 	}
 	for _, c := range ch {
-		if r.Plan && !mentioned[c.Path] && !strings.Contains(plan, filepath.Base(c.Path)) {
+		if r.Plan && !mentioned[c.Path] && !namesPath(plan, c.Path) {
 			r.NotInPlan = append(r.NotInPlan, c.Path)
 		}
 		if c.IsDeleted() {
@@ -250,6 +252,28 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	return r, nil
 }
 
+// pathTokenRE matches the words of a text that can be paths.
+var pathTokenRE = lazyRE(`[\p{L}\p{N}_./\-]+`)
+
+// namesPath reports whether text names the file at path (relative to the
+// repository): a word of text is the path, its base name, or a tail of it
+// that starts at a folder ("cmd/main.go" names "app/cmd/main.go"). A word
+// that merely contains the name does not: "test_greet.py" does not name
+// greet.py, nor "src/greet.py" a greet.py at the top.
+func namesPath(text, path string) bool {
+	path = strings.TrimPrefix(filepath.ToSlash(path), "./")
+	for _, w := range pathTokenRE().FindAllString(text, -1) {
+		w = strings.TrimPrefix(strings.TrimRight(w, ".-/"), "./")
+		if w == "" {
+			continue
+		}
+		if w == path || strings.HasSuffix(path, "/"+w) {
+			return true
+		}
+	}
+	return false
+}
+
 func appendSecret(list []string, file, line string) []string {
 	for _, re := range secretPatterns() {
 		if re.MatchString(line) {
@@ -270,12 +294,12 @@ func (r ReviewReport) summaryLine() string {
 		Count(len(r.Changed), "changed file"), len(r.NotInPlan), Count(len(r.Deletions), "deletion"), len(r.LargeDiffs), Count(len(r.Secrets), "likely secret"), Count(len(r.TestsTouched), "test"))
 }
 
-// Text renders the review.
+// Text renders the review; file names and plan text are shown inert.
 func (r ReviewReport) Text() string {
 	var b strings.Builder
 	b.WriteString(r.summaryLine() + "\n")
 	if r.PlanError != "" {
-		b.WriteString("plan.md unusable: changes are not compared with plan steps: " + r.PlanError + "\n")
+		b.WriteString("plan.md unusable: changes are not compared with plan steps: " + render.InertLine(r.PlanError) + "\n")
 	} else if !r.Plan {
 		b.WriteString("no plan.md: changes are not compared with plan steps\n")
 	}
@@ -284,9 +308,9 @@ func (r ReviewReport) Text() string {
 		if len(s.Files) > 0 {
 			mark = "✓"
 		}
-		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, summary(s.Text, 100))
+		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, render.InertLine(summary(s.Text, 100)))
 		if len(s.Files) > 0 {
-			fmt.Fprintf(&b, " [%s]", strings.Join(s.Files, ", "))
+			fmt.Fprintf(&b, " [%s]", render.InertLine(strings.Join(s.Files, ", ")))
 		}
 		b.WriteString("\n")
 	}
@@ -296,7 +320,7 @@ func (r ReviewReport) Text() string {
 		}
 		fmt.Fprintf(&b, "%s:\n", title)
 		for _, it := range items {
-			fmt.Fprintf(&b, "  - %s\n", it)
+			fmt.Fprintf(&b, "  - %s\n", render.InertLine(it))
 		}
 	}
 	list("changed but not named in the plan", r.NotInPlan)
@@ -380,7 +404,7 @@ func (r DoctorReport) Render(useColor bool) string {
 			k.EnableColor()
 			st = k.Sprint(st)
 		}
-		fmt.Fprintf(&b, "%s %-22s %s\n", st, c.Name, c.Detail)
+		fmt.Fprintf(&b, "%s %-22s %s\n", st, render.InertLine(c.Name), render.InertLine(c.Detail))
 	}
 	return b.String()
 }
@@ -548,26 +572,33 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 		return fmt.Errorf("unknown agent %q for /handoff: choose claude or codex", to)
 	}
 	doc := e.HandoffDoc(ctx, to)
+	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
+	// handoff.md is written once the user said yes: a declined handoff
+	// leaves the previous one in place.
+	_, err := e.runOnceThen(ctx, spec, func() error { return e.writeHandoff(to, doc) })
+	return err
+}
+
+// writeHandoff writes handoff.md, backing up the previous one, and logs it.
+func (e *Engine) writeHandoff(to, doc string) error {
 	path := filepath.Join(e.SessionDir, "handoff.md")
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
-			return fmt.Errorf("back up handoff.md: %w", err)
+			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs["backup"] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("back up handoff.md: %w", err)
+		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
-		return err
+		return fmt.Errorf("%w (nothing ran)", err)
 	}
 	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
 		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
-	spec := runSpec{Command: "handoff", Req: e.request(to, agents.RoleExecutor, prompts.Handoff(prompts.HandoffInput{From: e.Active, To: to, Handoff: doc}))}
-	_, err := e.runOnce(ctx, spec)
-	return err
+	return nil
 }
 
 // HandoffDoc builds handoff.md with the reference's sections, each part cut

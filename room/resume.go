@@ -118,13 +118,21 @@ type resumeReader struct {
 	order      []string
 }
 
+// newResumeReader is a reader at the top of a log, every map of its state
+// made: ReadResume and the serve page's View (view.go) both start here, so
+// an event one of them can take the other can too.
+func newResumeReader() *resumeReader {
+	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
+	return &resumeReader{rs: rs, stepOut: map[int]string{}, answers: map[int]string{}, chats: map[string]*PendingChat{}}
+}
+
 // ReadResume streams the log at path (never holding more than the recap
 // and the pending chat messages) and rebuilds the room's state. A missing
 // log gives a fresh state. Damaged lines and events this build does not
 // understand are skipped and counted.
 func ReadResume(path string, recap int) (*ResumeState, error) {
-	rs := &ResumeState{Versions: map[int]int{}, Conversations: map[string]AgentConversation{}}
-	r := &resumeReader{rs: rs, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
+	r := newResumeReader()
+	rs := r.rs
 	if recap > 0 {
 		r.recap = &ring{buf: make([]events.Event, 0, recap)}
 	}
@@ -353,7 +361,14 @@ func (r *resumeReader) take(e events.Event) error {
 		}
 		rs.LastRun = l
 		if id := m.Conversation; id != "" && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
-			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns}
+			// What the CLI reported: the reported* fields when it reported
+			// running totals, else the run's own (logs before them hold
+			// the reported cost in costUsd).
+			rep := events.Usage{CostUSD: m.CostUSD, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}
+			if m.ReportedCostUSD != 0 || m.ReportedInputTokens != 0 || m.ReportedCachedInputTokens != 0 || m.ReportedOutputTokens != 0 {
+				rep = events.Usage{CostUSD: m.ReportedCostUSD, InputTokens: m.ReportedInputTokens, CachedInputTokens: m.ReportedCachedInputTokens, OutputTokens: m.ReportedOutputTokens}
+			}
+			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns, InputTokens: m.InputTokens + m.CachedInputTokens, Reported: rep}
 		}
 		if lost := m.ResumeFailed; lost != "" && rs.Conversations[l.Agent].ID == lost {
 			delete(rs.Conversations, l.Agent)
@@ -626,7 +641,7 @@ func runWords(l *LastRun, now time.Time) string {
 	}
 	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), ago(now.Sub(l.At)))
 	if l.CostUSD > 0 {
-		s += fmt.Sprintf(", $%.4f", l.CostUSD)
+		s += ", " + money(l.CostUSD)
 	}
 	return s
 }

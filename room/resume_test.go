@@ -419,7 +419,7 @@ func TestResumeOrchestratorAndOnlyDamage(t *testing.T) {
 	// This build has no orchestrator lane: the switch is tried through
 	// /agent, which refuses, and the room says so and stays on claude.
 	if rs.Active != "orchestrator" || h.e.Active != agents.Claude ||
-		!strings.Contains(h.out.String(), "active agent was orchestrator; not restored: no chat-capable Claude Code session") {
+		!strings.Contains(h.out.String(), "active agent was orchestrator; not restored: no chat-capable Claude Code or Codex session") {
 		t.Fatalf("active %q / %q; output %s", rs.Active, h.e.Active, h.out.String())
 	}
 	// A log of nothing but damage says so, and resumes nothing.

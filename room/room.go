@@ -85,6 +85,25 @@ func (e *AgentError) Error() string {
 
 func (e *AgentError) Unwrap() error { return e.Err }
 
+// Told reports whether the user has been told already: a cancelled run's
+// summary line ("claude: cancelled · 3s") says it, and the REPL prints no
+// second line for one Ctrl-C.
+func (e *AgentError) Told() bool { return e.Cancelled }
+
+// toldError is an error the room has already said (a /continue loop's
+// stop line): the REPL does not print it again; one-shot commands still
+// get it for their exit code.
+type toldError struct{ error }
+
+func (toldError) Told() bool      { return true }
+func (e toldError) Unwrap() error { return e.error }
+
+// told reports whether err was said to the user already.
+func told(err error) bool {
+	var t interface{ Told() bool }
+	return errors.As(err, &t) && t.Told()
+}
+
 // Config builds an Engine.
 type Config struct {
 	Dir            string // any directory inside the repository ("" = cwd)
@@ -155,6 +174,12 @@ type Engine struct {
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
 	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
+	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
+	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
+	spent   Spent                         // what this session's runs cost (costs.go)
+	// runStart is the tree the last executor run started from ("" when
+	// unknown): a /continue step's diff for the planner.
+	runStart string
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -231,6 +256,9 @@ func New(cfg Config) (*Engine, error) {
 // conversation log.
 func (e *Engine) Close() error {
 	e.repo.close()
+	if e.snaps != nil {
+		e.snaps.close()
+	}
 	if e.log == nil {
 		return nil
 	}

@@ -264,21 +264,29 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
+	e.runStart = e.treeBefore(ctx, req.Role)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
-	e.out.endRun(res)
+	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
+	e.out.endRun(res, own)
+	e.spent.add(req.Agent, own)
 	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
 		Confirmed: true, Ran: true, ExitCode: events.Int(res.ExitCode), DurationMs: &ms,
-		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: res.Usage.CostUSD,
+		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: own.CostUSD,
+		InputTokens: own.InputTokens, CachedInputTokens: own.CachedInputTokens, OutputTokens: own.OutputTokens,
+	}
+	if own != res.Usage { // the CLI reported running totals: kept for a resumed room
+		meta.ReportedCostUSD, meta.ReportedInputTokens = res.Usage.CostUSD, res.Usage.InputTokens
+		meta.ReportedCachedInputTokens, meta.ReportedOutputTokens = res.Usage.CachedInputTokens, res.Usage.OutputTokens
 	}
 	if res.Err != nil {
 		meta.Error = res.Err.Error()
 	}
-	if turns := e.noteConversation(req.Agent, res); turns > 0 {
+	if turns := e.noteConversation(req.Agent, res, own); turns > 0 {
 		meta.Conversation, meta.ConversationTurns = res.Session, turns
 	}
 	if res.ResumeFailed {
@@ -301,7 +309,8 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
 	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
-		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: res.Usage.CostUSD}
+		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD}
+	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
 }
 
@@ -328,9 +337,21 @@ func short(id string) string {
 // runOnce previews, confirms and runs one agent turn. It returns the
 // result and an error when nothing ran or the run failed.
 func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, error) {
+	return e.runOnceThen(ctx, spec, nil)
+}
+
+// runOnceThen is runOnce with onYes called after the user confirmed and
+// before the run starts (what a command writes only on a yes); an error
+// from it ends the command with nothing run.
+func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() error) (agents.Result, error) {
 	inv, err := e.confirm(ctx, &spec)
 	if err != nil {
 		return agents.Result{}, err
+	}
+	if onYes != nil {
+		if err := onYes(); err != nil {
+			return agents.Result{}, err
+		}
 	}
 	res := e.execute(ctx, spec, inv)
 	if res.ResumeFailed && ctx.Err() == nil {

@@ -57,7 +57,7 @@ func (v *View) LogPath() string { return conversation.LogPath(v.Root) }
 func (v *View) SessionDir() string { return conversation.SessionDir(v.Root) }
 
 func (v *View) reset() {
-	v.r = &resumeReader{rs: &ResumeState{Versions: map[int]int{}}, stepOut: map[int]string{}, chats: map[string]*PendingChat{}}
+	v.r = newResumeReader()
 	v.offset, v.ino = 0, nil
 }
 
@@ -91,14 +91,21 @@ func (v *View) catchUp() error {
 	return nil
 }
 
+// state catches up with the log and returns what the panel needs of it.
+// The lock is released however catching up ends (a panic in a reader
+// must not leave every later call waiting).
+func (v *View) state() (active, target string, last *LastRun, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	err = v.catchUp()
+	rs := v.r.rs
+	return rs.Active, rs.Target, rs.LastRun, err
+}
+
 // Panel returns the context panel's facts as the room would show them,
 // computed by the same code (Engine.Panel) on the state the log describes.
 func (v *View) Panel(ctx context.Context) (Panel, error) {
-	v.mu.Lock()
-	err := v.catchUp()
-	rs := v.r.rs
-	active, target, last := rs.Active, rs.Target, rs.LastRun
-	v.mu.Unlock()
+	active, target, last, err := v.state()
 	if active == "" {
 		active = agents.Claude
 	}

@@ -51,6 +51,7 @@ func (w *Workspace) Targets() ([]Target, error) {
 		x := Target{
 			ID: t.SessionID, Lead: t.Lead, ChatCapable: t.ChatCapable, QueueDepth: t.Depth,
 			LastActivity: t.LastActivity, TranscriptPath: t.TranscriptPath, Cwd: t.Cwd,
+			State: t.Status(), Delivers: t.Delivers, NeedsUser: t.NeedsUser,
 		}
 		if !t.Oldest.IsZero() {
 			x.OldestAgeMs = max(now.Sub(t.Oldest).Milliseconds(), 0)
@@ -116,7 +117,7 @@ func (w *Workspace) Send(id, from, text string) (Sent, error) {
 	r, err := conversation.Send(w.Dir, id, from, text)
 	if err != nil {
 		switch {
-		case errors.Is(err, conversation.ErrTooLarge), errors.Is(err, conversation.ErrEmpty):
+		case errors.Is(err, conversation.ErrTooLarge), errors.Is(err, conversation.ErrEmpty), errors.Is(err, conversation.ErrNUL), errors.Is(err, conversation.ErrNotUTF8):
 			return Sent{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
 		case errors.Is(err, conversation.ErrNotChatReady):
 			return Sent{}, fmt.Errorf("%w: %v", ErrConflict, err)

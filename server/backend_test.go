@@ -115,6 +115,12 @@ func TestWorkspaceBackendRoutes(t *testing.T) {
 	if code, body := post(t, base+"/api/send", "application/json", base, string(b)); code != 400 || !strings.Contains(fmt.Sprint(body["error"]), "KB") {
 		t.Fatalf("oversized message: %d %v, want 400 with the size in the error", code, body)
 	}
+	if code, body := post(t, base+"/api/send", "application/json", base, `{"session":"`+sid+`","text":"a\u0000b"}`); code != 400 || !strings.Contains(fmt.Sprint(body["error"]), "NUL") {
+		t.Fatalf("message with NUL: %d %v, want 400 naming the NUL", code, body)
+	}
+	if q, _ := s.Queue(); q.Depth != 2 {
+		t.Fatalf("inbox depth %d after refusals, want 2", q.Depth)
+	}
 
 	// A session with a transcript but no inbox (started before hook install)
 	// is not offered (no process known to run) and not chat-capable: 409

@@ -125,6 +125,13 @@ func (s *Server) needRoom(w http.ResponseWriter) bool {
 	return true
 }
 
+// ownLog refuses a conversation log that is a symlink, or under a linked
+// .ai-session: the page shows nothing read through a link a repository
+// planted.
+func (s *Server) ownLog() error {
+	return events.NoLinkBelow(filepath.Dir(s.room.SessionDir()), s.room.LogPath())
+}
+
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	if !s.needRoom(w) {
 		return
@@ -156,6 +163,10 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	out := TimelinePage{Events: []TimelineEvent{}}
 	if before == 0 {
 		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	if err := s.ownLog(); err != nil {
+		fail(w, http.StatusForbidden, err.Error())
 		return
 	}
 	pg, err := events.ReadBack(s.room.LogPath(), before, limit, keep)
@@ -192,6 +203,10 @@ func (s *Server) context(w http.ResponseWriter, r *http.Request) {
 // (the panel's facts, sent when they change).
 func (s *Server) roomStream(w http.ResponseWriter, r *http.Request) {
 	if !s.needRoom(w) {
+		return
+	}
+	if err := s.ownLog(); err != nil {
+		fail(w, http.StatusForbidden, err.Error())
 		return
 	}
 	from := int64(0)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
 )
 
 //go:embed static
@@ -51,6 +52,12 @@ type Target struct {
 	LastActivity   time.Time `json:"lastActivity,omitzero"`
 	TranscriptPath string    `json:"transcriptPath,omitempty"`
 	Cwd            string    `json:"cwd,omitempty"`
+	// State is where a message sent now would go, in the words of
+	// `relay-baton targets` ("busy, socket: between tool calls", "waiting
+	// for its user (a permission prompt)", ...).
+	State     string `json:"state,omitempty"`
+	Delivers  string `json:"delivers,omitempty"`
+	NeedsUser string `json:"needsUser,omitempty"`
 }
 
 // LogEntry is one line of a session's chat log (log.jsonl).
@@ -99,11 +106,24 @@ type Server struct {
 	hosts     []string // the Host values this server answers to
 	room      Room     // nil: chat only
 
+	bodyTimeout time.Duration // how long a request body may take to arrive
+
 	logMu   sync.Mutex
 	logW    io.Writer
-	refused map[string]int // refusals per Host value (for the log's rate)
+	refused map[string]int // refusals per Host value or Origin (for the log's rate)
 	sse     chan struct{}  // one slot per SSE client
 }
+
+// BodyTimeout is how long a request body may take to arrive; a slower one
+// is answered 408 and its connection closed. Headers have HeaderTimeout.
+const BodyTimeout = 10 * time.Second
+
+// HeaderTimeout is how long a request's headers may take to arrive;
+// IdleTimeout how long a kept-alive connection waits for the next request.
+const (
+	HeaderTimeout = 10 * time.Second
+	IdleTimeout   = 60 * time.Second
+)
 
 // MaxSSEClients caps the event streams open at once: each holds watchers
 // on the session's folders and transcript.
@@ -113,7 +133,7 @@ const MaxSSEClients = 16
 // (the port is needed to check Origin headers).
 func New(b Backend, port int) *Server {
 	p := strconv.Itoa(port)
-	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux(),
+	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux(), bodyTimeout: BodyTimeout,
 		hosts: []string{"127.0.0.1:" + p, "localhost:" + p, "[::1]:" + p},
 		logW:  os.Stderr, refused: map[string]int{}, sse: make(chan struct{}, MaxSSEClients)}
 	page, _ := fs.Sub(static, "static")
@@ -179,10 +199,28 @@ func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
 	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/", host, s.port))
 }
 
-// ServeHTTP implements http.Handler. Every route first checks Host.
+// ServeHTTP implements http.Handler. Every route first checks Host; every
+// /api/ route, reads and streams included, then checks Origin and
+// Sec-Fetch-Site (sameOrigin), so a page on another site can neither read
+// the conversation nor take the live streams' slots.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostOK(r.Host) {
 		s.refuseHost(w, r)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") && !s.sameOrigin(r) {
+		origin, site := trim(r.Header.Get("Origin"), 200), trim(r.Header.Get("Sec-Fetch-Site"), 40)
+		s.logMu.Lock()
+		key := "origin " + origin + " " + site
+		n := s.refused[key] + 1
+		if len(s.refused) < 1000 || n > 1 {
+			s.refused[key] = n
+		}
+		s.logMu.Unlock()
+		if n == 1 || n%100 == 0 { // a page cannot flood the log
+			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, r.URL.Path, origin, site, n)
+		}
+		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ and use the page served there")
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -206,7 +244,7 @@ func Listen(port int) (net.Listener, error) {
 
 // Serve serves on ln until ctx is done, then shuts down gracefully.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: HeaderTimeout, IdleTimeout: IdleTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -224,7 +262,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	w.Write(append(events.EscapeJSON(b), '\n'))
 }
 
 func fail(w http.ResponseWriter, code int, msg string) {
@@ -283,13 +325,19 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 }
 
 // sameOrigin accepts only this server's own loopback origins. A browser
-// always sends Origin on a cross-origin POST (and on same-origin fetch POSTs),
-// so a missing Origin means a non-browser client, which the loopback bind
+// sends Origin on every cross-origin fetch, EventSource and POST, and
+// Sec-Fetch-Site on every request (none: typed in the address bar);
+// neither header means a non-browser client, which the loopback bind
 // already limits to local processes.
 func (s *Server) sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
 	o := r.Header.Get("Origin")
 	if o == "" {
-		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+		return true
 	}
 	for _, h := range s.hosts {
 		if strings.EqualFold(o, "http://"+h) {
@@ -309,11 +357,19 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, "cross-origin request refused")
 		return
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // a body that trickles is cut off
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxBody))
+			return
+		}
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			w.Header().Set("Connection", "close")
+			fail(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", s.bodyTimeout))
 			return
 		}
 		fail(w, http.StatusBadRequest, "read body: "+err.Error())
@@ -415,5 +471,13 @@ func writeEvent(w io.Writer, e Event) {
 	if err != nil {
 		b = []byte(`{}`)
 	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, b)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, events.EscapeJSON(b))
+}
+
+// trim cuts s to n bytes for a log line.
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

@@ -23,14 +23,32 @@ func ToolsDir() string {
 	return filepath.Join(home, ".cache", "relay-baton", "npm")
 }
 
-// FindBin looks for name in ToolsDir()/node_modules/.bin, then on PATH.
-// It returns "" when neither has it.
+// BinDirEnv names a folder holding the claude and codex executables the
+// end-to-end tests run instead of the pinned ones: set it to check other
+// versions (an upgrade installed anywhere, say with npm install -g) without
+// touching .ci/agent-clis.txt. A CLI missing from that folder is not looked
+// for elsewhere.
+const BinDirEnv = "RELAY_BATON_AGENT_BIN_DIR"
+
+// FindBin returns the CLI the end-to-end tests run: name in
+// $RELAY_BATON_AGENT_BIN_DIR when that is set (and nowhere else), else in
+// ToolsDir()/node_modules/.bin, then on PATH. It returns "" when none has it.
 func FindBin(name string) string {
-	p := filepath.Join(ToolsDir(), "node_modules", ".bin", name)
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		return executable(filepath.Join(dir, name))
+	}
+	if p := executable(filepath.Join(ToolsDir(), "node_modules", ".bin", name)); p != "" {
 		return p
 	}
 	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// executable returns p when it is an executable file, else "".
+func executable(p string) string {
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 		return p
 	}
 	return ""
@@ -49,6 +67,9 @@ func needBin(t testing.TB, name string) string {
 		return p
 	}
 	msg := fmt.Sprintf("%s CLI not found in %s/node_modules/.bin nor on PATH (run bash .ci/run to install the pinned CLIs)", name, ToolsDir())
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		msg = fmt.Sprintf("%s CLI not found in %s=%s (put an executable %s there, or unset it to test the pinned CLIs)", name, BinDirEnv, dir, name)
+	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
@@ -60,7 +81,8 @@ func needBin(t testing.TB, name string) string {
 // temporary HOME whose ~/.claude/settings.json has
 // {"apiKeyHelper":"echo sk-test"} (so no API-key variable is needed and
 // relay-baton's key stripping can stay on), ANTHROPIC_BASE_URL=a.URL,
-// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, and RELAY_BATON_CLAUDE=bin (left out when bin is "").
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, RELAY_BATON_NO_SOCKET=1 (the
+// hook lanes deliver) and RELAY_BATON_CLAUDE=bin (left out when bin is "").
 // It returns KEY=VALUE entries meant to be laid over os.Environ() (for
 // agents.Request.Env, or a relay-baton child process's cmd.Env).
 func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
@@ -78,6 +100,11 @@ func ClaudeEnv(t testing.TB, a *Anthropic, bin string) []string {
 		"ANTHROPIC_BASE_URL=" + a.URL,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
+		// The session's messaging socket stays on with the variable above
+		// (measured with claude 2.1.328): relay-baton's hooks record none,
+		// so the Stop hook and rewake lanes deliver. Socket-lane tests
+		// drop both.
+		"RELAY_BATON_NO_SOCKET=1",
 	}
 	if bin != "" {
 		env = append(env, "RELAY_BATON_CLAUDE="+bin)

@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // Inert returns s made safe to print on a terminal: every C0 control
@@ -10,9 +12,11 @@ import (
 // U+009F) and every byte that is not valid UTF-8 (a raw 0x9b is CSI to an
 // 8-bit terminal) is replaced by a visible form: caret notation for C0 and
 // DEL (ESC is ^[, BEL ^G, CR ^M, DEL ^?), \u0085 for C1, \x9b for a stray
-// byte. Everything else, including newlines and tabs, is kept, so a
-// renderer can still lay out lines. s is returned as is (no allocation)
-// when it holds nothing to replace.
+// byte; every bidi control and zero-width character (events.HiddenControl:
+// U+202E can make text read backwards, U+200B hides inside a word) is shown
+// by its code point, <U+202E>. Everything else, including newlines and
+// tabs, is kept, so a renderer can still lay out lines. s is returned as is
+// (no allocation) when it holds nothing to replace.
 //
 // It is the one sanitizer of relay-baton: every renderer passes untrusted
 // text (agent output, transcript lines, chat messages, tool commands,
@@ -68,7 +72,7 @@ func firstUnsafe(s string, keepNL bool) int {
 		}
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if (r != utf8.RuneError || size > 1) && !isC1(r) {
+			if (r != utf8.RuneError || size > 1) && !events.HiddenControl(r) {
 				i += size - 1
 				continue
 			}
@@ -80,7 +84,7 @@ func firstUnsafe(s string, keepNL bool) int {
 
 func isC1(r rune) bool { return r >= 0x80 && r <= 0x9f }
 
-const hexDigits = "0123456789abcdef"
+const hexDigits, hexUpper = "0123456789abcdef", "0123456789ABCDEF"
 
 func appendInert(b []byte, s string, keepNL bool) []byte {
 	for i := 0; i < len(s); {
@@ -106,6 +110,8 @@ func appendInert(b []byte, s string, keepNL bool) []byte {
 				b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
 			case isC1(r):
 				b = append(b, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
+			case events.HiddenControl(r):
+				b = append(b, '<', 'U', '+', hexUpper[r>>12&0xf], hexUpper[r>>8&0xf], hexUpper[r>>4&0xf], hexUpper[r&0xf], '>')
 			default:
 				b = append(b, s[i:i+size]...)
 			}

@@ -4,23 +4,30 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 func TestInert(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text":                    "plain text",
-		"two\nlines\tand a tab":         "two\nlines\tand a tab",
-		"title \x1b]0;pwned\x07 done":   "title ^[]0;pwned^G done",
-		"clear \x1b[2J":                 "clear ^[[2J",
-		"clip \x1b]52;c;aGk=\x07":       "clip ^[]52;c;aGk=^G",
-		"cr\rover":                      "cr^Mover",
-		"del\x7f nul\x00":               "del^? nul^@",
-		"c1 csi \u009b2J nel \u0085":    `c1 csi \u009b2J nel \u0085`,
-		"raw c1 \x9b2J":                 `raw c1 \x9b2J`,
-		"bad \xff\xfe utf8":             `bad \xff\xfe utf8`,
-		"ünïcödé ✓ and \ufffd itself":   "ünïcödé ✓ and \ufffd itself",
-		"truncated rune \xe2\x9c":       `truncated rune \xe2\x9c`,
-		"longer plain ascii run here..": "longer plain ascii run here..",
+		"plain text":                        "plain text",
+		"two\nlines\tand a tab":             "two\nlines\tand a tab",
+		"title \x1b]0;pwned\x07 done":       "title ^[]0;pwned^G done",
+		"clear \x1b[2J":                     "clear ^[[2J",
+		"clip \x1b]52;c;aGk=\x07":           "clip ^[]52;c;aGk=^G",
+		"cr\rover":                          "cr^Mover",
+		"del\x7f nul\x00":                   "del^? nul^@",
+		"c1 csi \u009b2J nel \u0085":        `c1 csi \u009b2J nel \u0085`,
+		"raw c1 \x9b2J":                     `raw c1 \x9b2J`,
+		"bad \xff\xfe utf8":                 `bad \xff\xfe utf8`,
+		"ünïcödé ✓ and \ufffd itself":       "ünïcödé ✓ and \ufffd itself",
+		"truncated rune \xe2\x9c":           `truncated rune \xe2\x9c`,
+		"longer plain ascii run here..":     "longer plain ascii run here..",
+		"rlo \u202egnp.exe\u202c":           "rlo <U+202E>gnp.exe<U+202C>",
+		"isolates \u2066a\u2069 \u061c":     "isolates <U+2066>a<U+2069> <U+061C>",
+		"marks \u200e\u200f":                "marks <U+200E><U+200F>",
+		"zero\u200bwidth\u200c\u200d\u2060": "zero<U+200B>width<U+200C><U+200D><U+2060>",
+		"\ufeffbom":                         "<U+FEFF>bom",
 	} {
 		if got := Inert(in); got != want {
 			t.Errorf("Inert(%q) = %q, want %q", in, got, want)
@@ -75,6 +82,8 @@ func checkInert(t *testing.T, in, out string, keepNL bool) {
 			t.Fatalf("DEL at %d: %q -> %q", i, in, out)
 		case r >= 0x80 && r <= 0x9f:
 			t.Fatalf("C1 U+%04X at %d: %q -> %q", r, i, in, out)
+		case events.HiddenControl(r):
+			t.Fatalf("bidi or zero-width U+%04X at %d: %q -> %q", r, i, in, out)
 		}
 	}
 	for i := 0; i < len(out); i++ {
@@ -87,7 +96,7 @@ func checkInert(t *testing.T, in, out string, keepNL bool) {
 func FuzzInert(f *testing.F) {
 	for _, s := range []string{
 		"", "hello", "\x1b]0;title\x07", "\x1b[2J", "\x1b]52;c;aGk=\x07", "\u009b31m", "\x9b31m",
-		"\xc2\x9b", "\xc2", "\r\n\t\v\f", "\x7f", "ok ✓ \ufffd", strings.Repeat("abcdefgh", 4) + "\x00",
+		"\xc2\x9b", "\xc2", "\r\n\t\v\f", "\x7f", "ok ✓ \ufffd", "\u202e\u200b\ufeff", strings.Repeat("abcdefgh", 4) + "\x00",
 	} {
 		f.Add(s)
 	}

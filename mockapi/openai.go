@@ -1,14 +1,12 @@
-package agenttest
+package mockapi
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -86,16 +84,15 @@ func LastInputText(r Recorded) string {
 	return flatten(last.Content)
 }
 
-// NewOpenAI starts a mock Responses API on 127.0.0.1 with a random port,
-// closed when the test ends. Once the script is used up every request
-// answers "done".
-func NewOpenAI(t testing.TB, steps ...Step) *OpenAI {
-	t.Helper()
-	o := &OpenAI{s: &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}}
-	o.s.srv = httptest.NewServer(http.HandlerFunc(o.serve))
-	o.URL = o.s.srv.URL + "/v1"
-	t.Cleanup(o.Close)
-	return o
+// NewOpenAI starts a mock Responses API on 127.0.0.1 with a random port;
+// Close stops it. Once the script is used up every request answers "done".
+func NewOpenAI(steps ...Step) (*OpenAI, error) {
+	o := &OpenAI{s: newServer(steps)}
+	if err := o.s.listen(http.HandlerFunc(o.serve)); err != nil {
+		return nil, err
+	}
+	o.URL = o.s.url + "/v1"
+	return o, nil
 }
 
 // Close stops the server, ending any stalled stream.

@@ -1,25 +1,24 @@
-// Package agenttest is test support for driving the real claude and codex
-// CLIs offline: scriptable mock servers for the Anthropic Messages API and
-// the OpenAI Responses API (SSE, on 127.0.0.1 with a random port), finders
-// for the pinned CLI binaries, and helpers that build the offline
-// environment each CLI needs (temporary HOME / CODEX_HOME, base URLs, a
-// fake key that never comes from an API-key variable).
+// Package mockapi serves scriptable mock model APIs on the loopback
+// interface: the Anthropic Messages API that Claude Code speaks and the
+// OpenAI Responses API that Codex speaks, both as SSE streams on 127.0.0.1
+// with a random port. They let the real claude and codex CLIs run fully
+// offline. The end-to-end tests use them (through agents/agenttest) and so
+// does `relay-baton selftest`, which checks an installed CLI against the
+// contracts relay-baton depends on.
 //
-// Other packages' end-to-end tests use it too, including tests that run a
-// built relay-baton binary: everything a run needs is carried by
-// environment variables plus a .relay-baton.json in the repository (see
-// ClaudeEnv, CodexEnv and WriteRepoConfig).
-package agenttest
+// A mock answers each agent-loop request with the next scripted Step, or
+// with the Step of the first When rule whose text is in the request's last
+// user input; once the script is used up it answers "done".
+package mockapi
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -72,6 +71,7 @@ type Recorded struct {
 	Path   string
 	Header http.Header
 	Body   []byte
+	At     time.Time // when the request came in
 }
 
 // JSON decodes the body into a generic map (nil if it is not JSON).
@@ -90,14 +90,16 @@ type server struct {
 	next     int
 	fallback Step
 	reqs     []Recorded
-	srv      *httptest.Server
+	srv      *http.Server
+	ln       net.Listener
+	url      string
 	closing  chan struct{}
 	once     sync.Once
 }
 
 func (s *server) record(r *http.Request) Recorded {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	s.mu.Unlock()
@@ -128,10 +130,25 @@ func (s *server) requests(path string) []Recorded {
 	return out
 }
 
+// listen starts serving h on 127.0.0.1 with a random port.
+func (s *server) listen(h http.Handler) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("mock API: listen on 127.0.0.1: %w", err)
+	}
+	s.ln, s.url = ln, "http://"+ln.Addr().String()
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go s.srv.Serve(ln)
+	return nil
+}
+
+// close ends stalled streams and stops the server; open connections are
+// closed, not drained.
 func (s *server) close() {
 	s.once.Do(func() { close(s.closing) })
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	if s.srv != nil {
+		s.srv.Close()
+	}
 }
 
 // sse writes SSE events, honouring Delay and Stall.
@@ -181,10 +198,11 @@ type Anthropic struct {
 	rules []rule
 }
 
-// rule answers a request by its content (When).
+// rule answers a request by its content (When, WhenTail).
 type rule struct {
 	contains string
 	step     Step
+	tail     bool // match TailText, not LastUserText
 }
 
 // When makes the mock answer step to any agent-loop request (one that
@@ -199,6 +217,16 @@ func (a *Anthropic) When(substr string, step Step) {
 	a.rules = append(a.rules, rule{contains: substr, step: step})
 }
 
+// WhenTail is When matched against TailText: every message after the
+// last assistant message, system messages included. Claude Code hands a
+// message posted to a busy session's messaging socket to the model as a
+// system message after the tool's result, not in the last user message.
+func (a *Anthropic) WhenTail(substr string, step Step) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rules = append(a.rules, rule{contains: substr, step: step, tail: true})
+}
+
 // match returns the step of the first rule matching rec.
 func (a *Anthropic) match(rec Recorded) (Step, bool) {
 	a.mu.Lock()
@@ -206,25 +234,28 @@ func (a *Anthropic) match(rec Recorded) (Step, bool) {
 	if len(a.rules) == 0 {
 		return Step{}, false
 	}
-	last := LastUserText(rec)
+	last, tail := LastUserText(rec), TailText(rec)
 	for _, r := range a.rules {
-		if strings.Contains(last, r.contains) {
+		if !r.tail && strings.Contains(last, r.contains) || r.tail && strings.Contains(tail, r.contains) {
 			return r.step, true
 		}
 	}
 	return Step{}, false
 }
 
-// NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port,
-// closed when the test ends. Once the script is used up every request
-// answers "done".
-func NewAnthropic(t testing.TB, steps ...Step) *Anthropic {
-	t.Helper()
-	a := &Anthropic{s: &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}}
-	a.s.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	a.URL = a.s.srv.URL
-	t.Cleanup(a.Close)
-	return a
+// NewAnthropic starts a mock Messages API on 127.0.0.1 with a random port;
+// Close stops it. Once the script is used up every request answers "done".
+func NewAnthropic(steps ...Step) (*Anthropic, error) {
+	a := &Anthropic{s: newServer(steps)}
+	if err := a.s.listen(http.HandlerFunc(a.serve)); err != nil {
+		return nil, err
+	}
+	a.URL = a.s.url
+	return a, nil
+}
+
+func newServer(steps []Step) *server {
+	return &server{steps: steps, fallback: Reply(Text("done")), closing: make(chan struct{})}
 }
 
 // Close stops the server, ending any stalled stream.
@@ -265,6 +296,33 @@ func LastUserText(r Recorded) string {
 		}
 	}
 	return ""
+}
+
+// TailText returns the text of every message of a request after its last
+// assistant message (user and system alike: tool results, prompts and what
+// Claude Code adds), concatenated.
+func TailText(r Recorded) string {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(r.Body, &req) != nil {
+		return ""
+	}
+	start := 0
+	for i, m := range req.Messages {
+		if m.Role == "assistant" {
+			start = i + 1
+		}
+	}
+	var sb strings.Builder
+	for _, m := range req.Messages[start:] {
+		sb.WriteString(flatten(m.Content))
+		sb.WriteString("\n")
+	}
+	return sb.String()
 }
 
 func flatten(raw json.RawMessage) string {

@@ -1,4 +1,4 @@
-package agenttest
+package mockapi
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ func post(t *testing.T, ctx context.Context, url, body string) (*http.Response, 
 }
 
 func TestAnthropicScript(t *testing.T) {
-	a := NewAnthropic(t,
+	a := newAnthropic(t,
 		Reply(Thinking("hm"), Text("hi"), Bash("ls")),
 		Step{Status: 500, Message: "boom"},
 	)
@@ -80,7 +80,7 @@ func TestAnthropicScript(t *testing.T) {
 }
 
 func TestStallEndsOnClose(t *testing.T) {
-	o := NewOpenAI(t, Step{Stall: true})
+	o := newOpenAI(t, Step{Stall: true})
 	resp, err := post(t, context.Background(), o.URL+"/responses", `{}`)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestStallEndsOnClose(t *testing.T) {
 }
 
 func TestOpenAIScript(t *testing.T) {
-	o := NewOpenAI(t, Reply(Thinking("r"), Exec("echo hi"), Text("ok")))
+	o := newOpenAI(t, Reply(Thinking("r"), Exec("echo hi"), Text("ok")))
 	resp, err := post(t, context.Background(), o.URL+"/responses", `{"input":[]}`)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestOpenAIScript(t *testing.T) {
 }
 
 func TestAnthropicWhen(t *testing.T) {
-	a := NewAnthropic(t, Reply(Text("scripted one")), Reply(Text("scripted two")))
+	a := newAnthropic(t, Reply(Text("scripted one")), Reply(Text("scripted two")))
 	a.When("CHAT-42", Reply(Text("answer to the chat")))
 	ask := func(text string) string {
 		body := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"earlier CHAT-42"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"text","text":` + strconv.Quote(text) + `}]}]}`
@@ -147,4 +147,52 @@ func TestAnthropicWhen(t *testing.T) {
 	if got := ask("next"); !strings.Contains(got, "scripted two") {
 		t.Fatalf("after the match: %s", got)
 	}
+}
+
+// WhenTail matches what follows the last assistant message, a system
+// message included (a socket message absorbed at a tool result), and
+// nothing before it.
+func TestAnthropicWhenTail(t *testing.T) {
+	a := newAnthropic(t, Reply(Text("scripted")))
+	a.WhenTail("SOCK-7", Reply(Text("answer to the socket message")))
+	ask := func(tail string) string {
+		body := `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"earlier SOCK-7"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"done"}]}` + tail + `]}`
+		resp, err := post(t, context.Background(), a.URL+"/v1/messages", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, data := sseEvents(t, resp)
+		return strings.Join(data, "\n")
+	}
+	if got := ask(""); !strings.Contains(got, "scripted") {
+		t.Fatalf("an earlier message matched: %s", got)
+	}
+	if got := ask(`,{"role":"system","content":[{"type":"text","text":"Another Claude session sent a message while you were working:\nSOCK-7"}]}`); !strings.Contains(got, "answer to the socket message") {
+		t.Fatalf("the system message after the tool result did not match: %s", got)
+	}
+	rs := a.Requests()
+	if tail := TailText(rs[len(rs)-1]); !strings.Contains(tail, "done") || !strings.Contains(tail, "SOCK-7") || strings.Contains(tail, "earlier") {
+		t.Fatalf("TailText = %q", tail)
+	}
+}
+
+func newAnthropic(t *testing.T, steps ...Step) *Anthropic {
+	t.Helper()
+	a, err := NewAnthropic(steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+func newOpenAI(t *testing.T, steps ...Step) *OpenAI {
+	t.Helper()
+	o, err := NewOpenAI(steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	return o
 }

@@ -1,0 +1,86 @@
+package conversation
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A repository can commit files into relay-baton's own folders
+// (.claude/session-chat, .ai-session): a session folder with a
+// process.json, a lead mark, a .gitignore of "!*". None of that was
+// registered on this machine, so none of it is trusted: a session folder or
+// lead mark that git tracks is ignored (ListTargets leaves it out) and
+// named in a warning, and the folders' .gitignore is repaired.
+
+// trackedOwnPaths returns the files under .claude/session-chat and
+// .ai-session that git tracks in workspace (slash-separated, relative),
+// or nil when workspace is not a git work tree or git is not available.
+func trackedOwnPaths(workspace string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", workspace, "ls-files", "-z", "--", ChatDir, SessionDirName)
+	cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil || len(out) == 0 {
+		return nil
+	}
+	var paths []string
+	for _, p := range bytes.Split(bytes.TrimRight(out, "\x00"), []byte{0}) {
+		paths = append(paths, string(p))
+	}
+	return paths
+}
+
+// planted is what a repository committed into relay-baton's folders.
+type planted struct {
+	sessions map[string]bool // session ids whose chat folder holds a tracked file
+	lead     bool            // the lead mark is tracked
+	paths    []string        // the tracked paths to name, one per session folder or file
+}
+
+func findPlanted(workspace string) planted {
+	p := planted{sessions: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, f := range trackedOwnPaths(workspace) {
+		name := f
+		if rest, ok := strings.CutPrefix(f, ChatDir+"/"); ok {
+			first, _, deeper := strings.Cut(rest, "/")
+			switch {
+			case deeper && ValidSessionID(first) == nil:
+				p.sessions[first] = true
+				name = ChatDir + "/" + first + "/"
+			case !deeper && first == "lead":
+				p.lead = true
+			}
+		}
+		if !seen[name] {
+			seen[name] = true
+			p.paths = append(p.paths, name)
+		}
+	}
+	return p
+}
+
+// PlantedWarnings checks relay-baton's folders in workspace: it repairs
+// their .gitignore files (ensureIgnored) and returns one warning line per
+// path git tracks there (ignored: a clone planted it) and per .gitignore it
+// could not repair. Commands print them before they list or pick targets.
+func PlantedWarnings(workspace string) []string {
+	var out []string
+	for _, d := range []string{filepath.Join(workspace, ChatDir), filepath.Join(workspace, SessionDirName)} {
+		if checkDir(d) == nil { // a real folder: never written through a link
+			if w := ensureIgnored(d); w != "" {
+				out = append(out, w)
+			}
+		}
+	}
+	for _, f := range findPlanted(workspace).paths {
+		out = append(out, fmt.Sprintf("ignoring %s: it is tracked by git (committed to the repository, not registered by relay-baton on this machine); remove it from the repository with: git rm -r --cached %s", f, f))
+	}
+	return out
+}

@@ -1,0 +1,321 @@
+package conversation
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// The socket lane. Claude Code (2.1.224 and later) binds an inbox socket
+// per session for cross-session messaging and gives its path and a token
+// to its hooks as CLAUDE_CODE_MESSAGING_SOCKET and
+// CLAUDE_CODE_MESSAGING_TOKEN. relay-baton's hooks record both in the
+// session's folder (socket.json, 0600); a sender then claims a message
+// like every lane (claims.go, lane "socket") and posts its framed text to
+// the socket as newline-delimited JSON: an auth line, then a user message
+// in the stream-json input shape. The socket answers nothing: delivery is
+// confirmed from the transcript, and a claim whose post never shows is
+// put back in the inbox by Recover like any other.
+//
+// An idle session starts a turn at once; a busy one takes the message in
+// with the result of the tool call that is running (between tool calls),
+// instead of at the end of the whole turn. Any failure to post (no
+// socket, a refused or vanished one, a path that is not a socket, a
+// timeout) puts the message back in the inbox, first in line, for the
+// Stop hook and the asyncRewake waiter: the lane is chosen per message.
+
+// The environment variables Claude Code gives its hooks.
+const (
+	SocketEnv      = "CLAUDE_CODE_MESSAGING_SOCKET"
+	SocketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
+)
+
+// NoSocketEnv switches the socket lane off: set to 1 in a session's
+// environment its hooks record no socket (the Stop hook and the rewake
+// waiter deliver, as before the socket existed); set for a sender, it
+// never posts.
+const NoSocketEnv = "RELAY_BATON_NO_SOCKET"
+
+// socketName is the file, in a session's chat folder, that records its
+// messaging socket.
+const socketName = "socket.json"
+
+// SocketTimeout bounds one post: the dial, and the write of both lines.
+const SocketTimeout = 2 * time.Second
+
+// maxSocketBurst caps the messages one DeliverSocket posts (Claude Code
+// queues at most 50 accepted messages).
+const maxSocketBurst = 20
+
+// SocketInfo is socket.json: where the session's messaging socket is and
+// the token that authenticates a post. The token is a secret of the
+// session: it is never printed, logged or put in an error.
+type SocketInfo struct {
+	Path  string `json:"path"`
+	Token string `json:"token,omitempty"`
+	// Process is the session process that bound the socket (the socket
+	// dies with it).
+	Process Process `json:"process,omitzero"`
+	// PermissionMode is the session's, as its last UserPromptSubmit said:
+	// a session in bypassPermissions holds peer messages for the user's
+	// approval, so the socket lane is not used for it.
+	PermissionMode string    `json:"permissionMode,omitempty"`
+	RecordedAt     time.Time `json:"recordedAt"`
+}
+
+// Errors of the socket lane (wrapped).
+var (
+	ErrNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
+	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
+	ErrSocketRefused = errors.New("the messaging socket did not take the message")
+)
+
+func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) }
+
+// RecordSocket writes socket.json (0600, never through a symlink) unless
+// it already says the same; an empty or relative path is refused.
+func (s *Session) RecordSocket(info SocketInfo) error {
+	if info.Path == "" || !filepath.IsAbs(info.Path) {
+		return fmt.Errorf("messaging socket path %q is not absolute", oneLineCut(info.Path, 200))
+	}
+	old, ok := s.Socket()
+	if ok && info.PermissionMode == "" && old.Process == info.Process {
+		info.PermissionMode = old.PermissionMode // said by an earlier prompt of the same process
+	}
+	if ok && old.Path == info.Path && old.Token == info.Token && old.Process == info.Process && old.PermissionMode == info.PermissionMode {
+		return nil
+	}
+	if err := checkDir(s.dir); err != nil {
+		return err
+	}
+	info.RecordedAt = time.Now().UTC().Truncate(time.Millisecond)
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.dir, socketName, append(b, '\n'), false)
+}
+
+// ClearSocket removes socket.json (the session's new process has no
+// socket).
+func (s *Session) ClearSocket() {
+	if err := os.Remove(s.socketPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.RecordError(fmt.Errorf("remove %s: %w", socketName, err))
+	}
+}
+
+// Socket reads socket.json; ok is false when there is none (or it is not
+// a regular file of ours).
+func (s *Session) Socket() (SocketInfo, bool) {
+	b, err := readSmall(s.socketPath(), 64<<10)
+	if err != nil {
+		return SocketInfo{}, false
+	}
+	var info SocketInfo
+	if json.Unmarshal(b, &info) != nil || info.Path == "" {
+		return SocketInfo{}, false
+	}
+	return info, true
+}
+
+// SocketLane reports whether a message to s would go by the socket now:
+// the socket is recorded, the process that bound it still runs, the
+// session does not hold peer messages (bypassPermissions), and a socket
+// (not a FIFO, a regular file or a link) is at its path. The error says
+// why not.
+func (s *Session) SocketLane() (SocketInfo, error) {
+	return s.socketLane(SystemProcs)
+}
+
+func (s *Session) socketLane(procs ProcSource) (SocketInfo, error) {
+	if os.Getenv(NoSocketEnv) == "1" {
+		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
+	}
+	if runtime.GOOS == "windows" {
+		// Claude Code's socket is a named pipe there: not posted to yet.
+		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", ErrNoSocket)
+	}
+	info, ok := s.Socket()
+	if !ok {
+		return SocketInfo{}, ErrNoSocket
+	}
+	if info.Process.Known() && info.Process.Check(procs) == Ended {
+		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", ErrNoSocket, info.Process.PID)
+	}
+	if info.PermissionMode == "bypassPermissions" {
+		return info, ErrSocketHeld
+	}
+	if err := checkSocket(info.Path); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// checkSocket refuses anything but a socket at p (a FIFO would block an
+// open, a regular file or a link planted there is not the session's).
+func checkSocket(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrSocketRefused, p, errors.Unwrap(err))
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, kindOf(fi.Mode()))
+	}
+	return nil
+}
+
+// PostSocket posts text to the socket of info as one user message: the
+// auth line, then {"type":"user","message":{"role":"user","content":text}},
+// written at once, within timeout (dial and write). It never blocks longer
+// and never opens anything but a socket.
+func PostSocket(info SocketInfo, text string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = SocketTimeout
+	}
+	if err := checkSocket(info.Path); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if info.Token != "" {
+		_ = enc.Encode(struct {
+			Type  string `json:"type"`
+			Token string `json:"token"`
+		}{"auth", info.Token})
+	}
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	if err := enc.Encode(struct {
+		Type    string `json:"type"`
+		Message msg    `json:"message"`
+	}{"user", msg{"user", text}}); err != nil {
+		return err
+	}
+	d := net.Dialer{Timeout: timeout}
+	c, err := d.Dial("unix", info.Path)
+	if err != nil {
+		return fmt.Errorf("%w: connect to %s: %v", ErrSocketRefused, info.Path, opErr(err))
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("%w: write to %s: %v", ErrSocketRefused, info.Path, opErr(err))
+	}
+	if uc, ok := c.(*net.UnixConn); ok {
+		_ = uc.CloseWrite() // the end of the message
+	}
+	return nil
+}
+
+// opErr is the innermost error of a net error, without the addresses
+// (which repeat the path).
+func opErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// DeliverSocket posts the inbox's messages to the session's socket, oldest
+// first, each claimed for the socket lane before it is posted (a poster
+// that dies between the two leaves it to Recover: back in the inbox,
+// delivered once). It stops at the first failure, putting that message
+// back in the inbox first in line for the hook lanes, and returns how many
+// it posted and that failure (nil when the inbox is empty or no socket is
+// usable: err is then the reason, wrapping ErrNoSocket or ErrSocketHeld).
+func (s *Session) DeliverSocket(transcript string) (int, error) {
+	info, err := s.SocketLane()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for range maxSocketBurst {
+		res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
+		if err != nil {
+			return n, err
+		}
+		if !res.OK {
+			return n, nil
+		}
+		if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+			_ = res.Abandon(err)
+			return n, err
+		}
+		_ = res.Delivered()
+		n++
+	}
+	return n, nil
+}
+
+// recordSocketFromEnv records the socket the hook's environment names
+// (getenv: os.Getenv) for the session process p; with clear, a hook run
+// without one (a new process with messaging off) removes an old record.
+func (s *Session) recordSocketFromEnv(getenv func(string) string, p Process, permissionMode string, clear bool) {
+	path := getenv(SocketEnv)
+	if getenv(NoSocketEnv) == "1" {
+		path = "" // the socket lane is switched off for this session
+	}
+	if path == "" {
+		if clear {
+			if _, ok := s.Socket(); ok {
+				s.ClearSocket()
+			}
+		}
+		return
+	}
+	err := s.RecordSocket(SocketInfo{Path: path, Token: getenv(SocketTokenEnv), Process: p, PermissionMode: permissionMode})
+	if err != nil {
+		s.RecordError(fmt.Errorf("record the messaging socket: %w", err))
+	}
+}
+
+// enqueuedInTranscript reports whether the transcript at path shows, after
+// off, Claude Code taking message id into its queue (a queue-operation
+// enqueue line): a message posted to the socket of a session busy in a
+// long tool call shows only that until the tool returns, and must not be
+// delivered again meanwhile.
+func enqueuedInTranscript(path string, off int64, id string) bool {
+	if path == "" {
+		return false
+	}
+	f, err := OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() < off {
+		off = 0 // replaced or truncated: all of it
+	}
+	if _, err := f.Seek(off, 0); err != nil {
+		return false
+	}
+	needle := []byte("chat message " + id + " ")
+	br := bufio.NewReaderSize(f, 64<<10)
+	head := true // at the start of a line
+	for {
+		frag, err := br.ReadSlice('\n')
+		if head && bytes.Contains(frag, []byte(`"queue-operation"`)) && bytes.Contains(frag, []byte(`"enqueue"`)) && bytes.Contains(frag, needle) {
+			return true
+		}
+		switch {
+		case err == nil:
+			head = true
+		case errors.Is(err, bufio.ErrBufferFull):
+			head = false // a line longer than the buffer: only its start is looked at
+		default:
+			return false
+		}
+	}
+}

@@ -1,0 +1,519 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chzyer/readline"
+	"github.com/fatih/color"
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+)
+
+// The work an agent run did to the working tree, and the way back.
+//
+// Before and after each run that may write (the executor's: /execute, the
+// executor half of a /continue step, /handoff) the room records the working
+// tree in its snapshot store (snapshots, continue.go: a private index and
+// object folder, the repository untouched). When the two trees differ the
+// room prints what changed, /diff shows it and /undo writes the files of
+// the "before" tree back, only those the run changed, and only when they
+// still hold what the run left. Nothing is committed, the repository's
+// index is never written, and the store lives as long as the room.
+
+// runWork is the last agent run that changed the working tree.
+type runWork struct {
+	Command, Agent string
+	At             time.Time
+	Before, After  string // tree ids in the snapshot store
+	Files          []fileChange
+}
+
+// fileChange is one path a run changed, between two trees.
+type fileChange struct {
+	Path    string
+	Status  byte // 'A' new, 'D' deleted, 'M' modified, 'T' type changed
+	Added   int
+	Deleted int
+	Binary  bool
+}
+
+// snapshotStore is the room's one snapshot store, made on first use; nil
+// when the room writes nothing or git cannot make one.
+func (e *Engine) snapshotStore(ctx context.Context) *snapshots {
+	if e.snaps == nil && e.Root != "" && !e.ReadOnly() {
+		s := newSnapshots(context.WithoutCancel(ctx), e.Root)
+		if s.dir == "" {
+			return nil
+		}
+		e.snaps = s
+	}
+	return e.snaps
+}
+
+// recordsWork reports whether a run of this role may change the tree and
+// so is snapshotted before and after.
+func recordsWork(role agents.Role) bool { return role == agents.RoleExecutor }
+
+// treeBefore records the working tree before a run ("" when it cannot).
+func (e *Engine) treeBefore(ctx context.Context, role agents.Role) string {
+	if !recordsWork(role) {
+		return ""
+	}
+	s := e.snapshotStore(ctx)
+	if s == nil {
+		return ""
+	}
+	t, err := s.tree(context.WithoutCancel(ctx))
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+// afterRun records the tree after a run that started from before; when
+// the run changed it, it becomes the work /diff and /undo act on, and its
+// summary is printed and logged.
+func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
+	if before == "" {
+		return
+	}
+	bg := context.WithoutCancel(ctx)
+	after, err := e.snaps.tree(bg)
+	if err != nil || after == before {
+		return
+	}
+	files, err := e.snaps.changed(bg, before, after)
+	if err != nil || len(files) == 0 {
+		return
+	}
+	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files}
+	text := changeSummary(files)
+	e.Say("%s\n  /diff shows the changes, /undo reverts them", text)
+	a, d := 0, 0
+	for _, f := range files {
+		a, d = a+f.Added, d+f.Deleted
+	}
+	// replay prints "changes: <text>": the text does not repeat the kind.
+	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
+}
+
+// emitChanges logs a changes event: a run's summary, or an /undo.
+func (e *Engine) emitChanges(w *runWork, text string, undo bool, refused string) {
+	m := events.ChangesMeta{Agent: w.Agent, Command: w.Command, Files: events.Int(len(w.Files)), Before: w.Before, After: w.After, Undo: undo, Refused: refused}
+	a, d := 0, 0
+	for _, f := range w.Files {
+		a, d = a+f.Added, d+f.Deleted
+		if len(m.Paths) < maxLoggedPaths {
+			m.Paths = append(m.Paths, f.Path)
+		}
+		switch f.Status {
+		case 'A':
+			m.NewFiles = append(m.NewFiles, f.Path)
+		case 'D':
+			m.DeletedFiles = append(m.DeletedFiles, f.Path)
+		}
+	}
+	m.Added, m.Deleted = events.Int(a), events.Int(d)
+	role := events.Role(w.Agent)
+	if undo {
+		role = events.RoleRelayBaton
+	}
+	e.emit(role, text, nil, m)
+}
+
+// maxLoggedPaths caps the paths a changes event lists.
+const maxLoggedPaths = 200
+
+// changed lists the paths that differ between two trees of the store,
+// with line counts.
+func (s *snapshots) changed(ctx context.Context, from, to string) ([]fileChange, error) {
+	ns, err := s.git(ctx, "diff", "--name-status", "-z", "--no-renames", from, to)
+	if err != nil {
+		return nil, err
+	}
+	var files []fileChange
+	idx := map[string]int{}
+	f := strings.Split(ns, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		if f[i] == "" {
+			break
+		}
+		idx[f[i+1]] = len(files)
+		files = append(files, fileChange{Path: f[i+1], Status: f[i][0]})
+	}
+	num, err := s.git(ctx, "diff", "--numstat", "-z", "--no-renames", from, to)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range strings.Split(num, "\x00") {
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		i, ok := idx[parts[2]]
+		if !ok {
+			continue
+		}
+		if parts[0] == "-" {
+			files[i].Binary = true
+			continue
+		}
+		files[i].Added, _ = strconv.Atoi(parts[0])
+		files[i].Deleted, _ = strconv.Atoi(parts[1])
+	}
+	return files, nil
+}
+
+// maxSummaryFiles caps the files a change summary lists one a line.
+const maxSummaryFiles = 20
+
+// changeSummary is the printed account of a run's work: a head line, then
+// one line per file (path sanitized: a file name is untrusted).
+func changeSummary(files []fileChange) string {
+	a, d, width := 0, 0, 0
+	for i, f := range files {
+		a, d = a+f.Added, d+f.Deleted
+		if i < maxSummaryFiles {
+			width = max(width, len([]rune(render.InertLine(f.Path))))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "changed %s: +%d -%d", Count(len(files), "file"), a, d)
+	for i, f := range files {
+		if i == maxSummaryFiles {
+			fmt.Fprintf(&b, "\n  … and %d more", len(files)-maxSummaryFiles)
+			break
+		}
+		p := render.InertLine(f.Path)
+		fmt.Fprintf(&b, "\n  %s%s  %s", p, strings.Repeat(" ", width-len([]rune(p))), f.counts())
+	}
+	return b.String()
+}
+
+// counts is "+2 -1", "+5 (new file)", "-3 (deleted)" or "(binary)".
+func (f fileChange) counts() string {
+	switch {
+	case f.Binary && f.Status == 'A':
+		return "(new binary file)"
+	case f.Binary && f.Status == 'D':
+		return "(binary, deleted)"
+	case f.Binary:
+		return "(binary)"
+	case f.Status == 'A':
+		return fmt.Sprintf("+%d (new file)", f.Added)
+	case f.Status == 'D':
+		return fmt.Sprintf("-%d (deleted)", f.Deleted)
+	}
+	return fmt.Sprintf("+%d -%d", f.Added, f.Deleted)
+}
+
+// maxDiffBytes caps the diff /diff prints or pages.
+const maxDiffBytes = 4 << 20
+
+func (e *Engine) cmdDiff(ctx context.Context, args string) error {
+	f := strings.Fields(args)
+	all := false
+	var paths []string
+	for _, a := range f {
+		switch {
+		case a == "--all":
+			all = true
+		case strings.HasPrefix(a, "-"):
+			return fmt.Errorf("/diff: unknown flag %s (usage: /diff [file] or /diff --all)", a)
+		default:
+			paths = append(paths, a)
+		}
+	}
+	if e.Root == "" {
+		return errors.New("/diff needs a git repository")
+	}
+	var diff, what string
+	if all {
+		if len(paths) > 0 {
+			return errors.New("/diff --all takes no file: it shows the whole working tree against HEAD")
+		}
+		diff, what = diffText(ctx, e.Root), "the working tree against HEAD"
+	} else {
+		w := e.work
+		if w == nil {
+			e.Say("no agent run in this room has changed files yet (/diff --all shows the working tree against HEAD)")
+			return nil
+		}
+		args := []string{"diff", "--no-renames", w.Before, w.After}
+		if len(paths) > 0 {
+			rel, err := e.repoPaths(paths)
+			if err != nil {
+				return err
+			}
+			args = append(append(args, "--"), rel...)
+		}
+		var err error
+		if diff, err = e.snaps.git(ctx, args...); err != nil {
+			return fmt.Errorf("/diff: %v", err)
+		}
+		what = fmt.Sprintf("the changes of %s /%s at %s", w.Agent, w.Command, w.At.Local().Format("15:04:05"))
+		if len(paths) > 0 && diff == "" {
+			e.Say("%s did not change %s (it changed: %s)", w.Agent, strings.Join(paths, " "), changedNames(w.Files, 10))
+			return nil
+		}
+	}
+	if strings.TrimSpace(diff) == "" {
+		e.Say("no changes: %s are the same", what)
+		return nil
+	}
+	cut := ""
+	if len(diff) > maxDiffBytes {
+		diff, cut = diff[:maxDiffBytes], fmt.Sprintf("… (cut at %d MB; git diff shows the rest)\n", maxDiffBytes>>20)
+	}
+	e.Say("diff: %s", what)
+	e.showLong(colorDiff(diff, e.out.color) + cut)
+	return nil
+}
+
+// changedNames lists up to n paths of files.
+func changedNames(files []fileChange, n int) string {
+	var p []string
+	for i, f := range files {
+		if i == n {
+			p = append(p, fmt.Sprintf("… %d more", len(files)-n))
+			break
+		}
+		p = append(p, render.InertLine(f.Path))
+	}
+	return strings.Join(p, ", ")
+}
+
+// repoPaths makes the paths typed at the room (relative to the room's
+// folder, or absolute) relative to the repository's root.
+func (e *Engine) repoPaths(paths []string) ([]string, error) {
+	base := e.chat.dir
+	if base == "" {
+		base = e.Root
+	}
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(e.Root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s is outside the repository %s", p, e.Root)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out, nil
+}
+
+// colorDiff sanitizes a diff (file contents are untrusted: no control byte
+// reaches the terminal) and colours it when useColor: added lines green,
+// removed red, hunk heads cyan, file heads bold.
+func colorDiff(diff string, useColor bool) string {
+	diff = render.Inert(diff)
+	if !useColor {
+		return diff
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		var attrs []color.Attribute
+		switch {
+		case strings.HasPrefix(body, "diff --git "), strings.HasPrefix(body, "+++ "), strings.HasPrefix(body, "--- "):
+			attrs = []color.Attribute{color.Bold}
+		case strings.HasPrefix(body, "@@"):
+			attrs = []color.Attribute{color.FgCyan}
+		case strings.HasPrefix(body, "+"):
+			attrs = []color.Attribute{color.FgGreen}
+		case strings.HasPrefix(body, "-"):
+			attrs = []color.Attribute{color.FgRed}
+		}
+		b.WriteString(render.Paint(true, body, attrs...))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// pagerTerminal is a Terminal that can show a long text in a pager.
+type pagerTerminal interface {
+	// Page shows text in the pager; false when it did not (no terminal,
+	// the text fits, no pager) and the caller prints it.
+	Page(text string) bool
+}
+
+// showLong prints text, or pages it when the terminal can and it is
+// taller than the screen.
+func (e *Engine) showLong(text string) {
+	if p, ok := e.term.(pagerTerminal); ok && p.Page(text) {
+		return
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	e.out.raw(text)
+}
+
+// Page runs $PAGER (default less -R) on text when the room's input and
+// output are a terminal and text is taller than it.
+func (t *rlTerminal) Page(text string) bool {
+	if !t.opts.Terminal || !t.opts.OutTerminal {
+		return false
+	}
+	f, ok := t.opts.Out.(*os.File)
+	if !ok {
+		return false
+	}
+	_, h, err := readline.GetSize(int(f.Fd()))
+	if err != nil || h <= 0 || strings.Count(text, "\n") < h-2 {
+		return false
+	}
+	argv := strings.Fields(t.e.getenv("PAGER"))
+	if len(argv) == 0 {
+		argv = []string{"less", "-R"}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return false
+	}
+	t.in.Pause()
+	t.bracketed(false)
+	defer func() {
+		t.bracketed(true)
+		if t.pin != nil {
+			t.pin.Reapply()
+		}
+		t.in.Flush()
+		t.in.Resume()
+	}()
+	cmd := exec.Command(path, argv[1:]...)
+	// The text is the pager's stdin: it reads its keys from the terminal.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
+	return cmd.Run() == nil
+}
+
+func (e *Engine) cmdUndo(ctx context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("/undo takes no arguments (it reverts the last agent run's changes)")
+	}
+	w := e.work
+	if w == nil {
+		e.Say("nothing to undo: no agent run in this room has changed files (runs of earlier rooms cannot be undone)")
+		return nil
+	}
+	bg := context.WithoutCancel(ctx)
+	now, err := e.snaps.tree(bg)
+	if err != nil {
+		return fmt.Errorf("/undo: cannot read the working tree: %v", err)
+	}
+	// Every file the run changed must still hold what the run left.
+	since, err := e.snaps.changed(bg, w.After, now)
+	if err != nil {
+		return fmt.Errorf("/undo: %v", err)
+	}
+	ran := map[string]bool{}
+	for _, f := range w.Files {
+		ran[f.Path] = true
+	}
+	var moved []string
+	for _, f := range since {
+		if ran[f.Path] {
+			moved = append(moved, render.InertLine(f.Path))
+		}
+	}
+	if len(moved) > 0 {
+		why := fmt.Sprintf("changed since %s's run: %s", w.Agent, strings.Join(moved, ", "))
+		e.Say("/undo refused, nothing reverted: %s. Reverting would lose those edits; /diff --all shows the working tree, and git restore or your editor can put back what you choose.", why)
+		e.emitChanges(w, "undo refused: "+why, true, why)
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "/undo reverts the changes of %s /%s at %s:", w.Agent, w.Command, w.At.Local().Format("15:04:05"))
+	for i, f := range w.Files {
+		if i == maxSummaryFiles {
+			fmt.Fprintf(&b, "\n  … and %d more", len(w.Files)-maxSummaryFiles)
+			break
+		}
+		p := render.InertLine(f.Path)
+		switch f.Status {
+		case 'A':
+			fmt.Fprintf(&b, "\n  delete   %s (new file)", p)
+		case 'D':
+			fmt.Fprintf(&b, "\n  restore  %s (deleted by the run)", p)
+		default:
+			fmt.Fprintf(&b, "\n  restore  %s (%s)", p, f.counts())
+		}
+	}
+	b.WriteString("\n  commits, the index (what you staged) and files the run did not change are left as they are")
+	e.Say("%s", b.String())
+	if !e.autoYes {
+		if e.term == nil {
+			return ErrNeedYes
+		}
+		a, err := e.term.Ask("revert these files? [y/N] ")
+		if a = strings.ToLower(strings.TrimSpace(a)); err != nil || (a != "y" && a != "yes") {
+			e.Say("nothing reverted.")
+			return nil
+		}
+	}
+	if err := e.snaps.restore(bg, e.Root, w); err != nil {
+		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())
+		return fmt.Errorf("/undo: %v (some files may be reverted: /diff --all shows the working tree)", err)
+	}
+	e.Say("reverted %s of %s /%s.", Count(len(w.Files), "file"), w.Agent, w.Command)
+	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
+	e.work = nil
+	return nil
+}
+
+// restore writes back the files of w.Before that the run changed and
+// removes the files it created; the repository's index and commits are not
+// touched (the store's own index is used).
+func (s *snapshots) restore(ctx context.Context, root string, w *runWork) error {
+	var back []string
+	for _, f := range w.Files {
+		if f.Status == 'A' {
+			p := filepath.Join(root, filepath.FromSlash(f.Path))
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			removeEmptyParents(root, filepath.Dir(p))
+			continue
+		}
+		back = append(back, f.Path)
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	if _, err := s.git(ctx, "read-tree", w.Before); err != nil {
+		return err
+	}
+	// checkout-index replaces each path (a link in its place is removed,
+	// not followed) from the store's index, here w.Before.
+	_, err := s.git(ctx, append([]string{"checkout-index", "-f", "-q", "--"}, back...)...)
+	return err
+}
+
+// removeEmptyParents removes dir and its parents up to root while they are
+// empty (folders a run made for the files /undo deleted).
+func removeEmptyParents(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
