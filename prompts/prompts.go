@@ -154,6 +154,10 @@ repository.
 
 For context, the current plan (.ai-session/plan.md):
 {{trim .Plan}}
+{{- else if .PlanKnown}}
+
+For context, the current plan (.ai-session/plan.md) is the one already in this conversation,
+unchanged.
 {{- end}}
 
 Question:
@@ -260,6 +264,9 @@ func Handoff(in HandoffInput) string { return render("handoff", in) }
 type AskInput struct {
 	Question string
 	Plan     string // optional context
+	// PlanKnown (with Plan empty): the conversation already holds the
+	// current plan; the prompt says so instead of sending it again.
+	PlanKnown bool
 }
 
 // Ask renders a read-only question turn.

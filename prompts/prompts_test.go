@@ -28,11 +28,12 @@ func TestGolden(t *testing.T) {
 			Answer: "Changed main.go; go test ./... passed.", ChangedFiles: "M main.go", Diff: "+flag.Bool(\"verbose\")"}),
 		"continue-plan-resumed": ContinuePlan(ContinuePlanInput{Plan: samplePlan, Step: 2, MaxSteps: 3, Executor: "codex",
 			DiffNote: "The step's own diff is gone (the loop was resumed): the working tree's diff against HEAD"}),
-		"review":       Review(ReviewInput{Plan: samplePlan, ChangedFiles: "M main.go", Diff: "+flag.Bool(\"verbose\")"}),
-		"review-empty": Review(ReviewInput{}),
-		"handoff":      Handoff(HandoffInput{From: "claude", To: "codex", Handoff: "# Handoff\n## Goal\nx"}),
-		"ask":          Ask(AskInput{Question: "What does step 2 mean?", Plan: samplePlan}),
-		"ask-noplan":   Ask(AskInput{Question: "hello?"}),
+		"review":         Review(ReviewInput{Plan: samplePlan, ChangedFiles: "M main.go", Diff: "+flag.Bool(\"verbose\")"}),
+		"review-empty":   Review(ReviewInput{}),
+		"handoff":        Handoff(HandoffInput{From: "claude", To: "codex", Handoff: "# Handoff\n## Goal\nx"}),
+		"ask":            Ask(AskInput{Question: "What does step 2 mean?", Plan: samplePlan}),
+		"ask-plan-known": Ask(AskInput{Question: "And step 3?", PlanKnown: true}),
+		"ask-noplan":     Ask(AskInput{Question: "hello?"}),
 	}
 	for name, got := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -288,8 +288,15 @@ func (e *Engine) cmdNote(_ context.Context, args string) error { return e.Note(a
 func (e *Engine) Ask(ctx context.Context, text string) error {
 	e.emit(events.RoleUser, summary(text, 2000), nil, events.MessageMeta{Agent: e.Active})
 	plan, _ := e.readPlan()
-	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(prompts.AskInput{Question: text, Plan: plan}))}
+	in := prompts.AskInput{Question: text, Plan: plan}
+	if plan != "" && e.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
+		in.Plan, in.PlanKnown = "", true
+	}
+	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in))}
 	res, err := e.runOnce(ctx, spec)
+	if plan != "" && res.Session != "" && !res.ResumeFailed && (in.Plan != "" || in.PlanKnown) {
+		e.notePlan(res.Agent, res.Session, plan)
+	}
 	if err != nil {
 		return err
 	}
@@ -358,6 +365,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
 		return err
 	}
+	e.notePlan(res.Agent, res.Session, text) // the planner's conversation wrote it
 	missing := missingSections(text)
 	meta := events.PlanMeta{Agent: res.Agent, Chars: len(text), Written: true, MissingSections: missing}
 	if len(missing) > 0 {

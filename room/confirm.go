@@ -11,11 +11,14 @@ import (
 // does without a terminal, is one: (*Engine).confirmLoop.
 type confirmation struct {
 	question string // asked after each preview, e.g. "run this? [y/N/e] "
+	verb     string // what y does, for the keys' hint: "runs", "sends"
 	noun     string // what an edit changes ("prompt", "message"), for an empty edit
-	// preview shows text (edited once the user has edited it) and logs
-	// its prompt_preview event; it returns that event's id, or an error
-	// that ends the loop as it is (preview logs it).
+	// preview shows text (edited once the user has edited it), shortly,
+	// and logs its prompt_preview event; it returns that event's id, or
+	// an error that ends the loop as it is (preview logs it).
 	preview func(text string, edited bool) (previewID string, err error)
+	// view shows all of it (the answer v); nothing is logged.
+	view func(text string)
 	// confirmed logs a yes (typed, or --yes).
 	confirmed func(previewID string)
 	// declined tells the user and logs why nothing happens.
@@ -24,7 +27,8 @@ type confirmation struct {
 
 // confirmLoop previews text and asks c.question until the answer is yes
 // (it returns the text, edited or not), no or anything else (ErrDeclined),
-// or e (edit, then preview and ask again). Without a terminal and without
+// v (the whole preview, then ask again) or e (edit, then preview and ask
+// again). Without a terminal and without
 // --yes it returns ErrNeedYes. An edit that fails or leaves nothing is a
 // no. Every end but a preview error is logged through c.
 func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
@@ -44,11 +48,17 @@ func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
 				c.declined(previewID, "no terminal to confirm on")
 				return text, ErrNeedYes
 			}
-			a, err := e.term.Ask(c.question)
-			if err != nil {
-				a = ""
+			for {
+				a, err := e.term.Ask(c.question + keysHint(e.term, c.verb))
+				if err != nil {
+					a = ""
+				}
+				answer = strings.ToLower(strings.TrimSpace(a))
+				if (answer != "v" && answer != "view") || c.view == nil {
+					break
+				}
+				c.view(text) // then asked again
 			}
-			answer = strings.ToLower(strings.TrimSpace(a))
 		}
 		switch answer {
 		case "y", "yes":
@@ -79,4 +89,19 @@ func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
 			return text, ErrDeclined
 		}
 	}
+}
+
+// oneKeyTerminal is a Terminal that can take an answer as one key, without
+// Enter (the room's line editor on a raw terminal).
+type oneKeyTerminal interface {
+	OneKey() bool
+}
+
+// keysHint says, after a confirmation's [y/N/e], which key does what and
+// whether Enter is needed.
+func keysHint(t Terminal, verb string) string {
+	if k, ok := t.(oneKeyTerminal); ok && k.OneKey() {
+		return "y " + verb + ", v views all, e edits (one key, no Enter) "
+	}
+	return "y " + verb + ", v views all, e edits, then Enter "
 }

@@ -115,7 +115,7 @@ func TestConfirmRunPaths(t *testing.T) {
 		}
 		h.e.autoYes = c.autoYes
 		_, err := h.e.Process(context.Background(), "what is this repo?")
-		list := checkConfirm(t, h, c, err, "run this? [y/N/e] ", "cancelled. nothing ran.\n", "confirmed: run claude")
+		list := checkConfirm(t, h, c, err, "run this? [y/N/e] y runs, v views all, e edits, then Enter ", "cancelled. nothing ran.\n", "confirmed: run claude")
 		runs := 1
 		if c.reason != "" {
 			runs = 0
@@ -155,7 +155,7 @@ func TestConfirmChatPaths(t *testing.T) {
 			played = playHookTurn(t, s, tr, "ok")
 		}
 		_, err := h.e.Process(ctx, "how is it going?")
-		list := checkConfirm(t, h, c, err, "send this? [y/N/e] ", "cancelled. nothing was sent.\n", "confirmed: send to orchestrator")
+		list := checkConfirm(t, h, c, err, "send this? [y/N/e] y sends, v views all, e edits, then Enter ", "cancelled. nothing was sent.\n", "confirmed: send to orchestrator")
 		if c.reason != "" {
 			last := list[len(list)-1]
 			if last.Kind != events.KindCommand || last.Text != "chat message not sent: "+c.reason || last.Meta["sent"] != false || last.Meta["session"] != simSID {

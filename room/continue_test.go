@@ -721,3 +721,31 @@ func TestContinueRefusesAFIFOPlan(t *testing.T) {
 		t.Fatalf("runs %d, asked %d", h.fr.runs(), h.term.asked)
 	}
 }
+
+// /continue's preview (the loop's one confirmation), wrapped at 80
+// columns, fits a 45-row terminal with room for the question.
+func TestContinuePreviewFitsTheScreen(t *testing.T) {
+	h := newHarness(t, "n")
+	h.e.out.setWidth(func() int { return 80 })
+	big := fullPlan + "\n## Notes\n" + strings.Repeat("a long line of notes about the work that goes on and on\n", 60)
+	writePlan(t, h, big)
+	h.e.Continue(context.Background(), 3)
+	out := h.out.String()
+	i := strings.Index(out, "preview: /continue")
+	j := strings.Index(out, "cancelled. nothing ran.")
+	if i < 0 || j < i {
+		t.Fatalf("no preview:\n%s", out)
+	}
+	// From the start of the preview's line to the question (asked after it).
+	start := strings.LastIndex(out[:i], "\n") + 1
+	rows := strings.Count(out[start:j], "\n")
+	t.Logf("the preview is %d rows at 80 columns", rows)
+	if rows > 40 {
+		t.Fatalf("the preview is %d rows at 80 columns:\n%s", rows, out[start:j])
+	}
+	for _, l := range strings.Split(out[start:j], "\n") {
+		if len([]rune(l)) > 80 {
+			t.Fatalf("a row wider than 80 columns: %q", l)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package room
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -24,10 +26,34 @@ type AgentConversation struct {
 	// InputTokens is what the last run sent the model (its context, with
 	// cached tokens): the conversation's size as the model sees it.
 	InputTokens int64 `json:"inputTokens,omitempty"`
+	// plan is the hash of the plan.md text this conversation holds (it
+	// wrote it, or a question sent it), "" when it holds none: the next
+	// question then does not send the plan again.
+	plan string
 	// Reported is the usage the conversation's last run reported, as its
 	// CLI reports it (running totals: see costs.go), to tell the next
 	// run's own usage from it.
 	Reported events.Usage `json:"-"`
+}
+
+// planHash identifies a plan's text, white space at its ends aside.
+func planHash(text string) string {
+	h := sha256.Sum256([]byte(strings.TrimSpace(text)))
+	return hex.EncodeToString(h[:])
+}
+
+// notePlan records that agent's conversation session now holds plan.
+func (e *Engine) notePlan(agent, session, plan string) {
+	if c := e.convs[agent]; c != nil && c.ID == session && session != "" {
+		c.plan = planHash(plan)
+	}
+}
+
+// holdsPlan reports whether the conversation agent's next run continues
+// already holds plan, unchanged.
+func (e *Engine) holdsPlan(agent, plan string) bool {
+	c := e.convs[agent]
+	return c != nil && c.ID != "" && c.plan != "" && c.plan == planHash(plan)
 }
 
 // Meta keys of the conversation fields in events (agent_run, status).

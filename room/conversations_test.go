@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -54,5 +55,41 @@ func TestConversationsFromTheLog(t *testing.T) {
 	}
 	if err := e2.NewConversation("gemini"); err == nil {
 		t.Fatal("/new gemini accepted")
+	}
+}
+
+// A question to an agent whose conversation already holds the plan does
+// not send it again; a changed plan, or a new conversation, is sent.
+func TestAskDoesNotResendPlan(t *testing.T) {
+	h := newHarness(t, "y", "y", "y", "y")
+	h.e.autoYes = true
+	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
+		return agents.Result{ExitCode: 0, FinalText: "ok", Session: "sess-1"}
+	}
+	plan := fullPlan
+	writePlan(t, h, plan)
+	ctx := context.Background()
+	for _, q := range []string{"first?", "second?"} {
+		if err := h.e.Ask(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePlan(t, h, plan+"\n## Extra\nmore\n")
+	if err := h.e.Ask(ctx, "third?"); err != nil {
+		t.Fatal(err)
+	}
+	h.e.NewConversation("")
+	if err := h.e.Ask(ctx, "fourth?"); err != nil {
+		t.Fatal(err)
+	}
+	marker := strings.SplitN(strings.TrimSpace(plan), "\n", 2)[0]
+	for i, want := range []bool{true, false, true, true} {
+		p := h.fr.ran[i].Prompt
+		if got := strings.Contains(p, marker); got != want {
+			t.Errorf("question %d: plan sent = %v, want %v:\n%s", i+1, got, want, p)
+		}
+		if !want && !strings.Contains(p, "already in this conversation") {
+			t.Errorf("question %d does not say the conversation holds the plan:\n%s", i+1, p)
+		}
 	}
 }

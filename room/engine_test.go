@@ -370,7 +370,7 @@ func TestEditWithScriptedEditor(t *testing.T) {
 }
 
 func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
-	h := newHarness(t, "y")
+	h := newHarness(t, "v", "y") // the whole preview first, then yes
 	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
 		if r.Role != agents.RolePlanner || r.Agent != "claude" {
 			t.Errorf("planner request %+v", r)
@@ -405,6 +405,22 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// The short preview: the prompt's first lines and the key to see all;
+	// the directory and the variables stripped only in the whole one.
+	short, all, found := strings.Cut(out, "[relay-baton] preview: /plan")
+	_ = short
+	if !found {
+		t.Fatalf("no preview:\n%s", out)
+	}
+	first, whole, found := strings.Cut(all, "[relay-baton] preview: /plan")
+	if !found || !strings.Contains(first, "v shows all, e edits") || strings.Contains(first, "cwd:") ||
+		strings.Count(first, "│ ") > previewShortLines+1 || !strings.Contains(whole, "cwd:") ||
+		strings.Count(whole, "│ ") <= previewShortLines+1 {
+		t.Fatalf("short preview then the whole one expected:\n%s", out)
+	}
+	if q := h.term.questions; len(q) != 2 || q[0] != q[1] {
+		t.Fatalf("questions after v: %q", q)
 	}
 }
 
@@ -673,7 +689,7 @@ func TestLongPromptGoesToAFile(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "why? why?") {
 		t.Fatalf("%v", err)
 	}
-	if !strings.Contains(h.out.String(), "answer e to read or edit it in full") {
+	if !strings.Contains(h.out.String(), "v shows all, e edits") {
 		t.Fatalf("%s", h.out)
 	}
 }

@@ -27,8 +27,9 @@ import (
 const goldenRootPrefix = "/tmp/rb-golden-"
 
 var (
-	tsRE   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
-	dateRE = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\dZ`)
+	tsRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
+	// A date may be wrapped (at its space) onto a row of its own.
+	dateRE = regexp.MustCompile(`\d{4}-\d\d-\d\d( |\n\[relay-baton\] )\d\d:\d\dZ`)
 )
 
 // goldenRepo builds the repository and log the captures show: codex active,
@@ -168,7 +169,7 @@ func TestTmuxResumeGolden(t *testing.T) {
 			got := tmuxCapture(t, dir, w, 45)
 			got = strings.ReplaceAll(got, dir, placeholder)
 			got = tsRE.ReplaceAllString(got, "YYYY-MM-DDThh:mm:ss.mmmZ")
-			got = dateRE.ReplaceAllString(got, "YYYY-MM-DD hh:mmZ")
+			got = dateRE.ReplaceAllString(got, "YYYY-MM-DD${1}hh:mmZ")
 			got = rewrap(got, w)
 			for i, l := range strings.Split(got, "\n") {
 				if n := len([]rune(l)); n > w {

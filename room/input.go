@@ -32,24 +32,33 @@ import (
 // On a terminal it reads only when poll(2) says there is input, so Pause
 // (an editor owns the terminal) and Close never leave a read pending.
 type termInput struct {
-	src      io.Reader
-	fd       int // the terminal's descriptor, -1 for a pipe
-	mu       sync.Mutex
-	cond     *sync.Cond
-	keys     []byte            // bytes for readline
-	pastes   map[string]string // placeholder -> content, for the lines being edited
-	npaste   int
-	ask      bool // a confirmation is being asked: pastes are dropped
-	dropped  int  // pastes dropped while asking
-	paused   bool
-	closed   bool
-	err      error
-	stopped  chan struct{} // closed when the reader goroutine ends
-	state    pasteState
-	maxPaste int
+	src     io.Reader
+	fd      int // the terminal's descriptor, -1 for a pipe
+	mu      sync.Mutex
+	cond    *sync.Cond
+	keys    []byte            // bytes for readline
+	pastes  map[string]string // placeholder -> content, for the lines being edited
+	npaste  int
+	ask     bool // a confirmation is being asked: pastes are dropped
+	dropped int  // pastes dropped while asking
+	// oneKey (while asking): the first key typed is the whole answer,
+	// Enter is added for readline; the keys typed after it until the
+	// question ends are dropped, and so is the Enter that often follows.
+	oneKey    bool
+	answered  bool
+	swallowNL bool
+	paused    bool
+	closed    bool
+	err       error
+	stopped   chan struct{} // closed when the reader goroutine ends
+	state     pasteState
+	maxPaste  int
 	// onDrop, when set, is called (on its own goroutine) when a paste is
 	// dropped because a confirmation is being asked.
 	onDrop func()
+	// onFocus, when set, is called (under the lock: it must not block)
+	// with each focus report: true when the terminal gained focus.
+	onFocus func(focused bool)
 }
 
 // LongRun is how many plain bytes of one burst reach the line editor
@@ -163,6 +172,13 @@ func (t *termInput) feed(p []byte) {
 				t.keys = t.endOverflowInto(t.keys)
 				t.keys = append(t.keys, '\\', '\r')
 				s.run = 0
+			case len(s.held) == 3 && s.held[1] == '[' && (b == 'I' || b == 'O'):
+				// A focus report (the room asked for them, CSI ?1004h):
+				// not a key.
+				s.held = s.held[:0]
+				if t.onFocus != nil {
+					t.onFocus(b == 'I')
+				}
 			case bytes.HasPrefix(pasteStart, s.held):
 				// maybe the start of a paste: wait for the next byte
 			case b == 0x1b && len(s.held) > 1:
@@ -180,6 +196,19 @@ func (t *termInput) feed(p []byte) {
 			continue
 		}
 		plain := b >= 0x20 && b != 0x7f
+		if plain && t.ask && t.oneKey && !s.over {
+			if !t.answered && b < 0x80 {
+				t.keys = append(t.keys, b, '\r')
+				t.answered, t.swallowNL = true, true
+			}
+			continue // the answer, or keys typed after it
+		}
+		if t.swallowNL {
+			t.swallowNL = false
+			if b == '\r' || b == '\n' {
+				continue // the Enter typed after a one-key answer
+			}
+		}
 		switch {
 		case plain && s.over:
 			s.overflow.WriteByte(b)
@@ -381,9 +410,22 @@ func (t *termInput) SetAsk(on bool) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ask = on
+	t.answered = false
+	if on {
+		t.swallowNL = false // a new question: an Enter now answers it
+	} else {
+		t.oneKey = false
+	}
 	n := t.dropped
 	t.dropped = 0
 	return n
+}
+
+// SetOneKey makes the next question (SetAsk) take one key as its answer.
+func (t *termInput) SetOneKey(on bool) {
+	t.mu.Lock()
+	t.oneKey = on
+	t.mu.Unlock()
 }
 
 // setOnDrop sets the callback for pastes dropped while asking.

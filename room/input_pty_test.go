@@ -193,3 +193,42 @@ func TestTermInputParser(t *testing.T) {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// On a terminal a confirmation takes one key, no Enter: v shows the whole
+// preview and asks again, y runs; the rest of a typed "yes" and the Enter
+// after it reach nothing.
+func TestE2EOneKeyConfirmation(t *testing.T) {
+	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("one key was enough")))
+	dir := newRepo(t)
+	p := startOffline(t, dir, a, nil)
+	p.until(t, "claude› ")
+	p.send(t, "hello there\r")
+	p.until(t, "e edits (one key, no Enter) ")
+	if strings.Contains(p.String(), "cwd:") {
+		t.Fatalf("the short preview shows the directory:\n%s", p.String())
+	}
+	p.send(t, "v")
+	p.until(t, "cwd:")
+	p.until(t, "env stripped:")
+	p.until(t, "run this? [y/N/e] y runs, v views all, e edits (one key, no Enter) ")
+	p.send(t, "yes\r")
+	p.untilWithin(t, "one key was enough", 90*time.Second)
+	p.untilWithin(t, "claude: exit 0", 30*time.Second)
+	p.send(t, "/note after\r")
+	p.until(t, "noted.")
+	p.send(t, "\x04")
+	p.wait(t)
+	if n := len(a.Requests()); n == 0 {
+		t.Fatal("y did not start claude")
+	}
+	var notes []string
+	for _, e := range readLog(t, dir) {
+		if e.Role == events.RoleUser && e.Kind == events.KindMessage {
+			notes = append(notes, e.Text)
+		}
+	}
+	// "es" and the Enter reached no prompt: the only user messages are the question and the note.
+	if strings.Join(notes, "|") != "hello there|after" {
+		t.Fatalf("user messages %q", notes)
+	}
+}

@@ -361,10 +361,12 @@ func inboxRel(session string) string {
 func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string, error) {
 	text, err := e.confirmLoop(confirmation{
 		question: "send this? [y/N/e] ",
+		verb:     "sends",
 		noun:     "message",
 		preview: func(text string, edited bool) (string, error) {
 			return e.previewChat(s, text, note, edited), nil
 		},
+		view: func(text string) { e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, true)) },
 		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
 				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
@@ -383,7 +385,8 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 		events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(false), Sent: events.Bool(false), Reason: why, PreviewID: previewID})
 }
 
-// previewChat prints what would be queued and logs a prompt_preview event.
+// previewChat prints what would be queued, shortly (previewChatText),
+// and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
 	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
 	if _, err := s.SocketLane(); err == nil {
@@ -391,29 +394,7 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	}
 	framed := s.Frame(m)
 	n := len([]rune(framed))
-	var b strings.Builder
-	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
-	if note != "" {
-		fmt.Fprintf(&b, "  note:    %s\n", note)
-	}
-	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
-	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	lines := strings.Split(framed, "\n")
-	if n <= previewPromptMax {
-		fmt.Fprintf(&b, "  framed text (%d chars; <id> is assigned when queued):\n", n)
-	} else {
-		fmt.Fprintf(&b, "  framed text (%d chars, first 12 lines, long lines cut; answer e to read or edit the message in full):\n", n)
-		lines = append(lines[:min(12, len(lines))], "…")
-		for i, l := range lines {
-			if r := []rune(l); len(r) > 400 {
-				lines[i] = string(r[:399]) + "…"
-			}
-		}
-	}
-	for _, l := range lines {
-		fmt.Fprintf(&b, "  │ %s\n", l)
-	}
-	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
+	e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, false))
 	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
 	var refs map[string]string
 	if len(text) <= inlinePromptMax {
@@ -425,6 +406,21 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	}
 	return e.emit(events.RoleRelayBaton,
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
+}
+
+// previewChatText is what a chat preview shows: the session, its inbox
+// and state, and the framed text (its first lines, or all of it).
+func (e *Engine) previewChatText(s *conversation.Session, text, note string, all bool) string {
+	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	var b strings.Builder
+	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
+	if note != "" {
+		fmt.Fprintf(&b, "  note:    %s\n", note)
+	}
+	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
+	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
+	promptLines(&b, "framed text (<id> is assigned when queued)", framed, len([]rune(framed)), all)
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
@@ -473,6 +469,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 // answers it, rendering the delivery and the reply.
 func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
 	s, id := r.Session, r.Message.ID
+	began := time.Now()
 	printedAhead := ahead
 	started := false
 	path := r.TranscriptPath
@@ -531,6 +528,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			text = "(the session's turn ended without reply text)"
 		}
 		from, to := r.Offset, conversation.Size(path)
+		e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
 		e.emit(events.RoleOrchestrator, text, refs,
 			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(res.Reply)),
 				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})

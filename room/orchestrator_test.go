@@ -343,7 +343,7 @@ func TestChatLongAndOversizedMessages(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	out := h.out.String()
-	if !strings.Contains(out, "first 12 lines, long lines cut") || strings.Contains(out, strings.Repeat("word ", 100)) {
+	if !strings.Contains(out, "v shows all, e edits") || strings.Contains(out, strings.Repeat("word ", 100)) {
 		t.Fatalf("long preview:\n%.3000s", out)
 	}
 	var preview events.Event

@@ -403,16 +403,38 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 		defer close(done)
 		p := e.Panel(pctx)
 		mu.Lock()
-		defer mu.Unlock()
 		if stale || pctx.Err() != nil {
+			mu.Unlock()
 			return
 		}
-		if pin != nil && pin.Draw(p) {
+		if pin == nil || !pin.Draw(p) {
+			e.out.mu.Lock()
+			io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n")
+			e.out.mu.Unlock()
+			mu.Unlock()
 			return
 		}
-		e.out.mu.Lock()
-		io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n")
-		e.out.mu.Unlock()
+		mu.Unlock()
+		// The pinned panel follows the repository while the prompt waits:
+		// a refresh of the git facts that was running ends, files change.
+		t := time.NewTicker(PanelRefresh)
+		defer t.Stop()
+		last := strings.Join(p.Block(PanelMinWidth, false), "\n")
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+			p := e.Panel(pctx)
+			now := strings.Join(p.Block(PanelMinWidth, false), "\n")
+			mu.Lock()
+			if !stale && pctx.Err() == nil && now != last {
+				pin.Draw(p)
+				last = now
+			}
+			mu.Unlock()
+		}
 	}()
 	return func() {
 		mu.Lock()
@@ -423,35 +445,38 @@ func (e *Engine) startPanel(ctx context.Context, o REPLOptions, w io.Writer, pin
 	}
 }
 
+// PanelRefresh is how often the pinned panel's facts are gathered again
+// while the prompt waits (it is redrawn when they changed).
+const PanelRefresh = 2 * time.Second
+
 // termWriter serializes writes to the terminal: readline's redraws, the
 // room's lines and the pinned panel's draws each reach it whole.
+//
+// The line editor erases "to the end of the screen" (ESC[J) whenever it
+// redraws its line (an empty Enter, Ctrl-C, a completion, a resize), and
+// that erase is not bounded by the scroll region: it wipes the pinned
+// panel's rows too. So a write holding ESC[J is followed, in the same
+// locked write, by the panel's repaint (pin.repaint), which never waits
+// for the panel's own lock.
 type termWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-	// repaint, when the panel is pinned, redraws it in place (cursor saved
-	// and restored): written after any other write that erases below the
-	// cursor. readline erases to the end of the screen (ED, ESC [ J) each
-	// time it redraws its line, which takes the panel's rows with it: a
-	// prompt printed after the panel was drawn (on a loaded machine the
-	// facts can be ready first) would otherwise leave no panel at all.
-	repaint atomic.Pointer[[]byte]
+	mu  sync.Mutex
+	w   io.Writer
+	pin *pinnedPanel // nil when no panel is pinned
 }
+
+// eraseDown is ED 0, erase from the cursor to the end of the screen.
+const eraseDown = "\x1b[J"
 
 func (l *termWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n, err := l.w.Write(b)
-	if p := l.repaint.Load(); p != nil && err == nil && bytes.Contains(b, []byte("\x1b[J")) {
-		_, err = l.w.Write(*p)
+	if err == nil && l.pin != nil && bytes.Contains(b, []byte(eraseDown)) {
+		if p := l.pin.repaint.Load(); p != nil {
+			_, err = io.WriteString(l.w, *p)
+		}
 	}
 	return n, err
-}
-
-// writeDraw writes a draw of the panel itself (never repainted after).
-func (l *termWriter) writeDraw(b []byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.w.Write(b)
 }
 
 // pinnedPanel keeps the boxed context panel in the bottom rows of the
@@ -469,6 +494,10 @@ type pinnedPanel struct {
 	height int // rows reserved at the bottom; 0 when not pinned
 	rows   int // the terminal's rows when the region was set
 	last   *Panel
+	// repaint redraws the panel's rows in place and puts the cursor
+	// back (DECSC ... DECRC); nil when not pinned. termWriter writes it
+	// after anything that erased below the cursor.
+	repaint atomic.Pointer[string]
 }
 
 // pinnedMinRows is how many rows the conversation keeps above the panel.
@@ -483,15 +512,31 @@ func (pp *pinnedPanel) Draw(p Panel) bool {
 	return pp.drawLocked(false)
 }
 
-// Resize re-reserves the rows for a new terminal size and redraws; the
-// cursor is put on the region's last row (readline redraws its line there).
-func (pp *pinnedPanel) Resize() bool {
+// Resize re-reserves the rows for a new terminal size and redraws. A
+// terminal that reflows its lines on a resize (tmux, VTE, kitty, iTerm2)
+// has moved the old panel's rows, wrapped, to where nobody can compute
+// them; but they are all below the line the cursor is on (the prompt's,
+// or a run's last line), so the region is reset and everything below that
+// line's start (atLineStart: the line is readline's, redrawn by it) or
+// the cursor is erased, and the panel is pinned again from scratch. The
+// caller then has readline redraw its line (which it does not do on its
+// own on a resize).
+func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if pp.last == nil {
 		return false
 	}
-	return pp.drawLocked(true)
+	if pp.height > 0 {
+		erase := "\x1b[J"
+		if atLineStart {
+			erase = "\r\x1b[J"
+		}
+		io.WriteString(pp.w, "\x1b7\x1b[r\x1b8"+erase)
+		pp.height = 0
+		pp.repaint.Store(nil)
+	}
+	return pp.drawLocked(false)
 }
 
 func (pp *pinnedPanel) drawLocked(resized bool) bool {
@@ -523,19 +568,17 @@ func (pp *pinnedPanel) drawLocked(resized bool) bool {
 	default:
 		b.WriteString("\x1b7")
 	}
-	var rowsText strings.Builder
+	var rp strings.Builder
+	rp.WriteString("\x1b7")
 	for i, l := range lines {
-		fmt.Fprintf(&rowsText, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
+		fmt.Fprintf(&rp, "\x1b[%d;1H\x1b[2K%s", rows-h+1+i, l)
 	}
-	b.WriteString(rowsText.String())
+	rp.WriteString("\x1b8")
+	paint := rp.String()
+	b.WriteString(strings.TrimSuffix(strings.TrimPrefix(paint, "\x1b7"), "\x1b8"))
 	b.WriteString(restore)
 	pp.height, pp.rows = h, rows
-	if tw, ok := pp.w.(*termWriter); ok {
-		paint := []byte("\x1b7" + rowsText.String() + "\x1b8")
-		tw.repaint.Store(&paint)
-		tw.writeDraw([]byte(b.String()))
-		return true
-	}
+	pp.repaint.Store(&paint)
 	io.WriteString(pp.w, b.String())
 	return true
 }
@@ -545,9 +588,7 @@ func (pp *pinnedPanel) unpinLocked() {
 	if pp.height == 0 {
 		return
 	}
-	if tw, ok := pp.w.(*termWriter); ok {
-		tw.repaint.Store(nil)
-	}
+	pp.repaint.Store(nil)
 	fmt.Fprintf(pp.w, "\x1b7\x1b[r\x1b[%d;1H\x1b[J\x1b8", max(1, pp.rows-pp.height+1))
 	pp.height = 0
 }

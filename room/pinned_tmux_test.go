@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,186 @@ func TestTmuxTwoTurnConversation(t *testing.T) {
 		if err := os.WriteFile(filepath.Join("testdata", "golden", "conversation-120.txt"), []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// waitScreen waits until the visible pane satisfies ok (the screen the
+// person sees, not the scrollback).
+func (r *tmuxRoom) waitScreen(what string, ok func(scr string) bool, d time.Duration) string {
+	r.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		scr := r.screen()
+		if ok(scr) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waited for %s; screen:\n%s", what, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// panelAtBottom reports whether the pinned panel's five rows end the screen.
+func panelAtBottom(scr string) bool {
+	rows := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+	return len(rows) >= 5 && strings.HasPrefix(rows[len(rows)-5], "┌─ context") &&
+		strings.HasPrefix(rows[len(rows)-1], "└") && strings.Contains(rows[len(rows)-4], "agent    claude")
+}
+
+// The line editor erases to the end of the screen when it redraws its line
+// (an empty Enter, Ctrl-C): the pinned panel is painted again each time.
+func TestTmuxEmptyEnterKeepsPanel(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, 30*time.Second)
+	r.run("send-keys", "-t", "g", "Enter")
+	r.run("send-keys", "-t", "g", "Enter")
+	r.waitScreen("three prompts", func(s string) bool { return strings.Count(s, "claude›") == 3 }, 30*time.Second)
+	// The panel is redrawn in the same write as the erase: no wait for it.
+	if scr := r.screen(); !panelAtBottom(scr) {
+		t.Fatalf("after two empty Enters the panel is gone:\n%s", scr)
+	}
+	r.run("send-keys", "-t", "g", "C-c")
+	scr := r.waitScreen("the Ctrl-C hint", func(s string) bool {
+		return strings.Contains(s, "press Ctrl-C again") && strings.Count(s, "claude›") == 4
+	}, 30*time.Second)
+	if !panelAtBottom(scr) {
+		t.Fatalf("after Ctrl-C at an empty prompt the panel is gone:\n%s", scr)
+	}
+	if n := strings.Count(r.all(), "┌─ context"); n != 1 {
+		t.Fatalf("%d copies of the panel:\n%s", n, r.all())
+	}
+}
+
+// Shrinking the terminal below the panel's width gives its rows back and
+// shows the prompt, with the line being typed, at once; widening it again
+// pins the panel again, once.
+func TestTmuxResizeKeepsPrompt(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 140, 30, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, 30*time.Second)
+	// A full screen: the prompt is on the region's last row.
+	r.line("/help")
+	r.wait("/help", 2, 30*time.Second)
+	r.line("/status")
+	r.wait("last run: none", 1, 30*time.Second)
+	r.run("send-keys", "-t", "g", "-l", "half typed")
+	r.waitScreen("the typed text", func(s string) bool { return strings.Contains(s, "claude› half typed") }, 30*time.Second)
+	r.run("resize-window", "-t", "g", "-x", "80", "-y", "30")
+	r.waitScreen("the prompt and no panel at 80 columns", func(s string) bool {
+		return strings.Contains(s, "claude› half typed") && !strings.Contains(s, "context") && !strings.Contains(s, "│")
+	}, 30*time.Second)
+	r.run("resize-window", "-t", "g", "-x", "140", "-y", "30")
+	r.waitScreen("the panel again at 140 columns", func(s string) bool {
+		return panelAtBottom(s) && strings.Contains(s, "claude› half typed") && strings.Count(s, "┌─ context") == 1
+	}, 30*time.Second)
+	// The line typed before the resizes is still the line sent.
+	r.run("send-keys", "-t", "g", "C-u")
+	r.line("/note after resize")
+	r.wait("noted.", 1, 30*time.Second)
+}
+
+// markdownReply is a reply as agents write them: a heading, a list, a
+// table, a fence, emphasis and a link.
+const markdownReply = "## Plan\n\nThe change touches **two files**; run `pytest -q` after each step.\n\n" +
+	"- greet.py: add `shout(name)` returning the greeting in upper case, with the same punctuation\n" +
+	"- test_greet.py: one test per greeting\n\n" +
+	"| file | lines |\n|:--|--:|\n| greet.py | 3 |\n| test_greet.py | 12 |\n\n" +
+	"```python\ndef shout(name):\n    return greet(name).upper()\n```\n\nSee [the guide](https://example.com/guide)."
+
+// A Markdown reply from the real claude CLI renders in the room: no "##",
+// no pipes, no fences, every row with the gutter (golden
+// testdata/golden/markdown-80.txt, -update rewrites it); under NO_COLOR
+// the same reply is shown as written.
+func TestTmuxMarkdownReply(t *testing.T) {
+	for _, colour := range []bool{true, false} {
+		t.Run(fmt.Sprint("colour=", colour), func(t *testing.T) {
+			a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text(markdownReply)))
+			dir := goldenRepo(t)
+			os.Remove(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
+			args := []string{"chat"}
+			if colour {
+				args = []string{"--color", "always", "chat"}
+			}
+			r := startTmuxRoom(t, dir, 80, 45, args, agenttest.OfflineEnv(t, a, nil)...)
+			r.wait("› ", 1, 30*time.Second)
+			r.line("/agent claude")
+			r.wait("claude›", 2, 30*time.Second)
+			r.line("what is the plan?")
+			r.wait("run this?", 1, 30*time.Second)
+			r.run("send-keys", "-t", "g", "y")
+			r.run("send-keys", "-t", "g", "Enter")
+			r.wait("claude: exit 0", 1, 90*time.Second)
+			all := r.all()
+			start := strings.Index(all, "[claude] ")
+			end := strings.Index(all, "[relay-baton] claude: exit 0")
+			if start < 0 || end < start {
+				t.Fatalf("no reply:\n%s", all)
+			}
+			reply := all[start:end]
+			// Spaces a thinking pulse left (erased with spaces) are not the reply's.
+			reply = regexp.MustCompile(` +\n`).ReplaceAllString(reply, "\n")
+			for i, l := range strings.Split(strings.TrimRight(reply, "\n"), "\n") {
+				if !strings.HasPrefix(l, "[claude]") || len([]rune(l)) > 80 {
+					t.Fatalf("row %d lacks the gutter or is too wide: %q\n%s", i+1, l, reply)
+				}
+			}
+			if !colour {
+				for _, raw := range []string{"[claude] ## Plan", "[claude] | file | lines |", "[claude] ```python", "**two files**"} {
+					if !strings.Contains(reply, raw) {
+						t.Fatalf("under NO_COLOR the reply is not as written (%q missing):\n%s", raw, reply)
+					}
+				}
+				return
+			}
+			for _, raw := range []string{"##", "|:--", "```", "**", "`pytest"} {
+				if strings.Contains(reply, raw) {
+					t.Fatalf("%q left in the rendered reply:\n%s", raw, reply)
+				}
+			}
+			if !strings.Contains(reply, "[claude] file          │ lines") || !strings.Contains(reply, "[claude] • greet.py") {
+				t.Fatalf("table or list not rendered:\n%s", reply)
+			}
+			// The log keeps the reply's text as written (folded to one line).
+			// It is logged after the run's summary line: the next prompt
+			// says the turn is over.
+			r.wait("claude›", 3, 30*time.Second)
+			b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
+			if err != nil || !strings.Contains(string(b), "## Plan The change touches **two files**; run `pytest -q`") {
+				t.Fatalf("the log does not hold the raw reply (%v):\n%s", err, b)
+			}
+			path := filepath.Join("testdata", "golden", "markdown-80.txt")
+			if updateGolden() {
+				if err := os.WriteFile(path, []byte(reply), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./room -run TestTmuxMarkdownReply -update writes it)", err)
+			}
+			if reply != string(want) {
+				t.Fatalf("the rendered reply differs from %s (-update rewrites it)\n--- got\n%s--- want\n%s", path, reply, want)
+			}
+		})
+	}
+}
+
+// The pinned panel follows the repository while the prompt waits: a file
+// written meanwhile is counted without a key being pressed.
+func TestTmuxPanelRefreshesAtThePrompt(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
+	r.waitScreen("the panel with no change", func(s string) bool { return panelAtBottom(s) && strings.Contains(s, "changed  0 files") }, 30*time.Second)
+	if err := os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.waitScreen("the panel counting the new file", func(s string) bool {
+		return panelAtBottom(s) && strings.Contains(s, "changed  1 file ")
+	}, 60*time.Second)
+	if n := strings.Count(r.all(), "┌─ context"); n != 1 {
+		t.Fatalf("%d copies of the panel:\n%s", n, r.all())
 	}
 }

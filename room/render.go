@@ -36,7 +36,9 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer, useColor, spinner bool) *printer {
-	return &printer{w: w, r: render.NewTerminal(w, useColor), color: useColor, spinner: spinner}
+	r := render.NewTerminal(w, useColor)
+	r.SetMarkdown(true) // replies rendered when colour is on; raw without
+	return &printer{w: w, r: r, color: useColor, spinner: spinner}
 }
 
 // roleColors is the renderer's one colour per role.
@@ -74,7 +76,7 @@ func (p *printer) raw(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLocked()
-	fmt.Fprint(p.w, s)
+	fmt.Fprint(p.w, p.r.Wrap(s))
 }
 
 // beginRun starts rendering a run of agent.
@@ -189,6 +191,14 @@ func (p *printer) activity(a events.Activity) {
 	if p.r.Activity(events.Role(p.agent), a) {
 		p.lastOut = time.Now()
 	}
+}
+
+// setWidth has lines wrapped at words to the terminal's width, the gutter
+// on every row.
+func (p *printer) setWidth(width func() int) {
+	p.mu.Lock()
+	p.r.SetWidth(width)
+	p.mu.Unlock()
 }
 
 // label is "[role]" in the role's colour (the renderer's gutter).

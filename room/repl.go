@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
@@ -87,6 +88,16 @@ type rlTerminal struct {
 	pin  *pinnedPanel // nil when the panel is not pinned
 	e    *Engine
 	opts REPLOptions
+	// reading is set while a Readline runs (the prompt or a question is
+	// on the cursor's line).
+	reading *atomic.Bool
+}
+
+// readLine is rl.Readline with t.reading set meanwhile.
+func (t *rlTerminal) readLine() (string, error) {
+	t.reading.Store(true)
+	defer t.reading.Store(false)
+	return t.rl.Readline()
 }
 
 // Ask reads an answer typed after the question is shown: everything that
@@ -95,15 +106,20 @@ type rlTerminal struct {
 func (t *rlTerminal) Ask(q string) (string, error) {
 	t.in.Flush()
 	t.in.SetAsk(true)
+	t.in.SetOneKey(t.OneKey())
 	defer t.in.SetAsk(false)
 	t.rl.SetPrompt(q)
 	defer t.rl.SetPrompt(PromptFor(t.e.Active, t.opts.Color))
-	line, err := t.rl.Readline()
+	line, err := t.readLine()
 	if !t.opts.Terminal && err == nil {
 		fmt.Fprintf(t.opts.Out, "%s%s\n", q, line)
 	}
 	return line, err
 }
+
+// OneKey reports whether a question takes one key, without Enter: the
+// terminal is raw (the room reads it key by key).
+func (t *rlTerminal) OneKey() bool { return t.opts.Terminal && t.in.fd >= 0 }
 
 // Edit hands the terminal to the editor: the room stops reading it and
 // switches bracketed paste off meanwhile.
@@ -121,15 +137,18 @@ func (t *rlTerminal) Edit(text string) (string, error) {
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 
-// bracketed asks the terminal to mark pastes (ESC[?2004h) or stop.
+// bracketed asks the terminal to mark pastes (ESC[?2004h) and report
+// focus changes (ESC[?1004h), or stop.
 func (t *rlTerminal) bracketed(on bool) {
 	if !t.opts.Terminal || !t.opts.OutTerminal {
 		return
 	}
+	// Focus reports (CSI ?1004) go with it: the room reads them (the
+	// notifications), an editor would take them for keys.
 	if on {
-		io.WriteString(t.opts.Out, "\x1b[?2004h")
+		io.WriteString(t.opts.Out, "\x1b[?2004h\x1b[?1004h")
 	} else {
-		io.WriteString(t.opts.Out, "\x1b[?2004l")
+		io.WriteString(t.opts.Out, "\x1b[?2004l\x1b[?1004l")
 	}
 }
 
@@ -162,12 +181,17 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		e.out.w = prevOut
 		e.out.mu.Unlock()
 	}()
+	if o.Terminal && o.OutTerminal {
+		e.out.setWidth(func() int { return termWidth(o) })
+		defer e.out.setWidth(nil)
+	}
 	var pin *pinnedPanel
 	if fd >= 0 && o.OutTerminal {
 		pin = &pinnedPanel{w: lw, color: o.Color, size: func() (int, int, bool) {
 			w, h, err := readline.GetSize(fd)
 			return w, h, err == nil && w > 0 && h > 0
 		}}
+		lw.pin = pin
 		defer pin.Close()
 	}
 	cfg := &readline.Config{
@@ -186,6 +210,8 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		Stderr:                 o.Err,
 		FuncIsTerminal:         func() bool { return o.Terminal },
 	}
+	var reading atomic.Bool // a Readline is running
+	var rlp atomic.Pointer[readline.Instance]
 	if f, ok := in.(*os.File); ok && o.Terminal {
 		// Raw mode on the terminal we were given (readline's default is
 		// always fd 0).
@@ -209,12 +235,18 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 		// On SIGWINCH the pinned panel takes its rows again first, then
 		// readline redraws its line.
+		// readline itself only notes the new width: the panel is pinned
+		// again for the new size and readline redraws its line (the
+		// prompt would otherwise stay hidden until the next key).
 		cfg.FuncOnWidthChanged = func(f func()) {
 			readline.DefaultOnWidthChanged(func() {
-				if pin != nil {
-					pin.Resize()
-				}
 				f()
+				if pin != nil {
+					pin.Resize(reading.Load())
+				}
+				if l := rlp.Load(); l != nil {
+					l.Refresh() // only while a line is being read
+				}
 			})
 		}
 	}
@@ -228,6 +260,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		return fmt.Errorf("start the line editor: %w", err)
 	}
 	defer rl.Close()
+	rlp.Store(rl)
 	// Runs before rl.Close: readline closes only its own buffer, and its
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
@@ -241,13 +274,26 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		}
 	}
 	historyErr := false
-	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o}
+	rt := &rlTerminal{rl: rl, in: rc, pin: pin, e: e, opts: o, reading: &reading}
 	rc.setOnDrop(func() {
 		// Written through readline, which redraws the question below it.
 		e.out.mu.Lock()
 		defer e.out.mu.Unlock()
 		rl.Write([]byte(e.out.label(events.RoleRelayBaton) + " ignored a paste while asking: a confirmation is a key you type.\n"))
 	})
+	if o.Terminal && o.OutTerminal {
+		n, err := newNotifier(lw, e.getenv)
+		if err != nil {
+			e.Say("%v", err)
+		}
+		if n != nil {
+			e.notify = n
+			rc.mu.Lock()
+			rc.onFocus = n.setFocus
+			rc.mu.Unlock()
+			defer func() { e.notify = nil }()
+		}
+	}
 	if o.Terminal {
 		e.SetTerminal(rt)
 		rt.bracketed(true)
@@ -313,7 +359,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			stopPanel = e.startPanel(ctx, o, rl.Stdout(), pin)
 			redraw = false
 		}
-		line, err := rl.Readline()
+		line, err := rt.readLine()
 		stopPanel()
 		typed := line
 		line = rc.Expand(line)
@@ -321,7 +367,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 		for err == nil && strings.HasSuffix(line, "\\") {
 			rl.SetPrompt(continuationPrompt(o.Color))
 			var next string
-			next, err = rl.Readline()
+			next, err = rt.readLine()
 			if err == nil {
 				line = strings.TrimSuffix(line, "\\") + "\n" + rc.Expand(next)
 				typed = ""

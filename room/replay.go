@@ -477,6 +477,15 @@ func FormatEvent(n int, e events.Event, color bool) string {
 	return string(appendEvent(nil, n, &e, color))
 }
 
+// isReply reports whether e holds an agent's or a session's reply text.
+func isReply(e *events.Event) bool {
+	switch e.Role {
+	case events.RoleClaude, events.RoleCodex, events.RoleOrchestrator:
+		return e.Kind == events.KindMessage || e.Kind == events.KindChatReply
+	}
+	return false
+}
+
 func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, ". "...)
@@ -511,9 +520,22 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 	b = append(b, render.InertLine(string(e.Kind))...)
 	b = append(b, ": "...)
 	text := e.Text
+	safe := false
+	if colored && isReply(e) { // as the room shows it: Markdown rendered
+		if strings.Contains(text, "\n") {
+			text = render.MarkdownText(text)
+		} else { // a reply folded to one line: its blocks are gone
+			text = render.Inline(render.Inert(text))
+		}
+		safe = true
+	}
 	for {
 		line, rest, more := strings.Cut(text, "\n")
-		b = render.AppendInert(b, line)
+		if safe {
+			b = append(b, line...)
+		} else {
+			b = render.AppendInert(b, line)
+		}
 		if !more {
 			return b
 		}

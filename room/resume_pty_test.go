@@ -223,6 +223,9 @@ func TestPTYResumeOffersTheUnfinishedLoop(t *testing.T) {
 	p.until(t, "an unfinished /continue loop: 1 of 4 steps ran (the room closed during it")
 	p.until(t, "offering to continue from step 2 of 4")
 	p.until(t, "resume:  continues an unfinished loop at step 2 of 4")
+	p.until(t, "run this? [y/N/e] ")
+	// The short preview cuts the prompt; v shows the step's outcome in it.
+	p.send(t, "v")
 	p.until(t, "│ continue step 1/4 by codex: exit 0, 1 changed files; added the flag to main.go")
 	p.until(t, "run this? [y/N/e] ")
 	p.send(t, "\r")

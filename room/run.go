@@ -64,6 +64,7 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 	var inv agents.Invocation
 	_, err := e.confirmLoop(confirmation{
 		question: "run this? [y/N/e] ",
+		verb:     "runs",
 		noun:     "prompt",
 		preview: func(prompt string, edited bool) (string, error) {
 			spec.Req.Prompt = prompt
@@ -80,6 +81,7 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 			}
 			return e.preview(spec, inv, edited), nil
 		},
+		view: func(prompt string) { e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, true)) },
 		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
 				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
@@ -96,48 +98,13 @@ func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why s
 			Reason: why, PreviewID: previewID, Argv: argvSummary(inv.Argv, spec.Req.Prompt)})
 }
 
-// preview prints what would run and logs a prompt_preview event.
+// preview prints what would run, shortly (previewText), and logs a
+// prompt_preview event.
 func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
 	argv := argvSummary(inv.Argv, prompt)
-	var b strings.Builder
-	fmt.Fprintf(&b, "preview: /%s → %s (%s)\n", spec.Command, spec.Req.Agent, spec.Req.Role)
-	fmt.Fprintf(&b, "  argv:    %s\n", argv)
-	fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
-	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
-	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
-	if line := configLine(inv); line != "" {
-		fmt.Fprintf(&b, "  config:  %s\n", line)
-	}
-	if inv.ClaudeSettings != "" {
-		fmt.Fprintf(&b, "  project settings: %s\n", inv.ClaudeSettings)
-	}
-	stripped := "none"
-	if len(inv.Stripped) > 0 {
-		stripped = strings.Join(inv.Stripped, ", ") + " (credentials held back; pass one with --allow-env NAME)"
-	}
-	fmt.Fprintf(&b, "  env stripped: %s\n", stripped)
-	if len(inv.Passed) > 0 {
-		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
-	}
-	if spec.Note != "" {
-		fmt.Fprintf(&b, "  %s\n", spec.Note)
-	}
-	if n <= previewPromptMax {
-		fmt.Fprintf(&b, "  prompt (%d chars):\n", n)
-		for _, l := range strings.Split(strings.TrimRight(prompt, "\n"), "\n") {
-			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
-		}
-	} else {
-		lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
-		fmt.Fprintf(&b, "  prompt (%d chars, first 12 lines; answer e to read or edit it in full):\n", n)
-		for _, l := range lines[:min(12, len(lines))] {
-			fmt.Fprintf(&b, "  │ %s\n", previewLine(l))
-		}
-		fmt.Fprintf(&b, "  │ …\n")
-	}
-	e.out.say(events.RoleRelayBaton, "%s", strings.TrimRight(b.String(), "\n"))
+	e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, false))
 
 	meta := events.PromptPreviewMeta{
 		Agent: spec.Req.Agent, Role: string(spec.Req.Role), Command: spec.Command, Argv: argv,
@@ -154,6 +121,83 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
 	return e.emit(events.RoleRelayBaton, text, refs, meta)
+}
+
+// previewShortLines is how many lines of the prompt a short preview
+// shows: its first and its last half of them (an ask's question is at its
+// end); a prompt up to previewShortLines+2 lines is shown whole.
+const previewShortLines = 8
+
+// previewText is what a preview shows. The short one (all false): the
+// command, the policy, the conversation, the arguments a trusted
+// .relay-baton.json adds, the credentials held back or passed, the prompt's
+// size and its first and last lines. The whole one (the answer v) adds the
+// directory and every line of the prompt.
+func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
+	prompt := spec.Req.Prompt
+	n := len([]rune(prompt))
+	var b strings.Builder
+	fmt.Fprintf(&b, "preview: /%s → %s (%s)\n", spec.Command, spec.Req.Agent, spec.Req.Role)
+	fmt.Fprintf(&b, "  argv:    %s\n", argvSummary(inv.Argv, prompt))
+	if all {
+		fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
+	}
+	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
+	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
+	if line := configLine(inv); line != "" {
+		fmt.Fprintf(&b, "  config:  %s\n", line)
+	}
+	if inv.ClaudeSettings != "" {
+		fmt.Fprintf(&b, "  project settings: %s\n", inv.ClaudeSettings)
+	}
+	// Credentials held back are always said; "none" only in the whole view.
+	if len(inv.Stripped) > 0 {
+		fmt.Fprintf(&b, "  env stripped: %s (credentials held back; pass one with --allow-env NAME)\n", strings.Join(inv.Stripped, ", "))
+	} else if all {
+		fmt.Fprintf(&b, "  env stripped: none\n")
+	}
+	if len(inv.Passed) > 0 {
+		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
+	}
+	if spec.Note != "" {
+		fmt.Fprintf(&b, "  %s\n", spec.Note)
+	}
+	promptLines(&b, "prompt", prompt, n, all)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// previewAllLines caps the lines the whole view prints (e reads the rest
+// in the editor).
+const previewAllLines = 400
+
+// promptLines writes a preview's prompt (or message): its size, then its
+// first and last lines (previewShortLines in all), or every line (up to
+// previewAllLines) when all is set or when it is that short anyway.
+func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
+	lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
+	head, tail := len(lines), 0
+	switch {
+	case all:
+		head = min(head, previewAllLines)
+		fmt.Fprintf(b, "  %s (%d chars, %s):\n", noun, n, Count(len(lines), "line"))
+	case len(lines) <= previewShortLines+2 && n <= previewPromptMax:
+		fmt.Fprintf(b, "  %s (%d chars):\n", noun, n)
+	default:
+		head, tail = previewShortLines/2, previewShortLines/2
+		if len(lines) <= previewShortLines+2 { // few but long lines
+			head, tail = len(lines), 0
+		}
+		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, Count(len(lines), "line"))
+	}
+	for _, l := range lines[:head] {
+		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+	}
+	if skipped := len(lines) - head - tail; skipped > 0 {
+		fmt.Fprintf(b, "  │ … %s …\n", Count(skipped, "more line"))
+	}
+	for _, l := range lines[len(lines)-tail:] {
+		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+	}
 }
 
 // configLine is the preview's line about .relay-baton.json: every
@@ -229,6 +273,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
 	e.spent.add(req.Agent, own)
+	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
@@ -277,6 +322,19 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
 	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res
+}
+
+// endWord is how a run ended, in a word or two.
+func endWord(res agents.Result) string {
+	switch {
+	case res.Cancelled:
+		return "cancelled"
+	case res.TimedOut:
+		return "timed out"
+	case res.ExitCode == 0 && res.Err == nil:
+		return "finished"
+	}
+	return fmt.Sprintf("failed (exit %d)", res.ExitCode)
 }
 
 func short(id string) string {

@@ -45,6 +45,57 @@ type Terminal struct {
 	inBlock  bool        // text was written since the last other line
 	role     events.Role // the speaker of the open text
 	thinking bool        // a thinking line was written and nothing since
+
+	// With a width (SetWidth) or Markdown (SetMarkdown), reply text is
+	// shown a line at a time: held until its newline (or the end of the
+	// reply), then wrapped at words with the gutter on every row.
+	width   func() int // the terminal's columns; nil: lines are not wrapped
+	md      *Markdown  // nil: replies are shown as written
+	pending string     // the reply's line held until its newline
+}
+
+// SetWidth makes the renderer wrap lines at words to the columns width
+// returns (asked at each line, so a resize is followed), each row with the
+// speaker's gutter. Reply text is then shown a line at a time.
+func (t *Terminal) SetWidth(width func() int) { t.width = width }
+
+// SetMarkdown renders the Markdown of reply text (Markdown) when on and
+// colour is on; without colour (NO_COLOR, a pipe) replies stay as written.
+func (t *Terminal) SetMarkdown(on bool) {
+	t.md = nil
+	if on && t.color {
+		t.md = &Markdown{}
+	}
+}
+
+// Wrap wraps each line of s (already safe) at words to the renderer's
+// width (SetWidth), continuation rows under the line's hanging indent; s
+// is returned as is without a width.
+func (t *Terminal) Wrap(s string) string {
+	n := t.cols()
+	if n <= 0 {
+		return s
+	}
+	var b strings.Builder
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.Join(WrapLine(l, 0, n), "\n"))
+	}
+	return b.String()
+}
+
+// buffered reports whether reply text is shown a line at a time.
+func (t *Terminal) buffered() bool { return t.width != nil || t.md != nil }
+
+// cols is the width to wrap at, 0 for none.
+func (t *Terminal) cols() int {
+	if t.width == nil {
+		return 0
+	}
+	return t.width()
 }
 
 // NewTerminal returns a renderer writing to w, coloured when color is set.
@@ -70,9 +121,25 @@ func (t *Terminal) Dim(s string) string { return Paint(t.color, s, color.Faint) 
 // Open reports whether a text line is open (written with no newline yet).
 func (t *Terminal) Open() bool { return t.open }
 
-// EndLine ends an open text line with a newline; it reports whether there
-// was one.
+// EndLine ends an open text line with a newline (or shows the reply's
+// held line and table); it reports whether there was one.
 func (t *Terminal) EndLine() bool {
+	if t.buffered() && (t.pending != "" || (t.md != nil && (t.md.fence != "" || len(t.md.rawTable) > 0))) {
+		var rows []string
+		if t.pending != "" {
+			rows = t.renderLine(t.pending)
+		}
+		if t.md != nil {
+			rows = append(rows, t.md.Flush()...)
+			t.md.Reset()
+		}
+		t.pending = ""
+		t.writeRows(t.role, rows)
+		return true
+	}
+	if t.md != nil {
+		t.md.Reset()
+	}
 	if !t.open {
 		return false
 	}
@@ -81,27 +148,48 @@ func (t *Terminal) EndLine() bool {
 	return true
 }
 
+// renderLine is one complete line of reply text as rows to print (none
+// while Markdown holds a table).
+func (t *Terminal) renderLine(s string) []string {
+	if t.md == nil {
+		return []string{s}
+	}
+	return t.md.Line(s)
+}
+
+// writeRows writes rows of speaker r, each wrapped with the gutter.
+func (t *Terminal) writeRows(r events.Role, rows []string) {
+	if len(rows) == 0 {
+		return
+	}
+	g := t.Label(r)
+	var b strings.Builder
+	for _, row := range rows {
+		for _, l := range WrapLine(row, Width(g)+1, t.cols()) {
+			b.WriteString(g)
+			if l != "" { // an empty row: the gutter alone, no trailing space
+				b.WriteByte(' ')
+				b.WriteString(l)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	io.WriteString(t.w, b.String())
+}
+
 // Lines writes text as lines of speaker r, each with the gutter. The text
 // is sanitized; a trailing newline adds no empty line.
 func (t *Terminal) Lines(r events.Role, text string) {
 	t.EndLine()
 	t.inBlock, t.thinking = false, false
-	g := t.Label(r)
-	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(Inert(text), "\n"), "\n") {
-		b.WriteString(g)
-		b.WriteByte(' ')
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	io.WriteString(t.w, b.String())
+	t.writeRows(r, strings.Split(strings.TrimRight(Inert(text), "\n"), "\n"))
 }
 
 // line writes one gutter line of r (s already safe).
 func (t *Terminal) line(r events.Role, s string) {
 	t.EndLine()
 	t.inBlock, t.thinking = false, false
-	fmt.Fprintf(t.w, "%s %s\n", t.Label(r), s)
+	t.writeRows(r, []string{s})
 }
 
 // Activity renders one activity of speaker r and reports whether it wrote
@@ -164,7 +252,7 @@ func (t *Terminal) text(r events.Role, s string) bool {
 	if s == "" {
 		return false
 	}
-	if t.open && t.role != r {
+	if (t.open || t.pending != "") && t.role != r {
 		t.EndLine()
 		t.inBlock = false
 	}
@@ -175,6 +263,22 @@ func (t *Terminal) text(r events.Role, s string) bool {
 		}
 	}
 	s = Inert(s)
+	if t.buffered() {
+		t.role, t.inBlock, t.thinking = r, true, false
+		s = t.pending + s
+		var rows []string
+		for {
+			line, rest, nl := strings.Cut(s, "\n")
+			if !nl {
+				break
+			}
+			rows = append(rows, t.renderLine(line)...)
+			s = rest
+		}
+		t.pending = s
+		t.writeRows(r, rows)
+		return true
+	}
 	var b strings.Builder
 	for s != "" {
 		if !t.open {
