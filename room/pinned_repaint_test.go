@@ -15,6 +15,7 @@ func TestPinnedPanelRepaintedAfterAnErase(t *testing.T) {
 	var out bytes.Buffer
 	tw := &termWriter{w: &out}
 	pp := &pinnedPanel{w: tw, size: func() (int, int, bool) { return 120, 30, true }}
+	tw.pin = pp // as the REPL links them
 	if !pp.Draw(Panel{Active: "claude", Mode: "agents"}) {
 		t.Fatal("a 120x30 terminal got no pinned panel")
 	}
