@@ -80,6 +80,16 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 	if replies != 1 {
 		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
 	}
+	// chat --resume finds the message answered: nothing to show again.
+	rs, err := ReadResume(conversation.LogPath(p.dir), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rs.Chats {
+		if c.MessageID == res.Message.ID {
+			t.Errorf("chat --resume would show message %s as unanswered", c.MessageID)
+		}
+	}
 	if !strings.Contains(p.String(), "The room shows its reply here when it comes.") {
 		t.Errorf("the stopped-waiting line does not say the reply will be shown:\n%s", p.String())
 	}
