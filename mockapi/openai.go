@@ -173,3 +173,29 @@ func (o *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + out},
 	}})
 }
+
+// CodexConfig is a codex config.toml that selects the mock provider at
+// baseURL with model: no retries and plugins off (nothing reaches for the
+// network), no env_key (the mock wants no key, and a key variable is a
+// credential relay-baton holds back from agents), and the sandbox's
+// writable roots kept out of the shared /tmp (and the .git mount points
+// it makes in them).
+func CodexConfig(model, baseURL string) string {
+	return fmt.Sprintf(`model = %q
+model_provider = "mock"
+
+[model_providers.mock]
+name = "Mock"
+base_url = %q
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+unbounded_connection_retries = false
+
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+`, model, baseURL)
+}

@@ -106,7 +106,7 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 	var acts []events.Activity
 	res := agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: firstPrompt, Dir: work,
 		Env: run1, Timeout: o.Step, OnActivity: func(a events.Activity) { acts = append(acts, a) }})
-	streamJSON(c, res, acts, chatAnswer)
+	streamOutput(c, "stream-json output", "no session id (system init / result line)", "no usage reported", res, acts, chatAnswer)
 	if res.Session == "" {
 		c("hook payloads", Skipped, "the run reported no session id")
 		return cli, nil
@@ -137,16 +137,16 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 
 type checkFunc func(contract string, st Status, format string, a ...any)
 
-// streamJSON checks a run's parsed output: exit 0, a session id, the final
-// text, usage.
-func streamJSON(c checkFunc, res agents.Result, acts []events.Activity, want string) {
-	const name = "stream-json output"
+// streamOutput checks a run's output as relay-baton parsed it: exit 0, a
+// session id, the final text, usage; noSession and noUsage say what is
+// missing in the agent's own terms.
+func streamOutput(c checkFunc, name, noSession, noUsage string, res agents.Result, acts []events.Activity, want string) {
 	var problems []string
 	if res.ExitCode != 0 || res.Err != nil {
 		problems = append(problems, fmt.Sprintf("run failed (exit %d: %v)", res.ExitCode, res.Err))
 	}
 	if res.Session == "" {
-		problems = append(problems, "no session id (system init / result line)")
+		problems = append(problems, noSession)
 	}
 	if res.FinalText != want {
 		problems = append(problems, fmt.Sprintf("final text %q, want %q", cut(res.FinalText, 80), want))
@@ -156,7 +156,7 @@ func streamJSON(c checkFunc, res agents.Result, acts []events.Activity, want str
 		usage = usage || a.Kind == events.ActUsage
 	}
 	if !usage {
-		problems = append(problems, "no usage reported")
+		problems = append(problems, noUsage)
 	}
 	if len(problems) > 0 {
 		c(name, Changed, "%s", strings.Join(problems, "; "))

@@ -18,27 +18,8 @@ import (
 	"github.com/relay-baton/relay-baton/mockapi"
 )
 
-// codexConfig selects the mock provider (no retries, plugins off: nothing
-// reaches for the network; no env_key: the mock wants no key, and a key
-// variable would be held back from agent runs as a credential) and keeps
-// the sandbox's writable roots out of the shared /tmp.
-const codexConfig = `model = "gpt-5.5"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "Mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[features]
-plugins = false
-unbounded_connection_retries = false
-
-[sandbox_workspace_write]
-exclude_slash_tmp = true
-`
+// codexModel is the model name the mock provider is configured with.
+const codexModel = "gpt-5.5"
 
 func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (CLI, error) {
 	cli := CLI{Agent: agents.Codex}
@@ -66,7 +47,7 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 	mock.When("SELFTEST-CHAT", mockapi.Reply(mockapi.Text(chatAnswer)))
 	mock.When("SELFTEST-RESUME", mockapi.Reply(mockapi.Text(resumeAnswer)))
 	mock.When("SELFTEST-FIRST", mockapi.Reply(mockapi.Text(firstAnswer)))
-	if err := writeFile(filepath.Join(codexHome, "config.toml"), fmt.Appendf(nil, codexConfig, mock.URL)); err != nil {
+	if err := writeFile(filepath.Join(codexHome, "config.toml"), []byte(mockapi.CodexConfig(codexModel, mock.URL))); err != nil {
 		return cli, err
 	}
 	hooksPath := filepath.Join(codexHome, "hooks.json")
@@ -109,7 +90,7 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 	if !trusted {
 		want = firstAnswer
 	}
-	streamJSONCodex(c, res, acts, want)
+	streamOutput(c, "exec --json output", "no thread id (thread.started)", "no usage reported (turn.completed)", res, acts, want)
 	stops := readRecords(hooks, "Stop")
 	var rollout string
 	if trusted {
@@ -208,33 +189,6 @@ func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []stri
 		return
 	}
 	c(name, OK, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
-}
-
-// streamJSONCodex checks `codex exec --json` as parsed by relay-baton.
-func streamJSONCodex(c checkFunc, res agents.Result, acts []events.Activity, want string) {
-	const name = "exec --json output"
-	var problems []string
-	if res.ExitCode != 0 || res.Err != nil {
-		problems = append(problems, fmt.Sprintf("run failed (exit %d: %v)", res.ExitCode, res.Err))
-	}
-	if res.Session == "" {
-		problems = append(problems, "no thread id (thread.started)")
-	}
-	if res.FinalText != want {
-		problems = append(problems, fmt.Sprintf("final text %q, want %q", cut(res.FinalText, 80), want))
-	}
-	usage := false
-	for _, a := range acts {
-		usage = usage || a.Kind == events.ActUsage
-	}
-	if !usage {
-		problems = append(problems, "no usage reported (turn.completed)")
-	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "thread %s, %d activities, final text and usage parsed", res.Session, len(acts))
 }
 
 // codexTrust lists the Stop hook through app-server and trusts it.

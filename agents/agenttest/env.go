@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/mockapi"
 )
 
 // ToolsDir is where .ci/run installs the pinned agent CLIs:
@@ -142,25 +144,7 @@ func providerTOML(o *OpenAI) string {
 func CodexEnv(t testing.TB, o *OpenAI, bin string) []string {
 	t.Helper()
 	home := t.TempDir()
-	toml := fmt.Sprintf(`model = %q
-model_provider = "mock"
-
-[model_providers.mock]
-name = "Mock"
-base_url = %q
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[features]
-plugins = false
-unbounded_connection_retries = false
-
-# /tmp is shared by every test: keep the sandbox's writable roots (and
-# the .git mount points it makes in them) out of it. TMPDIR is private.
-[sandbox_workspace_write]
-exclude_slash_tmp = true
-`, CodexModel, o.URL)
+	toml := mockapi.CodexConfig(CodexModel, o.URL)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
