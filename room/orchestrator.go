@@ -514,24 +514,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			took = fmt.Sprintf(" · %s after delivery", time.Since(res.DeliveredAt).Round(100*time.Millisecond))
 		}
 		e.Say("orchestrator: ✓ end of turn%s", took)
-		refs := map[string]string{}
-		if path != "" {
-			refs["transcript"] = path
-		}
-		outbox := false
-		if _, ok := s.Reply(id); ok {
-			outbox = true
-			refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
-		}
-		text := summary(res.Reply, 1000)
-		if text == "" {
-			text = "(the session's turn ended without reply text)"
-		}
-		from, to := r.Offset, conversation.Size(path)
-		e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
-		e.emit(events.RoleOrchestrator, text, refs,
-			events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Chars: events.Int(len(res.Reply)),
-				TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
+		e.logReply(r, res, path, began)
 		return nil
 	case conversation.Cancelled:
 		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
@@ -549,15 +532,39 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		st := res.State
 		switch {
 		case res.StateErr == nil && st.Queued:
-			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.", id, st.Ahead)
+			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.%s", id, st.Ahead, e.followLater(r, began))
 		case res.StateErr == nil && st.Delivered != nil:
-			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).", id, deliveredWhen(st.Delivered), s.ID)
+			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).%s", id, deliveredWhen(st.Delivered), s.ID, e.followLater(r, began))
 		default:
 			e.Say("stopped waiting for message %s.", id)
 		}
 		return nil
 	}
 	return err
+}
+
+// logReply logs the reply res to message r as a chat_reply event (the
+// event chat --resume counts as seen) and notifies.
+func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult, path string, began time.Time) {
+	s, id := r.Session, r.Message.ID
+	refs := map[string]string{}
+	if path != "" {
+		refs["transcript"] = path
+	}
+	outbox := false
+	if _, ok := s.Reply(id); ok {
+		outbox = true
+		refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
+	}
+	text := summary(res.Reply, 1000)
+	if text == "" {
+		text = "(the session's turn ended without reply text)"
+	}
+	from, to := r.Offset, conversation.Size(path)
+	e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
+	e.emit(events.RoleOrchestrator, text, refs,
+		events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(res.Lane), Chars: events.Int(len(res.Reply)),
+			TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
 }
 
 // endPulse stops the pulse of a run begun with beginRun and ends an open

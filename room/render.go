@@ -33,6 +33,7 @@ type printer struct {
 	stopSpin  chan struct{}
 	spinDone  chan struct{}
 	startedAt time.Time
+	width     func() int // the terminal's columns (setWidth); nil: no wrapping
 }
 
 func newPrinter(w io.Writer, useColor, spinner bool) *printer {
@@ -198,6 +199,7 @@ func (p *printer) activity(a events.Activity) {
 func (p *printer) setWidth(width func() int) {
 	p.mu.Lock()
 	p.r.SetWidth(width)
+	p.width = width
 	p.mu.Unlock()
 }
 

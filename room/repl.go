@@ -294,6 +294,23 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 			defer func() { e.notify = nil }()
 		}
 	}
+	// Replies to messages the room stopped waiting for are printed above
+	// the prompt (readline clears its line and draws it again after) and
+	// logged; their followers end with the room. Deferred after the
+	// notifier's reset, so it runs before it.
+	liveCtx, liveStop := context.WithCancel(ctx)
+	live := &liveReplies{ctx: liveCtx, print: func(b []byte) {
+		e.out.mu.Lock()
+		defer e.out.mu.Unlock()
+		e.out.clearLocked()
+		rl.Write(b)
+	}}
+	e.live = live
+	defer func() {
+		liveStop()
+		live.wg.Wait()
+		e.live = nil
+	}()
 	if o.Terminal {
 		e.SetTerminal(rt)
 		rt.bracketed(true)

@@ -190,6 +190,7 @@ type Engine struct {
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
 	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
+	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
 	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
 	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
 	spent   Spent                         // what this session's runs cost (costs.go)
