@@ -318,6 +318,9 @@ func TestPTYDiffPages(t *testing.T) {
 	if !strings.Contains(string(paged), "+line 0\n") || !strings.Contains(string(paged), "+line 99\n") {
 		t.Fatalf("the pager got %q", paged)
 	}
+	// The prompt is back after the pager: keys typed before it would reach
+	// the terminal while the pager has it, and are flushed on the way back.
+	s.until(t, "claude› ")
 	s.send(t, "/status\r")
 	s.until(t, "last run: codex /execute")
 	if strings.Contains(s.String(), "+line 50") {
