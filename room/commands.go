@@ -292,7 +292,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	if plan != "" && e.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
 		in.Plan, in.PlanKnown = "", true
 	}
-	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in))}
+	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in)), Task: text}
 	res, err := e.runOnce(ctx, spec)
 	if plan != "" && res.Session != "" && !res.ResumeFailed && (in.Plan != "" || in.PlanKnown) {
 		e.notePlan(res.Agent, res.Session, plan)
@@ -338,7 +338,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
-	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm}))}
+	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm})), Task: task}
 	res, err := e.runOnce(ctx, spec)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ type runSpec struct {
 	Command string // the room command that asked for it (plan, execute, ...)
 	Req     agents.Request
 	Note    string // an extra preview line (e.g. the loop bound)
+	Task    string // what the user typed, shown in the short preview
 }
 
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
@@ -162,7 +163,7 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
 	}
-	promptLines(&b, "prompt", prompt, n, all)
+	promptLines(&b, "prompt", prompt, spec.Task, n, all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -171,9 +172,10 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 const previewAllLines = 400
 
 // promptLines writes a preview's prompt (or message): its size, then its
-// first and last lines (previewShortLines in all), or every line (up to
-// previewAllLines) when all is set or when it is that short anyway.
-func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
+// first and last lines (previewShortLines in all) with the lines of task
+// (what the user typed) between, or every line (up to previewAllLines)
+// when all is set or when it is that short anyway.
+func promptLines(b *strings.Builder, noun, prompt, task string, n int, all bool) {
 	lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
 	head, tail := len(lines), 0
 	switch {
@@ -189,14 +191,15 @@ func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
 		}
 		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, Count(len(lines), "line"))
 	}
-	for _, l := range lines[:head] {
-		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
-	}
-	if skipped := len(lines) - head - tail; skipped > 0 {
-		fmt.Fprintf(b, "  │ … %s …\n", Count(skipped, "more line"))
-	}
-	for _, l := range lines[len(lines)-tail:] {
-		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+	at := 0
+	for _, s := range previewSpans(lines, head, tail, task) {
+		if skipped := s[0] - at; skipped > 0 {
+			fmt.Fprintf(b, "  │ … %s …\n", Count(skipped, "more line"))
+		}
+		for _, l := range lines[max(s[0], at):s[1]] {
+			fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+		}
+		at = max(at, s[1])
 	}
 }
 
