@@ -494,6 +494,8 @@ type pinnedPanel struct {
 	height int // rows reserved at the bottom; 0 when not pinned
 	rows   int // the terminal's rows when the region was set
 	last   *Panel
+	// suspended: a program has the whole screen (Suspend) until Reapply.
+	suspended bool
 	// repaint redraws the panel's rows in place and puts the cursor
 	// back (DECSC ... DECRC); nil when not pinned. termWriter writes it
 	// after anything that erased below the cursor.
@@ -524,7 +526,7 @@ func (pp *pinnedPanel) Draw(p Panel) bool {
 func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if pp.last == nil {
+	if pp.last == nil || pp.suspended {
 		return false
 	}
 	if pp.height > 0 {
@@ -600,14 +602,15 @@ func (pp *pinnedPanel) Close() {
 	pp.unpinLocked()
 }
 
-// Reapply sets the region again after a program (an editor) had the
-// terminal, which may have reset it.
+// Reapply sets the region again after a program (an editor, a pager) had
+// the terminal, which may have reset it, or after Suspend.
 func (pp *pinnedPanel) Reapply() {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if pp.height == 0 || pp.last == nil {
+	if (pp.height == 0 && !pp.suspended) || pp.last == nil {
 		return
 	}
+	pp.suspended = false
 	pp.height = 0 // reserve again: the editor may have cleared the screen
 	pp.drawLocked(false)
 }

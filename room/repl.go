@@ -134,6 +134,7 @@ func (t *rlTerminal) Edit(text string) (string, error) {
 		t.in.Flush()
 		t.in.Resume()
 	}()
+	t.giveScreen()
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 

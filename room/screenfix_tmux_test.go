@@ -1,6 +1,9 @@
 package room
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,4 +33,29 @@ func TestTmuxNarrowConfirmationOnce(t *testing.T) {
 	if !strings.Contains(all, "\nrun this? [y/N/e] n") {
 		t.Fatalf("the answer is not on the question's line:\n%s", all)
 	}
+}
+
+// The pager gets the whole screen, not the rows above the pinned panel:
+// the diff's first line is its first row; the panel is back after it.
+func TestTmuxPagerHasTheWholeScreen(t *testing.T) {
+	dir := newRepo(t)
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startTmuxRoom(t, dir, 100, 40, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, time.Minute)
+	r.line("/diff --all")
+	scr := r.waitScreen("the pager", func(s string) bool {
+		rows := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return len(rows) == 40 && strings.TrimSpace(rows[39]) == ":" && strings.Contains(s, "+line 3")
+	}, time.Minute)
+	if !strings.HasPrefix(scr, "diff --git") {
+		t.Fatalf("the pager's first row is not the diff's first line:\n%s", scr)
+	}
+	r.run("send-keys", "-t", "g", "q")
+	r.waitScreen("the panel again", func(s string) bool { return panelAtBottom(s) && strings.Contains(s, "claude›") }, time.Minute)
 }

@@ -399,6 +399,7 @@ func (t *rlTerminal) Page(text string) bool {
 		t.in.Flush()
 		t.in.Resume()
 	}()
+	t.giveScreen()
 	cmd := exec.Command(path, argv[1:]...)
 	// The text is the pager's stdin: it reads its keys from the terminal.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
