@@ -534,9 +534,11 @@ func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 		if atLineStart {
 			erase = "\r\x1b[J"
 		}
+		// Forgotten first: the writer would paint the old panel, at the
+		// old rows, after the erase.
+		pp.repaint.Store(nil)
 		io.WriteString(pp.w, "\x1b7\x1b[r\x1b8"+erase)
 		pp.height = 0
-		pp.repaint.Store(nil)
 	}
 	return pp.drawLocked(false)
 }

@@ -59,3 +59,30 @@ func TestTmuxPagerHasTheWholeScreen(t *testing.T) {
 	r.run("send-keys", "-t", "g", "q")
 	r.waitScreen("the panel again", func(s string) bool { return panelAtBottom(s) && strings.Contains(s, "claude›") }, time.Minute)
 }
+
+// A resize never leaves a panel in the scrollback: shrunk below the
+// panel's width the box is gone (the one-line status takes its place at
+// the next prompt), grown back it is pinned again, once.
+func TestTmuxResizeLeavesNoPanelBehind(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 40, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, time.Minute)
+	// A full screen: the prompt on the region's last row, the box below.
+	r.line("/help")
+	r.wait("/help", 2, time.Minute)
+	r.line("/help")
+	r.wait("/help", 4, time.Minute)
+	r.line("/status")
+	r.wait("last run: none", 1, time.Minute)
+	r.waitScreen("the panel after /status", func(s string) bool { return panelAtBottom(s) && strings.Contains(s, "claude›") }, time.Minute)
+	r.run("resize-window", "-t", "g", "-x", "60", "-y", "24")
+	r.settle("the prompt at 60 columns and no box", time.Minute, func(all, scr string) bool {
+		return strings.HasSuffix(strings.TrimRight(scr, "\n "), "claude›") && !strings.Contains(all, "context ─") && !strings.Contains(all, "└─")
+	})
+	r.line("/note narrow")
+	r.wait("noted.", 1, time.Minute)
+	r.run("resize-window", "-t", "g", "-x", "120", "-y", "40")
+	r.settle("one panel at 120 columns", time.Minute, func(all, scr string) bool {
+		return panelAtBottom(scr) && strings.Count(all, "┌─ context") == 1 && strings.Count(all, "└─") == 1
+	})
+}
