@@ -426,7 +426,7 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 		if err != nil {
 			return err
 		}
-		e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+		e.out.sayInline(events.RoleRelayBaton, r.Text())
 		return nil
 	case agents.Claude:
 		return e.AgentReview(ctx)
