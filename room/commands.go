@@ -59,6 +59,7 @@ func init() {
 		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
 		{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
 		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
+		{Name: "costs", Short: "What each agent run of this session cost, and the session's total (read-only)", Run: (*Engine).cmdCosts},
 		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
 		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
 		{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
