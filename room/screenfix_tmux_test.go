@@ -86,3 +86,25 @@ func TestTmuxResizeLeavesNoPanelBehind(t *testing.T) {
 		return panelAtBottom(scr) && strings.Count(all, "┌─ context") == 1 && strings.Count(all, "└─") == 1
 	})
 }
+
+// During a run the same: shrunk below the panel's width, no box is left
+// behind, the run's live line goes on at the bottom.
+func TestTmuxResizeDuringRun(t *testing.T) {
+	_, fake := binaries(t)
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 40, []string{"chat"}, "RELAY_BATON_CLAUDE="+fake, "RELAY_BATON_CODEX="+fake, "FAKE_AGENT_SLEEP=600")
+	r.waitScreen("the panel", panelAtBottom, time.Minute)
+	r.line("/help")
+	r.wait("/help", 2, time.Minute)
+	r.line("what now")
+	r.wait("run this?", 1, time.Minute)
+	r.run("send-keys", "-t", "g", "y")
+	r.wait("claude thinking", 1, time.Minute)
+	r.run("resize-window", "-t", "g", "-x", "70", "-y", "30")
+	r.settle("the live line and no box at 70 columns", time.Minute, func(all, scr string) bool {
+		rows := strings.Split(strings.TrimRight(scr, "\n "), "\n")
+		return !strings.Contains(all, "context ─") && !strings.Contains(all, "└─") && strings.Contains(rows[len(rows)-1], "claude thinking")
+	})
+	r.run("send-keys", "-t", "g", "C-c")
+	r.wait("cancelled", 1, time.Minute)
+}
