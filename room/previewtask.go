@@ -32,3 +32,41 @@ func findTask(lines []string, task string) (int, int) {
 	}
 	return -1, 0
 }
+
+// paragraphs joins the lines of a prompt that continue a sentence (a line
+// starting with a lower-case letter after one that ends with a
+// lower-case letter or a comma) into one row, outside code fences and
+// never in the user's own text (lines first+i in task, as findTask gives
+// it), so that the terminal wraps the paragraph, not each line of it: a
+// row left holding a line's last two words, then the next line, reads as
+// two messages. The whole view (v) keeps every line as it is.
+func paragraphs(lines []string, first int, task [2]int) []string {
+	var out []string
+	fence, joined := false, false
+	inTask := func(i int) bool { return first+i >= task[0] && first+i < task[0]+task[1] }
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fence = !fence
+		}
+		if n := len(out); n > 0 && !fence && !inTask(i) && !inTask(i-1) && continues(out[n-1], l) {
+			out[n-1] += " " + l
+			joined = true
+			continue
+		}
+		out = append(out, l)
+	}
+	if !joined {
+		return lines
+	}
+	return out
+}
+
+// continues reports whether next goes on the sentence prev ends.
+func continues(prev, next string) bool {
+	p := strings.TrimRight(prev, " ")
+	if p == "" || next == "" || !('a' <= next[0] && next[0] <= 'z') || strings.HasPrefix(strings.TrimSpace(p), "#") {
+		return false
+	}
+	last := p[len(p)-1]
+	return 'a' <= last && last <= 'z' || last == ','
+}

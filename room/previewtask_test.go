@@ -50,3 +50,41 @@ func TestPreviewSpans(t *testing.T) {
 		}
 	}
 }
+
+func TestPreviewParagraphs(t *testing.T) {
+	in := []string{
+		"This is a read-only turn: do not change any file and do not run commands that modify the",
+		"repository.",
+		"",
+		"Question:",
+		"what now",
+		"## Steps",
+		"give a list",
+		"```go",
+		"package main",
+		"import x",
+		"```",
+		"- item one",
+		"continued",
+		"line one",
+		"line two",
+	}
+	want := []string{
+		"This is a read-only turn: do not change any file and do not run commands that modify the repository.",
+		"",
+		"Question:",
+		"what now",
+		"## Steps",
+		"give a list",
+		"```go",
+		"package main",
+		"import x",
+		"```",
+		"- item one continued",
+		"line one",
+		"line two",
+	}
+	if got := paragraphs(in, 0, [2]int{13, 2}); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got\n%q\nwant\n%q", got, want)
+	}
+}

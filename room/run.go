@@ -196,7 +196,12 @@ func promptLines(b *strings.Builder, noun, prompt, task string, n int, all bool)
 		if skipped := s[0] - at; skipped > 0 {
 			fmt.Fprintf(b, "  │ … %s …\n", Count(skipped, "more line"))
 		}
-		for _, l := range lines[max(s[0], at):s[1]] {
+		rows := lines[max(s[0], at):s[1]]
+		if !all {
+			ti, tk := findTask(lines, task)
+			rows = paragraphs(rows, max(s[0], at), [2]int{ti, tk})
+		}
+		for _, l := range rows {
 			fmt.Fprintf(b, "  │ %s\n", previewLine(l))
 		}
 		at = max(at, s[1])
