@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/relay-baton/relay-baton/replay"
 	"io"
 	"os"
 	"path/filepath"
@@ -473,12 +474,12 @@ func (e *Engine) cmdStatus(ctx context.Context, args string) error {
 func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
-	check := AddReplayFlags(fs, &o)
+	o := replay.Options{File: e.LogPath(), Color: e.out.color, Now: e.now}
+	check := replay.AddFlags(fs, &o)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
 		return fmt.Errorf("/replay: %v (flags: %s)", err, strings.Join(flagNames(fs), " "))
 	}
-	if o.File == "" { // AddReplayFlags resets it to the flag's default
+	if o.File == "" { // AddFlags resets it to the flag's default
 		o.File = e.LogPath()
 	}
 	if err := check(); err != nil {
@@ -488,7 +489,7 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 		return fmt.Errorf("/replay --follow is not available inside the room; run relay-baton replay --follow in another terminal")
 	}
 	var b strings.Builder
-	if err := Replay(ctx, &b, o); err != nil {
+	if err := replay.Run(ctx, &b, o); err != nil {
 		return err
 	}
 	e.out.raw(b.String())

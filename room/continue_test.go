@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/relay-baton/relay-baton/replay"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,7 +160,7 @@ func TestContinueRunsExecutorThenPlanner(t *testing.T) {
 	}
 	// Replay lists a preview for every run.
 	var rb strings.Builder
-	if err := Replay(context.Background(), &rb, ReplayOptions{File: h.e.LogPath(), Kinds: []string{string(events.KindPromptPreview)}}); err != nil {
+	if err := replay.Run(context.Background(), &rb, replay.Options{File: h.e.LogPath(), Kinds: []string{string(events.KindPromptPreview)}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(rb.String(), " prompt_preview: "); n != 5 {

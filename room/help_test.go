@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"github.com/relay-baton/relay-baton/replay"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,11 +25,11 @@ func TestHelpFitsAndListsFlags(t *testing.T) {
 		}
 	}
 	fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
-	AddReplayFlags(fs, &ReplayOptions{})
-	replay := Lookup("replay")
+	replay.AddFlags(fs, &replay.Options{})
+	cmd := Lookup("replay")
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !strings.Contains(replay.Usage, "--"+f.Name) {
-			t.Errorf("/replay's usage lacks --%s: %q", f.Name, replay.Usage)
+		if !strings.Contains(cmd.Usage, "--"+f.Name) {
+			t.Errorf("/replay's usage lacks --%s: %q", f.Name, cmd.Usage)
 		}
 	})
 	h := newHarness(t)

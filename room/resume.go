@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/relay-baton/relay-baton/replay"
 	"sort"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func recapKind(e *events.Event) bool {
 
 type resumeReader struct {
 	rs      *ResumeState
-	recap   *ring
+	recap   *replay.Ring
 	loopMax int // from the last typed /continue
 	// resumeFrom is the step a resume offered to continue a loop from (and
 	// resumeHalf its half); the confirmation that follows starts a loop
@@ -134,7 +135,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 	r := newResumeReader()
 	rs := r.rs
 	if recap > 0 {
-		r.recap = &ring{buf: make([]events.Event, 0, recap)}
+		r.recap = replay.NewRing(recap)
 	}
 	st, err := events.ReadFile(path, r.take)
 	rs.Stats = st
@@ -142,7 +143,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 		return rs, err
 	}
 	if r.recap != nil {
-		r.recap.each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
+		r.recap.Each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
 	}
 	if l := r.loop; l != nil && (l.Reason == "" || l.Reason == string(StopCancelled) || l.Reason == string(StopFailure)) {
 		switch {
@@ -211,7 +212,7 @@ func (r *resumeReader) take(e events.Event) error {
 	}
 	rs.Last = at
 	if r.recap != nil && recapKind(&e) {
-		r.recap.push(e)
+		r.recap.Push(e)
 	}
 	bad := false
 	defer func() {
@@ -549,7 +550,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		fmt.Fprintf(&b, "last %s:\n", Count(len(rs.Recap), "turn"))
 		for i, ev := range rs.Recap {
 			b.WriteString("  ")
-			b.WriteString(FormatEvent(i+1, ev, e.out.color))
+			b.WriteString(replay.FormatEvent(i+1, ev, e.out.color))
 			b.WriteString("\n")
 		}
 		e.out.raw(b.String())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/relay-baton/relay-baton/replay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,7 +102,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 	t.Log(out)
 	for _, s := range []string{
 		"last 4 turns:",
-		FormatEvent(1, rs.Recap[0], false),
+		replay.FormatEvent(1, rs.Recap[0], false),
 		"active agent: codex (restored from the log: active 2h ago)",
 		"plan: .ai-session/plan.md, 2h old (written by claude per the log, 1h ago); lacks Risks",
 		"an unfinished /continue loop: 1 of 4 steps ran (the room closed during it, 1h ago).",
