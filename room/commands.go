@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/relay-baton/relay-baton/replay"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/replay"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
@@ -335,7 +337,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		}
 		previous = p
 	}
-	rm := repoMap(ctx, e.Root)
+	rm := gitrepo.Map(ctx, e.Root)
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
@@ -407,7 +409,7 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
+	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
 	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -158,7 +160,7 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 	os.Symlink(fifo, filepath.Join(h, "pipe"))
 	os.WriteFile(filepath.Join(h, "new.txt"), []byte("a\nb\n"), 0o644)
 
-	diff := agenttest.Within(t, "diffText", func() string { return diffText(ctx, h) })
+	diff := agenttest.Within(t, "diffText", func() string { return gitrepo.Diff(ctx, h) })
 	if strings.Contains(diff, "SECRET") {
 		t.Fatalf("the diff read through a link:\n%s", diff)
 	}
@@ -171,17 +173,17 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 			t.Fatalf("diff lacks %q:\n%s", want, diff)
 		}
 	}
-	ch := agenttest.Within(t, "changes", func() []Change { ch, _ := changes(ctx, h); return ch })
+	ch := agenttest.Within(t, "changes", func() []gitrepo.Change { ch, _ := gitrepo.Changes(ctx, h); return ch })
 	for _, c := range ch {
 		if want := map[string]int{"key": 0, "pipe": 0, "new.txt": 2}[c.Path]; c.Added != want {
 			t.Errorf("%s: +%d, want +%d", c.Path, c.Added, want)
 		}
 	}
-	k1 := agenttest.Within(t, "progressKey", func() string { k, _ := progressKey(ctx, h); return k })
+	k1 := agenttest.Within(t, "progressKey", func() string { k, _ := gitrepo.ProgressKey(ctx, h); return k })
 	// A link pointed elsewhere is a change.
 	os.Remove(filepath.Join(h, "key"))
 	os.Symlink(secret+"-2", filepath.Join(h, "key"))
-	if k2, _ := progressKey(ctx, h); k2 == k1 || k1 == "" {
+	if k2, _ := gitrepo.ProgressKey(ctx, h); k2 == k1 || k1 == "" {
 		t.Fatalf("progress keys %q %q", k1, k2)
 	}
 }

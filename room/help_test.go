@@ -2,10 +2,12 @@ package room
 
 import (
 	"context"
-	"github.com/relay-baton/relay-baton/replay"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/replay"
 
 	"github.com/spf13/pflag"
 )
@@ -79,7 +81,7 @@ func TestCount(t *testing.T) {
 	if !strings.Contains(s.Text(), "changed: 1 file\n") && !strings.HasSuffix(strings.TrimRight(s.Text(), "\n"), "changed: 1 file\n  a.go") {
 		t.Errorf("status: %q", s.Text())
 	}
-	if l := (ReviewReport{Changed: make([]Change, 1), Deletions: []string{"x"}, TestsTouched: []string{"a_test.go"}}).summaryLine(); !strings.Contains(l, "1 changed file,") || !strings.Contains(l, "1 deletion,") || !strings.Contains(l, "1 test touched") {
+	if l := (ReviewReport{Changed: make([]gitrepo.Change, 1), Deletions: []string{"x"}, TestsTouched: []string{"a_test.go"}}).summaryLine(); !strings.Contains(l, "1 changed file,") || !strings.Contains(l, "1 deletion,") || !strings.Contains(l, "1 test touched") {
 		t.Errorf("review: %q", l)
 	}
 }

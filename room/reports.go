@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fatih/color"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fatih/color"
+	"github.com/relay-baton/relay-baton/gitrepo"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
@@ -41,7 +43,7 @@ type StatusReport struct {
 
 // Status gathers the session status and logs a status event.
 func (e *Engine) Status(ctx context.Context) StatusReport {
-	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
+	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: gitrepo.Head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
 	if s.LastRun == nil {
 		// Nothing ran in this process (a one-shot status, a room just
 		// opened): the log's last run, marked as such.
@@ -57,7 +59,7 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 	if _, err := e.readPlan(); err != nil && !errors.Is(err, ErrNoPlan) {
 		s.Plan, s.PlanAgeSec, s.PlanError = false, 0, err.Error()
 	}
-	if ch, err := changes(ctx, e.Root); err == nil {
+	if ch, err := gitrepo.Changes(ctx, e.Root); err == nil {
 		for _, c := range ch {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
@@ -116,14 +118,14 @@ func (s StatusReport) Text() string {
 
 // ReviewReport is the deterministic review.
 type ReviewReport struct {
-	Changed      []Change   `json:"changed"`
-	PlanSteps    []PlanStep `json:"planSteps"`
-	NotInPlan    []string   `json:"notInPlan"`
-	Deletions    []string   `json:"deletions"`
-	LargeDiffs   []string   `json:"largeDiffs"`
-	Secrets      []string   `json:"likelySecrets"`
-	TestsTouched []string   `json:"testsTouched"`
-	Plan         bool       `json:"plan"`
+	Changed      []gitrepo.Change `json:"changed"`
+	PlanSteps    []PlanStep       `json:"planSteps"`
+	NotInPlan    []string         `json:"notInPlan"`
+	Deletions    []string         `json:"deletions"`
+	LargeDiffs   []string         `json:"largeDiffs"`
+	Secrets      []string         `json:"likelySecrets"`
+	TestsTouched []string         `json:"testsTouched"`
+	Plan         bool             `json:"plan"`
 	// PlanError says why plan.md cannot be read when it exists but is
 	// not a plan.
 	PlanError string `json:"planError,omitempty"`
@@ -208,7 +210,7 @@ func planSteps(plan string) []string {
 // diffs, likely secrets in added lines, and tests touched. No model runs.
 func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	var r ReviewReport
-	ch, err := changes(ctx, e.Root)
+	ch, err := gitrepo.Changes(ctx, e.Root)
 	if err != nil {
 		return r, err
 	}
@@ -246,7 +248,7 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	}
 	// Added lines: diffText covers tracked changes and new files.
 	file := ""
-	for _, l := range strings.Split(diffText(ctx, e.Root), "\n") {
+	for _, l := range strings.Split(gitrepo.Diff(ctx, e.Root), "\n") {
 		if strings.HasPrefix(l, "+++ b/") {
 			file = strings.TrimPrefix(l, "+++ b/")
 			continue
@@ -353,7 +355,7 @@ func (r ReviewReport) Text() string {
 // AgentReview asks the reviewer (claude) for a review, previewed.
 func (e *Engine) AgentReview(ctx context.Context) error {
 	plan, _ := e.readPlan()
-	ch, err := changes(ctx, e.Root)
+	ch, err := gitrepo.Changes(ctx, e.Root)
 	if err != nil {
 		return err
 	}
@@ -361,7 +363,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 	for _, c := range ch {
 		fmt.Fprintf(&files, "%s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
 	}
-	diff := diffText(ctx, e.Root)
+	diff := gitrepo.Diff(ctx, e.Root)
 	if lim := Diets[e.Diet].Diff; len(diff) > lim {
 		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
 	}
@@ -448,7 +450,7 @@ var ForbiddenArgs = []string{"--full-auto", "--dangerously-bypass-approvals-and-
 func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 	r := DoctorReport{Deep: deep}
 	add := func(name, status, detail string) { r.Checks = append(r.Checks, Check{name, status, detail}) }
-	if v, err := git(ctx, e.Root, "--version"); err != nil {
+	if v, err := gitrepo.Run(ctx, e.Root, "--version"); err != nil {
 		add("git", "fail", err.Error())
 	} else if e.Root == "" {
 		add("git", "ok", strings.TrimSpace(v))
@@ -654,7 +656,7 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	if plan != "" {
 		goal = sectionOf(plan, "Goal")
 	}
-	ch, _ := changes(ctx, e.Root)
+	ch, _ := gitrepo.Changes(ctx, e.Root)
 	var files strings.Builder
 	for _, c := range ch {
 		fmt.Fprintf(&files, "- %s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
@@ -683,12 +685,12 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	sec("Next Agent", to)
 	sec("Fallback Reason", "Handoff requested by the user with /handoff.")
 	sec("Token Diet Summary", fmt.Sprintf("diet %s; context %d chars (~%d tokens), ratio %.2f of the %d-char handoff budget", e.Diet, budget.Total, budget.Tokens, budget.Ratio, d.Handoff))
-	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(head(ctx, e.Root)), Count(len(ch), "changed file"), last))
-	sec("Repo Map", cut(repoMap(ctx, e.Root), d.RepoMap))
+	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(gitrepo.Head(ctx, e.Root)), Count(len(ch), "changed file"), last))
+	sec("Repo Map", cut(gitrepo.Map(ctx, e.Root), d.RepoMap))
 	sec("Relevant Files", cut(relevantFiles(plan, ch), d.RepoMap/2))
 	sec("Changed Files", files.String())
 	sec("Progress Summary", cut(plan, d.Plan/2))
-	sec("Important Diff", "```diff\n"+cut(diffText(ctx, e.Root), d.Diff)+"\n```")
+	sec("Important Diff", "```diff\n"+cut(gitrepo.Diff(ctx, e.Root), d.Diff)+"\n```")
 	sec("Known Errors", known)
 	sec("Test Results", tests)
 	sec("Next Steps", sectionOf(plan, "Next step"))
@@ -728,7 +730,7 @@ func grepLines(s string, re *regexp.Regexp, n int) string {
 	return strings.Join(out, "\n")
 }
 
-func relevantFiles(plan string, ch []Change) string {
+func relevantFiles(plan string, ch []gitrepo.Change) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range ch {

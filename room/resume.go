@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/relay-baton/relay-baton/replay"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/replay"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"

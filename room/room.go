@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -191,7 +193,7 @@ type Engine struct {
 	repo    *repoCache                    // the context panel's git facts (git.go)
 	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
 	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
-	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
+	snaps   *gitrepo.Snapshots            // the working tree's snapshots, made on first use (work.go)
 	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
 	spent   Spent                         // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
@@ -274,7 +276,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() error {
 	e.repo.close()
 	if e.snaps != nil {
-		e.snaps.close()
+		e.snaps.Close()
 	}
 	if e.log == nil {
 		return nil

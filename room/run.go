@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -260,7 +262,7 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
-	before := head(bg, e.Root)
+	before := gitrepo.Head(bg, e.Root)
 	if len(inv.Passed) > 0 {
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
 			events.AuditMeta{Agent: spec.Req.Agent, Vars: inv.Passed})
@@ -274,7 +276,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.out.endRun(res, own)
 	e.spent.add(req.Agent, own)
 	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
-	after := head(bg, e.Root)
+	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
