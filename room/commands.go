@@ -410,7 +410,7 @@ func (e *Engine) Execute(ctx context.Context) error {
 		return err
 	}
 	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
-	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -146,7 +147,7 @@ func loopShape(at loopStart, max int, executor, planner string) (order string, r
 func (e *Engine) loopNote(at loopStart, max int) string {
 	order, runs, xr, pr := loopShape(at, max, e.Executor, e.Planner)
 	var b strings.Builder
-	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", Count(max, "step"), Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
+	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", render.Count(max, "step"), render.Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
 	fmt.Fprintf(&b, "  order:   %s\n", order)
 	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
 	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
@@ -232,7 +233,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			startTree = e.runStart // recorded by execute before the run
 			lr.AgentRuns++
 			ch, _ := gitrepo.Changes(bg, e.Root)
-			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 				map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
 					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
 			switch {
@@ -256,7 +257,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 				return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
 			}
 			answer = res.FinalText
-			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 3000))
+			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 3000))
 			half = halfPlan
 			continue
 		}

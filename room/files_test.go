@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/reports"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
@@ -77,8 +78,8 @@ func TestHandoffFIFOs(t *testing.T) {
 func TestDoctorFIFOLog(t *testing.T) {
 	h := newHarness(t)
 	mkfifo(t, h.e.LogPath()) // the room keeps its own descriptor of the old file
-	r := agenttest.Within(t, "doctor with a FIFO conversation.jsonl", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
-	var c Check
+	r := agenttest.Within(t, "doctor with a FIFO conversation.jsonl", func() reports.Doctor { return h.e.Doctor(context.Background(), true) })
+	var c reports.Check
 	for _, x := range r.Checks {
 		if x.Name == "conversation.jsonl" {
 			c = x
@@ -97,8 +98,8 @@ func TestDoctorFlagsNonFileDocs(t *testing.T) {
 	if err := os.Symlink(secretFile(t), filepath.Join(h.e.SessionDir, "review.md")); err != nil {
 		t.Fatal(err)
 	}
-	r := agenttest.Within(t, "doctor with a FIFO plan.md", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
-	got := map[string]Check{}
+	r := agenttest.Within(t, "doctor with a FIFO plan.md", func() reports.Doctor { return h.e.Doctor(context.Background(), true) })
+	got := map[string]reports.Check{}
 	for _, x := range r.Checks {
 		got[x.Name] = x
 	}
@@ -194,12 +195,12 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 func TestStatusReviewFIFOPlan(t *testing.T) {
 	h := newHarness(t)
 	mkfifo(t, filepath.Join(h.e.SessionDir, "plan.md"))
-	s := agenttest.Within(t, "Status with a FIFO plan.md", func() StatusReport { return h.e.Status(context.Background()) })
+	s := agenttest.Within(t, "Status with a FIFO plan.md", func() reports.SessionStatus { return h.e.Status(context.Background()) })
 	if s.Plan || !strings.Contains(s.Text(), "plan:    unusable: ") || !strings.Contains(s.PlanError, "plan.md is a named pipe (FIFO), not a regular file: move it aside") {
 		t.Fatalf("status: plan %v, planError %q:\n%s", s.Plan, s.PlanError, s.Text())
 	}
 	var err error
-	r := agenttest.Within(t, "Review with a FIFO plan.md", func() ReviewReport { r, e := h.e.Review(context.Background()); err = e; return r })
+	r := agenttest.Within(t, "Review with a FIFO plan.md", func() reports.Review { r, e := h.e.Review(context.Background()); err = e; return r })
 	if err != nil || r.Plan || !strings.Contains(r.Text(), "plan.md unusable: changes are not compared with plan steps: ") {
 		t.Fatalf("review (err %v):\n%s", err, r.Text())
 	}

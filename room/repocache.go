@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/reports"
 )
 
 // repoFacts are the git facts the context panel shows before each prompt:
@@ -29,7 +30,7 @@ type repoFacts struct {
 // none of them, which is why facts also expire (repoCache.maxAge).
 type repoSignal struct {
 	root, index, head [2]int64
-	run               *LastRun
+	run               *reports.LastRun
 }
 
 // repoCache keeps the panel's git facts and refreshes them in the
@@ -91,7 +92,7 @@ func newRepoCache(root string) *repoCache {
 func (c *repoCache) maxAge() time.Duration { return max(c.minAge, 10*c.facts.took) }
 
 // signal stats the cheap signs of change.
-func (c *repoCache) signal(run *LastRun) repoSignal {
+func (c *repoCache) signal(run *reports.LastRun) repoSignal {
 	st := func(p string) [2]int64 {
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -115,7 +116,7 @@ func (c *repoCache) signal(run *LastRun) repoSignal {
 // are out of date it starts a refresh (or asks the running one for another
 // run) and waits for it as the constants above say; ctx ending stops the
 // wait, not the refresh.
-func (c *repoCache) get(ctx context.Context, run *LastRun) (f repoFacts, pending, fresh bool) {
+func (c *repoCache) get(ctx context.Context, run *reports.LastRun) (f repoFacts, pending, fresh bool) {
 	sig := c.signal(run)
 	c.mu.Lock()
 	wrong := !c.have || sig != c.sig

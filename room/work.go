@@ -95,7 +95,7 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 		a, d = a+f.Added, d+f.Deleted
 	}
 	// replay prints "changes: <text>": the text does not repeat the kind.
-	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
+	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", render.Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
 }
 
 // emitChanges logs a changes event: a run's summary, or an /undo.
@@ -139,7 +139,7 @@ func changeSummary(files []gitrepo.FileChange) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "changed %s: +%d -%d", Count(len(files), "file"), a, d)
+	fmt.Fprintf(&b, "changed %s: +%d -%d", render.Count(len(files), "file"), a, d)
 	for i, f := range files {
 		if i == maxSummaryFiles {
 			fmt.Fprintf(&b, "\n  … and %d more", len(files)-maxSummaryFiles)
@@ -408,8 +408,8 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())
 		return fmt.Errorf("/undo: %v (some files may be reverted: /diff --all shows the working tree)", err)
 	}
-	e.Say("reverted %s of %s /%s.", Count(len(w.Files), "file"), w.Agent, w.Command)
-	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
+	e.Say("reverted %s of %s /%s.", render.Count(len(w.Files), "file"), w.Agent, w.Command)
+	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
 	e.work = nil
 	return nil
 }
