@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
 
 func gitRun(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
@@ -24,10 +25,7 @@ func gitRun(t testing.TB, dir string, args ...string) string {
 // newRepo is a repository with one commit of main.go and old.txt.
 func newRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	gitRun(t, dir, "init", "-q")
-	touch(dir, "main.go", "package main\n")
-	touch(dir, "old.txt", "old\n")
+	dir := agenttest.GitRepo(t, map[string]string{"main.go": "package main\n", "old.txt": "old\n"})
 	gitRun(t, dir, "add", ".")
 	gitRun(t, dir, "commit", "-qm", "init")
 	return dir
