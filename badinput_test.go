@@ -9,6 +9,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // TestBadInputs: each bad input gets a clear error that says what went
@@ -176,7 +178,7 @@ func register(t *testing.T, s *conversation.Session, transcript string) {
 	if err := s.Register(conversation.Registration{SessionID: s.ID, TranscriptPath: transcript, Cwd: s.Workspace}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 }
 
 // smallTmpfs mounts a 64 KiB tmpfs (unmounted at the end of the test), or

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 const testSID = "0b7e2c1a-3f4d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -338,7 +340,7 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	if err := a.Register(Registration{TranscriptPath: tr, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	a.RecordProcess(Identify(SystemProcs, os.Getpid())) // a runs (as this test)
+	a.RecordProcess(procfacts.Identify(procfacts.System, os.Getpid())) // a runs (as this test)
 	pd := ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	trB := filepath.Join(pd, b.ID+".jsonl")

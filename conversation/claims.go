@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // A claim in progress is recorded before the message leaves the inbox, so
@@ -462,7 +464,7 @@ func (s *Session) ConfirmClaim(id string) {
 func (s *Session) removeStaleTemp(p string) {
 	pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), ".tmp-"), "-")
 	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 || processAlive(pid) {
+	if err != nil || pid <= 0 || procfacts.Alive(pid) {
 		return
 	}
 	os.Remove(p)

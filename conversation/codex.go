@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -235,7 +237,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 	}
 	keep := out[:0]
 	for _, t := range out {
-		if t.Agent != AgentCodex || t.State == Live {
+		if t.Agent != AgentCodex || t.State == procfacts.Live {
 			keep = append(keep, t)
 		}
 	}
@@ -254,9 +256,9 @@ func codexState(ws string, t *Target, now time.Time) {
 		}
 	}
 	t.Loaded = CodexLoaded(t.SessionID)
-	t.State, t.PID = Ended, 0
+	t.State, t.PID = procfacts.Ended, 0
 	if t.Loaded {
-		t.State = Live
+		t.State = procfacts.Live
 	}
 	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
 	t.Waiting = t.Loaded && !t.Busy // the queue lane reaches it at once

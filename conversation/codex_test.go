@@ -14,6 +14,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The rollouts recorded with the real codex 0.169.0 (agents/testdata/codex).
@@ -96,7 +98,7 @@ func TestCodexTargets(t *testing.T) {
 	defer release()
 
 	// By default only live threads: the one a codex process holds.
-	if ts, err := ListTargets(ws); err != nil || len(ts) != 1 || ts[0].SessionID != tuiThread || ts[0].State != Live {
+	if ts, err := ListTargets(ws); err != nil || len(ts) != 1 || ts[0].SessionID != tuiThread || ts[0].State != procfacts.Live {
 		t.Fatalf("live targets %+v %v", ts, err)
 	}
 	ts, err := ListAllTargets(ws)
@@ -114,7 +116,7 @@ func TestCodexTargets(t *testing.T) {
 		}
 	}
 	e, i := byID[execThread], byID[tuiThread]
-	if e.TranscriptPath != busy || !e.Busy || e.Loaded || e.State != Ended || e.ChatCapable || e.Cwd != filepath.Join(ws, "sub") {
+	if e.TranscriptPath != busy || !e.Busy || e.Loaded || e.State != procfacts.Ended || e.ChatCapable || e.Cwd != filepath.Join(ws, "sub") {
 		t.Errorf("exec thread %+v", e)
 	}
 	if i.TranscriptPath != idle || i.Busy || !i.Loaded || !i.Waiting || !i.ChatCapable || !i.Lead {

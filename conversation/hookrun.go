@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // This file holds the hooks' decisions: what the Stop hook, the asyncRewake
@@ -337,7 +339,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	}
 	defer lock.Release()
 	// A waiter outliving its session would hold the lock for nothing.
-	alive, stop := WhileAlive(ctx, p.env.Process, SystemProcs, 0)
+	alive, stop := procfacts.WhileAlive(ctx, p.env.Process, procfacts.System, 0)
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // A repository whose .claude, or .claude/session-chat, is a symlink (to
@@ -36,7 +38,7 @@ func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
 			s.AppendLog(LogEntry{Role: "user", Text: "secret"})
 			s.RecordError(errors.New("secret"))
 			s.Register(Registration{Cwd: ws})
-			s.RecordProcess(ThisProcess())
+			s.RecordProcess(procfacts.ThisProcess())
 			var found []string
 			filepath.Walk(elsewhere, func(p string, fi os.FileInfo, err error) error {
 				if p != elsewhere {

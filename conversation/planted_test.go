@@ -5,19 +5,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // A process record without the start time and boot id the hooks write
 // names no session of this machine, even when the pid runs.
 func TestPidOnlyRecordIsNotLive(t *testing.T) {
-	if st := (Process{PID: 1}).Check(SystemProcs); st == Live {
+	if st := (procfacts.Process{PID: 1}).Check(procfacts.System); st == procfacts.Live {
 		t.Fatalf(`{"pid":1} checks %s, want not live`, st)
 	}
-	me := ThisProcess()
+	me := procfacts.ThisProcess()
 	if me.Start == 0 {
 		t.Skip("no process facts on this platform")
 	}
-	if st := me.Check(SystemProcs); st != Live {
+	if st := me.Check(procfacts.System); st != procfacts.Live {
 		t.Fatalf("this process, fully recorded, is %s", st)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Registration is what the SessionStart hook records about a session, so
@@ -167,18 +169,18 @@ func SetLead(workspace, id string) error {
 
 // Target is a session of the workspace that could be chatted with.
 type Target struct {
-	SessionID      string    `json:"sessionId"`
-	ChatCapable    bool      `json:"chatCapable"` // its inbox exists
-	Lead           bool      `json:"lead"`
-	State          Liveness  `json:"state"`         // live, ended or unknown (no process recorded)
-	PID            int       `json:"pid,omitempty"` // the session's recorded process
-	Busy           bool      `json:"busy"`          // in a turn (busy mark set)
-	Waiting        bool      `json:"waiting"`       // an idle-lane waiter is armed
-	Depth          int       `json:"queueDepth"`
-	Oldest         time.Time `json:"oldestQueued,omitzero"`
-	LastActivity   time.Time `json:"lastActivity,omitzero"`
-	TranscriptPath string    `json:"transcriptPath,omitempty"`
-	Cwd            string    `json:"cwd,omitempty"`
+	SessionID      string             `json:"sessionId"`
+	ChatCapable    bool               `json:"chatCapable"` // its inbox exists
+	Lead           bool               `json:"lead"`
+	State          procfacts.Liveness `json:"state"`         // live, ended or unknown (no process recorded)
+	PID            int                `json:"pid,omitempty"` // the session's recorded process
+	Busy           bool               `json:"busy"`          // in a turn (busy mark set)
+	Waiting        bool               `json:"waiting"`       // an idle-lane waiter is armed
+	Depth          int                `json:"queueDepth"`
+	Oldest         time.Time          `json:"oldestQueued,omitzero"`
+	LastActivity   time.Time          `json:"lastActivity,omitzero"`
+	TranscriptPath string             `json:"transcriptPath,omitempty"`
+	Cwd            string             `json:"cwd,omitempty"`
 	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
 	// thread id, TranscriptPath its rollout file).
 	Agent string `json:"agent"`
@@ -204,17 +206,17 @@ type Target struct {
 // SetLead, else the most recently active live chat-capable one; there is
 // no lead when no session is live.
 func ListTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, false, SystemProcs)
+	return listTargets(workspace, false, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder
 // in workspace or a transcript for it under the Claude Code projects
 // folder, whatever its State (the lead is still only ever a live session).
 func ListAllTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, true, SystemProcs)
+	return listTargets(workspace, true, procfacts.System)
 }
 
-func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error) {
+func listTargets(workspace string, all bool, procs procfacts.Source) ([]Target, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, err
@@ -256,11 +258,11 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 	for id, t := range byID {
 		s, _ := OpenSession(ws, id)
 		t.ChatCapable = s.ChatCapable()
-		t.State = Unknown
+		t.State = procfacts.Unknown
 		if p, ok := s.Process(); ok {
 			t.State, t.PID = p.Check(procs), p.PID
 		}
-		if !all && t.State != Live {
+		if !all && t.State != procfacts.Live {
 			continue
 		}
 		if r, ok := s.Registration(); ok {
@@ -273,7 +275,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
 		}
-		if t.State == Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
+		if t.State == procfacts.Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
 			// A transcript only, of a print-mode run nothing registered: a
 			// one-shot 'claude -p' (relay-baton's own agent runs among
 			// them), which the hooks never serve. Not a target, ever.
@@ -310,14 +312,14 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
-			if out[i].SessionID == id && out[i].State == Live {
+			if out[i].SessionID == id && out[i].State == procfacts.Live {
 				lead = i
 			}
 		}
 	}
 	if lead < 0 {
 		for i := range out {
-			if out[i].ChatCapable && out[i].State == Live {
+			if out[i].ChatCapable && out[i].State == procfacts.Live {
 				lead = i
 				break
 			}
@@ -386,4 +388,40 @@ func printModeTranscript(path string) bool {
 	n, _ := io.ReadFull(f, buf)
 	head := buf[:n]
 	return bytes.Contains(head, []byte(`"entrypoint":"sdk-cli"`)) && !bytes.Contains(head, []byte(`"entrypoint":"cli"`))
+}
+
+// processName is the file, in a session's chat folder, holding the
+// session's process (written by its hooks, see RecordProcess).
+const processName = "process.json"
+
+// RecordProcess writes p as the session's process (process.json) unless it
+// is already recorded: the SessionStart and UserPromptSubmit hooks call it,
+// so a resumed session (a new process, the same id) is followed. A zero p
+// is not recorded.
+func (s *Session) RecordProcess(p procfacts.Process) error {
+	if !p.Known() {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	b = append(b, '\n')
+	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := s.checkDirs(); err != nil {
+		return err
+	}
+	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start
+}
+
+// Process returns the session's recorded process (ok=false when none).
+func (s *Session) Process() (procfacts.Process, bool) {
+	b, err := readSmall(filepath.Join(s.dir, processName), 4096)
+	if err != nil {
+		return procfacts.Process{}, false
+	}
+	var p procfacts.Process
+	if json.Unmarshal(b, &p) != nil || !p.Known() {
+		return procfacts.Process{}, false
+	}
+	return p, true
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // The Unix facts every Unix shares (Linux, macOS, the BSDs): flock(2) for
-// claim markers and the waiter lock, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY
-// and kill(pid, 0). What differs per system (the no-replace rename, the
-// process facts) is in rename_*.go and proc_*.go.
+// claim markers and the waiter lock, O_NOFOLLOW, O_NONBLOCK and
+// O_DIRECTORY. What differs per system (the no-replace rename) is in
+// rename_*.go; process facts are procfacts'.
 
 const syscallNoFollow = syscall.O_NOFOLLOW
 
@@ -56,12 +56,6 @@ func lockWait(f *os.File) error {
 			return err
 		}
 	}
-}
-
-// processAlive reports whether process pid exists.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // ownGroup starts cmd in a process group of its own, which cancelling its

@@ -73,20 +73,6 @@ func lockHeld(path string) (bool, error) {
 	return false, err
 }
 
-// processAlive reports whether process pid exists and has not exited.
-func processAlive(pid int) bool {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
-	if err != nil {
-		return errors.Is(err, windows.ERROR_ACCESS_DENIED)
-	}
-	defer windows.CloseHandle(h)
-	var code uint32
-	if err := windows.GetExitCodeProcess(h, &code); err != nil {
-		return true
-	}
-	return code == 259 // STILL_ACTIVE
-}
-
 // ownGroup: on Windows cancelling cmd's context kills cmd's process only
 // (Go's default): a child it started (codex's npm launcher starts the
 // native binary) may outlive it. The lane that runs these commands is not

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events/render"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Status says where a message sent to t now would go, in a few words:
@@ -21,9 +23,9 @@ import (
 // the targets says it with these words.
 func (t Target) Status() string {
 	switch {
-	case t.State == Ended:
+	case t.State == procfacts.Ended:
 		return "ended"
-	case t.State == Unknown:
+	case t.State == procfacts.Unknown:
 		return "unknown (no process recorded)"
 	case !t.ChatCapable:
 		return "-"

@@ -20,6 +20,8 @@ import (
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Acceptance of the orchestrator lane with the real Claude Code: a
@@ -434,7 +436,7 @@ func TestPTYOrchestratorCtrlCKeepsQueued(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	s.MarkBusy()
 	p := startBinary(t, dir, "NO_COLOR=1", "CLAUDE_CONFIG_DIR="+cfg)
 	p.until(t, "claude› ")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // A reply that arrives after Ctrl-C stopped the wait is printed above the
@@ -28,7 +30,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: p.dir}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess())
+	s.RecordProcess(procfacts.ThisProcess())
 	s.MarkBusy() // in a turn: the message waits for its end
 	p.until(t, "claude› ")
 	p.send(t, "/agent orchestrator\r")

@@ -1,6 +1,6 @@
 //go:build unix && (portable || !(linux || darwin))
 
-package conversation
+package procfacts
 
 import (
 	"bytes"
@@ -39,14 +39,14 @@ func (sysProcs) Cmdline(pid int) ([]string, error) {
 	return argv, nil
 }
 
-func (sysProcs) Stat(pid int) (ProcStat, error) {
+func (sysProcs) Stat(pid int) (Stat, error) {
 	out, err := ps("-o", "ppid=,stat=,lstart=,comm=", "-p", strconv.Itoa(pid))
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && len(bytes.TrimSpace(out)) == 0 {
-		return ProcStat{}, ErrNoProcess // ps exits 1 when no process matched
+		return Stat{}, ErrNoProcess // ps exits 1 when no process matched
 	}
 	if err != nil {
-		return ProcStat{}, err
+		return Stat{}, err
 	}
 	return parsePsStat(out)
 }

@@ -1,4 +1,4 @@
-package conversation
+package procfacts
 
 import (
 	"errors"
@@ -11,20 +11,20 @@ import (
 // the C locale and UTC: "  6496 Ss   Wed Dec  2 04:33:05 2026 bash". The
 // name is last, and may hold spaces. Start is lstart in seconds since the
 // epoch.
-func parsePsStat(b []byte) (ProcStat, error) {
+func parsePsStat(b []byte) (Stat, error) {
 	f := strings.Fields(strings.TrimSpace(string(b)))
 	if len(f) < 8 || f[1] == "" {
-		return ProcStat{}, errors.New("malformed ps line")
+		return Stat{}, errors.New("malformed ps line")
 	}
 	ppid, err := strconv.Atoi(f[0])
 	if err != nil {
-		return ProcStat{}, errors.New("malformed ps line")
+		return Stat{}, errors.New("malformed ps line")
 	}
 	start, err := parseLstart(f[2:7])
 	if err != nil {
-		return ProcStat{}, err
+		return Stat{}, err
 	}
-	return ProcStat{PPID: ppid, State: f[1][0], Start: uint64(start), Comm: strings.Join(f[7:], " ")}, nil
+	return Stat{PPID: ppid, State: f[1][0], Start: uint64(start), Comm: strings.Join(f[7:], " ")}, nil
 }
 
 // parseLstart reads ps's lstart, as fields: "Wed Dec 2 04:33:05 2026".

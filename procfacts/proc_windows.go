@@ -1,4 +1,4 @@
-package conversation
+package procfacts
 
 import (
 	"errors"
@@ -15,19 +15,19 @@ import (
 // environment. BootID is unknown ("").
 type sysProcs struct{}
 
-func (sysProcs) Cmdline(int) ([]string, error) { return nil, ErrProcUnsupported }
+func (sysProcs) Cmdline(int) ([]string, error) { return nil, ErrUnsupported }
 
-func (sysProcs) Stat(pid int) (ProcStat, error) {
+func (sysProcs) Stat(pid int) (Stat, error) {
 	if pid <= 0 {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
-	if !processAlive(pid) {
-		return ProcStat{}, ErrNoProcess
+	if !Alive(pid) {
+		return Stat{}, ErrNoProcess
 	}
-	st := ProcStat{State: 'R'}
+	st := Stat{State: 'R'}
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
 	if err != nil {
-		return ProcStat{}, err
+		return Stat{}, err
 	}
 	defer windows.CloseHandle(snap)
 	var e windows.ProcessEntry32
@@ -42,12 +42,12 @@ func (sysProcs) Stat(pid int) (ProcStat, error) {
 		}
 	}
 	if !found {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
 		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
-			return ProcStat{}, ErrNoProcess
+			return Stat{}, ErrNoProcess
 		}
 		return st, nil // another user's process: alive, start unknown
 	}

@@ -1,6 +1,6 @@
 //go:build linux && !portable
 
-package conversation
+package procfacts
 
 import (
 	"errors"
@@ -25,13 +25,13 @@ func (sysProcs) Cmdline(pid int) ([]string, error) {
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }
 
-func (sysProcs) Stat(pid int) (ProcStat, error) {
+func (sysProcs) Stat(pid int) (Stat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
 	if err != nil {
-		return ProcStat{}, err
+		return Stat{}, err
 	}
 	return parseStat(b)
 }

@@ -1,12 +1,16 @@
-package conversation
+// Package procfacts reads facts about processes, the one thing that
+// differs per system (proc_linux.go reads /proc, proc_darwin.go sysctl,
+// proc_ps.go ps(1) for the BSDs and -tags portable, proc_windows.go the Tool
+// Help snapshot), and decides on them the same way everywhere: a process
+// named across pid reuse (Process: pid, start time, boot), whether it
+// still runs (Check, Alive), and a context that ends with it (WhileAlive).
+package procfacts
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +18,7 @@ import (
 
 // Process identifies a Claude Code session's process across pid reuse: its
 // pid, its start time and the boot it started in. What Start counts is the
-// system's own (ProcSource): clock ticks since boot on Linux (field 22 of
+// system's own (Source): clock ticks since boot on Linux (field 22 of
 // /proc/<pid>/stat), microseconds since the epoch on macOS (kinfo_proc's
 // p_starttime), seconds since the epoch from ps(1), 100 ns units since
 // 1601 on Windows; it is only ever compared with itself.
@@ -27,47 +31,47 @@ type Process struct {
 // Known reports whether p names a process at all.
 func (p Process) Known() bool { return p.PID > 0 }
 
-// ProcStat is what ProcSource.Stat reads about a running process.
-type ProcStat struct {
+// Stat is what Source.Stat reads about a running process.
+type Stat struct {
 	PPID  int
 	Comm  string // the executable's name, as the kernel keeps it
 	State byte   // R, S, D, Z, X, ...
 	Start uint64 // the start time, in the system's unit (see Process)
 }
 
-// ProcSource reads facts about processes: the one thing that differs per
+// Source reads facts about processes: the one thing that differs per
 // system (proc_linux.go reads /proc, proc_darwin.go sysctl, proc_ps.go
 // ps(1) for the BSDs and -tags portable, proc_windows.go the Tool Help
 // snapshot); the decisions on them (Identify, Check, DetectHook) are the
 // same everywhere. Tests inject fakes.
-type ProcSource interface {
+type Source interface {
 	// Cmdline returns the argv of pid.
 	Cmdline(pid int) ([]string, error)
 	// Stat returns pid's parent, name, state and start time;
-	// ErrNoProcess when there is no such process, ErrProcUnsupported when
+	// ErrNoProcess when there is no such process, ErrUnsupported when
 	// the platform cannot tell.
-	Stat(pid int) (ProcStat, error)
+	Stat(pid int) (Stat, error)
 	// BootID identifies the current boot ("" when unknown).
 	BootID() string
 }
 
-// Errors of ProcSource.Stat.
+// Errors of Source.Stat.
 var (
-	ErrNoProcess       = errors.New("no such process")
-	ErrProcUnsupported = errors.New("process facts are not available on this platform")
+	ErrNoProcess   = errors.New("no such process")
+	ErrUnsupported = errors.New("process facts are not available on this platform")
 )
 
-// SystemProcs is the ProcSource of this machine.
-var SystemProcs ProcSource = sysProcs{}
+// System is the Source of this machine.
+var System Source = sysProcs{}
 
 // Identify returns the Process record of pid, read from src (zero when pid
 // is not running).
-func Identify(src ProcSource, pid int) Process {
+func Identify(src Source, pid int) Process {
 	if pid <= 0 {
 		return Process{}
 	}
 	st, err := src.Stat(pid)
-	if errors.Is(err, ErrProcUnsupported) {
+	if errors.Is(err, ErrUnsupported) {
 		return Process{PID: pid}
 	}
 	if err != nil || st.State == 'Z' || st.State == 'X' {
@@ -78,7 +82,7 @@ func Identify(src ProcSource, pid int) Process {
 
 // ThisProcess is the Process record of the calling process (tests use it
 // to stand for a running session).
-func ThisProcess() Process { return Identify(SystemProcs, os.Getpid()) }
+func ThisProcess() Process { return Identify(System, os.Getpid()) }
 
 // Liveness is what is known of a session's process.
 type Liveness string
@@ -96,7 +100,7 @@ const (
 // full evidence relay-baton's hooks write (start time, and boot id where
 // the platform has one) is Unknown: a process.json of {"pid":1} committed
 // to a repository names a running process, but no session of this machine.
-func (p Process) Check(src ProcSource) Liveness {
+func (p Process) Check(src Source) Liveness {
 	if !p.Known() {
 		return Unknown
 	}
@@ -106,7 +110,7 @@ func (p Process) Check(src ProcSource) Liveness {
 	}
 	st, err := src.Stat(p.PID)
 	switch {
-	case errors.Is(err, ErrProcUnsupported):
+	case errors.Is(err, ErrUnsupported):
 		return Live
 	case p.Start == 0 || p.BootID == "" && boot != "":
 		return Unknown // not registered here with full evidence
@@ -118,47 +122,11 @@ func (p Process) Check(src ProcSource) Liveness {
 	return Live
 }
 
-// processName is the file, in a session's chat folder, holding the
-// session's process (written by its hooks, see RecordProcess).
-const processName = "process.json"
-
-// RecordProcess writes p as the session's process (process.json) unless it
-// is already recorded: the SessionStart and UserPromptSubmit hooks call it,
-// so a resumed session (a new process, the same id) is followed. A zero p
-// is not recorded.
-func (s *Session) RecordProcess(p Process) error {
-	if !p.Known() {
-		return nil
-	}
-	b, _ := json.Marshal(p)
-	b = append(b, '\n')
-	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
-		return nil
-	}
-	if err := s.checkDirs(); err != nil {
-		return err
-	}
-	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start
-}
-
-// Process returns the session's recorded process (ok=false when none).
-func (s *Session) Process() (Process, bool) {
-	b, err := readSmall(filepath.Join(s.dir, processName), 4096)
-	if err != nil {
-		return Process{}, false
-	}
-	var p Process
-	if json.Unmarshal(b, &p) != nil || !p.Known() {
-		return Process{}, false
-	}
-	return p, true
-}
-
 // WhileAlive returns a context that ends when ctx does or when the
 // session's process p ends (checked every poll, default 1 s): a waiter then
 // stops holding the session's waiter lock for a session that is gone. A
 // zero p only follows ctx.
-func WhileAlive(ctx context.Context, p Process, src ProcSource, poll time.Duration) (context.Context, context.CancelFunc) {
+func WhileAlive(ctx context.Context, p Process, src Source, poll time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	if !p.Known() {
 		return ctx, cancel
@@ -186,20 +154,20 @@ func WhileAlive(ctx context.Context, p Process, src ProcSource, poll time.Durati
 
 // parseStat parses the text of /proc/<pid>/stat. comm may hold spaces and
 // parentheses: it ends at the last ')'.
-func parseStat(b []byte) (ProcStat, error) {
+func parseStat(b []byte) (Stat, error) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
-		return ProcStat{}, errors.New("malformed stat")
+		return Stat{}, errors.New("malformed stat")
 	}
 	f := strings.Fields(string(b[end+1:]))
 	// f[0] is field 3 (state), so field n is f[n-3].
 	if len(f) < 20 || len(f[0]) != 1 {
-		return ProcStat{}, errors.New("malformed stat")
+		return Stat{}, errors.New("malformed stat")
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	start, err2 := strconv.ParseUint(f[19], 10, 64)
 	if err1 != nil || err2 != nil {
-		return ProcStat{}, errors.New("malformed stat")
+		return Stat{}, errors.New("malformed stat")
 	}
-	return ProcStat{PPID: ppid, Comm: string(b[open+1 : end]), State: f[0][0], Start: start}, nil
+	return Stat{PPID: ppid, Comm: string(b[open+1 : end]), State: f[0][0], Start: start}, nil
 }

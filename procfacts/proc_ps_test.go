@@ -1,6 +1,6 @@
 //go:build unix && (portable || !(linux || darwin))
 
-package conversation
+package procfacts
 
 import (
 	"os"

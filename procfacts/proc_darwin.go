@@ -1,6 +1,6 @@
 //go:build darwin && !portable
 
-package conversation
+package procfacts
 
 import (
 	"errors"
@@ -22,13 +22,13 @@ func (sysProcs) Cmdline(pid int) ([]string, error) {
 	return parseProcArgs2(b)
 }
 
-func (sysProcs) Stat(pid int) (ProcStat, error) {
+func (sysProcs) Stat(pid int) (Stat, error) {
 	b, err := unix.SysctlRaw("kern.proc.pid", pid)
 	if errors.Is(err, unix.ESRCH) {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
 	if err != nil {
-		return ProcStat{}, err
+		return Stat{}, err
 	}
 	return parseKinfoProc(b, pid)
 }

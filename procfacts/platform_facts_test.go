@@ -1,4 +1,4 @@
-package conversation
+package procfacts
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestParseKinfoProc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ProcStat{PPID: 4100, Comm: "node", State: 'R', Start: 1764650000*1e6 + 123456}
+	want := Stat{PPID: 4100, Comm: "node", State: 'R', Start: 1764650000*1e6 + 123456}
 	if st != want {
 		t.Fatalf("parsed %+v, want %+v", st, want)
 	}
@@ -65,68 +65,44 @@ func TestParseProcArgs2(t *testing.T) {
 	}
 }
 
-// darwinBytes is a ProcSource serving recorded sysctl answers through the
-// darwin parsers: the decisions run on macOS's facts.
-type darwinBytes struct {
-	kinfo, args map[int][]byte
-	boot        string
-}
-
-func (d darwinBytes) Cmdline(pid int) ([]string, error) {
-	b, ok := d.args[pid]
-	if !ok {
-		return nil, errors.New("EINVAL")
-	}
-	return parseProcArgs2(b)
-}
-func (d darwinBytes) Stat(pid int) (ProcStat, error) { return parseKinfoProc(d.kinfo[pid], pid) }
-func (d darwinBytes) BootID() string                 { return d.boot }
-
-// One way of deciding: the hook's session mode and a session's liveness
-// come out of macOS's facts as they do out of /proc.
+// The liveness decisions come out of macOS's facts as they do out of
+// /proc.
 func TestDecisionsOnDarwinFacts(t *testing.T) {
-	src := darwinBytes{
-		kinfo: map[int][]byte{4242: darwinSample(t, "kinfo_proc_node.bin")},
-		args:  map[int][]byte{4242: darwinSample(t, "procargs2_claude_print.bin")},
-		boot:  "5E7F3C1A-0000-4000-8000-000000000001",
+	src := Recorded{
+		Kinfo: map[int][]byte{4242: darwinSample(t, "kinfo_proc_node.bin")},
+		Args:  map[int][]byte{4242: darwinSample(t, "procargs2_claude_print.bin")},
+		Boot:  "5E7F3C1A-0000-4000-8000-000000000001",
 	}
-	env := map[string]string{"CLAUDE_PID": "4242", "CLAUDECODE": "1"}
-	h := DetectHook(func(k string) string { return env[k] }, src, 1)
-	if h.Mode != ModeStreamJSON || h.Process.PID != 4242 || h.Process.Start != 1764650000*1e6+123456 || h.Process.BootID != src.boot {
-		t.Fatalf("hook env %+v", h)
+	p := Identify(src, 4242)
+	if p.PID != 4242 || p.Start != 1764650000*1e6+123456 || p.BootID != src.Boot {
+		t.Fatalf("process %+v", p)
 	}
-	if got := h.Process.Check(src); got != Live {
+	if got := p.Check(src); got != Live {
 		t.Fatalf("the same process: %s", got)
 	}
-	reused := h.Process
+	reused := p
 	reused.Start++
 	if got := reused.Check(src); got != Ended {
 		t.Fatalf("pid reused (another start time): %s", got)
 	}
-	other := h.Process
+	other := p
 	other.BootID = "5E7F3C1A-0000-4000-8000-000000000000"
 	if got := other.Check(src); got != Ended {
 		t.Fatalf("another boot: %s", got)
 	}
-	src.kinfo[4242] = darwinSample(t, "kinfo_proc_zombie.bin")
-	if got := h.Process.Check(src); got != Ended {
+	src.Kinfo[4242] = darwinSample(t, "kinfo_proc_zombie.bin")
+	if got := p.Check(src); got != Ended {
 		t.Fatalf("zombie: %s", got)
 	}
-	delete(src.kinfo, 4242)
-	if got := h.Process.Check(src); got != Ended {
+	delete(src.Kinfo, 4242)
+	if got := p.Check(src); got != Ended {
 		t.Fatalf("gone: %s", got)
-	}
-	// Without CLAUDE_PID: the hook's parent is the shell Claude Code ran it
-	// through; its parent is the session.
-	src.kinfo[4242] = darwinSample(t, "kinfo_proc_node.bin")
-	if pid := sessionPidFromParent(src, 4242); pid != 4242 {
-		t.Fatalf("session pid from a non-shell parent: %d", pid)
 	}
 }
 
 func TestParsePsStat(t *testing.T) {
 	st, err := parsePsStat([]byte("  6496 Ss   Wed Dec  2 04:33:05 2026 Google Chrome Helper\n"))
-	want := ProcStat{PPID: 6496, State: 'S', Start: 1796185985, Comm: "Google Chrome Helper"}
+	want := Stat{PPID: 6496, State: 'S', Start: 1796185985, Comm: "Google Chrome Helper"}
 	if err != nil || st != want {
 		t.Fatalf("parsed %+v %v, want %+v", st, err, want)
 	}

@@ -1,6 +1,6 @@
 //go:build darwin && !portable
 
-package conversation
+package procfacts
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package conversation
+package procfacts
 
 import (
 	"bytes"
@@ -30,20 +30,20 @@ const (
 // kinfo_proc. Start is the start time in microseconds since the epoch
 // (p_starttime): a process's identity with its pid, as start ticks are on
 // Linux. An empty answer (sysctl found no such pid) is ErrNoProcess.
-func parseKinfoProc(b []byte, pid int) (ProcStat, error) {
+func parseKinfoProc(b []byte, pid int) (Stat, error) {
 	if len(b) == 0 {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
 	if len(b) < kinfoSize {
-		return ProcStat{}, errors.New("kinfo_proc: " + strconv.Itoa(len(b)) + " bytes, want " + strconv.Itoa(kinfoSize))
+		return Stat{}, errors.New("kinfo_proc: " + strconv.Itoa(len(b)) + " bytes, want " + strconv.Itoa(kinfoSize))
 	}
 	le := binary.LittleEndian // both macOS architectures
 	if got := int(int32(le.Uint32(b[kinfoPID:]))); got != pid {
-		return ProcStat{}, ErrNoProcess
+		return Stat{}, ErrNoProcess
 	}
 	sec, usec := int64(le.Uint64(b[kinfoStartSec:])), int64(int32(le.Uint32(b[kinfoStartUsec:])))
 	if sec < 0 || usec < 0 || usec >= 1e6 {
-		return ProcStat{}, errors.New("kinfo_proc: malformed start time")
+		return Stat{}, errors.New("kinfo_proc: malformed start time")
 	}
 	comm := b[kinfoComm : kinfoComm+kinfoCommLen]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
@@ -62,7 +62,7 @@ func parseKinfoProc(b []byte, pid int) (ProcStat, error) {
 	case 5:
 		state = 'Z'
 	}
-	return ProcStat{
+	return Stat{
 		PPID:  int(int32(le.Uint32(b[kinfoPPID:]))),
 		Comm:  string(comm),
 		State: state,
@@ -99,3 +99,27 @@ func parseProcArgs2(b []byte) ([]string, error) {
 	}
 	return argv, nil
 }
+
+// Recorded is a Source serving recorded sysctl answers (kinfo_proc and
+// procargs2 bytes per pid, testdata/darwin holds samples) through the
+// darwin parsers, so decisions on macOS's facts can be checked on any
+// system. A pid without a procargs2 answer fails Cmdline as sysctl does.
+type Recorded struct {
+	Kinfo, Args map[int][]byte
+	Boot        string
+}
+
+// Cmdline parses pid's recorded procargs2 answer.
+func (r Recorded) Cmdline(pid int) ([]string, error) {
+	b, ok := r.Args[pid]
+	if !ok {
+		return nil, errors.New("EINVAL")
+	}
+	return parseProcArgs2(b)
+}
+
+// Stat parses pid's recorded kinfo_proc answer.
+func (r Recorded) Stat(pid int) (Stat, error) { return parseKinfoProc(r.Kinfo[pid], pid) }
+
+// BootID is the recorded boot.
+func (r Recorded) BootID() string { return r.Boot }
