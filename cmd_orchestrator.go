@@ -15,6 +15,8 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+
+	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
 // This file holds the orchestrator lane's commands: send, targets, tail,
@@ -309,9 +311,9 @@ func hookInstall(inv *cli.Invocation) error {
 	if note := conversation.NativeLaneNote(); note != "" && !*check && !*uninstall {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("hook install: %s; nothing was installed (--check and --uninstall still work here)", note)}
 	}
-	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
+	current, err := hookinstall.InstallHooks(inv.Ctx, inv.IO.Out, hookinstall.InstallOptions{Agent: *agent,
 		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
-	var ue *conversation.InstallUsageError
+	var ue *hookinstall.InstallUsageError
 	switch {
 	case errors.As(err, &ue):
 		return &cli.UsageError{Msg: ue.Msg, Hint: ue.Hint}

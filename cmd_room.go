@@ -12,6 +12,8 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
+
+	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
 // roomFlags are the flags the room's commands share.
@@ -346,7 +348,7 @@ func runDoctor(inv *cli.Invocation) error {
 		r := e.Doctor(inv.Ctx, deep)
 		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
-		for _, c := range conversation.CheckHooks(e.Root, bin) {
+		for _, c := range hookinstall.CheckHooks(e.Root, bin) {
 			r.Checks = append(r.Checks, room.Check(c))
 		}
 		failed = r.Failed()

@@ -56,7 +56,7 @@ func (s *Session) RecordAttention(a Attention) error {
 	if a.At.IsZero() {
 		a.At = time.Now().UTC().Truncate(time.Millisecond)
 	}
-	a.Message = oneLineCut(render.InertLine(a.Message), 200) // a hook payload: no control byte kept
+	a.Message = render.Cut(render.InertLine(a.Message), 200) // a hook payload: no control byte kept
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err

@@ -138,14 +138,14 @@ func isMessageID(id string) bool {
 // a path component.
 func ValidSessionID(id string) error {
 	if !isUUID(id) {
-		return fmt.Errorf("%q: %w", oneLineCut(id, 80), ErrBadSessionID)
+		return fmt.Errorf("%q: %w", render.Cut(id, 80), ErrBadSessionID)
 	}
 	return nil
 }
 
 func validMessageID(id string) error {
 	if !isMessageID(id) {
-		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", oneLineCut(id, 80), ErrBadMessageID)
+		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), ErrBadMessageID)
 	}
 	return nil
 }
@@ -714,7 +714,7 @@ func (s *Session) RecordError(err error) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), oneLineCut(err.Error(), 2000))
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), render.Cut(err.Error(), 2000))
 }
 
 // LogEntry is one line of log.jsonl, the derived chat log.
@@ -771,9 +771,6 @@ func (s *Session) AppendLog(e LogEntry) error {
 	_, err = f.Write(append(b, '\n'))
 	return err
 }
-
-// oneLineCut is the one truncation helper.
-var oneLineCut = render.Cut
 
 // writeHint says what to do about a failed write: nothing for errors it
 // does not recognise.

@@ -17,6 +17,8 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 
 	"github.com/relay-baton/relay-baton/procfacts"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -332,10 +334,10 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
 	cmd.Stdin = nil
-	ownGroup(cmd)
+	procfacts.OwnGroup(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))
+		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {
 			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", qerr, res.Message.ID, aerr)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/procfacts"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // The socket lane. Claude Code (2.1.224 and later) binds an inbox socket
@@ -86,7 +88,7 @@ func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) 
 // it already says the same; an empty or relative path is refused.
 func (s *Session) RecordSocket(info SocketInfo) error {
 	if info.Path == "" || !filepath.IsAbs(info.Path) {
-		return fmt.Errorf("messaging socket path %q is not absolute", oneLineCut(info.Path, 200))
+		return fmt.Errorf("messaging socket path %q is not absolute", render.Cut(info.Path, 200))
 	}
 	old, ok := s.Socket()
 	if ok && info.PermissionMode == "" && old.Process == info.Process {

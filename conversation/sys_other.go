@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 )
 
 // Neither Unix nor Windows (plan9, js/wasm, wasip1): relay-baton does not
@@ -32,11 +31,3 @@ const openNonBlock = 0
 const openDirectory = 0
 
 func lockWait(f *os.File) error { return errNoLocks }
-
-func ownGroup(cmd *exec.Cmd) {}
-
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
-	}
-}

@@ -5,7 +5,6 @@ package conversation
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"syscall"
 )
 
@@ -55,19 +54,5 @@ func lockWait(f *os.File) error {
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
-	}
-}
-
-// ownGroup starts cmd in a process group of its own, which cancelling its
-// context ends whole (SIGKILL to the group).
-func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { killGroup(cmd); return nil }
-}
-
-// killGroup ends cmd's process group (started by ownGroup).
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 
 	"golang.org/x/sys/windows"
 )
@@ -71,17 +70,4 @@ func lockHeld(path string) (bool, error) {
 		return true, nil
 	}
 	return false, err
-}
-
-// ownGroup: on Windows cancelling cmd's context kills cmd's process only
-// (Go's default): a child it started (codex's npm launcher starts the
-// native binary) may outlive it. The lane that runs these commands is not
-// supported on native Windows (docs/platforms.md).
-func ownGroup(cmd *exec.Cmd) {}
-
-// killGroup kills cmd's process.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
-	}
 }

@@ -287,3 +287,25 @@ func claudeHooksIn(ws string) string {
 	}
 	return ""
 }
+
+// SettingsPath returns the settings file of a scope: project
+// (<workspace>/.claude/settings.json), local (settings.local.json) or user
+// ($CLAUDE_CONFIG_DIR or ~/.claude, settings.json).
+func SettingsPath(scope, workspace string) (string, error) {
+	switch scope {
+	case "project", "":
+		return filepath.Join(workspace, ".claude", "settings.json"), nil
+	case "local":
+		return filepath.Join(workspace, ".claude", "settings.local.json"), nil
+	case "user":
+		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			return filepath.Join(d, "settings.json"), nil
+		}
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".claude", "settings.json"), nil
+	}
+	return "", fmt.Errorf("scope must be project, local or user, not %q", scope)
+}

@@ -1,9 +1,11 @@
-package conversation
+package hookinstall
 
 import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 // `relay-baton hook install --agent codex`: the chat hooks in Codex's
@@ -19,7 +21,7 @@ func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string
 	if err != nil {
 		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
-	opts := HookOptions{Binary: bin, Agent: AgentCodex}
+	opts := HookOptions{Binary: bin, Agent: conversation.AgentCodex}
 	within := ws
 	if scope == "user" {
 		within = ""
@@ -28,13 +30,13 @@ func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string
 	if err != nil {
 		return false, err
 	}
-	codex := CodexBinary()
+	codex := conversation.CodexBinary()
 	manual := func() {
 		fmt.Fprintf(out, `Codex runs a hook only once it is trusted. To trust these by hand, start codex
 (in %s), open /hooks, and trust the relay-baton entries; or run this again
 with the codex CLI on PATH (or RELAY_BATON_CODEX set) so relay-baton records
 the trust Codex reports (codex app-server hooks/list) in %s.
-`, ws, CodexHome()+"/config.toml")
+`, ws, conversation.CodexHome()+"/config.toml")
 	}
 	if check {
 		if plan.Changed {
@@ -92,7 +94,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 	}
 	fmt.Fprintln(out)
 	if len(rep.Trusted) > 0 {
-		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), CodexHome())
+		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), conversation.CodexHome())
 	}
 	if printCodexHooks(out, rep, len(Hooks(opts))) {
 		fmt.Fprintln(out, "Codex does not trust all of them: they will not run.")

@@ -1,8 +1,7 @@
-package conversation
+package hookinstall
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,27 +14,17 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/relay-baton/relay-baton/conversation"
+
+	"github.com/relay-baton/relay-baton/events"
 )
-
-// DefaultWaitTimeout is the hook timeout registered for the asyncRewake
-// waiter: Claude Code kills a hook at its timeout and re-arms it only at the
-// next Stop, so an idle session is reachable for this long after each turn.
-// Note: `claude -p --input-format stream-json` waits for a running waiter
-// before it exits once its stdin closes (measured with 2.1.328): such
-// sessions should be installed with a shorter --wait-timeout, or killed.
-const DefaultWaitTimeout = 24 * time.Hour
-
-// WaiterMargin is how long before its hook timeout the waiter gives up on
-// its own (exit 0, nothing claimed), so it is never killed mid-claim.
-func WaiterMargin(hookTimeout time.Duration) time.Duration {
-	return min(time.Minute, hookTimeout/10)
-}
 
 // HookOptions says what to register.
 type HookOptions struct {
 	Binary      string        // absolute path of relay-baton
-	WaitTimeout time.Duration // the waiter's hook timeout (0 = DefaultWaitTimeout)
-	Agent       string        // "" or AgentClaude: Claude Code's hooks; AgentCodex: Codex's (codex_hooks.go)
+	WaitTimeout time.Duration // the waiter's hook timeout (0 = conversation.DefaultWaitTimeout)
+	Agent       string        // "" or conversation.AgentClaude: Claude Code's hooks; conversation.AgentCodex: Codex's (codex_hooks.go)
 }
 
 // HookEntry is one hook relay-baton registers.
@@ -51,16 +40,16 @@ var hookSubs = []string{"stop", "wait", "session-start", "prompt-submit", "notif
 
 // Hooks returns the entries `relay-baton hook install` registers.
 func Hooks(o HookOptions) []HookEntry {
-	if o.Agent == AgentCodex {
+	if o.Agent == conversation.AgentCodex {
 		return codexHooks(o)
 	}
 	wt := o.WaitTimeout
 	if wt <= 0 {
-		wt = DefaultWaitTimeout
+		wt = conversation.DefaultWaitTimeout
 	}
 	wait := HookCommand(o.Binary, "wait")
-	if wt != DefaultWaitTimeout {
-		wait += " --timeout " + (wt - WaiterMargin(wt)).String()
+	if wt != conversation.DefaultWaitTimeout {
+		wait += " --timeout " + (wt - conversation.WaiterMargin(wt)).String()
 	}
 	secs := int((wt + time.Second - 1) / time.Second)
 	return []HookEntry{
@@ -356,28 +345,6 @@ func ForeignRelayBatonHooks(settings []byte) []string {
 	return out
 }
 
-// SettingsPath returns the settings file of a scope: project
-// (<workspace>/.claude/settings.json), local (settings.local.json) or user
-// ($CLAUDE_CONFIG_DIR or ~/.claude, settings.json).
-func SettingsPath(scope, workspace string) (string, error) {
-	switch scope {
-	case "project", "":
-		return filepath.Join(workspace, ".claude", "settings.json"), nil
-	case "local":
-		return filepath.Join(workspace, ".claude", "settings.local.json"), nil
-	case "user":
-		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "settings.json"), nil
-		}
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
-	}
-	return "", fmt.Errorf("scope must be project, local or user, not %q", scope)
-}
-
 // PlanHooks reads path and computes the merge without writing.
 func PlanHooks(path string, o HookOptions, uninstall bool) (HookPlan, error) {
 	return planHooksIn(path, "", o, uninstall)
@@ -393,7 +360,7 @@ func planHooksIn(path, within string, o HookOptions, uninstall bool) (HookPlan, 
 	if err != nil {
 		return HookPlan{}, err
 	}
-	before, err := readRegularFile(target, 16<<20)
+	before, err := events.ReadRegular(target, 16<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return HookPlan{}, err
 	}
@@ -504,11 +471,11 @@ func (p HookPlan) Apply() error {
 		mode = fi.Mode().Perm()
 	}
 	if b := p.BackupPath(); b != "" {
-		if err := WriteFileAtomic(b, p.Before, mode, true); err != nil {
+		if err := events.WriteFileAtomic(b, p.Before, mode, true); err != nil {
 			return fmt.Errorf("back up %s before editing it: %w (nothing was changed)", target, err)
 		}
 	}
-	if err := WriteFileAtomic(target, p.After, mode, true); err != nil {
+	if err := events.WriteFileAtomic(target, p.After, mode, true); err != nil {
 		return fmt.Errorf("write %s: %w", target, err)
 	}
 	return nil
@@ -525,77 +492,4 @@ func jsonEqual(a, b []byte) bool {
 	ab, _ := json.Marshal(x)
 	bb, _ := json.Marshal(y)
 	return bytes.Equal(ab, bb)
-}
-
-// hookEvents are the hook_event_name values each hook subcommand serves.
-var hookEvents = map[string][]string{
-	"stop":          {"Stop"},
-	"wait":          {"Stop", "SessionStart"},
-	"prompt-submit": {"UserPromptSubmit"},
-	"session-start": {"SessionStart"},
-	"notify":        {"Notification"},
-}
-
-// CheckHookEvent reports whether a payload's hook_event_name is one the hook
-// subcommand sub serves: `hook stop` given a UserPromptSubmit payload (a
-// hook registered under the wrong event, or a hand-made payload) must not
-// claim a message. A payload without hook_event_name is refused too:
-// Claude Code and Codex always send it.
-func CheckHookEvent(sub, event string) error {
-	want, ok := hookEvents[sub]
-	if !ok {
-		return fmt.Errorf("unknown hook %q", sub)
-	}
-	if slices.Contains(want, event) {
-		return nil
-	}
-	got := fmt.Sprintf("event %q", oneLineCut(event, 40))
-	if event == "" {
-		got = "no hook_event_name"
-	}
-	return fmt.Errorf("hook %s: payload has %s, not %s: ignored, nothing claimed (is the hook registered under another event? `relay-baton hook install` rewrites the entries)", sub, got, strings.Join(want, " or "))
-}
-
-// HookBudget is how long the Stop, UserPromptSubmit and SessionStart hooks
-// may work: well under the 30 s timeout they are registered with, so that
-// Claude Code never has to kill one (a claim cut short is recovered by the
-// next lane). RELAY_BATON_HOOK_BUDGET overrides it (tests).
-func HookBudget() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("RELAY_BATON_HOOK_BUDGET")); err == nil && d > 0 {
-		return d
-	}
-	return 10 * time.Second
-}
-
-// RunBounded runs fn in a goroutine and waits for it: for at most limit
-// (0: no limit) and, once ctx ends (a signal), for at most grace more. It
-// reports whether fn finished; when it did not, the caller returns and the
-// process exits with fn cut short.
-func RunBounded(ctx context.Context, limit, grace time.Duration, fn func()) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	var expire <-chan time.Time
-	if limit > 0 {
-		t := time.NewTimer(limit)
-		defer t.Stop()
-		expire = t.C
-	}
-	select {
-	case <-done:
-		return true
-	case <-expire:
-		return false
-	case <-ctx.Done():
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }

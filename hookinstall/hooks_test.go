@@ -1,4 +1,4 @@
-package conversation
+package hookinstall
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 const foreignSettings = `{
@@ -102,7 +104,7 @@ func TestMergeHooksBadInput(t *testing.T) {
 
 func TestPlanApplyHooks(t *testing.T) {
 	ws := t.TempDir()
-	p, _ := SettingsPath("project", ws)
+	p, _ := conversation.SettingsPath("project", ws)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(foreignSettings), 0o640)
 	plan, err := PlanHooks(p, HookOptions{Binary: "/b/relay-baton"}, false)
@@ -119,14 +121,14 @@ func TestPlanApplyHooks(t *testing.T) {
 	if again.Changed {
 		t.Error("second plan reports a change")
 	}
-	if lp, _ := SettingsPath("local", ws); filepath.Base(lp) != "settings.local.json" {
+	if lp, _ := conversation.SettingsPath("local", ws); filepath.Base(lp) != "settings.local.json" {
 		t.Error(lp)
 	}
 	t.Setenv("CLAUDE_CONFIG_DIR", "/cfg")
-	if up, _ := SettingsPath("user", ws); up != "/cfg/settings.json" {
+	if up, _ := conversation.SettingsPath("user", ws); up != "/cfg/settings.json" {
 		t.Error(up)
 	}
-	if _, err := SettingsPath("global", ws); err == nil {
+	if _, err := conversation.SettingsPath("global", ws); err == nil {
 		t.Error("bad scope accepted")
 	}
 }

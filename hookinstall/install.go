@@ -1,4 +1,11 @@
-package conversation
+// Package hookinstall puts relay-baton's chat hooks into an agent's
+// configuration and takes them out again: Claude Code's settings files
+// (project, local or user) and Codex's hooks.json with the trust Codex
+// asks of each hook (recorded through `codex app-server`). The settings
+// are edited in place (jsonedit.go), so everything else in them is kept
+// byte for byte; CheckHooks is doctor's read-only look at them. What runs
+// when a hook fires is conversation's (RunHook).
+package hookinstall
 
 import (
 	"context"
@@ -12,11 +19,15 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events/render"
+
+	"github.com/relay-baton/relay-baton/conversation"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // InstallOptions says what `relay-baton hook install` does.
 type InstallOptions struct {
-	Agent       string // AgentClaude (Claude Code's settings, the default) or AgentCodex (hooks.json and Codex's trust)
+	Agent       string // conversation.AgentClaude (Claude Code's settings, the default) or conversation.AgentCodex (hooks.json and Codex's trust)
 	Workspace   string
 	Scope       string        // project, local or user (Codex: user or project); "" is the agent's default, project for Claude Code, user for Codex
 	Binary      string        // the relay-baton binary (symlinks are resolved); "" is this process's
@@ -47,7 +58,7 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 		}
 	}
 	switch o.Agent {
-	case AgentCodex:
+	case conversation.AgentCodex:
 		if o.Scope == "" {
 			o.Scope = "user"
 		}
@@ -56,14 +67,14 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 			bin = r
 		}
 		return installCodexHooks(ctx, out, o.Workspace, o.Scope, bin, o.Check, o.Uninstall)
-	case AgentClaude, "":
+	case conversation.AgentClaude, "":
 	default:
 		return false, &InstallUsageError{Msg: fmt.Sprintf("--agent must be claude or codex, not %q", o.Agent)}
 	}
 	if o.Scope == "" {
 		o.Scope = "project"
 	}
-	path, err := SettingsPath(o.Scope, o.Workspace)
+	path, err := conversation.SettingsPath(o.Scope, o.Workspace)
 	if err != nil {
 		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
@@ -167,12 +178,12 @@ func CheckHooks(root, bin string) []HookCheck {
 		if scope != "user" && root == "" {
 			continue
 		}
-		path, err := SettingsPath(scope, root)
+		path, err := conversation.SettingsPath(scope, root)
 		if err != nil {
 			continue
 		}
 		name := "hooks (" + scope + ")"
-		data, err := readRegularFile(path, 16<<20)
+		data, err := events.ReadRegular(path, 16<<20)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if scope == "local" {

@@ -1,4 +1,4 @@
-package conversation
+package hookinstall
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
 )
 
 // userSettings is a settings file as a person keeps it: a number float64
@@ -133,7 +135,7 @@ func TestInstallRefusesProjectLinkOutOfRepo(t *testing.T) {
 // uninstall keeps the user's wrapper and says so.
 func TestCodexUninstallKeepsWrapperAndLink(t *testing.T) {
 	bin := "/usr/local/bin/relay-baton"
-	installed, err := MergeHooks([]byte(userSettings), HookOptions{Binary: bin, Agent: AgentCodex}, false)
+	installed, err := MergeHooks([]byte(userSettings), HookOptions{Binary: bin, Agent: conversation.AgentCodex}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestCodexUninstallKeepsWrapperAndLink(t *testing.T) {
 	os.WriteFile(target, installed, 0o600)
 	os.Symlink(target, filepath.Join(home, "hooks.json"))
 	var out bytes.Buffer
-	if _, err := InstallHooks(context.Background(), &out, InstallOptions{Agent: AgentCodex, Workspace: t.TempDir(), Binary: bin, WaitTimeout: time.Minute, Uninstall: true}); err != nil {
+	if _, err := InstallHooks(context.Background(), &out, InstallOptions{Agent: conversation.AgentCodex, Workspace: t.TempDir(), Binary: bin, WaitTimeout: time.Minute, Uninstall: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != userSettings {

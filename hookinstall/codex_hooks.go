@@ -1,4 +1,4 @@
-package conversation
+package hookinstall
 
 import (
 	"bufio"
@@ -11,6 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // Codex hooks (measured with 0.169.0): $CODEX_HOME/hooks.json or
@@ -34,7 +40,7 @@ import (
 func CodexHooksPath(scope, workspace string) (string, error) {
 	switch scope {
 	case "user", "":
-		h := CodexHome()
+		h := conversation.CodexHome()
 		if h == "" {
 			return "", errors.New("cannot find Codex's home: set CODEX_HOME")
 		}
@@ -88,7 +94,7 @@ func StartCodexAppServer(ctx context.Context, bin string, env ...string) (*Codex
 	if len(env) > 0 {
 		cmd.Env = env
 	}
-	ownGroup(cmd)
+	procfacts.OwnGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -175,7 +181,7 @@ func (a *CodexAppServer) stderrHint() string {
 	if s == "" {
 		return ""
 	}
-	return " (codex said: " + oneLineCut(s, 300) + ")"
+	return " (codex said: " + render.Cut(s, 300) + ")"
 }
 
 // Close ends the app server.
@@ -186,7 +192,7 @@ func (a *CodexAppServer) Close() {
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		killGroup(a.cmd)
+		procfacts.KillGroup(a.cmd)
 		<-done
 	}
 }
