@@ -11,7 +11,6 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
 

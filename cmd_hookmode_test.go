@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // With RELAY_BATON_TEST_AS_MAIN=1 the test binary is relay-baton itself:
@@ -301,7 +301,7 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "* "+chatSID) {
 		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
 	}
-	os.MkdirAll(filepath.Join(ws, conversation.ChatDir, other, "inbox"), 0o700)
+	os.MkdirAll(filepath.Join(ws, workspace.ChatDir, other, "inbox"), 0o700)
 	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+chatSID) || strings.Contains(out, other) {
 		t.Errorf("a marked lead with no process known to run is neither listed nor the lead: %q", out)

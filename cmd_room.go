@@ -7,13 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
 
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // roomFlags are the flags the room's commands share.
@@ -70,7 +70,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		ReadOnly: f.readOnly, NoRepo: f.noRepo,
 	})
 	if err != nil {
-		if errors.Is(err, conversation.ErrNotGitRepo) {
+		if errors.Is(err, workspace.ErrNotGitRepo) {
 			return nil, &cli.UsageError{Msg: err.Error()}
 		}
 		var ce *room.ConfigError

@@ -13,7 +13,6 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -183,7 +182,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	h := r.held
 	r.held = nil
 	var mk claimMarker
-	if b, err := readSmall(h.path, maxInboxFile); err == nil {
+	if b, err := events.ReadOwned(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
 	err := h.s.requeue(r.Message, mk)
@@ -240,7 +239,7 @@ type Recovered struct {
 // the inbox to be delivered again. Markers of live claimers are left alone.
 // It is cheap when there is nothing to do (one directory read).
 func (s *Session) Recover() []Recovered {
-	names, err := readDirNames(s.ClaimsDir()) // a FIFO there does not block
+	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
@@ -273,7 +272,7 @@ const (
 
 // ClaimState reports the claim status of message id.
 func (s *Session) ClaimState(id string) ClaimStatus {
-	f, err := openChecked(s.markerPath(id), os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
 	if err != nil {
 		return ClaimNone
 	}
@@ -355,9 +354,9 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 // requeues a handed-over claim without waiting for ClaimGrace.
 func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	p := s.markerPath(id)
-	f, err := openChecked(p, os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
-		if errors.Is(err, ErrNotRegular) {
+		if errors.Is(err, events.ErrNotRegular) {
 			os.Remove(p) // not ours: a marker is always a regular file
 		}
 		return Recovered{}, false
@@ -444,7 +443,7 @@ func (s *Session) ConfirmClaim(id string) {
 		return
 	}
 	p := s.markerPath(id)
-	f, err := openChecked(p, os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // replay's --session completion: the log's sessions, newest first; none
@@ -20,10 +21,10 @@ func TestLogSessions(t *testing.T) {
 	if got := LogSessions(root); len(got) != 0 {
 		t.Errorf("no log: %q", got)
 	}
-	if _, err := EnsureSessionDir(root); err != nil {
+	if _, err := workspace.EnsureSessionDir(root); err != nil {
 		t.Fatal(err)
 	}
-	l, err := events.OpenLog(LogPath(root))
+	l, err := events.OpenLog(workspace.LogPath(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +42,8 @@ func TestLogSessions(t *testing.T) {
 	if got := LogSessions(t.TempDir()); got != nil {
 		t.Errorf("outside a repository: %q", got)
 	}
-	os.Remove(LogPath(root))
-	makeFIFO(t, LogPath(root))
+	os.Remove(workspace.LogPath(root))
+	makeFIFO(t, workspace.LogPath(root))
 	if got := LogSessions(root); got != nil {
 		t.Errorf("a FIFO log: %q", got)
 	}

@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-
-	"github.com/relay-baton/relay-baton/procfacts"
-
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -86,7 +85,7 @@ const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
 func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
-	f, err := OpenRegular(path) // a FIFO there does not block
+	f, err := events.OpenRegular(path) // a FIFO there does not block
 	if err != nil {
 		return agents.RolloutMeta{}, false
 	}
@@ -110,7 +109,7 @@ func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
 // rollout untouched for BusyTTL is idle whatever it says (its process died
 // mid-turn).
 func CodexTurn(rollout string, now time.Time) bool {
-	f, err := OpenRegular(rollout) // a FIFO there does not block
+	f, err := events.OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}

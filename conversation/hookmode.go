@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/agents"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

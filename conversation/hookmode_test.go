@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -187,7 +186,7 @@ func TestProcessCheck(t *testing.T) {
 	procs.set(42, procfacts.Stat{State: 'S', Start: 1234})
 	p := procfacts.Identify(procs, 42)
 	if p != (procfacts.Process{PID: 42, Start: 1234, BootID: "boot-1"}) {
-		t.Fatalf("procfacts.Identify: %+v", p)
+		t.Fatalf("Identify: %+v", p)
 	}
 	if got := p.Check(procs); got != procfacts.Live {
 		t.Fatalf("running: %s", got)

@@ -112,14 +112,14 @@ type Receipt struct {
 
 // Send validates the session, records the transcript offset and enqueues
 // text. It is the one entry point for the CLI, the room and the server.
-func Send(workspace, sessionID, from, text string) (Receipt, error) {
-	s, err := OpenSession(workspace, sessionID)
+func Send(ws, sessionID, from, text string) (Receipt, error) {
+	s, err := OpenSession(ws, sessionID)
 	if err != nil {
 		return Receipt{}, err
 	}
 	path := LocateTranscript(s)
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
-		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, workspace)
+		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
 	}
 	off := Size(path)
 	codex := agents.IsRolloutPath(path)

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // A repository whose .claude, or .claude/session-chat, is a symlink (to
 // anywhere) gets no chat folder, message, log or registration written
 // through it.
 func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
-	for _, linked := range []string{".claude", ChatDir} {
+	for _, linked := range []string{".claude", workspace.ChatDir} {
 		t.Run(linked, func(t *testing.T) {
 			ws := t.TempDir()
 			elsewhere := t.TempDir()
-			if linked == ChatDir {
+			if linked == workspace.ChatDir {
 				os.Mkdir(filepath.Join(ws, ".claude"), 0o755)
 			}
 			if err := os.Symlink(elsewhere, filepath.Join(ws, linked)); err != nil {

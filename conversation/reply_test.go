@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
-
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Registration is what the SessionStart hook records about a session, so
@@ -48,7 +48,7 @@ func (s *Session) Register(r Registration) error {
 
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
-	b, err := readSmall(s.registrationPath(), 1<<20)
+	b, err := events.ReadOwned(s.registrationPath(), 1<<20)
 	if err != nil {
 		return Registration{}, false
 	}
@@ -68,7 +68,7 @@ func (s *Session) MarkBusy() error {
 		return err
 	}
 	now := time.Now()
-	f, err := openChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := events.OpenChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
-	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
+	f, err := events.OpenChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, false, err
 	}
@@ -146,12 +146,12 @@ func (s *Session) Waiting() bool {
 }
 
 // leadPath is the file that marks the lead session of a workspace.
-func leadPath(workspace string) string { return filepath.Join(workspace, ChatDir, "lead") }
+func leadPath(ws string) string { return filepath.Join(ws, workspace.ChatDir, "lead") }
 
 // SetLead marks id as the workspace's lead session ("" clears the mark).
-func SetLead(workspace, id string) error {
+func SetLead(ws, id string) error {
 	if id == "" {
-		err := os.Remove(leadPath(workspace))
+		err := os.Remove(leadPath(ws))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -160,7 +160,7 @@ func SetLead(workspace, id string) error {
 	if err := ValidSessionID(id); err != nil {
 		return err
 	}
-	root := filepath.Join(workspace, ChatDir)
+	root := filepath.Join(ws, workspace.ChatDir)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return err
 	}
@@ -205,19 +205,19 @@ type Target struct {
 // out: ListAllTargets has them. The lead is the live session marked with
 // SetLead, else the most recently active live chat-capable one; there is
 // no lead when no session is live.
-func ListTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, false, procfacts.System)
+func ListTargets(ws string) ([]Target, error) {
+	return listTargets(ws, false, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder
 // in workspace or a transcript for it under the Claude Code projects
 // folder, whatever its State (the lead is still only ever a live session).
-func ListAllTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, true, procfacts.System)
+func ListAllTargets(ws string) ([]Target, error) {
+	return listTargets(ws, true, procfacts.System)
 }
 
-func listTargets(workspace string, all bool, procs procfacts.Source) ([]Target, error) {
-	ws, err := filepath.Abs(workspace)
+func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error) {
+	ws, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func listTargets(workspace string, all bool, procs procfacts.Source) ([]Target, 
 		}
 		return t
 	}
-	entries, err := os.ReadDir(filepath.Join(ws, ChatDir))
+	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func listTargets(workspace string, all bool, procs procfacts.Source) ([]Target, 
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
+	if b, err := events.ReadOwned(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == procfacts.Live {
@@ -335,8 +335,8 @@ func listTargets(workspace string, all bool, procs procfacts.Source) ([]Target, 
 var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
-func Lead(workspace string) (Target, error) {
-	ts, err := ListTargets(workspace)
+func Lead(ws string) (Target, error) {
+	ts, err := ListTargets(ws)
 	if err != nil {
 		return Target{}, err
 	}
@@ -345,30 +345,7 @@ func Lead(workspace string) (Target, error) {
 			return t, nil
 		}
 	}
-	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, workspace)
-}
-
-// ResolveWorkspace finds the workspace for start: the nearest directory up
-// from start holding .claude/session-chat, else the git root, else start.
-func ResolveWorkspace(start string) (string, error) {
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; {
-		if fi, err := os.Stat(filepath.Join(d, ChatDir)); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	if root, err := FindRoot(dir); err == nil {
-		return root, nil
-	}
-	return dir, nil
+	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws)
 }
 
 // printModeTranscript reports whether the transcript at path was written by
@@ -404,7 +381,7 @@ func (s *Session) RecordProcess(p procfacts.Process) error {
 	}
 	b, _ := json.Marshal(p)
 	b = append(b, '\n')
-	if old, err := readSmall(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
+	if old, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := s.checkDirs(); err != nil {
@@ -415,7 +392,7 @@ func (s *Session) RecordProcess(p procfacts.Process) error {
 
 // Process returns the session's recorded process (ok=false when none).
 func (s *Session) Process() (procfacts.Process, bool) {
-	b, err := readSmall(filepath.Join(s.dir, processName), 4096)
+	b, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096)
 	if err != nil {
 		return procfacts.Process{}, false
 	}

@@ -13,9 +13,9 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/relay-baton/relay-baton/procfacts"
-
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The socket lane. Claude Code (2.1.224 and later) binds an inbox socket
@@ -119,7 +119,7 @@ func (s *Session) ClearSocket() {
 // Socket reads socket.json; ok is false when there is none (or it is not
 // a regular file of ours).
 func (s *Session) Socket() (SocketInfo, bool) {
-	b, err := readSmall(s.socketPath(), 64<<10)
+	b, err := events.ReadOwned(s.socketPath(), 64<<10)
 	if err != nil {
 		return SocketInfo{}, false
 	}
@@ -177,7 +177,7 @@ func checkSocket(p string) error {
 		return fmt.Errorf("%w: %s: %v", ErrSocketRefused, p, errors.Unwrap(err))
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
-		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, kindOf(fi.Mode()))
+		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, events.FileKind(fi.Mode()))
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func enqueuedInTranscript(path string, off int64, id string) bool {
 	if path == "" {
 		return false
 	}
-	f, err := OpenRegular(path)
+	f, err := events.OpenRegular(path)
 	if err != nil {
 		return false
 	}

@@ -11,8 +11,6 @@ import (
 // Neither Unix nor Windows (plan9, js/wasm, wasip1): relay-baton does not
 // support these systems; the package builds, and the lane's locks refuse.
 
-const syscallNoFollow = 0
-
 func renameNoReplace(oldpath, newpath string) error {
 	if _, err := os.Lstat(newpath); err == nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}

@@ -9,11 +9,9 @@ import (
 )
 
 // The Unix facts every Unix shares (Linux, macOS, the BSDs): flock(2) for
-// claim markers and the waiter lock, O_NOFOLLOW, O_NONBLOCK and
+// claim markers and the waiter lock, O_NONBLOCK and
 // O_DIRECTORY. What differs per system (the no-replace rename) is in
 // rename_*.go; process facts are procfacts'.
-
-const syscallNoFollow = syscall.O_NOFOLLOW
 
 // tryLock takes an exclusive, non-blocking flock on f.
 func tryLock(f *os.File) (bool, error) {

@@ -8,12 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows has no O_NOFOLLOW, O_NONBLOCK nor O_DIRECTORY for open: files are
+// Windows has no O_NONBLOCK nor O_DIRECTORY for open: files are
 // checked after opening (openChecked) instead.
 const (
-	syscallNoFollow = 0
-	openNonBlock    = 0
-	openDirectory   = 0
+	openNonBlock  = 0
+	openDirectory = 0
 )
 
 // renameNoReplace renames old to new with MoveFileEx without

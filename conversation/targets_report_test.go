@@ -36,18 +36,18 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 	}
 	const id = "01234567-89ab-cdef-0123-456789abcdef"
 	if got, err := conversation.PickSession(ws, id); got != id || err != nil {
-		t.Errorf("conversation.PickSession(id) = %q, %v", got, err)
+		t.Errorf("PickSession(id) = %q, %v", got, err)
 	}
 	if _, err := conversation.PickSession(ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
 		t.Errorf("no lead: %v", err)
 	}
 	if running, err := conversation.MarkLead(ws, id); running || err != nil {
-		t.Errorf("conversation.MarkLead of a session that does not run: %v %v", running, err)
+		t.Errorf("MarkLead of a session that does not run: %v %v", running, err)
 	}
 	if running, err := conversation.MarkLead(ws, ""); !running || err != nil {
 		t.Errorf("clearing the lead: %v %v", running, err)
 	}
 	if ids := conversation.TargetIDs(ws); len(ids) != 0 {
-		t.Errorf("conversation.TargetIDs of an empty workspace: %q", ids)
+		t.Errorf("TargetIDs of an empty workspace: %q", ids)
 	}
 }

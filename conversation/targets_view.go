@@ -4,16 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
-
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Status says where a message sent to t now would go, in a few words:
@@ -233,19 +232,6 @@ func TranscriptOf(ws, id string) (string, error) {
 	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
 }
 
-// WorkspaceFor is the workspace a command works in: dir when given (its
-// --workspace), else ResolveWorkspace of the current folder.
-func WorkspaceFor(dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return ResolveWorkspace(wd)
-}
-
 // PickSession is the session a command talks to: id when given (an error
 // wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
 // Lead.
@@ -260,7 +246,7 @@ func PickSession(ws, id string) (string, error) {
 // TargetIDs are the session ids of ws's running targets, for completion;
 // none when the workspace cannot be found.
 func TargetIDs(dir string) []string {
-	ws, err := WorkspaceFor(dir)
+	ws, err := workspace.For(dir)
 	if err != nil {
 		return nil
 	}
@@ -277,35 +263,13 @@ func TargetIDs(dir string) []string {
 // A file that is not a regular one is not read (readRegularFile).
 func claudeHooksIn(ws string) string {
 	for _, scope := range []string{"project", "local", "user"} {
-		path, err := SettingsPath(scope, ws)
+		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {
 			continue
 		}
-		if data, err := readRegularFile(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
+		if data, err := events.ReadRegular(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
 			return path
 		}
 	}
 	return ""
-}
-
-// SettingsPath returns the settings file of a scope: project
-// (<workspace>/.claude/settings.json), local (settings.local.json) or user
-// ($CLAUDE_CONFIG_DIR or ~/.claude, settings.json).
-func SettingsPath(scope, workspace string) (string, error) {
-	switch scope {
-	case "project", "":
-		return filepath.Join(workspace, ".claude", "settings.json"), nil
-	case "local":
-		return filepath.Join(workspace, ".claude", "settings.local.json"), nil
-	case "user":
-		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, "settings.json"), nil
-		}
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
-	}
-	return "", fmt.Errorf("scope must be project, local or user, not %q", scope)
 }

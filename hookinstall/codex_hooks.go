@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
-	"github.com/relay-baton/relay-baton/procfacts"
-
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Codex hooks (measured with 0.169.0): $CODEX_HOME/hooks.json or

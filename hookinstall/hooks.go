@@ -16,7 +16,6 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/events"
 )
 

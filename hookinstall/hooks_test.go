@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 const foreignSettings = `{
@@ -104,7 +104,7 @@ func TestMergeHooksBadInput(t *testing.T) {
 
 func TestPlanApplyHooks(t *testing.T) {
 	ws := t.TempDir()
-	p, _ := conversation.SettingsPath("project", ws)
+	p, _ := workspace.SettingsPath("project", ws)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(foreignSettings), 0o640)
 	plan, err := PlanHooks(p, HookOptions{Binary: "/b/relay-baton"}, false)
@@ -121,14 +121,14 @@ func TestPlanApplyHooks(t *testing.T) {
 	if again.Changed {
 		t.Error("second plan reports a change")
 	}
-	if lp, _ := conversation.SettingsPath("local", ws); filepath.Base(lp) != "settings.local.json" {
+	if lp, _ := workspace.SettingsPath("local", ws); filepath.Base(lp) != "settings.local.json" {
 		t.Error(lp)
 	}
 	t.Setenv("CLAUDE_CONFIG_DIR", "/cfg")
-	if up, _ := conversation.SettingsPath("user", ws); up != "/cfg/settings.json" {
+	if up, _ := workspace.SettingsPath("user", ws); up != "/cfg/settings.json" {
 		t.Error(up)
 	}
-	if _, err := conversation.SettingsPath("global", ws); err == nil {
+	if _, err := workspace.SettingsPath("global", ws); err == nil {
 		t.Error("bad scope accepted")
 	}
 }

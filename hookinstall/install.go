@@ -18,11 +18,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events/render"
-
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // InstallOptions says what `relay-baton hook install` does.
@@ -74,7 +73,7 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 	if o.Scope == "" {
 		o.Scope = "project"
 	}
-	path, err := conversation.SettingsPath(o.Scope, o.Workspace)
+	path, err := workspace.SettingsPath(o.Scope, o.Workspace)
 	if err != nil {
 		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
@@ -178,7 +177,7 @@ func CheckHooks(root, bin string) []HookCheck {
 		if scope != "user" && root == "" {
 			continue
 		}
-		path, err := conversation.SettingsPath(scope, root)
+		path, err := workspace.SettingsPath(scope, root)
 		if err != nil {
 			continue
 		}

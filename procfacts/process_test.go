@@ -45,3 +45,18 @@ func TestParseStat(t *testing.T) {
 		}
 	}
 }
+
+// A process record without the start time and boot id the hooks write
+// names no session of this machine, even when the pid runs.
+func TestPidOnlyRecordIsNotLive(t *testing.T) {
+	if st := (Process{PID: 1}).Check(System); st == Live {
+		t.Fatalf(`{"pid":1} checks %s, want not live`, st)
+	}
+	me := ThisProcess()
+	if me.Start == 0 {
+		t.Skip("no process facts on this platform")
+	}
+	if st := me.Check(System); st != Live {
+		t.Fatalf("this process, fully recorded, is %s", st)
+	}
+}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // The Agent Room and the orchestrator lane in ONE repository (issue 11):
@@ -83,7 +83,7 @@ func killTree(pid int) {
 // chatFolders lists the session folders under the workspace's chat folder.
 func chatFolders(dir string) []string {
 	var ids []string
-	ents, _ := os.ReadDir(filepath.Join(dir, conversation.ChatDir))
+	ents, _ := os.ReadDir(filepath.Join(dir, workspace.ChatDir))
 	for _, e := range ents {
 		if e.IsDir() && conversation.ValidSessionID(e.Name()) == nil {
 			ids = append(ids, e.Name())

@@ -20,8 +20,8 @@ import (
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
-
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Acceptance of the orchestrator lane with the real Claude Code: a
@@ -221,7 +221,7 @@ func chatSession(t testing.TB, dir string) *conversation.Session {
 	t.Helper()
 	var s *conversation.Session
 	eventually(t, 30*time.Second, "the session's inbox (hooks not run?)", func() bool {
-		ents, _ := os.ReadDir(filepath.Join(dir, conversation.ChatDir))
+		ents, _ := os.ReadDir(filepath.Join(dir, workspace.ChatDir))
 		for _, e := range ents {
 			if cs, err := conversation.OpenSession(dir, e.Name()); err == nil && cs.ChatCapable() {
 				s = cs

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // fakeRunner records requests; run decides each result (and may edit the
@@ -135,7 +135,7 @@ func newHarness(t *testing.T, answers ...string) *harness {
 
 func (h *harness) events(t *testing.T) []events.Event {
 	t.Helper()
-	f, err := os.Open(conversation.LogPath(h.dir))
+	f, err := os.Open(workspace.LogPath(h.dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestDoctorDeep(t *testing.T) {
 		}
 		return ""
 	}
-	f, _ := os.OpenFile(conversation.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(workspace.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{not json\n")
 	f.Close()
 	r := h.e.Doctor(context.Background(), true)

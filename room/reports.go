@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fatih/color"
 	"io"
 	"io/fs"
 	"os"
@@ -16,11 +15,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fatih/color"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // StatusReport is what /status shows.
@@ -623,7 +624,7 @@ func (e *Engine) writeHandoff(to, doc string) error {
 	refs := map[string]string{"handoff": "handoff.md"}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
+		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs["backup"] = backup

@@ -14,7 +14,6 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -13,9 +13,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/mockapi"
-
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/mockapi"
 )
 
 // The texts the mock answers with, keyed by the prompts selftest sends.

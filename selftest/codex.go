@@ -14,9 +14,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/mockapi"
-
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/mockapi"
 )
 
 // codexModel is the model name the mock provider is configured with.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
-
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 

@@ -1,4 +1,4 @@
-package conversation
+package workspace
 
 import (
 	"errors"
@@ -17,35 +17,11 @@ import (
 // regular files read or written, and every file written opened with
 // O_NOFOLLOW (a symlink in its place is refused) and created 0600.
 
-// ErrNotRegular is wrapped by the errors for a path that is not a regular
-// file (a FIFO, a device, a socket, a directory, or a symlink where one is
-// refused). It is events.ErrNotRegular.
-var ErrNotRegular = events.ErrNotRegular
-
-// kindOf names a file type for an error message.
-var kindOf = events.FileKind
-
-// OpenRegular opens p for reading without blocking on a FIFO; anything but
-// a regular file is an error wrapping ErrNotRegular. Symlinks are followed
-// (transcripts may be links). It is events.OpenRegular.
-func OpenRegular(p string) (*os.File, error) { return events.OpenRegular(p) }
-
-// The package's short names for the helpers: openChecked opens with a type
-// check (and O_NOFOLLOW when asked), readSmall reads one of relay-baton's
-// own files (no symlink, capped), readRegularFile reads a file that may be
-// a link (capped), readDirNames lists a folder that may be a FIFO.
-var (
-	openChecked     = events.OpenChecked
-	readSmall       = events.ReadOwned
-	readRegularFile = events.ReadRegular
-	readDirNames    = events.ReadDirNames
-)
-
 // OpenAppend opens p for appending (created 0600; an older file's mode is
 // narrowed to 0600), refusing a symlink and anything but a regular file,
 // without blocking on a FIFO.
 func OpenAppend(p string) (*os.File, error) {
-	f, err := openChecked(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := events.OpenChecked(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err == nil {
 		_ = f.Chmod(0o600)
 	}
@@ -55,7 +31,7 @@ func OpenAppend(p string) (*os.File, error) {
 // WriteFile writes data to p (created 0600, truncated), refusing a symlink
 // and anything but a regular file at p.
 func WriteFile(p string, data []byte) error {
-	f, err := openChecked(p, os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := events.OpenChecked(p, os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -88,7 +64,7 @@ func (h History) Load() ([]string, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	b, err := readSmall(h.Path, 16<<20)
+	b, err := events.ReadOwned(h.Path, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		f, err := OpenAppend(h.Path) // created now (0600), as the line editor did
 		if err == nil {
@@ -106,7 +82,7 @@ func (h History) Load() ([]string, error) {
 	if len(lines) > limit {
 		keep := lines[len(lines)-limit:]
 		if len(lines) > 2*limit {
-			_ = writeFileAtomic(filepath.Dir(h.Path), filepath.Base(h.Path), []byte(strings.Join(keep, "\n")+"\n"), false)
+			_ = events.WriteFileAtomic(h.Path, []byte(strings.Join(keep, "\n")+"\n"), 0o600, false)
 		}
 		lines = keep
 	}
@@ -130,15 +106,15 @@ func (h History) Append(line string) error {
 // the repository, so `git add -A` must not pick them up.
 const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 
-// ensureIgnored makes dir/.gitignore ignore everything: it writes one, or
+// EnsureIgnored makes dir/.gitignore ignore everything: it writes one, or
 // repairs one whose last pattern is not "*" (a repository can commit a
 // "!*" there so that `git add -A` picks up inboxes and logs) by appending
 // a "*" line, which overrides every line before it; the lines already
 // there are kept. It never writes through a symlink. It returns why the
 // file could not be made right, for a warning ("" when it is right).
-func ensureIgnored(dir string) string {
+func EnsureIgnored(dir string) string {
 	p := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscallNoFollow, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err == nil {
 		_, err = f.WriteString(ignoreAll)
 		if cerr := f.Close(); err == nil {
@@ -152,12 +128,12 @@ func ensureIgnored(dir string) string {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "" // no folder
 	}
-	b, rerr := readOwnedSmall(p)
+	b, rerr := events.ReadOwned(p, 64<<10)
 	if rerr == nil && ignoresAll(b) {
 		return ""
 	}
 	if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, kindOf(fi.Mode()))
+		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, events.FileKind(fi.Mode()))
 	}
 	if rerr != nil {
 		return fmt.Sprintf("cannot read %s (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, rerr)
@@ -166,14 +142,11 @@ func ensureIgnored(dir string) string {
 		b = append(b, '\n')
 	}
 	b = append(b, ignoreAll...)
-	if werr := WriteFileAtomic(p, b, 0o600, false); werr != nil {
+	if werr := events.WriteFileAtomic(p, b, 0o600, false); werr != nil {
 		return fmt.Sprintf("%s does not ignore everything and cannot be repaired (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, werr)
 	}
 	return ""
 }
-
-// readOwnedSmall reads a small file without following a symlink.
-func readOwnedSmall(p string) ([]byte, error) { return events.ReadOwned(p, 64<<10) }
 
 // ignoresAll reports whether a .gitignore ignores every file of its folder:
 // its last pattern is "*" (git obeys the last pattern that matches, so no
