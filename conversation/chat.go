@@ -20,6 +20,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -470,7 +471,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			return res, fmt.Errorf("claim %s: record the claim: %w", name, err)
 		}
 		dst := s.DeliveredPath(id)
-		switch err := renameNoReplace(src, dst); {
+		switch err := filelock.RenameNoReplace(src, dst); {
 		case err == nil:
 		case errors.Is(err, fs.ErrNotExist):
 			held.drop()

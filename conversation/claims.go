@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -97,7 +98,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 	}
 	// Blocking: a Recover may be testing the lock of this new temporary
 	// file for a moment.
-	if err := lockWait(f); err != nil {
+	if err := filelock.Wait(f); err != nil {
 		return fail(fmt.Errorf("lock a new claim marker: %w", err))
 	}
 	b, _ := json.Marshal(mk)
@@ -105,7 +106,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 		return fail(err)
 	}
 	p := s.markerPath(mk.ID)
-	if err := renameNoReplace(tmp, p); err != nil {
+	if err := filelock.RenameNoReplace(tmp, p); err != nil {
 		return fail(err)
 	}
 	return &heldClaim{s: s, path: p, f: f}, nil
@@ -218,10 +219,10 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 	if name == "" || idFromName(name) == "" || validMessageID(idFromName(name)) != nil {
 		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
 	}
-	err := renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+	err := filelock.RenameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
 	if errors.Is(err, fs.ErrExist) {
 		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
-		err = renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+		err = filelock.RenameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
 	}
 	return err
 }
@@ -277,7 +278,7 @@ func (s *Session) ClaimState(id string) ClaimStatus {
 		return ClaimNone
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return ClaimLive
 	}
 	return ClaimPending
@@ -362,7 +363,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		return Recovered{}, false
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return Recovered{}, false // its claimer is alive
 	}
 	// Still the marker at p (not one removed while we waited)?
@@ -448,7 +449,7 @@ func (s *Session) ConfirmClaim(id string) {
 		return
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return
 	}
 	if fi, err := f.Stat(); err == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -134,7 +135,7 @@ func CodexTurn(rollout string, now time.Time) bool {
 // process: codex holds an exclusive flock on
 // $CODEX_HOME/thread-writer-locks/<id>.lock while it writes the thread
 // (measured with 0.169.0). Whether another process holds it is a fact of
-// the system (writerLockHeld): Linux reads /proc/locks, other systems (and
+// the system (filelock.WriterHeld): Linux reads /proc/locks, other systems (and
 // -tags portable) probe with a shared non-blocking lock dropped at once.
 func CodexLoaded(id string) bool {
 	home := CodexHome()
@@ -146,7 +147,7 @@ func CodexLoaded(id string) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	return writerLockHeld(p, fi)
+	return filelock.WriterHeld(p, fi)
 }
 
 // CodexTargetAge: a Codex thread whose rollout was last written longer ago

@@ -220,24 +220,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		mu.Unlock()
 	}()
 	s, id := r.Session, r.Message.ID
-	var nudge func()
-	if agents.IsRolloutPath(r.TranscriptPath) {
-		// A Codex thread: while the message waits, the queue lane delivers
-		// it as soon as the thread is idle (a Stop hook may have run just
-		// before it was queued), the steer lane while a turn runs on the
-		// daemon.
-		nudge = func() { _, _ = DeliverCodex(ctx, s) }
-	} else if _, err := s.SocketLane(); err == nil {
-		// A Claude Code session with a messaging socket: a message that
-		// waits (behind others, or put back by Recover) is posted as soon
-		// as it is first in line. After a failure the hook lanes take it.
-		failed := false
-		nudge = func() {
-			if !failed {
-				failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
-			}
-		}
-	}
+	nudge := deliveryNudge(ctx, r)
 	m, err := waitDelivered(ctx, s, id, opts.Poll, emit, nudge)
 	if err != nil || m == nil {
 		return err
@@ -318,6 +301,31 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		return ctx.Err()
 	}
 	return nil
+}
+
+// deliveryNudge is what Watch does each time a message it follows still
+// waits in the inbox: nothing for a session only the hooks reach (nil).
+func deliveryNudge(ctx context.Context, r Receipt) func() {
+	s := r.Session
+	if agents.IsRolloutPath(r.TranscriptPath) {
+		// A Codex thread: while the message waits, the queue lane delivers
+		// it as soon as the thread is idle (a Stop hook may have run just
+		// before it was queued), the steer lane while a turn runs on the
+		// daemon.
+		return func() { _, _ = DeliverCodex(ctx, s) }
+	}
+	if _, err := s.SocketLane(); err != nil {
+		return nil
+	}
+	// A Claude Code session with a messaging socket: a message that waits
+	// (behind others, or put back by Recover) is posted as soon as it is
+	// first in line. After a failure the hook lanes take it.
+	failed := false
+	return func() {
+		if !failed {
+			failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
+		}
+	}
 }
 
 // waitDelivered reports queue positions until id is delivered (returned)

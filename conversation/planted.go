@@ -69,7 +69,7 @@ func findPlanted(ws string) planted {
 }
 
 // PlantedWarnings checks relay-baton's folders in workspace: it repairs
-// their .gitignore files (ensureIgnored) and returns one warning line per
+// their .gitignore files (workspace.EnsureIgnored) and returns one warning line per
 // path git tracks there (ignored: a clone planted it) and per .gitignore it
 // could not repair. Commands print them before they list or pick targets.
 func PlantedWarnings(ws string) []string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -123,7 +124,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := tryLock(f)
+	ok, err := filelock.Try(f)
 	if !ok || err != nil {
 		f.Close()
 		return nil, false, err
@@ -346,6 +347,30 @@ func Lead(ws string) (Target, error) {
 		}
 	}
 	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws)
+}
+
+// PickSession is the session a command talks to: id when given (an error
+// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
+// Lead.
+func PickSession(ws, id string) (string, error) {
+	if id != "" {
+		return id, ValidSessionID(id)
+	}
+	t, err := Lead(ws)
+	return t.SessionID, err
+}
+
+// TranscriptOf finds the transcript (or Codex rollout) of session id in
+// ws, with an error that says where it looked and what to run.
+func TranscriptOf(ws, id string) (string, error) {
+	s, err := OpenSession(ws, id)
+	if err != nil {
+		return "", err
+	}
+	if path := LocateTranscript(s); path != "" {
+		return path, nil
+	}
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by

@@ -219,30 +219,6 @@ func MarkLead(ws, id string) (running bool, err error) {
 	return err != nil || slices.ContainsFunc(known, func(t Target) bool { return t.SessionID == id }), nil
 }
 
-// TranscriptOf finds the transcript (or Codex rollout) of session id in
-// ws, with an error that says where it looked and what to run.
-func TranscriptOf(ws, id string) (string, error) {
-	s, err := OpenSession(ws, id)
-	if err != nil {
-		return "", err
-	}
-	if path := LocateTranscript(s); path != "" {
-		return path, nil
-	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
-}
-
-// PickSession is the session a command talks to: id when given (an error
-// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
-// Lead.
-func PickSession(ws, id string) (string, error) {
-	if id != "" {
-		return id, ValidSessionID(id)
-	}
-	t, err := Lead(ws)
-	return t.SessionID, err
-}
-
 // TargetIDs are the session ids of ws's running targets, for completion;
 // none when the workspace cannot be found.
 func TargetIDs(dir string) []string {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -58,13 +58,13 @@ func TestRenameLink(t *testing.T) {
 	}
 }
 
-// renameNoReplace, whichever way this build takes, never replaces.
+// RenameNoReplace, whichever way this build takes, never replaces.
 func TestRenameNoReplace(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	os.WriteFile(a, []byte("A"), 0o600)
 	os.WriteFile(b, []byte("B"), 0o600)
-	if err := renameNoReplace(a, b); !errors.Is(err, fs.ErrExist) {
+	if err := RenameNoReplace(a, b); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("over an existing file: %v", err)
 	}
 	if got, _ := os.ReadFile(b); string(got) != "B" {
@@ -72,7 +72,7 @@ func TestRenameNoReplace(t *testing.T) {
 	}
 }
 
-// lockHeld (the Codex writer-lock probe off Linux /proc) sees another
+// Held (the Codex writer-lock probe off Linux /proc) sees another
 // open file's exclusive flock, and takes nothing it keeps.
 func TestLockHeld(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "thread.lock")
@@ -80,17 +80,17 @@ func TestLockHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if held, err := lockHeld(p); held || err != nil {
+	if held, err := Held(p); held || err != nil {
 		t.Fatalf("unlocked file: %v %v", held, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatalf("the probe kept a lock: %v", err)
 	}
-	if held, err := lockHeld(p); !held || err != nil {
+	if held, err := Held(p); !held || err != nil {
 		t.Fatalf("locked file: %v %v", held, err)
 	}
 	f.Close()
-	if held, _ := lockHeld(p); held {
+	if held, _ := Held(p); held {
 		t.Fatal("a released lock still reads as held")
 	}
 }

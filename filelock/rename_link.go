@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -69,7 +69,7 @@ func lockDir(dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockWait(f); err != nil {
+	if err := Wait(f); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -8,16 +8,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows has no O_NONBLOCK nor O_DIRECTORY for open: files are
-// checked after opening (openChecked) instead.
-const (
-	openNonBlock  = 0
-	openDirectory = 0
-)
-
-// renameNoReplace renames old to new with MoveFileEx without
+// RenameNoReplace renames old to new with MoveFileEx without
 // MOVEFILE_REPLACE_EXISTING: it fails when new exists.
-func renameNoReplace(oldpath, newpath string) error {
+func RenameNoReplace(oldpath, newpath string) error {
 	from, err := windows.UTF16PtrFromString(oldpath)
 	if err != nil {
 		return err
@@ -44,8 +37,8 @@ func lockRange(f *os.File, flags uint32) error {
 	return windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, ^uint32(0), ^uint32(0), ol)
 }
 
-// tryLock takes an exclusive, non-blocking lock on f (LockFileEx).
-func tryLock(f *os.File) (bool, error) {
+// Try takes an exclusive, non-blocking lock on f (LockFileEx).
+func Try(f *os.File) (bool, error) {
 	err := lockRange(f, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
 		return false, nil
@@ -53,12 +46,12 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-// lockWait takes an exclusive lock on f, waiting for it.
-func lockWait(f *os.File) error { return lockRange(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
+// Wait takes an exclusive lock on f, waiting for it.
+func Wait(f *os.File) error { return lockRange(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
 
-// lockHeld reports whether another handle holds an exclusive lock on the
+// Held reports whether another handle holds an exclusive lock on the
 // file at path: a shared, non-blocking lock is refused only then.
-func lockHeld(path string) (bool, error) {
+func Held(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err

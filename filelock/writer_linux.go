@@ -1,6 +1,6 @@
 //go:build linux && !portable
 
-package conversation
+package filelock
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 	"syscall"
 )
 
-// writerLockHeld reads /proc/locks for an flock on the file's inode, and
-// never takes the lock itself; without /proc/locks it probes (lockHeld).
-func writerLockHeld(path string, fi fs.FileInfo) bool {
+// WriterHeld reports whether some process holds an flock on the file at
+// path (fi is its Lstat): it reads /proc/locks for the file's inode and
+// never takes the lock itself; without /proc/locks it probes (Held).
+func WriterHeld(path string, fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	locks, err := os.ReadFile("/proc/locks")
 	if !ok || err != nil {
-		held, _ := lockHeld(path)
+		held, _ := Held(path)
 		return held
 	}
 	suffix := fmt.Sprintf(":%d ", st.Ino)

@@ -1,6 +1,6 @@
 //go:build darwin && !portable
 
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameNoReplace renames old to new, failing with fs.ErrExist when new
+// RenameNoReplace renames old to new, failing with fs.ErrExist when new
 // exists (renamex_np RENAME_EXCL, macOS 10.12 and later), so a claim never
 // overwrites the record of another message. Filesystems without the flag
 // take the portable way (renameLink).
-func renameNoReplace(oldpath, newpath string) error {
+func RenameNoReplace(oldpath, newpath string) error {
 	err := unix.RenamexNp(oldpath, newpath, unix.RENAME_EXCL)
 	if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		return renameLink(oldpath, newpath)

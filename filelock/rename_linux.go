@@ -1,6 +1,6 @@
 //go:build linux && !portable
 
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameNoReplace renames old to new, failing with fs.ErrExist when new
+// RenameNoReplace renames old to new, failing with fs.ErrExist when new
 // exists (renameat2 RENAME_NOREPLACE), so a claim never overwrites the
 // record of another message. Filesystems without the flag take the
 // portable way (renameLink).
-func renameNoReplace(oldpath, newpath string) error {
+func RenameNoReplace(oldpath, newpath string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		return renameLink(oldpath, newpath)

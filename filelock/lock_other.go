@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package conversation
+package filelock
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // Neither Unix nor Windows (plan9, js/wasm, wasip1): relay-baton does not
 // support these systems; the package builds, and the lane's locks refuse.
 
-func renameNoReplace(oldpath, newpath string) error {
+func RenameNoReplace(oldpath, newpath string) error {
 	if _, err := os.Lstat(newpath); err == nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
 	}
@@ -20,12 +20,8 @@ func renameNoReplace(oldpath, newpath string) error {
 
 var errNoLocks = errors.New("file locks are not available on this system: use Linux, macOS or Windows")
 
-func tryLock(f *os.File) (bool, error) { return false, errNoLocks }
+func Try(f *os.File) (bool, error) { return false, errNoLocks }
 
-func lockHeld(string) (bool, error) { return false, errNoLocks }
+func Held(string) (bool, error) { return false, errNoLocks }
 
-const openNonBlock = 0
-
-const openDirectory = 0
-
-func lockWait(f *os.File) error { return errNoLocks }
+func Wait(f *os.File) error { return errNoLocks }
