@@ -1,8 +1,8 @@
 // Package workspace says where relay-baton's things live in a repository
 // and keeps them there: the repository root (FindRoot), the workspace a
 // command or a hook works in (Resolve, For), the .ai-session folder and its
-// conversation log (SessionDir, LogPath, EnsureSessionDir), the chat folder
-// .claude/session-chat (ChatDir), Claude Code's settings files
+// conversation log (SessionDir, LogPath, EnsureSessionDir, and the log's
+// sessions: LogSessions), the chat folder .claude/session-chat (ChatDir), Claude Code's settings files
 // (SettingsPath), the .gitignore that keeps relay-baton's state out of
 // commits (EnsureIgnored), the writes relay-baton makes in its own folders
 // (OpenAppend, WriteFile: no symlink followed, created 0600) and the room's

@@ -1,4 +1,4 @@
-package conversation
+package workspace
 
 import (
 	"os"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // replay's --session completion: the log's sessions, newest first; none
@@ -21,10 +20,10 @@ func TestLogSessions(t *testing.T) {
 	if got := LogSessions(root); len(got) != 0 {
 		t.Errorf("no log: %q", got)
 	}
-	if _, err := workspace.EnsureSessionDir(root); err != nil {
+	if _, err := EnsureSessionDir(root); err != nil {
 		t.Fatal(err)
 	}
-	l, err := events.OpenLog(workspace.LogPath(root))
+	l, err := events.OpenLog(LogPath(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +41,8 @@ func TestLogSessions(t *testing.T) {
 	if got := LogSessions(t.TempDir()); got != nil {
 		t.Errorf("outside a repository: %q", got)
 	}
-	os.Remove(workspace.LogPath(root))
-	makeFIFO(t, workspace.LogPath(root))
+	os.Remove(LogPath(root))
+	makeFIFO(t, LogPath(root))
 	if got := LogSessions(root); got != nil {
 		t.Errorf("a FIFO log: %q", got)
 	}

@@ -1,21 +1,20 @@
-package conversation
+package workspace
 
 import (
 	"sort"
 
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // LogSessions lists the session ids of the conversation log of the
 // repository holding dir, newest first (what replay's --session completes
 // to). A log that cannot be read (or is not a regular file) has none.
 func LogSessions(dir string) []string {
-	root, err := workspace.FindRoot(dir)
+	root, err := FindRoot(dir)
 	if err != nil {
 		return nil
 	}
-	f, err := events.OpenRegular(workspace.LogPath(root))
+	f, err := events.OpenRegular(LogPath(root))
 	if err != nil {
 		return nil
 	}
