@@ -269,7 +269,7 @@ func newMessageID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeFileAtomic writes dir/name (mode 0600) with WriteFileAtomic.
+// writeFileAtomic writes dir/name (mode 0600) with events.WriteFileAtomic.
 func writeFileAtomic(dir, name string, data []byte, durable bool) error {
 	return events.WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
 }

@@ -236,7 +236,7 @@ func TargetIDs(dir string) []string {
 
 // claudeHooksIn is the Claude Code settings file (project, local, then the
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
-// A file that is not a regular one is not read (readRegularFile).
+// A file that is not a regular one is not read (events.ReadRegular).
 func claudeHooksIn(ws string) string {
 	for _, scope := range []string{"project", "local", "user"} {
 		path, err := workspace.SettingsPath(scope, ws)
