@@ -311,9 +311,9 @@ func hookInstall(inv *cli.Invocation) error {
 	if note := conversation.NativeLaneNote(); note != "" && !*check && !*uninstall {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("hook install: %s; nothing was installed (--check and --uninstall still work here)", note)}
 	}
-	current, err := hookinstall.InstallHooks(inv.Ctx, inv.IO.Out, hookinstall.InstallOptions{Agent: *agent,
+	current, err := hookinstall.Install(inv.Ctx, inv.IO.Out, hookinstall.Options{Agent: *agent,
 		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
-	var ue *hookinstall.InstallUsageError
+	var ue *hookinstall.UsageError
 	switch {
 	case errors.As(err, &ue):
 		return &cli.UsageError{Msg: ue.Msg, Hint: ue.Hint}

@@ -23,7 +23,7 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 	}
 	// Right after 'hook install' the missing piece is a session started
 	// with the hooks, not the install.
-	if _, err := hookinstall.InstallHooks(context.Background(), io.Discard, hookinstall.InstallOptions{Agent: "claude", Workspace: ws, Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute}); err != nil {
+	if _, err := hookinstall.Install(context.Background(), io.Discard, hookinstall.Options{Agent: "claude", Workspace: ws, Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()

@@ -24,8 +24,8 @@ import (
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
-// InstallOptions says what `relay-baton hook install` does.
-type InstallOptions struct {
+// Options says what `relay-baton hook install` does.
+type Options struct {
 	Agent       string // conversation.AgentClaude (Claude Code's settings, the default) or conversation.AgentCodex (hooks.json and Codex's trust)
 	Workspace   string
 	Scope       string        // project, local or user (Codex: user or project); "" is the agent's default, project for Claude Code, user for Codex
@@ -35,22 +35,22 @@ type InstallOptions struct {
 	Uninstall   bool
 }
 
-// InstallUsageError is an install refused for its arguments (a bad scope,
+// UsageError is an install refused for its arguments (a bad scope,
 // a temporary `go run` binary): Hint says what to run instead.
-type InstallUsageError struct{ Msg, Hint string }
+type UsageError struct{ Msg, Hint string }
 
-func (e *InstallUsageError) Error() string { return e.Msg }
+func (e *UsageError) Error() string { return e.Msg }
 
-// InstallHooks merges relay-baton's hooks into (or, with Uninstall, out of)
+// Install merges relay-baton's hooks into (or, with Uninstall, out of)
 // the settings file of o.Scope and writes what it did to out. current is
 // false when the hooks are missing or out of date (Check), or, for Codex,
 // not trusted by it (said on out).
-func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current bool, err error) {
+func Install(ctx context.Context, out io.Writer, o Options) (current bool, err error) {
 	switch {
 	case o.Check && o.Uninstall:
-		return false, &InstallUsageError{Msg: "--check and --uninstall do not go together"}
+		return false, &UsageError{Msg: "--check and --uninstall do not go together"}
 	case o.WaitTimeout < 10*time.Second:
-		return false, &InstallUsageError{Msg: "--wait-timeout must be at least 10s"}
+		return false, &UsageError{Msg: "--wait-timeout must be at least 10s"}
 	case o.Binary == "":
 		if o.Binary, err = os.Executable(); err != nil {
 			return false, fmt.Errorf("cannot find the relay-baton binary's path: %w", err)
@@ -68,21 +68,21 @@ func InstallHooks(ctx context.Context, out io.Writer, o InstallOptions) (current
 		return installCodexHooks(ctx, out, o.Workspace, o.Scope, bin, o.Check, o.Uninstall)
 	case conversation.AgentClaude, "":
 	default:
-		return false, &InstallUsageError{Msg: fmt.Sprintf("--agent must be claude or codex, not %q", o.Agent)}
+		return false, &UsageError{Msg: fmt.Sprintf("--agent must be claude or codex, not %q", o.Agent)}
 	}
 	if o.Scope == "" {
 		o.Scope = "project"
 	}
 	path, err := workspace.SettingsPath(o.Scope, o.Workspace)
 	if err != nil {
-		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
+		return false, &UsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
 	bin := o.Binary
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
 	}
 	if dir, tmp := GoTemporaryBinary(bin); tmp && !o.Uninstall {
-		return false, &InstallUsageError{Msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
+		return false, &UsageError{Msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
 			Hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	opts := HookOptions{Binary: bin, WaitTimeout: o.WaitTimeout}

@@ -10,7 +10,7 @@ import (
 
 // `relay-baton hook install --agent codex`: the chat hooks in Codex's
 // hooks.json, and the trust Codex needs before it runs them
-// (codex_hooks.go). InstallHooks calls it for Agent codex.
+// (codex_hooks.go). Install calls it for Agent codex.
 
 // installCodexHooks installs (or checks, or removes) relay-baton's hooks for
 // Codex and says what it did on out. bin is relay-baton's own path,
@@ -19,7 +19,7 @@ import (
 func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string, check, uninstall bool) (current bool, err error) {
 	path, err := CodexHooksPath(scope, ws)
 	if err != nil {
-		return false, &InstallUsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
+		return false, &UsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
 	opts := HookOptions{Binary: bin, Agent: conversation.AgentCodex}
 	within := ws

@@ -81,7 +81,7 @@ func TestInstallBacksUpAndKeepsSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if _, err := InstallHooks(context.Background(), &out, InstallOptions{Workspace: ws, Scope: "user", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute}); err != nil {
+	if _, err := Install(context.Background(), &out, Options{Workspace: ws, Scope: "user", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -102,7 +102,7 @@ func TestInstallBacksUpAndKeepsSymlink(t *testing.T) {
 		t.Errorf("the output does not name the backup:\n%s", out.String())
 	}
 	out.Reset()
-	if _, err := InstallHooks(context.Background(), &out, InstallOptions{Workspace: ws, Scope: "user", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute, Uninstall: true}); err != nil {
+	if _, err := Install(context.Background(), &out, Options{Workspace: ws, Scope: "user", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute, Uninstall: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != userSettings {
@@ -122,7 +122,7 @@ func TestInstallRefusesProjectLinkOutOfRepo(t *testing.T) {
 	os.Mkdir(filepath.Join(ws, ".claude"), 0o755)
 	os.Symlink(outside, filepath.Join(ws, ".claude", "settings.json"))
 	var out bytes.Buffer
-	_, err := InstallHooks(context.Background(), &out, InstallOptions{Workspace: ws, Scope: "project", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute})
+	_, err := Install(context.Background(), &out, Options{Workspace: ws, Scope: "project", Binary: "/usr/local/bin/relay-baton", WaitTimeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Fatalf("install through a link out of the repository: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestCodexUninstallKeepsWrapperAndLink(t *testing.T) {
 	os.WriteFile(target, installed, 0o600)
 	os.Symlink(target, filepath.Join(home, "hooks.json"))
 	var out bytes.Buffer
-	if _, err := InstallHooks(context.Background(), &out, InstallOptions{Agent: conversation.AgentCodex, Workspace: t.TempDir(), Binary: bin, WaitTimeout: time.Minute, Uninstall: true}); err != nil {
+	if _, err := Install(context.Background(), &out, Options{Agent: conversation.AgentCodex, Workspace: t.TempDir(), Binary: bin, WaitTimeout: time.Minute, Uninstall: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != userSettings {
