@@ -349,9 +349,7 @@ func runDoctor(inv *cli.Invocation) error {
 		r := e.Doctor(inv.Ctx, deep)
 		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
-		for _, c := range hookinstall.CheckHooks(e.Root, bin) {
-			r.Checks = append(r.Checks, reports.Check{Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail})
-		}
+		r.Checks = append(r.Checks, hookinstall.CheckHooks(e.Root, bin)...)
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})
