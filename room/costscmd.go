@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // RunCost is what one agent run of the room session cost (its own usage).
@@ -34,7 +35,7 @@ func (s Spent) CostsText() string {
 	var b strings.Builder
 	from := max(0, len(s.Each)-costsListed)
 	if from > 0 {
-		fmt.Fprintf(&b, "(%s not listed)\n", Count(from, "earlier run"))
+		fmt.Fprintf(&b, "(%s not listed)\n", render.Count(from, "earlier run"))
 	}
 	for i, r := range s.Each[from:] {
 		fmt.Fprintf(&b, "%d. %s /%s: %s\n", from+i+1, r.Agent, r.Command, usageWords(r.Usage))
