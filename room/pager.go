@@ -17,10 +17,22 @@ func (pp *pinnedPanel) Suspend() {
 	pp.suspended = true
 }
 
-// giveScreen suspends the pinned panel, if there is one, before a program
-// takes the terminal.
-func (t *rlTerminal) giveScreen() {
+// giveTerminal hands the terminal to a program (the editor, the pager):
+// the room stops reading it, bracketed paste and focus reports are off and
+// the pinned panel is suspended until the returned func takes it all back
+// (keys typed meanwhile are dropped).
+func (t *rlTerminal) giveTerminal() (takeBack func()) {
+	t.in.Pause()
+	t.bracketed(false)
 	if t.pin != nil {
 		t.pin.Suspend()
+	}
+	return func() {
+		t.bracketed(true)
+		if t.pin != nil {
+			t.pin.Reapply()
+		}
+		t.in.Flush()
+		t.in.Resume()
 	}
 }

@@ -52,39 +52,17 @@ func TestPreviewSpans(t *testing.T) {
 }
 
 func TestPreviewParagraphs(t *testing.T) {
-	in := []string{
+	// Each case: the prompt's lines, then the rows the short preview shows.
+	kept := []string{"", "Question:", "what now", "## Steps", "give a list", "```go", "package main", "import x", "```"}
+	in := append(append([]string{
 		"This is a read-only turn: do not change any file and do not run commands that modify the",
 		"repository.",
-		"",
-		"Question:",
-		"what now",
-		"## Steps",
-		"give a list",
-		"```go",
-		"package main",
-		"import x",
-		"```",
-		"- item one",
-		"continued",
-		"line one",
-		"line two",
-	}
-	want := []string{
+	}, kept...), "- item one", "continued", "line one", "line two")
+	want := append(append([]string{
 		"This is a read-only turn: do not change any file and do not run commands that modify the repository.",
-		"",
-		"Question:",
-		"what now",
-		"## Steps",
-		"give a list",
-		"```go",
-		"package main",
-		"import x",
-		"```",
-		"- item one continued",
-		"line one",
-		"line two",
-	}
-	if got := paragraphs(in, 0, [2]int{13, 2}); fmt.Sprint(got) != fmt.Sprint(want) {
+	}, kept...), "- item one continued", "line one", "line two")
+	// The last two lines are the user's own: never joined.
+	if got := paragraphs(in, 0, [2]int{len(in) - 2, 2}); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)
 	}
 }

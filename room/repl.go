@@ -125,17 +125,7 @@ func (t *rlTerminal) OneKey() bool { return t.opts.Terminal && t.in.fd >= 0 }
 // Edit hands the terminal to the editor: the room stops reading it and
 // switches bracketed paste off meanwhile.
 func (t *rlTerminal) Edit(text string) (string, error) {
-	t.in.Pause()
-	t.bracketed(false)
-	defer func() {
-		t.bracketed(true)
-		if t.pin != nil {
-			t.pin.Reapply()
-		}
-		t.in.Flush()
-		t.in.Resume()
-	}()
-	t.giveScreen()
+	defer t.giveTerminal()()
 	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 

@@ -324,17 +324,7 @@ func (t *rlTerminal) Page(text string) bool {
 	if err != nil {
 		return false
 	}
-	t.in.Pause()
-	t.bracketed(false)
-	defer func() {
-		t.bracketed(true)
-		if t.pin != nil {
-			t.pin.Reapply()
-		}
-		t.in.Flush()
-		t.in.Resume()
-	}()
-	t.giveScreen()
+	defer t.giveTerminal()()
 	cmd := exec.Command(path, argv[1:]...)
 	// The text is the pager's stdin: it reads its keys from the terminal.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
