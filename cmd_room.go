@@ -10,6 +10,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/repl"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/spf13/pflag"
 )
@@ -60,7 +61,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 	}
 	var term room.Terminal
 	if inv.IO.InTTY {
-		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
+		term = &repl.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
 	}
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
@@ -77,7 +78,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		}
 		return nil, err
 	}
-	if lt, ok := term.(*room.LineTerminal); ok && e.SessionDir != "" {
+	if lt, ok := term.(*repl.LineTerminal); ok && e.SessionDir != "" {
 		lt.Dir = e.SessionDir
 	}
 	if f.cont {
@@ -152,7 +153,7 @@ func runChat(inv *cli.Invocation) error {
 	// SIGHUP end it.
 	ctx, stop := cli.KeepInterrupt(inv.Ctx)
 	defer stop()
-	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
+	return repl.Run(ctx, e, repl.Options{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
 		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 

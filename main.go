@@ -50,7 +50,6 @@ func init() {
 	t := cli.RelayBaton
 	t.Values["diet"] = room.DietNames
 	t.Values["agent"] = []string{"claude", "codex", room.AgentOrchestrator}
-	t.Suggest = func(word string, names []string) string { return room.DidYouMean("", room.Suggest(word, names)) }
 }
 
 // run is main without os.Exit, so deferred functions run and tests can call it.

@@ -8,31 +8,16 @@ import "github.com/relay-baton/relay-baton/events"
 
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
+	Suggest: func(word string, names []string) string { return DidYouMean("", Suggest(word, names)) },
 	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
 		Send, Targets, Tail, Wait, Hook, Serve, Selftest, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
 		"to":    {"claude", "codex"},
 		"scope": {"project", "local", "user"},
-		"kind":  kinds(),
-		"role":  roles(),
+		"kind":  events.KindNames(),
+		"role":  events.RoleNames(),
 	},
-}
-
-func kinds() []string {
-	out := make([]string, len(events.Kinds))
-	for i, k := range events.Kinds {
-		out[i] = string(k)
-	}
-	return out
-}
-
-func roles() []string {
-	out := make([]string, len(events.Roles))
-	for i, r := range events.Roles {
-		out[i] = string(r)
-	}
-	return out
 }
 
 var Chat = &Command{

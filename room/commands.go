@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -145,7 +146,7 @@ func (e *UnknownCommandError) Error() string {
 	for _, c := range Commands {
 		names = append(append(names, c.Name), c.Aliases...)
 	}
-	if s := DidYouMean("/", Suggest(e.Name, names)); s != "" {
+	if s := cli.DidYouMean("/", cli.Suggest(e.Name, names)); s != "" {
 		return fmt.Sprintf("unknown command: /%s%s", e.Name, s)
 	}
 	return fmt.Sprintf("unknown command: /%s (try /help)", e.Name)

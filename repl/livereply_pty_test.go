@@ -1,6 +1,6 @@
 //go:build !windows
 
-package room
+package repl
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/room"
 )
 
 // A reply that arrives after Ctrl-C stopped the wait is printed above the
@@ -81,7 +82,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
 	}
 	// chat --resume finds the message answered: nothing to show again.
-	rs, err := ReadResume(conversation.LogPath(p.dir), 0)
+	rs, err := room.ReadResume(conversation.LogPath(p.dir), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
