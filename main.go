@@ -43,7 +43,7 @@ func init() {
 	cli.Targets.Run = runTargets
 	cli.Tail.Run = runTail
 	cli.Wait.Run = runWait
-	cli.Hook.Run, cli.Hook.Long = runHook, conversation.HookHelp()
+	cli.Hook.Run = runHook
 	cli.Serve.Run = runServe
 	cli.Selftest.Run = runSelftest
 	cli.Complete.Run = runComplete

@@ -9,7 +9,6 @@
 //	ListTargets ─► Target.State, WriteTargets, WriteTargetsReport, FindTarget (the one targets view)
 //	RunHook ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart (bounded)
 //	InstallHooks ─► Claude Code's settings or Codex's hooks.json and trust; CheckHooks (doctor)
-//	HookCommands is the one table of the hooks' help
 //
 // package main, the room and the server are its clients: they parse flags
 // or input, call one of these, and render what comes back. It also holds
