@@ -46,7 +46,7 @@ func startInProcess(t *testing.T, fr *fakeRunner, getenv func(string) string) *i
 	t.Cleanup(func() {
 		select {
 		case <-ip.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(ptyGuard):
 			t.Error("Run did not return")
 		}
 		e.Close()
@@ -205,7 +205,7 @@ func TestPTYDiffPages(t *testing.T) {
 		s.send(t, "\x04")
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			t.Error("Run did not return")
 		}
 		e.Close()
