@@ -121,15 +121,16 @@ func (s *session) close() {
 // panel, the line editor with its history, notifications, replies that
 // come after Ctrl-C, confirmations, and what ends a turn or the room.
 func start(ctx context.Context, e *room.Engine, o Options) (*session, error) {
-	if o.In == nil {
-		o.In = os.Stdin
-	}
 	s := &session{ctx: ctx, e: e, o: o, redraw: true}
+	in := o.In
+	if in == nil {
+		in = os.Stdin
+	}
 	// termInput owns the terminal's input (input.go): pastes, long lines,
 	// typed-ahead answers. It reads only when poll says there is input, so
 	// ending ctx (SIGTERM, SIGHUP) ends a pending Readline and an editor
 	// can own the terminal while it is paused.
-	s.in = newTermInput(o.In, terminalFd(o))
+	s.in = newTermInput(in, terminalFd(in, o.Terminal))
 	// One writer for everything that reaches the terminal, so that the
 	// pinned panel's draws never land inside a readline redraw.
 	s.out = &termWriter{w: o.Out}
@@ -205,6 +206,15 @@ func (s *session) openEditor() error {
 	return nil
 }
 
+// completer implements readline.AutoCompleter from the command table.
+type completer struct{ e *room.Engine }
+
+// Do returns the suffixes that complete the word before pos, and the
+// length of what is already typed of it.
+func (c completer) Do(line []rune, pos int) ([][]rune, int) {
+	return room.Complete(c.e, string(line[:pos]))
+}
+
 // rawTerminal has readline put the terminal fd (not its default, fd 0)
 // in raw mode and read its width. On SIGWINCH the pinned panel takes its
 // rows again for the new size first, then readline redraws its line (it
@@ -241,9 +251,9 @@ func (s *session) rawTerminal(cfg *readline.Config, fd int, rlp *atomic.Pointer[
 	}
 }
 
-// terminalFd is the descriptor of the terminal In is, or -1.
-func terminalFd(o Options) int {
-	if f, ok := o.In.(*os.File); ok && o.Terminal {
+// terminalFd is the descriptor of in when it is a terminal, or -1.
+func terminalFd(in io.Reader, terminal bool) int {
+	if f, ok := in.(*os.File); ok && terminal {
 		return int(f.Fd())
 	}
 	return -1
