@@ -107,8 +107,8 @@ type session struct {
 	redraw     bool        // show the context before the next prompt
 }
 
-// defer_ has close run f (the last added first).
-func (s *session) defer_(f func()) { s.undo = append(s.undo, f) }
+// onClose has close run f (the last added first).
+func (s *session) onClose(f func()) { s.undo = append(s.undo, f) }
 
 // close undoes the start-up, in reverse order.
 func (s *session) close() {
@@ -138,14 +138,14 @@ func start(ctx context.Context, e *room.Engine, o Options) (*session, error) {
 	if o.Terminal && o.OutTerminal {
 		width = func() int { return termWidth(o) }
 	}
-	s.defer_(e.SetOutput(s.out, width))
+	s.onClose(e.SetOutput(s.out, width))
 	if fd := s.in.fd; fd >= 0 && o.OutTerminal {
 		s.pin = &pinnedPanel{w: s.out, color: o.Color, size: func() (int, int, bool) {
 			w, h, err := readline.GetSize(fd)
 			return w, h, err == nil && w > 0 && h > 0
 		}}
 		s.out.pin = s.pin
-		s.defer_(s.pin.Close)
+		s.onClose(s.pin.Close)
 	}
 	if err := s.openEditor(); err != nil {
 		return s, err
@@ -200,9 +200,9 @@ func (s *session) openEditor() error {
 		return fmt.Errorf("start the line editor: %w", err)
 	}
 	s.rl = rl
-	s.defer_(func() { rl.Close() })
+	s.onClose(func() { rl.Close() })
 	rlp.Store(rl)
-	s.defer_(func() { s.in.Close() })
+	s.onClose(func() { s.in.Close() })
 	return nil
 }
 
@@ -287,7 +287,7 @@ func (s *session) attach() {
 			s.in.mu.Lock()
 			s.in.onFocus = n.setFocus
 			s.in.mu.Unlock()
-			s.defer_(func() { e.SetNotifier(nil) })
+			s.onClose(func() { e.SetNotifier(nil) })
 		}
 	}
 	// Replies to messages the room stopped waiting for are printed above
@@ -298,7 +298,7 @@ func (s *session) attach() {
 	wait := e.FollowReplies(liveCtx, func(b []byte) {
 		e.HoldOutput(true, func() { s.rl.Write(b) })
 	})
-	s.defer_(func() {
+	s.onClose(func() {
 		liveStop()
 		wait()
 	})
@@ -310,7 +310,7 @@ func (s *session) attach() {
 	}
 	e.SetTerminal(s.term)
 	s.term.bracketed(true)
-	s.defer_(func() { s.term.bracketed(false) })
+	s.onClose(func() { s.term.bracketed(false) })
 }
 
 // watch ends a pending read when ctx ends, and has SIGINT cancel the
@@ -318,7 +318,7 @@ func (s *session) attach() {
 // ^C as a key in raw mode).
 func (s *session) watch() {
 	stop := make(chan struct{})
-	s.defer_(func() { close(stop) })
+	s.onClose(func() { close(stop) })
 	go func() {
 		select {
 		case <-s.ctx.Done():
@@ -329,7 +329,7 @@ func (s *session) watch() {
 	}()
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt)
-	s.defer_(func() { signal.Stop(sigc); close(sigc) })
+	s.onClose(func() { signal.Stop(sigc); close(sigc) })
 	go func() {
 		for range sigc {
 			s.mu.Lock()
