@@ -29,6 +29,13 @@ type inProcess struct {
 
 func startInProcess(t *testing.T, fr *fakeRunner, getenv func(string) string) *inProcess {
 	t.Helper()
+	return startOn(t, fr, getenv, false)
+}
+
+// startOn is startInProcess; with outTerminal the output is a terminal too
+// (the pinned panel, the pager).
+func startOn(t *testing.T, fr *fakeRunner, getenv func(string) string, outTerminal bool) *inProcess {
+	t.Helper()
 	master, slave, err := pty.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func startInProcess(t *testing.T, fr *fakeRunner, getenv func(string) string) *i
 	}
 	ip := &inProcess{screen: newScreen(master), e: e, fr: fr, dir: dir, done: make(chan error, 1)}
 	go func() {
-		ip.done <- Run(context.Background(), e, Options{In: slave, Out: slave, Err: slave, Terminal: true})
+		ip.done <- Run(context.Background(), e, Options{In: slave, Out: slave, Err: slave, Terminal: true, OutTerminal: outTerminal})
 	}()
 	t.Cleanup(func() {
 		select {
@@ -180,38 +187,14 @@ func TestPTYDiffPages(t *testing.T) {
 	if err := os.WriteFile(pager, []byte("#!/bin/sh\ncat > \"$0.out\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 160})
-	dir := newRepo(t)
-	e, err := room.New(room.Config{Dir: dir, Runner: fr, Out: slave, Getenv: func(k string) string {
+	s := startOn(t, fr, func(k string) string {
 		if k == "PAGER" {
 			return pager
 		}
 		return ""
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(e.SessionDir, "plan.md"), []byte("## Goal\nbig\n"), 0o600)
-	s := newScreen(master)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(context.Background(), e, Options{In: slave, Out: slave, Err: slave, Terminal: true, OutTerminal: true})
-	}()
-	defer func() {
-		s.send(t, "\x04")
-		select {
-		case <-done:
-		case <-time.After(time.Minute): // a hang guard
-			t.Error("Run did not return")
-		}
-		e.Close()
-		slave.Close()
-		master.Close()
-	}()
+	}, true)
+	defer s.send(t, "\x04")
+	os.WriteFile(filepath.Join(s.e.SessionDir, "plan.md"), []byte("## Goal\nbig\n"), 0o600)
 	s.until(t, "claude› ")
 	s.send(t, "/execute\r")
 	s.until(t, "run this? [y/N/e] ")
