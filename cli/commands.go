@@ -1,10 +1,14 @@
 package cli
 
-import "github.com/relay-baton/relay-baton/events"
+import (
+	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+)
 
 // The table of relay-baton's commands: what each is called, takes and says
-// in --help. Package main binds each Run (and Hook's Long) before Run
-// dispatches; help, completion and version are this package's own.
+// in --help. Package main binds each Run before Run dispatches; help,
+// completion and version are this package's own.
 
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
@@ -163,7 +167,7 @@ wait exits 1.`,
 }
 
 var Hook = &Command{
-	Entry:       Entry{Name: "hook", Usage: "stop|wait|prompt-submit|notify|session-start|install [flags]", Short: "Claude Code hooks that deliver chat messages"},
+	Entry:       Entry{Name: "hook", Usage: strings.Join(hookNames(), "|") + " [flags]", Short: "Claude Code hooks that deliver chat messages"},
 	Long:        hookHelp(),
 	Subcommands: hookNames(),
 	Dispatch:    true,
