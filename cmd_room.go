@@ -177,14 +177,11 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(inv, &f, true)
+	e, err := openToRun(inv, inv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.Record(record)
 	if err := roomErr(run(e)); err != nil {
 		return err
@@ -209,6 +206,21 @@ func runPlan(inv *cli.Invocation) error {
 		}
 		return "plan " + task, nil
 	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
+}
+
+// openToRun opens the room for a one-shot agent command, printing to
+// engineInv's output, and refuses to go on when nothing can confirm (no
+// terminal, no --yes); the caller closes the engine.
+func openToRun(inv, engineInv *cli.Invocation, f *roomFlags) (*room.Engine, error) {
+	e, err := openEngine(engineInv, f, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := needYes(inv, f); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
 }
 
 func needYes(inv *cli.Invocation, f *roomFlags) error {
@@ -246,14 +258,11 @@ func runContinue(inv *cli.Invocation) error {
 	if f.js { // stdout is the JSON result's alone
 		engineInv = inv.WithOut(inv.IO.Err)
 	}
-	e, err := openEngine(engineInv, &f, true)
+	e, err := openToRun(inv, engineInv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.RecordContinue(n)
 	lr, err := e.Continue(inv.Ctx, n)
 	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
