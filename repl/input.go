@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/relay-baton/relay-baton/events/render"
-	"github.com/relay-baton/relay-baton/room"
 )
 
 // termInput sits between the room's stdin and the line editor (readline):
@@ -308,9 +307,9 @@ func (t *termInput) placeholderLocked(text string, cut int) string {
 	t.npaste++
 	lines := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
 	chars := len([]rune(text))
-	ph := fmt.Sprintf("«paste %d: %s, %d chars»", t.npaste, room.Count(lines, "line"), chars)
+	ph := fmt.Sprintf("«paste %d: %s, %d chars»", t.npaste, render.Count(lines, "line"), chars)
 	if cut > 0 {
-		ph = fmt.Sprintf("«paste %d: %s, %d chars, %d bytes over the %d MB cap dropped»", t.npaste, room.Count(lines, "line"), chars, cut, t.maxPaste>>20)
+		ph = fmt.Sprintf("«paste %d: %s, %d chars, %d bytes over the %d MB cap dropped»", t.npaste, render.Count(lines, "line"), chars, cut, t.maxPaste>>20)
 	}
 	t.pastes[ph] = text
 	return ph
