@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // What the REPL's tests share: a scratch repository, a fake agent runner,
@@ -90,7 +90,7 @@ func newEngine(t *testing.T, out io.Writer) *room.Engine {
 // readLog reads the repository's conversation log.
 func readLog(t *testing.T, dir string) []events.Event {
 	t.Helper()
-	f, err := os.Open(conversation.LogPath(dir))
+	f, err := os.Open(workspace.LogPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

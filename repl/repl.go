@@ -22,10 +22,10 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Options configures Run.
@@ -96,7 +96,7 @@ type session struct {
 	// undo holds what close does, in reverse order.
 	undo []func()
 
-	history    conversation.History
+	history    workspace.History
 	historyErr bool // a failure to save history was said
 
 	mu         sync.Mutex
@@ -261,7 +261,7 @@ func terminalFd(in io.Reader, terminal bool) int {
 
 // loadHistory puts the room's input history into the line editor.
 func (s *session) loadHistory() {
-	s.history = conversation.History{Path: filepath.Join(s.e.SessionDir, "room_history"), Limit: 1000}
+	s.history = workspace.History{Path: filepath.Join(s.e.SessionDir, "room_history"), Limit: 1000}
 	lines, err := s.history.Load()
 	if err != nil {
 		s.e.Say("history not loaded: %v", err)

@@ -15,14 +15,14 @@ import (
 
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/replay"
+	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
-	"github.com/spf13/pflag"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Command is one slash command: a row of the same shape as the command
@@ -350,7 +350,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
+		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs["backup"] = backup
@@ -383,7 +383,7 @@ func missingSections(plan string) []string {
 // writeFileAtomic writes one of the room's documents (plan.md, review.md,
 // handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	return conversation.WriteFileAtomic(path, data, 0o600, true)
+	return events.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }

@@ -9,9 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // PanelMinWidth is the narrowest terminal that gets the boxed context
@@ -87,7 +89,7 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 	}
 	if t := e.orchestratorTarget(); t != "" {
 		p.Target = t
-		ws, err := conversation.ResolveWorkspace(e.Root)
+		ws, err := workspace.Resolve(e.Root)
 		if err != nil {
 			ws = e.Root
 		}
