@@ -1,4 +1,4 @@
-package room
+package repl
 
 // A program the room hands the terminal to (the pager, the editor) gets
 // the whole screen: the pinned panel's scroll region would otherwise hold
@@ -15,24 +15,4 @@ func (pp *pinnedPanel) Suspend() {
 	}
 	pp.unpinLocked()
 	pp.suspended = true
-}
-
-// giveTerminal hands the terminal to a program (the editor, the pager):
-// the room stops reading it, bracketed paste and focus reports are off and
-// the pinned panel is suspended until the returned func takes it all back
-// (keys typed meanwhile are dropped).
-func (t *rlTerminal) giveTerminal() (takeBack func()) {
-	t.in.Pause()
-	t.bracketed(false)
-	if t.pin != nil {
-		t.pin.Suspend()
-	}
-	return func() {
-		t.bracketed(true)
-		if t.pin != nil {
-			t.pin.Reapply()
-		}
-		t.in.Flush()
-		t.in.Resume()
-	}
 }
