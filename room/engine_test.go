@@ -407,7 +407,8 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// The short preview: the prompt's first lines and the key to see all;
+	// The short preview: the prompt's first lines, the task's line, the
+	// count of those left out, the last lines and the key to see all;
 	// the directory and the variables stripped only in the whole one.
 	short, all, found := strings.Cut(out, "[relay-baton] preview: /plan")
 	_ = short
@@ -416,8 +417,8 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 	}
 	first, whole, found := strings.Cut(all, "[relay-baton] preview: /plan")
 	if !found || !strings.Contains(first, "v shows all, e edits") || strings.Contains(first, "cwd:") ||
-		strings.Count(first, "│ ") > previewShortLines+1 || !strings.Contains(whole, "cwd:") ||
-		strings.Count(whole, "│ ") <= previewShortLines+1 {
+		strings.Count(first, "│ ") > previewShortLines+2 || !strings.Contains(whole, "cwd:") ||
+		strings.Count(whole, "│ ") <= previewShortLines+2 {
 		t.Fatalf("short preview then the whole one expected:\n%s", out)
 	}
 	if q := h.term.questions; len(q) != 2 || q[0] != q[1] {

@@ -420,7 +420,7 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text (<id> is assigned when queued)", framed, len([]rune(framed)), all)
+	promptLines(&b, "framed text (<id> is assigned when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
