@@ -15,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // This file holds the orchestrator lane's commands: send, targets, tail,
@@ -194,11 +195,11 @@ func runTail(inv *cli.Invocation) error {
 	}
 	var off int64
 	if !*fromStart {
-		off = conversation.Size(path)
+		off = transcript.Size(path)
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
-	return conversation.Tail(inv.Ctx, conversation.TailOptions{
+	return transcript.Tail(inv.Ctx, transcript.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
 			out.Flush()

@@ -127,8 +127,8 @@ func toolResultText(raw json.RawMessage) string {
 	return sb.String()
 }
 
-// detailKeys are the tool-input fields worth showing, most telling first.
-var detailKeys = []string{"description", "command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt", "notebook_path", "subject", "skill"}
+// DetailKeys are the tool-input fields worth showing, most telling first.
+var DetailKeys = []string{"description", "command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt", "notebook_path", "subject", "skill"}
 
 // ToolDetail is the one-line detail shown for a tool call: its description,
 // command, file path, pattern, ... whichever the input has first.
@@ -140,7 +140,7 @@ func ToolDetail(tool string, input json.RawMessage) string {
 	if json.Unmarshal(input, &m) != nil {
 		return ""
 	}
-	for _, k := range detailKeys {
+	for _, k := range DetailKeys {
 		if s, ok := m[k].(string); ok && s != "" {
 			return oneLine(s, 160)
 		}

@@ -166,7 +166,7 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 		if status := strings.Trim(string(l.APIError), `"`); status != "" && status != "null" && !strings.Contains(msg, status) {
 			msg = "HTTP " + status + ": " + msg
 		}
-		p.out.ErrorText = firstLine(msg)
+		p.out.ErrorText = FirstLine(msg)
 		if p.out.NotLoggedIn || notLoggedInText(Claude, msg) {
 			p.out.NotLoggedIn = true
 		} else {
@@ -277,7 +277,7 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		if l.Error != nil && l.Error.Message != "" {
 			msg = l.Error.Message
 		}
-		p.out.ErrorText = firstLine(msg)
+		p.out.ErrorText = FirstLine(msg)
 		done := events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s}
 		if p.out.NotLoggedIn || notLoggedInText(Codex, msg) {
 			p.out.NotLoggedIn = true
@@ -300,7 +300,7 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 			return []events.Activity{{Source: Codex, Kind: events.ActError, Text: unreachableNotice(msg), IsError: true, Session: s}}
 		}
 		if p.out.ErrorText == "" {
-			p.out.ErrorText = firstLine(msg)
+			p.out.ErrorText = FirstLine(msg)
 		}
 		if notLoggedInText(Codex, msg) {
 			p.out.NotLoggedIn = true
@@ -325,7 +325,7 @@ func (p *CodexParser) toolActivity(it *codexItem) (events.Activity, bool) {
 	a := events.Activity{Source: Codex, Kind: events.ActTool, ID: it.ID, Session: p.out.Session, Tool: it.Type}
 	switch it.Type {
 	case "command_execution":
-		a.Detail = oneLine(unwrapShell(it.Command), 160)
+		a.Detail = oneLine(UnwrapShell(it.Command), 160)
 	case "mcp_tool_call":
 		a.Tool = it.Server + "." + it.Tool
 		a.Detail = ToolDetail(a.Tool, it.Args)
@@ -389,12 +389,12 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 	return append(acts, res)
 }
 
-// unwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
+// UnwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
 // command as the model wrote it. Codex quotes the script as one shell word,
 // in single quotes, or in double quotes with backslashes when the script
 // holds a single quote (`/bin/bash -lc "printf '\\n' >> f"`), or in a
 // mix of both; anything that is not one word is shown as it is.
-func unwrapShell(cmd string) string {
+func UnwrapShell(cmd string) string {
 	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
 		rest, ok := strings.CutPrefix(cmd, sh)
 		if !ok {
@@ -461,8 +461,8 @@ func shellWord(s string) (string, bool) {
 	return b.String(), true
 }
 
-// firstLine is the first non-blank line of s, cut to 300 runes.
-func firstLine(s string) string {
+// FirstLine is the first non-blank line of s, cut to 300 runes.
+func FirstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.TrimSpace(l) != "" {
 			return oneLine(l, 300)

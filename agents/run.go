@@ -264,7 +264,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	inv, err := Prepare(req)
 	if err != nil {
 		res.Err = err
-		res.Summary = label + ": " + firstLine(err.Error())
+		res.Summary = label + ": " + FirstLine(err.Error())
 		return res
 	}
 	res.Stripped, res.Passed = inv.Stripped, inv.Passed
@@ -274,7 +274,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog, err = openCommandLog(req.SessionDir)
 		if err != nil {
 			res.Err = err
-			res.Summary = label + ": " + firstLine(err.Error())
+			res.Summary = label + ": " + FirstLine(err.Error())
 			return res
 		}
 		defer clog.Close()
@@ -307,7 +307,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		outR.Close()
 		errR.Close()
 		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, err)
-		res.Summary = label + ": " + firstLine(res.Err.Error())
+		res.Summary = label + ": " + FirstLine(res.Err.Error())
 		clog.exit(-1)
 		return res
 	}

@@ -211,9 +211,9 @@ var transcriptShapes = []struct {
 	name  string
 	globs []string
 }{
-	{"2.1.328 today", []string{"agents/testdata/claude-2.1.328-today.jsonl"}},
+	{"2.1.328 today", []string{"transcript/testdata/claude-2.1.328-today.jsonl"}},
 	{"corpus", []string{
-		"agents/testdata/claude-2.1.328-chat.jsonl",
+		"transcript/testdata/claude-2.1.328-chat.jsonl",
 		"testdata/transcripts/*.jsonl",
 		"testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
 	}},

@@ -3,7 +3,7 @@
 // Meta typed per kind: CommandMeta, StatusMeta, ...) and the Activity (one
 // thing an agent did: thought, ran a tool, wrote text, finished).
 //
-//	parsers (agents, conversation.Tail) ─► Activity ─► renderers (events/render)
+//	parsers (agents, transcript.Tail) ─► Activity ─► renderers (events/render)
 //	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► DecodeMeta (resume)
 //
 // The log is append-only (one write per line, flock, torn lines skipped);

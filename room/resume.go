@@ -11,6 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // DefaultRecap is how many turns `chat --resume` and /resume replay.
@@ -481,12 +482,12 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 // and is read from its start) for the delivery of message id, and returns
 // the text of the turn that answered it, once that turn ended.
 func transcriptReply(ctx context.Context, path string, offset int64, id string) (string, bool) {
-	if offset > conversation.Size(path) {
+	if offset > transcript.Size(path) {
 		offset = 0
 	}
 	var reply strings.Builder
 	seen, done := false, false
-	_ = conversation.Tail(ctx, conversation.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
+	_ = transcript.Tail(ctx, transcript.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
 		for _, a := range acts {
 			switch {
 			case !seen:
