@@ -99,7 +99,7 @@ func (m *anthropicMessage) activities(source string) []events.Activity {
 		case "tool_use", "server_tool_use":
 			out = append(out, events.Activity{Source: source, Kind: events.ActTool, Tool: b.Name, Detail: ToolDetail(b.Name, b.Input), ID: b.ID})
 		case "tool_result":
-			out = append(out, events.Activity{Source: source, Kind: events.ActToolResult, Text: oneLine(toolResultText(b.Content), 200), IsError: b.IsError, ID: b.ToolUseID})
+			out = append(out, events.Activity{Source: source, Kind: events.ActToolResult, Text: oneLine(toolResultText(b.Content), ResultRunes), IsError: b.IsError, ID: b.ToolUseID})
 		}
 	}
 	return out
@@ -142,11 +142,20 @@ func ToolDetail(tool string, input json.RawMessage) string {
 	}
 	for _, k := range DetailKeys {
 		if s, ok := m[k].(string); ok && s != "" {
-			return oneLine(s, 160)
+			return oneLine(s, DetailRunes)
 		}
 	}
 	return ""
 }
+
+// The cuts, in runes, of the one-line texts an activity shows: the
+// parsers of live output and of transcripts use the same ones, so that a
+// run reads the same live and read back.
+const (
+	ResultRunes = 200 // a tool result
+	DetailRunes = 160 // a tool call's detail (its command, path, query, ...)
+	LineRunes   = 300 // a first or last line (of a plan, an error)
+)
 
 // oneLine folds s onto one line and cuts it to at most n runes: the one
 // truncation helper.

@@ -325,18 +325,18 @@ func (p *CodexParser) toolActivity(it *codexItem) (events.Activity, bool) {
 	a := events.Activity{Source: Codex, Kind: events.ActTool, ID: it.ID, Session: p.out.Session, Tool: it.Type}
 	switch it.Type {
 	case "command_execution":
-		a.Detail = oneLine(UnwrapShell(it.Command), 160)
+		a.Detail = oneLine(UnwrapShell(it.Command), DetailRunes)
 	case "mcp_tool_call":
 		a.Tool = it.Server + "." + it.Tool
 		a.Detail = ToolDetail(a.Tool, it.Args)
 	case "web_search":
-		a.Detail = oneLine(it.Query, 160)
+		a.Detail = oneLine(it.Query, DetailRunes)
 	case "file_change":
 		parts := make([]string, 0, len(it.Changes))
 		for _, c := range it.Changes {
 			parts = append(parts, c.Kind+" "+c.Path)
 		}
-		a.Detail = oneLine(strings.Join(parts, ", "), 160)
+		a.Detail = oneLine(strings.Join(parts, ", "), DetailRunes)
 	case "todo_list":
 		done := 0
 		for _, t := range it.Items {
@@ -380,9 +380,9 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 	res.IsError = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
 	switch {
 	case it.AggregatedOutput != "":
-		res.Text = oneLine(it.AggregatedOutput, 200)
+		res.Text = oneLine(it.AggregatedOutput, ResultRunes)
 	case it.Error != nil:
-		res.Text, res.IsError = oneLine(it.Error.Message, 200), true
+		res.Text, res.IsError = oneLine(it.Error.Message, ResultRunes), true
 	case it.Status != "":
 		res.Text = it.Status
 	}
@@ -461,11 +461,11 @@ func shellWord(s string) (string, bool) {
 	return b.String(), true
 }
 
-// FirstLine is the first non-blank line of s, cut to 300 runes.
+// FirstLine is the first non-blank line of s, cut to LineRunes.
 func FirstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.TrimSpace(l) != "" {
-			return oneLine(l, 300)
+			return oneLine(l, LineRunes)
 		}
 	}
 	return ""

@@ -494,7 +494,7 @@ func (b *bench) replay() error {
 	for i := 0; i < n; i++ {
 		e := events.New("bench-session", roles[i%len(roles)], kinds[i%len(kinds)], fmt.Sprintf("event number %d: a short summary of what happened", i))
 		if i%3 == 0 {
-			e.Meta = map[string]any{"agent": "codex", "exitCode": 0}
+			e.Meta = events.MetaJSON(`{"agent":"codex","exitCode":0}`)
 		}
 		if err := l.Append(e); err != nil {
 			return err

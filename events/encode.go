@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -42,16 +43,7 @@ func AppendJSON(dst []byte, e Event) []byte {
 		dst = append(dst, '}')
 	}
 	if len(e.Meta) > 0 {
-		dst = append(dst, `,"meta":{`...)
-		for i, k := range sortedKeys(e.Meta, &kbuf) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = appendValue(dst, e.Meta[k])
-		}
-		dst = append(dst, '}')
+		dst = appendMeta(dst, e.Meta)
 	}
 	return append(dst, '}')
 }
@@ -138,13 +130,13 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 		for i+8 <= len(s) {
 			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			q, bs, del := x^('"'*lo7), x^('\\'*lo7), x^(0x7f*lo7)
-			m := (q-lo7)&^q | (bs-lo7)&^bs | (del-lo7)&^del | (x-0x20*lo7)&^x | x
+			q, bs, del := x^('"'*ones), x^('\\'*ones), x^(0x7f*ones)
+			m := (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del | (x-0x20*ones)&^x | x
 			if html {
-				lt, gt, amp := x^('<'*lo7), x^('>'*lo7), x^('&'*lo7)
-				m |= (lt-lo7)&^lt | (gt-lo7)&^gt | (amp-lo7)&^amp
+				lt, gt, amp := x^('<'*ones), x^('>'*ones), x^('&'*ones)
+				m |= (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
 			}
-			if m&hi1 != 0 {
+			if m&highs != 0 {
 				break
 			}
 			i += 8
@@ -198,4 +190,46 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendMeta appends `,"meta":` and the meta object as a map of its
+// members encodes: keys sorted (the last of a repeated key wins), values
+// as encoding/json writes what it decodes them to. A meta that does not
+// decode as an object is left out.
+func appendMeta(dst []byte, meta MetaJSON) []byte {
+	type member struct {
+		key string
+		v   any
+	}
+	var buf [16]member
+	members := buf[:0]
+	d := decoder{b: meta, s: string(meta)}
+	d.ws()
+	if d.peek() != '{' {
+		return dst
+	}
+	err := d.members(true, func(k string, _ bool) error {
+		v, err := d.value(true)
+		members = append(members, member{k, v})
+		return err
+	})
+	if err != nil {
+		return dst
+	}
+	slices.SortStableFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
+	dst = append(dst, `,"meta":{`...)
+	n := 0
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // a later value of the same key wins
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = appendString(dst, m.key)
+		dst = append(dst, ':')
+		dst = appendValue(dst, m.v)
+	}
+	return append(dst, '}')
 }

@@ -97,7 +97,7 @@ func recapKind(e *events.Event) bool {
 	case events.KindPromptPreview, events.KindStatus, events.KindBudget:
 		return false
 	case events.KindCommand:
-		m, _ := events.DecodeMeta[events.CommandMeta](e)
+		m, _ := events.MetaOf[events.CommandMeta](e)
 		return m.Confirmed == nil && m.Command != "resume"
 	}
 	return true
@@ -178,7 +178,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 // meta decodes e's typed meta, counting a field of the wrong type in bad
 // (the other fields are still read).
 func meta[T events.Meta](e *events.Event, bad *bool) T {
-	m, err := events.DecodeMeta[T](e)
+	m, err := events.MetaOf[T](e)
 	if err != nil {
 		*bad = true
 	}

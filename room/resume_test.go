@@ -141,7 +141,7 @@ func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 	}
 	var steps []float64
 	for _, e := range h.events(t) {
-		if s, ok := e.Meta["step"].(float64); ok && e.Kind == events.KindExecute {
+		if s, ok := metaMap(e.Meta)["step"].(float64); ok && e.Kind == events.KindExecute {
 			steps = append(steps, s)
 		}
 	}

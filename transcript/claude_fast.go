@@ -17,7 +17,8 @@ import (
 // where the fields the activities need are, and decodes only those: the
 // type, the session id and time, the content blocks of an assistant or
 // user message, a system line's subtype and hook verdict. A tool result
-// shows only its first 200 runes, so only a prefix of its text is decoded.
+// shows only its first agents.ResultRunes runes, so only a prefix of its
+// text is decoded.
 //
 // It mirrors what encoding/json makes of the same line (duplicate keys:
 // the last wins; a field of the wrong type: the line yields nothing), and
@@ -509,12 +510,12 @@ func (s *jscan) toolDetail(b *fastBlock) string {
 	if b.input.start < 0 || s.b[b.input.start] != '{' || b.detail.start < 0 {
 		return ""
 	}
-	f := folder{n: 160}
+	f := folder{n: agents.DetailRunes}
 	f.addJSON(s.b[b.detail.start:b.detail.end])
 	return f.String()
 }
 
-// toolResultLine is render.Cut(toolResultText(content), 200), folding the
+// toolResultLine is render.Cut(toolResultText(content), agents.ResultRunes), folding the
 // text straight from the line's bytes and stopping once the line is full:
 // a long tool result is decoded only as far as it shows.
 func (s *jscan) toolResultLine(b *fastBlock) string {
@@ -526,7 +527,7 @@ func (s *jscan) toolResultLine(b *fastBlock) string {
 	default:
 		return "" // null, an object, a literal: toolResultText gives ""
 	}
-	f := folder{n: 200}
+	f := folder{n: agents.ResultRunes}
 	for _, p := range parts {
 		if !f.addJSON(s.b[p.start:p.end]) {
 			break

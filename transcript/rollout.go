@@ -163,18 +163,18 @@ func rolloutResponseItem(it *rolloutItem) []events.Activity {
 	case "local_shell_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "command_execution", ID: it.CallID}
 		if it.Action != nil {
-			a.Detail = render.Cut(unwrapArgv(it.Action.Command), 160)
+			a.Detail = render.Cut(unwrapArgv(it.Action.Command), agents.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "web_search_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "web_search", ID: it.ID}
 		if it.Action != nil {
-			a.Detail = render.Cut(it.Action.Query+it.Action.URL, 160)
+			a.Detail = render.Cut(it.Action.Query+it.Action.URL, agents.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "function_call_output", "custom_tool_call_output":
 		text, code := toolOutput(it.Output)
-		a := events.Activity{Kind: events.ActToolResult, Text: render.Cut(text, 200), ID: it.CallID, ExitCode: code}
+		a := events.Activity{Kind: events.ActToolResult, Text: render.Cut(text, agents.ResultRunes), ID: it.CallID, ExitCode: code}
 		a.IsError = code != nil && *code != 0
 		return []events.Activity{a}
 	}
@@ -303,12 +303,12 @@ func rolloutToolName(name string) string {
 func functionDetail(name, args string) string {
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) != nil {
-		return render.Cut(args, 160)
+		return render.Cut(args, agents.DetailRunes)
 	}
 	for _, k := range []string{"cmd", "command"} {
 		switch v := m[k].(type) {
 		case string:
-			return render.Cut(agents.UnwrapShell(v), 160)
+			return render.Cut(agents.UnwrapShell(v), agents.DetailRunes)
 		case []any:
 			argv := make([]string, 0, len(v))
 			for _, a := range v {
@@ -316,7 +316,7 @@ func functionDetail(name, args string) string {
 					argv = append(argv, s)
 				}
 			}
-			return render.Cut(unwrapArgv(argv), 160)
+			return render.Cut(unwrapArgv(argv), agents.DetailRunes)
 		}
 	}
 	b, _ := json.Marshal(m)
@@ -344,7 +344,7 @@ func customDetail(name, input string) string {
 			}
 		}
 		if len(files) > 0 {
-			return render.Cut(strings.Join(files, ", "), 160)
+			return render.Cut(strings.Join(files, ", "), agents.DetailRunes)
 		}
 	}
 	return agents.FirstLine(input)
