@@ -106,12 +106,7 @@ func (m *anthropicMessage) activities(source string) []events.Activity {
 }
 
 func toolResultText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
+	if s, ok := events.JSONStringValue(raw); ok || len(raw) == 0 {
 		return s
 	}
 	var blocks []contentBlock

@@ -305,14 +305,12 @@ func (d *decoder) members(obj bool, each func(key string, escaped bool) error) e
 		if err := each(key, escaped); err != nil {
 			return err
 		}
-		d.ws()
-		c := d.peek()
-		d.i++
-		if c == closing {
-			return nil
+		next, done := JSONNext(d.b, d.i, closing)
+		if next < 0 {
+			return fmt.Errorf("%w: want ',' or '%c' after byte %d", errSyntax, closing, d.i)
 		}
-		if c != ',' {
-			return fmt.Errorf("%w: want ',' or '%c' at byte %d", errSyntax, closing, d.i-1)
+		if d.i = next; done {
+			return nil
 		}
 	}
 }

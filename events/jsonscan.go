@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"unicode"
 	"unicode/utf16"
@@ -203,6 +204,33 @@ func JSONSkipNested(b []byte, i int) int {
 			}
 		}
 	}
+}
+
+// JSONNext reads what follows a member or an element that ends at b[end]:
+// a comma (it returns the index of the next one, past whitespace) or the
+// closing bracket (the index after it, and done); -1 for anything else.
+func JSONNext(b []byte, end int, closing byte) (next int, done bool) {
+	i := JSONSpace(b, end)
+	if i >= len(b) {
+		return -1, false
+	}
+	switch b[i] {
+	case ',':
+		return JSONSpace(b, i+1), false
+	case closing:
+		return i + 1, true
+	}
+	return -1, false
+}
+
+// JSONStringValue decodes raw, one JSON value, when it is a string; ok is
+// false for anything else (and for nothing).
+func JSONStringValue(raw []byte) (s string, ok bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	_ = json.Unmarshal(raw, &s)
+	return s, true
 }
 
 // JSONLiteral returns the index after lit (true, false or null) at b[i],

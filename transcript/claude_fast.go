@@ -718,18 +718,11 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		if end < 0 || s.bad {
 			return -1
 		}
-		i = events.JSONSpace(s.b, end)
-		if i >= len(b) {
-			return -1
+		next, done := events.JSONNext(b, end, '}')
+		if done || next < 0 {
+			return next
 		}
-		switch b[i] {
-		case ',':
-			i = events.JSONSpace(s.b, i+1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
+		i = next
 	}
 }
 
@@ -750,18 +743,11 @@ func (s *jscan) array(i int, fn func(i int, kind byte) int) int {
 		if end < 0 {
 			return -1
 		}
-		i = events.JSONSpace(s.b, end)
-		if i >= len(b) {
-			return -1
+		next, done := events.JSONNext(b, end, ']')
+		if done || next < 0 {
+			return next
 		}
-		switch b[i] {
-		case ',':
-			i = events.JSONSpace(s.b, i+1)
-		case ']':
-			return i + 1
-		default:
-			return -1
-		}
+		i = next
 	}
 }
 

@@ -99,19 +99,15 @@ func skipLine(line []byte) bool {
 				return false
 			}
 		}
-		i = events.JSONSpace(line, i)
-		if i >= len(line) {
+		next, done := events.JSONNext(line, i, '}')
+		if next < 0 {
 			return false
 		}
-		if line[i] == '}' {
+		if i = next; done {
 			break
 		}
-		if line[i] != ',' {
-			return false
-		}
-		i = events.JSONSpace(line, i+1)
 	}
-	if events.JSONSpace(line, i+1) != len(line) || !haveType {
+	if events.JSONSpace(line, i) != len(line) || !haveType {
 		return false
 	}
 	if sidechain {
@@ -199,27 +195,23 @@ func skipAttachment(b []byte, i int) (int, bool) {
 				return -1, false
 			}
 		}
-		i = events.JSONSpace(b, i)
-		if i >= len(b) {
+		next, done := events.JSONNext(b, i, '}')
+		if next < 0 {
 			return -1, false
 		}
-		if b[i] == '}' {
+		if i = next; done {
 			break
 		}
-		if b[i] != ',' {
-			return -1, false
-		}
-		i = events.JSONSpace(b, i+1)
 	}
 	switch {
 	case !haveType:
-		return i + 1, false
+		return i, false
 	case string(typ) != "queued_command":
-		return i + 1, true
+		return i, true
 	default:
 		// task-notification: a Monitor event; prompt: a message posted to
 		// the messaging socket, absorbed by a busy turn (or a prompt the
 		// user typed while it ran), which the parser reads.
-		return i + 1, haveMode && string(mode) != "task-notification" && string(mode) != "prompt"
+		return i, haveMode && string(mode) != "task-notification" && string(mode) != "prompt"
 	}
 }

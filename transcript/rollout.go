@@ -244,12 +244,7 @@ func hookPromptText(s string) string {
 // contentText joins the text parts of a message's content (input_text,
 // output_text, text; a bare string too).
 func contentText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
+	if s, ok := events.JSONStringValue(raw); ok || len(raw) == 0 {
 		return s
 	}
 	var parts []struct {
