@@ -80,7 +80,7 @@ type transcriptLine struct {
 // is an error.
 //
 // Most lines are read in one pass without encoding/json (see
-// transcript_fast.go); the rest go through parseTranscriptLineJSON, with
+// claude_fast.go); the rest go through parseTranscriptLineJSON, with
 // the same result.
 func ParseLine(line []byte) ([]events.Activity, error) {
 	line = bytes.TrimSpace(line)
@@ -99,9 +99,9 @@ func ParseLine(line []byte) ([]events.Activity, error) {
 	return parseTranscriptLineJSON(line)
 }
 
-// parseTranscriptLineJSON is ParseLine with encoding/json: the
-// reference the single-pass path (transcript_fast.go) is held to, and the
-// path for lines of a shape that one leaves alone. line is trimmed and
+// parseTranscriptLineJSON is ParseLine with encoding/json: what the
+// single-pass path (claude_fast.go) is tested against, and the path for
+// lines of a shape that one leaves alone. line is trimmed and
 // starts with '{'.
 func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 	var l transcriptLine
