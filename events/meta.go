@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -447,8 +449,8 @@ func MetaAgent(e *Event) string {
 }
 
 // decodeFields decodes the members of the object raw into the fields of
-// the struct v whose json tags name them, each as encoding/json decodes
-// it, and returns the keys whose values did not fit.
+// the struct v whose json tags name them, as encoding/json decodes them,
+// and returns the keys whose values did not fit.
 func decodeFields(raw MetaJSON, v reflect.Value) (bad []string, err error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -460,24 +462,78 @@ func decodeFields(raw MetaJSON, v reflect.Value) (bad []string, err error) {
 	}
 	fields := metaFields(v.Type())
 	err = d.members(true, func(k string, _ bool) error {
-		start := d.i
-		if _, err := d.value(false); err != nil {
+		i, ok := fields[k]
+		if !ok || d.literal("null") {
+			_, err := d.value(false)
 			return err
 		}
-		val := raw[start:d.i]
-		i, ok := fields[k]
-		if !ok || string(val) == "null" {
-			return nil
-		}
-		p := reflect.New(v.Field(i).Type())
-		if json.Unmarshal(val, p.Interface()) != nil {
+		fits, err := d.decodeValue(v.Field(i))
+		if !fits {
 			bad = append(bad, k)
-			return nil
 		}
-		v.Field(i).Set(p.Elem())
-		return nil
+		return err
 	})
 	return bad, err
+}
+
+// decodeValue decodes the value at d.i into f (a string, bool, int,
+// int64, float64, []string or a pointer to one of them) as encoding/json
+// would decode it into any and then into f: fits is false, and f left as
+// it was, when the value is of another type (a number that is not an
+// integer, or beyond 2^53, for an int). A []string keeps the strings of
+// the array and skips its other elements. err is a syntax error.
+func (d *decoder) decodeValue(f reflect.Value) (fits bool, err error) {
+	if f.Kind() == reflect.Pointer {
+		p := reflect.New(f.Type().Elem())
+		if fits, err = d.decodeValue(p.Elem()); fits && err == nil {
+			f.Set(p)
+		}
+		return fits, err
+	}
+	c := d.peek()
+	number := c == '-' || c >= '0' && c <= '9'
+	switch k := f.Kind(); {
+	case k == reflect.String && c == '"':
+		s, err := d.str()
+		f.SetString(s)
+		return true, err
+	case k == reflect.Bool && (c == 't' || c == 'f'):
+		if d.literal("true") {
+			f.SetBool(true)
+			return true, nil
+		}
+		return d.literal("false"), nil
+	case (k == reflect.Int || k == reflect.Int64 || k == reflect.Float64) && number:
+		num, _, err := d.number()
+		if err != nil {
+			return false, err
+		}
+		n, perr := strconv.ParseFloat(string(num), 64)
+		if k == reflect.Float64 {
+			f.SetFloat(n)
+			return perr == nil, nil
+		}
+		if perr != nil || n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return false, nil
+		}
+		f.SetInt(int64(n))
+		return true, nil
+	case k == reflect.Slice && c == '[':
+		out := reflect.MakeSlice(f.Type(), 0, 4)
+		err := d.members(false, func(string, bool) error {
+			if d.peek() != '"' {
+				_, err := d.value(false)
+				return err
+			}
+			s, err := d.str()
+			out = reflect.Append(out, reflect.ValueOf(s))
+			return err
+		})
+		f.Set(out)
+		return true, err
+	}
+	_, err = d.value(false)
+	return false, err
 }
 
 var metaFieldCache sync.Map // reflect.Type -> map[json key]field index
