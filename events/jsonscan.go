@@ -45,20 +45,15 @@ func JSONSpace(b []byte, i int) int {
 // returns the index after its closing quote (-1 when invalid: unterminated,
 // a control byte, a bad escape). Invalid UTF-8 is accepted, as
 // encoding/json accepts it (and replaces it when decoding).
-func JSONString(b []byte, i int) int {
-	end, _ := scanString(b, i)
-	return end
-}
-
-// scanString is JSONString that also says whether the string has escapes.
+//
 // Eight bytes are examined at a time for a quote, a backslash or a control
 // byte (not sixteen: in tool output a backslash comes every 30 bytes or so,
 // and a wider step mostly looks at bytes it must look at again).
-func scanString(b []byte, i int) (end int, escaped bool) {
+func JSONString(b []byte, i int) int {
 	i++
 	for {
 		if i+8 <= len(b) {
-			x := word(b, i)
+			x := binary.LittleEndian.Uint64(b[i : i+8])
 			// x ^ 0x02 maps '"' (0x22) to 0x20 and the control bytes
 			// among themselves, so one test for bytes below 0x21 finds
 			// both; a second finds a backslash.
@@ -75,32 +70,37 @@ func scanString(b []byte, i int) (end int, escaped bool) {
 				i++
 			}
 			if i >= len(b) {
-				return -1, escaped
+				return -1
 			}
 		}
 		switch b[i] {
 		case '"':
-			return i + 1, escaped
+			return i + 1
 		case '\\':
-			escaped = true
 			if i+1 >= len(b) {
-				return -1, escaped
+				return -1
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1, escaped
+					return -1
 				}
 				i += 6
 			default:
-				return -1, escaped
+				return -1
 			}
 		default:
-			return -1, escaped // a control byte
+			return -1 // a control byte
 		}
 	}
+}
+
+// scanString is JSONString that also says whether the string has escapes.
+func scanString(b []byte, i int) (end int, escaped bool) {
+	end = JSONString(b, i)
+	return end, end >= 0 && bytes.IndexByte(b[i+1:end-1], '\\') >= 0
 }
 
 func isHex(c byte) bool {
