@@ -70,7 +70,7 @@ func goldenRepo(t *testing.T) string {
 			t.Fatal(err)
 		}
 		events.Scan(f, func(e events.Event) error {
-			id, _ := e.Meta["messageId"].(string)
+			id, _ := metaMap(e.Meta)["messageId"].(string)
 			keep := name == "finished-loop.jsonl" || strings.HasPrefix(e.Text, "/target") || id == "bbbb2222"
 			if keep {
 				list = append(list, e)
