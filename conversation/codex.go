@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -328,10 +329,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, QueueTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
-	cmd.Stdin = nil
-	ownGroup(cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := subprocess.CombinedOutput(ctx, subprocess.Command(bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message)))
 	if err != nil {
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {

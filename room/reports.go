@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // StatusReport is what /status shows.
@@ -596,7 +596,7 @@ func dirWritable(dir string, readOnly bool) error {
 func agentVersion(ctx context.Context, path string) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	out, err := subprocess.Output(ctx, subprocess.Command(path, "--version"))
 	if err != nil {
 		return "version unknown: " + err.Error()
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // codexModel is the model name the mock provider is configured with.
@@ -129,10 +129,7 @@ func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []stri
 	out := filepath.Join(tmp, "app-server-schema")
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "app-server", "generate-json-schema", "--out", out)
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := subprocess.CombinedOutput(ctx, cliCommand(bin, env, "app-server", "generate-json-schema", "--out", out)); err != nil {
 		c(name, Changed, "codex app-server generate-json-schema: %v: %s", err, cut(string(b), 120))
 		return
 	}
@@ -381,10 +378,7 @@ func codexQueue(ctx context.Context, c checkFunc, bin string, env []string, step
 	const name = "queue command line"
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "queue", "--help")
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.CombinedOutput()
+	out, err := subprocess.CombinedOutput(ctx, cliCommand(bin, env, "queue", "--help"))
 	if err != nil {
 		c(name, Changed, "codex queue --help: %v: %s", err, cut(string(out), 120))
 		return

@@ -15,10 +15,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // Status is the outcome of one contract check.
@@ -157,15 +158,20 @@ func Run(ctx context.Context, o Options) (Report, error) {
 func cliVersion(ctx context.Context, bin string, env []string, step time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--version")
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.Output()
+	out, err := subprocess.Output(ctx, cliCommand(bin, env, "--version"))
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil
+}
+
+// cliCommand runs bin with args in env; its output is awaited two seconds
+// at most once it exited.
+func cliCommand(bin string, env []string, args ...string) subprocess.Cmd {
+	cmd := subprocess.Command(bin, args...)
+	cmd.Env, cmd.Grace = env, 2*time.Second
+	return cmd
 }
 
 // isolated are the variables laid over relay-baton's environment for every
