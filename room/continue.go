@@ -193,20 +193,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		return lr, fmt.Errorf("baseline before step %d: %w", step, err)
 	}
 	prevKey := baseline
-	finish := func(r StopReason, detail string) (LoopResult, error) {
-		lr.Reason, lr.Detail = r, detail
-		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
-			map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
-				Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
-		if r == StopCancelled {
-			return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
-		}
-		if r == StopFailure {
-			return lr, fmt.Errorf("/continue: %s", detail)
-		}
-		return lr, nil
-	}
+	finish := func(r StopReason, detail string) (LoopResult, error) { return e.stopLoop(lr, max, r, detail) }
 	for first := true; ; first = false {
 		if !first {
 			if ctx.Err() != nil {
@@ -283,6 +270,23 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		}
 		step, half, answer, startTree = step+1, halfExecute, "", ""
 	}
+}
+
+// stopLoop ends the loop for reason r: it says so, logs it, and returns lr
+// with the error the reason calls for.
+func (e *Engine) stopLoop(lr LoopResult, max int, r StopReason, detail string) (LoopResult, error) {
+	lr.Reason, lr.Detail = r, detail
+	e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
+		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
+			Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
+	if r == StopCancelled {
+		return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
+	}
+	if r == StopFailure {
+		return lr, fmt.Errorf("/continue: %s", detail)
+	}
+	return lr, nil
 }
 
 // loopSpec builds the run of one half of a step.
