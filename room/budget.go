@@ -13,7 +13,8 @@ type Diet struct {
 	Handoff, Diff, RepoMap, LogTail, Plan int
 }
 
-// The profiles, as in the reference. Token estimates are chars/4.
+// The profiles, from the most generous to the leanest. Token estimates are
+// chars/4.
 var Diets = map[string]Diet{
 	"lite":     {60000, 20000, 12000, 8000, 45000},
 	"balanced": {40000, 12000, 8000, 5000, 30000},

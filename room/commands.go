@@ -137,7 +137,8 @@ type Line struct {
 
 var commandRE = lazyRE(`^/([A-Za-z]+)(?:\s+(.*))?$`)
 
-// UnknownCommandError is the reference's message for a bad slash command.
+// UnknownCommandError is a slash command the room does not know: its
+// message suggests the nearest names, or /help.
 type UnknownCommandError struct{ Name string }
 
 func (e *UnknownCommandError) Error() string {

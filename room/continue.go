@@ -1,6 +1,6 @@
 package room
 
-// /continue: the bounded plan<->execute loop (seed 002 §6, §2). Each step
+// /continue: the bounded plan<->execute loop. Each step
 // has two halves: the executor works on the plan's next step, then the
 // planner reads that step's outcome (the executor's answer, the diff since
 // the step began, the files it changed) and rewrites plan.md, or declares

@@ -245,7 +245,7 @@ func (u *tuiSession) waitScreen(t testing.TB, d time.Duration, want string) {
 
 // startTUI starts `claude --permission-mode default` in a tmux pane of dir,
 // past onboarding and the trust dialog (~/.claude.json of the temporary
-// HOME, as CONTRACTS.md says), and waits for its prompt.
+// HOME, where claude keeps both), and waits for its prompt.
 func startTUI(t testing.TB, dir string, env []string) *tuiSession {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")

@@ -639,8 +639,8 @@ func (e *Engine) writeHandoff(to, doc string) error {
 	return nil
 }
 
-// HandoffDoc builds handoff.md with the reference's sections, each part cut
-// to its diet budget and the whole to the handoff budget.
+// HandoffDoc builds handoff.md (Goal, Previous and Next Agent, ... through
+// Instructions for Next Agent), each part cut to its diet budget and the whole to the handoff budget.
 func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	d := Diets[e.Diet]
 	cut := func(s string, n int) string {
