@@ -258,8 +258,8 @@ func (e *Engine) Review(ctx context.Context) (ReviewReport, error) {
 	refs := map[string]string{}
 	if e.ReadOnly() {
 		// `relay-baton review` reports only.
-	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
-		refs["review"] = "review.md"
+	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, ReviewFile), []byte(r.Text())); err == nil {
+		refs[events.RefReview] = ReviewFile
 	}
 	e.emit(events.RoleRelayBaton, strings.TrimPrefix(r.summaryLine(), "review: "), refs, events.ReviewMeta{
 		ChangedFiles: events.Int(len(r.Changed)), Deletions: events.Int(len(r.Deletions)), LargeDiffs: events.Int(len(r.LargeDiffs)),
@@ -372,8 +372,8 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 	}
 	refs := map[string]string{}
 	if strings.TrimSpace(res.FinalText) != "" {
-		if werr := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(res.FinalText+"\n")); werr == nil {
-			refs["review"] = "review.md"
+		if werr := writeFileAtomic(filepath.Join(e.SessionDir, ReviewFile), []byte(res.FinalText+"\n")); werr == nil {
+			refs[events.RefReview] = ReviewFile
 		}
 	}
 	e.emit(events.Role(res.Agent), fmt.Sprintf("by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,
@@ -527,7 +527,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			add(".ai-session", "fail", "not writable: "+err.Error())
 		} else {
 			var files []string
-			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log", "conversation.jsonl"} {
+			for _, n := range []string{PlanFile, HandoffFile, ReviewFile, "commands.log", "conversation.jsonl"} {
 				if s := fileSize(filepath.Join(e.SessionDir, n)); s > 0 {
 					files = append(files, fmt.Sprintf("%s %dB", n, s))
 				}
@@ -535,7 +535,7 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 			add(".ai-session", "ok", "writable; "+strings.Join(append([]string{e.SessionDir}, files...), " · "))
 			// relay-baton's own documents there: a FIFO, a link or a folder
 			// in their place makes the commands that use them refuse.
-			for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log"} {
+			for _, n := range []string{PlanFile, HandoffFile, ReviewFile, "commands.log"} {
 				f, err := events.OpenOwned(filepath.Join(e.SessionDir, n))
 				if err == nil {
 					f.Close()
@@ -619,14 +619,14 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 
 // writeHandoff writes handoff.md, backing up the previous one, and logs it.
 func (e *Engine) writeHandoff(to, doc string) error {
-	path := filepath.Join(e.SessionDir, "handoff.md")
-	refs := map[string]string{"handoff": "handoff.md"}
+	path := filepath.Join(e.SessionDir, HandoffFile)
+	refs := map[string]string{events.RefHandoff: HandoffFile}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
-		refs["backup"] = backup
+		refs[events.RefBackup] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}
