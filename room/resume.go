@@ -16,6 +16,10 @@ import (
 // DefaultRecap is how many turns `chat --resume` and /resume replay.
 const DefaultRecap = 6
 
+// MaxRecap is the most turns a resume recaps: --recap and /resume N take
+// 1 to MaxRecap.
+const MaxRecap = 200
+
 // ResumeState is the room's state rebuilt from conversation.jsonl by
 // ReadResume: what the last sessions left behind.
 type ResumeState struct {
@@ -810,8 +814,8 @@ func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) er
 func (e *Engine) cmdResume(ctx context.Context, args string) error {
 	n := DefaultRecap
 	if f := strings.Fields(args); len(f) > 0 {
-		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 0 || n > 200 || len(f) > 1 {
-			return fmt.Errorf("usage: /resume [N] (N turns of recap, 0 to 200), not %q", args)
+		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 1 || n > MaxRecap || len(f) > 1 {
+			return fmt.Errorf("usage: /resume [N] (N turns of recap, 1 to %d), not %q", MaxRecap, args)
 		}
 	}
 	_, err := e.Resume(ctx, n)
