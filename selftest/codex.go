@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,9 +22,7 @@ const codexModel = "gpt-5.5"
 
 func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (CLI, error) {
 	cli := CLI{Agent: agents.Codex}
-	c := func(contract string, st Status, format string, a ...any) {
-		add(Check{Agent: agents.Codex, Contract: contract, Status: st, Detail: fmt.Sprintf(format, a...)})
-	}
+	c := checksOf(agents.Codex, add)
 	home, tmp, work, hooks := filepath.Join(root, "home"), filepath.Join(root, "tmp"), filepath.Join(root, "work"), filepath.Join(root, "hooks-run")
 	codexHome := filepath.Join(home, ".codex")
 	if err := mkdirs(codexHome, tmp, work, hooks); err != nil {
@@ -44,9 +41,7 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 		return cli, err
 	}
 	defer mock.Close()
-	mock.When("SELFTEST-CHAT", mockapi.Reply(mockapi.Text(chatAnswer)))
-	mock.When("SELFTEST-RESUME", mockapi.Reply(mockapi.Text(resumeAnswer)))
-	mock.When("SELFTEST-FIRST", mockapi.Reply(mockapi.Text(firstAnswer)))
+	scriptAnswers(mock)
 	if err := writeFile(filepath.Join(codexHome, "config.toml"), []byte(mockapi.CodexConfig(codexModel, mock.URL))); err != nil {
 		return cli, err
 	}
@@ -57,23 +52,10 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 	}
 	base := lay(o.Env, isolated(home, tmp)...)
 
-	inv, err := agents.Prepare(agents.Request{Agent: agents.Codex, Role: agents.RoleAsk, Prompt: "x", Dir: work, Env: base})
-	if err != nil {
-		why := err.Error()
-		if !errors.Is(err, agents.ErrNotFound) {
-			why = "cannot prepare a run: " + why
-		}
-		c("codex CLI", Skipped, "%s", why)
+	inv, ok := findCLI(ctx, c, &cli, work, base, o.Step)
+	if !ok {
 		return cli, nil
 	}
-	cli.Path = inv.Path
-	v, err := cliVersion(ctx, inv.Path, inv.Env, o.Step)
-	if err != nil {
-		c("codex CLI", Changed, "%v", err)
-		return cli, nil
-	}
-	cli.Version = v
-	c("codex CLI", OK, "%s at %s", v, inv.Path)
 
 	// 1. Hook trust, as `relay-baton hook install --agent codex` records it:
 	// app-server's hooks/list reports the hook and its hash,
@@ -181,11 +163,7 @@ func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []stri
 			}
 		}
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
+	c.verdict(name, problems, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
 }
 
 // codexTrust lists the Stop hook through app-server and trusts it.
@@ -270,11 +248,7 @@ func codexStop(c checkFunc, res agents.Result, stops []record, work string, mock
 		}
 		rollout = p.TranscriptPath
 	}
-	if len(problems) > 0 {
-		c("Stop hook payload", Changed, "%s", strings.Join(problems, "; "))
-	} else {
-		c("Stop hook payload", OK, "session_id (the thread), turn_id, transcript_path (the rollout), cwd, stop_hook_active, last_assistant_message")
-	}
+	c.verdict("Stop hook payload", problems, "session_id (the thread), turn_id, transcript_path (the rollout), cwd, stop_hook_active, last_assistant_message")
 
 	problems = nil
 	got := false
@@ -292,11 +266,7 @@ func codexStop(c checkFunc, res agents.Result, stops []record, work string, mock
 	if res.FinalText != chatAnswer {
 		problems = append(problems, fmt.Sprintf("the run's last message is %q, not the answer to the delivered message", cut(res.FinalText, 60)))
 	}
-	if len(problems) > 0 {
-		c("Stop hook delivery", Changed, "%s", strings.Join(problems, "; "))
-	} else {
-		c("Stop hook delivery", OK, `{"decision":"block","reason":...} continued the turn with the reason as input`)
-	}
+	c.verdict("Stop hook delivery", problems, `{"decision":"block","reason":...} continued the turn with the reason as input`)
 	return rollout
 }
 
@@ -351,11 +321,7 @@ func codexRollout(c checkFunc, codexHome, thread, work, path string, delivered b
 			problems = append(problems, fmt.Sprintf("no reply text %q", firstAnswer))
 		}
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "session_meta and %d activities parsed (reply text, the hook's delivery)", len(acts))
+	c.verdict(name, problems, "session_meta and %d activities parsed (reply text, the hook's delivery)", len(acts))
 }
 
 // findRollout finds the rollout of thread under codexHome/sessions.
