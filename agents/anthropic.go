@@ -106,17 +106,9 @@ func (m *anthropicMessage) activities(source string) []events.Activity {
 }
 
 func toolResultText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
 	var blocks []contentBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
+	if s, ok := DecodeContent(raw, &blocks); !ok {
+		return s
 	}
 	var sb strings.Builder
 	for _, b := range blocks {
@@ -125,6 +117,20 @@ func toolResultText(raw json.RawMessage) string {
 		}
 	}
 	return sb.String()
+}
+
+// DecodeContent reads message content that is either a bare JSON string or
+// an array of parts: a string comes back as s (ok false), an array is
+// decoded into parts (ok true). Anything else is "" with ok false.
+func DecodeContent(raw json.RawMessage, parts any) (s string, ok bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	if raw[0] == '"' {
+		_ = json.Unmarshal(raw, &s)
+		return s, false
+	}
+	return "", json.Unmarshal(raw, parts) == nil
 }
 
 // detailKeys are the tool-input fields worth showing, most telling first.

@@ -242,20 +242,12 @@ func hookPromptText(s string) string {
 // contentText joins the text parts of a message's content (input_text,
 // output_text, text; a bare string too).
 func contentText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
+	if s, ok := DecodeContent(raw, &parts); !ok {
+		return s
 	}
 	var sb strings.Builder
 	for _, p := range parts {
