@@ -66,7 +66,7 @@ func TestHostileSendFollow(t *testing.T) {
 	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
 	reply := hostileReply(t)
 	go func() { // the session: its Stop hook claims the message, then it answers
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute) // a hang guard
 		for time.Now().Before(deadline) {
 			res, err := s.Claim(conversation.LaneHook)
 			if err == nil && res.OK {

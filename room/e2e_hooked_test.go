@@ -292,7 +292,11 @@ func startTUI(t testing.TB, dir string, env []string) *tuiSession {
 func (u *tuiSession) typeLine(t testing.TB, text string) {
 	t.Helper()
 	u.run(t, "send-keys", "-t", "tui", "-l", text)
-	time.Sleep(300 * time.Millisecond) // let the input box take it before Enter
+	// Enter only once the input box shows the text: an Enter that arrives
+	// with the typing is taken as part of a paste, not as the submit.
+	tail := []rune(text)
+	tail = tail[max(0, len(tail)-24):]
+	u.waitScreen(t, tmuxGuard, string(tail))
 	u.run(t, "send-keys", "-t", "tui", "Enter")
 }
 

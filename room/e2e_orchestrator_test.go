@@ -109,7 +109,7 @@ func startLiveSession(t *testing.T, dir string, env []string) *liveSession {
 		ls.stdin.Close()
 		select {
 		case <-ls.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 		}
 		cmd.Wait()
 		if t.Failed() {

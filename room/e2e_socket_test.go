@@ -39,7 +39,7 @@ func messagingEnv(t testing.TB, a *agenttest.Anthropic) []string {
 func relayRun(t testing.TB, dir string, env []string, d time.Duration, args ...string) (string, time.Duration) {
 	t.Helper()
 	bin, _ := binaries(t)
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), max(d, ptyGuard)) // a hang guard
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir

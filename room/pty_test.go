@@ -358,7 +358,7 @@ func TestPTYCtrlCCancelsRunningAgentTree(t *testing.T) {
 	b, _ := os.ReadFile(pids)
 	for _, s := range strings.Fields(string(b)) {
 		pid, _ := strconv.Atoi(s)
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(ptyGuard) // a hang guard: the tree ends within Grace
 		for pidAlive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d of the agent's tree is still alive", pid)
@@ -398,7 +398,7 @@ func startInProcess(t *testing.T, fr *fakeRunner, getenv func(string) string) *i
 	t.Cleanup(func() {
 		select {
 		case <-ip.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(ptyGuard):
 			t.Error("RunREPL did not return")
 		}
 		e.Close()

@@ -35,7 +35,7 @@ func startSized(tb testing.TB, dir string, cols, rows uint16, args []string, env
 // untilRE waits for re to match after the last match.
 func (s *screen) untilRE(tb testing.TB, re *regexp.Regexp) []string {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(ptyGuard) // a hang guard: it returns on the match
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
 		all := s.buf.String()

@@ -109,7 +109,7 @@ func startRoom(t *testing.T, dir string) *ptyRoom {
 		go func() { cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			cmd.Process.Kill()
 			<-done
 		}
