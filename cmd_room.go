@@ -176,14 +176,11 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(inv, &f, true)
+	e, err := openRunEngine(inv, inv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.Record(record)
 	if err := roomErr(run(e)); err != nil {
 		return err
@@ -208,6 +205,20 @@ func runPlan(inv *cli.Invocation) error {
 		}
 		return "plan " + task, nil
 	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
+}
+
+// openRunEngine opens the engine of a one-shot command that runs agents
+// (engineInv takes its output); without a terminal it needs --yes.
+func openRunEngine(inv, engineInv *cli.Invocation, f *roomFlags) (*room.Engine, error) {
+	e, err := openEngine(engineInv, f, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := needYes(inv, f); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
 }
 
 func needYes(inv *cli.Invocation, f *roomFlags) error {
@@ -245,14 +256,11 @@ func runContinue(inv *cli.Invocation) error {
 	if f.js { // stdout is the JSON result's alone
 		engineInv = inv.WithOut(inv.IO.Err)
 	}
-	e, err := openEngine(engineInv, &f, true)
+	e, err := openRunEngine(inv, engineInv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.RecordContinue(n)
 	lr, err := e.Continue(inv.Ctx, n)
 	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {

@@ -389,6 +389,17 @@ func (t *rlTerminal) Page(text string) bool {
 	if err != nil {
 		return false
 	}
+	cmd := exec.Command(path, argv[1:]...)
+	// The text is the pager's stdin: it reads its keys from the terminal.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
+	t.lend(func() { err = cmd.Run() })
+	return err == nil
+}
+
+// lend hands the terminal to another program (an editor, a pager) while
+// run runs: the room stops reading it and bracketed paste is off; after,
+// the panel is pinned again and what was typed meanwhile is dropped.
+func (t *rlTerminal) lend(run func()) {
 	t.in.Pause()
 	t.bracketed(false)
 	defer func() {
@@ -399,10 +410,7 @@ func (t *rlTerminal) Page(text string) bool {
 		t.in.Flush()
 		t.in.Resume()
 	}()
-	cmd := exec.Command(path, argv[1:]...)
-	// The text is the pager's stdin: it reads its keys from the terminal.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
-	return cmd.Run() == nil
+	run()
 }
 
 func (e *Engine) cmdUndo(ctx context.Context, args string) error {
