@@ -28,7 +28,7 @@ func TestE2ECodexSteerMidTurn(t *testing.T) {
 		done   = "The slow command finished."
 	)
 	codex := agenttest.CodexBin(t)
-	tmux := tmuxBin(t)
+	tmux := agenttest.TmuxBin(t)
 	o := agenttest.NewOpenAI(t)
 	o.When("STEER-QUESTION-23", agenttest.Reply(agenttest.Text(steerA)))
 	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 6; echo slept")))

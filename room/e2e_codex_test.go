@@ -36,7 +36,7 @@ func TestE2ECodexChat(t *testing.T) {
 		idleA = "CODEX-QUEUE-ANSWER: nothing, I am idle."
 	)
 	codex := agenttest.CodexBin(t)
-	tmux := tmuxBin(t)
+	tmux := agenttest.TmuxBin(t)
 	o := agenttest.NewOpenAI(t)
 	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 8; echo slept")))
 	o.When("Wall time", agenttest.Reply(agenttest.Text("The slow command finished."))) // any exec_command output (codex yields a command still running after about 10 s)
@@ -244,19 +244,6 @@ func killCodexDaemons(codexHome string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// tmuxBin is tmux's path; without tmux the test is skipped (fails on CI).
-func tmuxBin(t testing.TB) string {
-	t.Helper()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	return tmux
 }
 
 // codexWorkspace is a test repository where the real codex runs against

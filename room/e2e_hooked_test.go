@@ -248,7 +248,7 @@ func (u *tuiSession) waitScreen(t testing.TB, d time.Duration, want string) {
 // HOME, where claude keeps both), and waits for its prompt.
 func startTUI(t testing.TB, dir string, env []string) *tuiSession {
 	t.Helper()
-	tmux := tmuxBin(t)
+	tmux := agenttest.TmuxBin(t)
 	bin := agenttest.ClaudeBin(t)
 	home, _ := agenttest.EnvValue(env, "HOME")
 	abs, err := filepath.EvalSymlinks(dir)
