@@ -241,7 +241,7 @@ func runContinue(inv *cli.Invocation) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, true)
-	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, "the most steps (executor then planner) to run: 1 to 20 (0 = the default)")
+	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, fmt.Sprintf("the most steps (executor then planner) to run: 1 to %d (0 = the default)", room.MaxMaxSteps))
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
