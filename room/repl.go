@@ -123,9 +123,18 @@ func (t *rlTerminal) OneKey() bool { return t.opts.Terminal && t.in.fd >= 0 }
 
 // Edit hands the terminal to the editor: the room stops reading it and
 // switches bracketed paste off meanwhile.
-func (t *rlTerminal) Edit(text string) (out string, err error) {
-	t.lend(func() { out, err = EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err) })
-	return out, err
+func (t *rlTerminal) Edit(text string) (string, error) {
+	t.in.Pause()
+	t.bracketed(false)
+	defer func() {
+		t.bracketed(true)
+		if t.pin != nil {
+			t.pin.Reapply()
+		}
+		t.in.Flush()
+		t.in.Resume()
+	}()
+	return EditText(text, t.e.getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 
 // bracketed asks the terminal to mark pastes (ESC[?2004h) and report

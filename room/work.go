@@ -389,17 +389,6 @@ func (t *rlTerminal) Page(text string) bool {
 	if err != nil {
 		return false
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	// The text is the pager's stdin: it reads its keys from the terminal.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
-	t.lend(func() { err = cmd.Run() })
-	return err == nil
-}
-
-// lend hands the terminal to another program (an editor, a pager) while
-// run runs: the room stops reading it and bracketed paste is off; after,
-// the panel is pinned again and what was typed meanwhile is dropped.
-func (t *rlTerminal) lend(run func()) {
 	t.in.Pause()
 	t.bracketed(false)
 	defer func() {
@@ -410,7 +399,10 @@ func (t *rlTerminal) lend(run func()) {
 		t.in.Flush()
 		t.in.Resume()
 	}()
-	run()
+	cmd := exec.Command(path, argv[1:]...)
+	// The text is the pager's stdin: it reads its keys from the terminal.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
+	return cmd.Run() == nil
 }
 
 func (e *Engine) cmdUndo(ctx context.Context, args string) error {
