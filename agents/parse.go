@@ -465,7 +465,7 @@ func shellWord(s string) (string, bool) {
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.TrimSpace(l) != "" {
-			return oneLine(l, summaryCut)
+			return oneLine(l, 300)
 		}
 	}
 	return ""

@@ -33,9 +33,6 @@ const (
 // agent ignores it.
 var Grace = 500 * time.Millisecond
 
-// summaryCut is how many runes of a CLI's line a run's summary quotes.
-const summaryCut = 300
-
 // MaxLine caps one output line; a longer line is reported as an ActRaw
 // note and skipped, never fatal.
 const MaxLine = 16 << 20
@@ -348,7 +345,7 @@ func newRunOutput(req Request, clog *commandLog) *runOutput {
 		if tooLong == 0 {
 			o.stderrTail.add(string(line))
 			if req.Resume != "" && o.resumeWhy == "" && resumeFailure(string(line)) {
-				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), summaryCut)
+				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), 300)
 			}
 		}
 	})
@@ -379,7 +376,7 @@ func (r ending) judge(ctx, runCtx context.Context, res *Result) {
 	switch {
 	case r.o.cbPanic != nil:
 		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, r.o.cbPanic)
-		res.Summary = label + " failed: " + oneLine(res.Err.Error(), summaryCut)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), 300)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
@@ -472,7 +469,7 @@ func (t *tail) last() string {
 		if strings.HasPrefix(l, "Reading additional input from stdin") || strings.HasPrefix(l, "WARNING: proceeding") {
 			continue
 		}
-		return oneLine(l, summaryCut)
+		return oneLine(l, 300)
 	}
 	return ""
 }
