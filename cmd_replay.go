@@ -3,19 +3,19 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/relay-baton/relay-baton/replay"
 	"os"
 	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/room"
 )
 
 func runReplay(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	var o room.ReplayOptions
-	resolve := room.AddReplayFlags(fs, &o)
+	var o replay.Options
+	resolve := replay.AddFlags(fs, &o)
 	path := fs.String("path", "", "repository root (default: the git root of the current folder)")
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -50,11 +50,11 @@ func runReplay(inv *cli.Invocation) error {
 			return fmt.Errorf("%w (or pass --file PATH to read a log elsewhere on purpose)", err)
 		}
 	}
-	err := room.Replay(inv.Ctx, inv.IO.Out, o)
+	err := replay.Run(inv.Ctx, inv.IO.Out, o)
 	if err != nil && !explicit && !o.Follow && errors.Is(err, events.ErrNoLog) {
 		// A repository where nothing was recorded yet: an empty timeline.
 		o.File = os.DevNull
-		return room.Replay(inv.Ctx, inv.IO.Out, o)
+		return replay.Run(inv.Ctx, inv.IO.Out, o)
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
@@ -352,10 +354,10 @@ func runDoctor(inv *cli.Invocation) error {
 		fs.BoolVar(&deep, "deep", false, "also check agent versions and arguments, .ai-session health and conversation.jsonl")
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
-		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
+		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
 		for _, c := range conversation.CheckHooks(e.Root, bin) {
-			r.Checks = append(r.Checks, room.Check(c))
+			r.Checks = append(r.Checks, reports.Check{Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail})
 		}
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil

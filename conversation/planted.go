@@ -1,13 +1,13 @@
 package conversation
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
 )
 
 // A repository can commit files into relay-baton's own folders
@@ -21,19 +21,11 @@ import (
 // .ai-session that git tracks in workspace (slash-separated, relative),
 // or nil when workspace is not a git work tree or git is not available.
 func trackedOwnPaths(workspace string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", workspace, "ls-files", "-z", "--", ChatDir, SessionDirName)
-	cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.Output()
-	if err != nil || len(out) == 0 {
+	out, err := gitrepo.Cmd{Root: workspace, Timeout: 10 * time.Second}.Run(context.Background(), "ls-files", "-z", "--", ChatDir, SessionDirName)
+	if err != nil || out == "" {
 		return nil
 	}
-	var paths []string
-	for _, p := range bytes.Split(bytes.TrimRight(out, "\x00"), []byte{0}) {
-		paths = append(paths, string(p))
-	}
-	return paths
+	return strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 }
 
 // planted is what a repository committed into relay-baton's folders.

@@ -14,3 +14,11 @@ const (
 	RefOutbox     = "outbox"     // a chat reply a session wrote
 	RefTranscript = "transcript" // the transcript a chat reply was read from
 )
+
+// The documents the room writes in the session folder, which RefPlan,
+// RefHandoff and RefReview name.
+const (
+	PlanFile    = "plan.md"
+	HandoffFile = "handoff.md"
+	ReviewFile  = "review.md"
+)

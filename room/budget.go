@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/gitrepo"
 )
 
 // Diet is a character budget profile for what relay-baton hands an agent.
@@ -66,7 +69,7 @@ func fileSize(path string) int {
 // Budget measures the raw sizes of what a handoff would carry against the
 // diet profile's budgets.
 func (e *Engine) Budget(ctx context.Context) BudgetReport {
-	return e.budgetOf(len(diffText(ctx, e.Root)), len(repoMap(ctx, e.Root)))
+	return e.budgetOf(len(gitrepo.Diff(ctx, e.Root)), len(gitrepo.Map(ctx, e.Root)))
 }
 
 // budgetOf is Budget for a diff and a repo map of the given sizes (the
@@ -74,7 +77,7 @@ func (e *Engine) Budget(ctx context.Context) BudgetReport {
 func (e *Engine) budgetOf(diff, repoMapChars int) BudgetReport {
 	d := Diets[e.Diet]
 	parts := []BudgetPart{
-		{Name: PlanFile, Chars: fileSize(filepath.Join(e.SessionDir, PlanFile)), Budget: d.Plan},
+		{Name: events.PlanFile, Chars: fileSize(filepath.Join(e.SessionDir, events.PlanFile)), Budget: d.Plan},
 		{Name: "diff", Chars: diff, Budget: d.Diff},
 		{Name: "repo map", Chars: repoMapChars, Budget: d.RepoMap},
 		// Only the log's tail goes into a handoff: the whole file is not context.

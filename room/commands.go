@@ -13,6 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/replay"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -305,7 +308,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	return nil
 }
 
-func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, PlanFile) }
+func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, events.PlanFile) }
 
 func (e *Engine) readPlan() (string, error) {
 	b, err := readDoc(e.planPath()) // a FIFO or a link there does not block or lead the room
@@ -335,7 +338,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		}
 		previous = p
 	}
-	rm := repoMap(ctx, e.Root)
+	rm := gitrepo.Map(ctx, e.Root)
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
@@ -349,7 +352,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		e.emit(events.RoleRelayBaton, "plan.md not written: the planner's final answer was empty", nil, events.PlanMeta{Agent: res.Agent, Written: false})
 		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
 	}
-	refs := map[string]string{events.RefPlan: PlanFile}
+	refs := map[string]string{events.RefPlan: events.PlanFile}
 	// The plan this one replaces, /plan's as /replan's, is backed up.
 	old, err := e.readPlan()
 	if err != nil && !errors.Is(err, ErrNoPlan) {
@@ -407,9 +410,9 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
-	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-		map[string]string{events.RefPlan: PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
+	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
+	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }
 
@@ -474,12 +477,12 @@ func (e *Engine) cmdStatus(ctx context.Context, args string) error {
 func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
-	check := AddReplayFlags(fs, &o)
+	o := replay.Options{File: e.LogPath(), Color: e.out.color, Now: e.now}
+	check := replay.AddFlags(fs, &o)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
 		return fmt.Errorf("/replay: %v (flags: %s)", err, strings.Join(flagNames(fs), " "))
 	}
-	if o.File == "" { // AddReplayFlags resets it to the flag's default
+	if o.File == "" { // AddFlags resets it to the flag's default
 		o.File = e.LogPath()
 	}
 	if err := check(); err != nil {
@@ -489,7 +492,7 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 		return fmt.Errorf("/replay --follow is not available inside the room; run relay-baton replay --follow in another terminal")
 	}
 	var b strings.Builder
-	if err := Replay(ctx, &b, o); err != nil {
+	if err := replay.Run(ctx, &b, o); err != nil {
 		return err
 	}
 	e.out.raw(b.String())

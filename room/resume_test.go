@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/replay"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -101,7 +103,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 	t.Log(out)
 	for _, s := range []string{
 		"last 4 turns:",
-		FormatEvent(1, rs.Recap[0], false),
+		replay.FormatEvent(1, rs.Recap[0], false),
 		"active agent: codex (restored from the log: active 2h ago)",
 		"plan: .ai-session/plan.md, 2h old (written by claude per the log, 1h ago); lacks Risks",
 		"an unfinished /continue loop: 1 of 4 steps ran (the room closed during it, 1h ago).",

@@ -11,6 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/reports"
 )
 
 // View is a read-only view of a repository's Agent Room, for a second
@@ -94,7 +95,7 @@ func (v *View) catchUp() error {
 // state catches up with the log and returns what the panel needs of it.
 // The lock is released however catching up ends (a panic in a reader
 // must not leave every later call waiting).
-func (v *View) state() (active, target string, last *LastRun, err error) {
+func (v *View) state() (active, target string, last *reports.LastRun, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	err = v.catchUp()

@@ -1,4 +1,4 @@
-package room
+package replay
 
 import (
 	"bufio"
@@ -23,30 +23,22 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// -update rewrites the golden files. Registered only if no other test file
-// of the package has defined it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata")
-	}
-}
+// -update rewrites the golden files.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+func updateGolden() bool { return *update }
 
 const goldenDir = "../testdata/replay"
 
 var goldenNow = time.Date(2026, 5, 29, 12, 0, 0, 0, time.UTC)
 
-// replayArgs runs Replay as the command line would: flags parsed by
-// AddReplayFlags, then resolved.
+// replayArgs runs Run as the command line would: flags parsed by
+// AddFlags, then resolved.
 func replayArgs(t *testing.T, ctx context.Context, w io.Writer, args ...string) error {
 	t.Helper()
 	fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
-	o := ReplayOptions{Now: func() time.Time { return goldenNow }}
-	resolve := AddReplayFlags(fs, &o)
+	o := Options{Now: func() time.Time { return goldenNow }}
+	resolve := AddFlags(fs, &o)
 	color := fs.Bool("color", false, "")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,7 +47,7 @@ func replayArgs(t *testing.T, ctx context.Context, w io.Writer, args ...string) 
 		return err
 	}
 	o.Color = *color
-	return Replay(ctx, w, o)
+	return Run(ctx, w, o)
 }
 
 func TestReplayGolden(t *testing.T) {
@@ -102,7 +94,7 @@ func TestReplayGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./room -run TestReplayGolden -update)", err)
+				t.Fatalf("%v (run go test ./replay -run TestReplayGolden -update)", err)
 			}
 			if out.String() != string(want) {
 				t.Errorf("replay %s: output differs from %s\n--- got\n%s\n--- want\n%s", strings.Join(c.args, " "), golden, out.String(), want)
@@ -166,12 +158,12 @@ func TestFormatEvent(t *testing.T) {
 
 func TestReplayMissingAndDirectory(t *testing.T) {
 	dir := t.TempDir()
-	err := Replay(context.Background(), io.Discard, ReplayOptions{File: filepath.Join(dir, "none.jsonl")})
+	err := Run(context.Background(), io.Discard, Options{File: filepath.Join(dir, "none.jsonl")})
 	if !errors.Is(err, events.ErrNoLog) {
 		t.Errorf("missing log: err = %v", err)
 	}
 	var out bytes.Buffer
-	err = Replay(context.Background(), &out, ReplayOptions{File: dir, JSON: true})
+	err = Run(context.Background(), &out, Options{File: dir, JSON: true})
 	if err == nil || !strings.Contains(err.Error(), "directory") || out.Len() != 0 {
 		t.Errorf("directory: err = %v, output %q", err, out.String())
 	}
@@ -188,7 +180,7 @@ func TestReplayAfterTornLine(t *testing.T) {
 	}
 	appendTexts(t, path, "four")
 	var out bytes.Buffer
-	if err := Replay(context.Background(), &out, ReplayOptions{File: path}); err != nil {
+	if err := Run(context.Background(), &out, Options{File: path}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -256,7 +248,7 @@ func TestReplayFollow(t *testing.T) {
 	var buf syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Replay(ctx, &buf, ReplayOptions{File: path, Follow: true, Limit: 2, Kinds: []string{"message"}})
+		done <- Run(ctx, &buf, Options{File: path, Follow: true, Limit: 2, Kinds: []string{"message"}})
 	}()
 	waitFor(t, &buf, "-- following")
 	if s := buf.String(); strings.Contains(s, "old one") || !strings.Contains(s, "1. [") || !strings.Contains(s, "old two") {
@@ -295,7 +287,7 @@ func TestReplayFollowJSONLines(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var buf syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- Replay(ctx, &buf, ReplayOptions{File: path, Follow: true, JSON: true}) }()
+	go func() { done <- Run(ctx, &buf, Options{File: path, Follow: true, JSON: true}) }()
 	time.Sleep(50 * time.Millisecond)
 	appendTexts(t, path, "a", "b")
 	waitFor(t, &buf, `"text":"b"`)
@@ -375,14 +367,14 @@ func benchLog(b *testing.B, n int) string {
 	return path
 }
 
-func benchReplay(b *testing.B, n int, o ReplayOptions) {
+func benchReplay(b *testing.B, n int, o Options) {
 	o.File = benchLog(b, n)
 	fi, _ := os.Stat(o.File)
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if err := Replay(context.Background(), io.Discard, o); err != nil {
+		if err := Run(context.Background(), io.Discard, o); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -393,8 +385,8 @@ func benchReplay(b *testing.B, n int, o ReplayOptions) {
 
 // BenchmarkReplay1M: replay of a 1,000,000-event log to io.Discard.
 func BenchmarkReplay1M(b *testing.B) {
-	b.Run("text", func(b *testing.B) { benchReplay(b, 1_000_000, ReplayOptions{}) })
-	b.Run("json", func(b *testing.B) { benchReplay(b, 1_000_000, ReplayOptions{JSON: true}) })
+	b.Run("text", func(b *testing.B) { benchReplay(b, 1_000_000, Options{}) })
+	b.Run("json", func(b *testing.B) { benchReplay(b, 1_000_000, Options{JSON: true}) })
 }
 
 // BenchmarkReplayLimit20 shows --limit 20 memory flat in the log's size:
@@ -409,7 +401,7 @@ func BenchmarkReplayLimit20(b *testing.B) {
 			for b.Loop() {
 				runtime.GC()
 				stop := samplePeakHeap(&peak)
-				if err := Replay(context.Background(), io.Discard, ReplayOptions{File: path, Limit: 20}); err != nil {
+				if err := Run(context.Background(), io.Discard, Options{File: path, Limit: 20}); err != nil {
 					b.Fatal(err)
 				}
 				stop()

@@ -1,4 +1,7 @@
-package room
+// Package replay prints the conversation log as a timeline: filtered,
+// numbered, coloured by role, as text or JSON, optionally following what is
+// appended. The replay command and the room's /replay both use it.
+package replay
 
 import (
 	"bufio"
@@ -19,9 +22,9 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// ReplayOptions says what Replay shows. File is the conversation.jsonl to
+// Options says what Run shows. File is the conversation.jsonl to
 // read; the filters combine with AND, each list with OR.
-type ReplayOptions struct {
+type Options struct {
 	File     string
 	JSON     bool
 	Sessions []string
@@ -33,17 +36,17 @@ type ReplayOptions struct {
 	Color    bool
 	Now      func() time.Time // for --since durations; nil means time.Now
 
-	since string // the --since text, resolved by the func AddReplayFlags returns
+	since string // the --since text, resolved by the func AddFlags returns
 }
 
 // EmptyLogLine is what replay prints when there is nothing to show.
 const EmptyLogLine = "no conversation events. (nothing recorded yet)"
 
-// AddReplayFlags defines replay's flags on fs, bound to o. Call the returned
+// AddFlags defines replay's flags on fs, bound to o. Call the returned
 // function after fs.Parse: it validates the values and resolves --since
 // (a duration back from now such as 90m, 2h or 3d, or an RFC 3339 time, or a
 // date). Its errors are usage errors.
-func AddReplayFlags(fs *pflag.FlagSet, o *ReplayOptions) func() error {
+func AddFlags(fs *pflag.FlagSet, o *Options) func() error {
 	fs.BoolVar(&o.JSON, "json", false, "print {entries, summary} as JSON (with --follow: one event per line)")
 	fs.StringSliceVar(&o.Sessions, "session", nil, "only events of these session ids (comma-separated or repeated)")
 	fs.StringSliceVar(&o.Kinds, "kind", nil, "only these kinds: "+strings.Join(kindNames(), ", "))
@@ -178,8 +181,8 @@ func (f *filter) match(e *events.Event) bool {
 	return true
 }
 
-// replaySummary counts the events shown.
-type replaySummary struct {
+// summary counts the events shown.
+type summary struct {
 	Total   int            `json:"total"`
 	ByRole  map[string]int `json:"byRole"`
 	ByKind  map[string]int `json:"byKind"`
@@ -195,11 +198,11 @@ type skipped struct {
 	TooLong   int `json:"tooLong"`
 }
 
-func newSummary() *replaySummary {
-	return &replaySummary{ByRole: map[string]int{}, ByKind: map[string]int{}}
+func newSummary() *summary {
+	return &summary{ByRole: map[string]int{}, ByKind: map[string]int{}}
 }
 
-func (s *replaySummary) add(e *events.Event) {
+func (s *summary) add(e *events.Event) {
 	s.Total++
 	s.ByRole[string(e.Role)]++
 	s.ByKind[string(e.Kind)]++
@@ -232,7 +235,7 @@ func counts(m map[string]int, order []string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (s *replaySummary) footer() string {
+func (s *summary) footer() string {
 	noun := "events"
 	if s.Total == 1 {
 		noun = "event"
@@ -240,14 +243,18 @@ func (s *replaySummary) footer() string {
 	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, roleNames())), render.InertLine(counts(s.ByKind, kindNames())))
 }
 
-// ring keeps the newest n events in constant memory.
-type ring struct {
+// Ring keeps the newest n events in constant memory.
+type Ring struct {
 	buf  []events.Event
 	next int
 	full bool
 }
 
-func (r *ring) push(e events.Event) {
+// NewRing is a Ring that keeps the newest n events (n > 0).
+func NewRing(n int) *Ring { return &Ring{buf: make([]events.Event, 0, n)} }
+
+// Push adds e, dropping the oldest event when the ring is full.
+func (r *Ring) Push(e events.Event) {
 	if !r.full && len(r.buf) < cap(r.buf) {
 		r.buf = append(r.buf, e)
 		if len(r.buf) == cap(r.buf) {
@@ -259,13 +266,14 @@ func (r *ring) push(e events.Event) {
 	r.next = (r.next + 1) % len(r.buf)
 }
 
-func (r *ring) each(fn func(*events.Event)) {
+// Each calls fn on the events kept, oldest first.
+func (r *Ring) Each(fn func(*events.Event)) {
 	for i := range r.buf {
 		fn(&r.buf[(r.next+i)%len(r.buf)])
 	}
 }
 
-// Replay writes the conversation timeline of o.File to w: in text, lines
+// Run writes the conversation timeline of o.File to w: in text, lines
 // "N. [ts] who kind: text" then a blank line and a summary footer; with
 // o.JSON, one {entries, summary} document. With o.Limit only the newest
 // Limit matching events are kept (in constant memory) and numbered from 1.
@@ -275,7 +283,7 @@ func (r *ring) each(fn func(*events.Event)) {
 //
 // A missing log is an error wrapping events.ErrNoLog, except with o.Follow
 // when its folder exists (it is then awaited).
-func Replay(ctx context.Context, w io.Writer, o ReplayOptions) error {
+func Run(ctx context.Context, w io.Writer, o Options) error {
 	if o.File == "" {
 		return errors.New("replay: no conversation log given")
 	}
@@ -287,7 +295,7 @@ func Replay(ctx context.Context, w io.Writer, o ReplayOptions) error {
 		sum: newSummary(),
 	}
 	if o.Limit > 0 {
-		r.ring = &ring{buf: make([]events.Event, 0, o.Limit)}
+		r.ring = NewRing(o.Limit)
 	}
 	st, off, err := events.ReadFileFrom(o.File, 0, o.Follow, r.take)
 	missing := errors.Is(err, events.ErrNoLog)
@@ -296,7 +304,7 @@ func Replay(ctx context.Context, w io.Writer, o ReplayOptions) error {
 		return err
 	}
 	if r.ring != nil {
-		r.ring.each(func(e *events.Event) { r.show(e) })
+		r.ring.Each(func(e *events.Event) { r.show(e) })
 		r.ring = nil
 	}
 	if !o.Follow {
@@ -340,11 +348,11 @@ func Replay(ctx context.Context, w io.Writer, o ReplayOptions) error {
 }
 
 type replayer struct {
-	o    ReplayOptions
+	o    Options
 	w    *bufio.Writer
 	f    filter
-	sum  *replaySummary
-	ring *ring
+	sum  *summary
+	ring *Ring
 	buf  []byte
 	n    int // entries printed
 }
@@ -354,7 +362,7 @@ func (r *replayer) take(e events.Event) error {
 		return nil
 	}
 	if r.ring != nil {
-		r.ring.push(e)
+		r.ring.Push(e)
 		return nil
 	}
 	r.show(&e)
@@ -451,11 +459,11 @@ var (
 	warnColor    = forced(color.FgYellow)
 )
 
-// forcedRoleColors builds replay's label colours from the room's one
+// forcedRoleColors builds replay's label colours from the renderers' one
 // per-role colour table, in bold.
 func forcedRoleColors() map[events.Role]*color.Color {
-	m := make(map[events.Role]*color.Color, len(roleColors))
-	for r, a := range roleColors {
+	m := make(map[events.Role]*color.Color, len(render.RoleColors))
+	for r, a := range render.RoleColors {
 		m[r] = forced(a, color.Bold)
 	}
 	return m
