@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/relay-baton/relay-baton/replay"
 	"os"
 	"path/filepath"
 
+	"github.com/relay-baton/relay-baton/replay"
+
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 func runReplay(inv *cli.Invocation) error {
@@ -37,15 +38,15 @@ func runReplay(inv *cli.Invocation) error {
 			}
 			start = wd
 		}
-		root, err := conversation.FindRoot(start)
+		root, err := workspace.FindRoot(start)
 		if err != nil {
-			if errors.Is(err, conversation.ErrNotGitRepo) {
+			if errors.Is(err, workspace.ErrNotGitRepo) {
 				abs, _ := filepath.Abs(start)
-				return &cli.UsageError{Msg: fmt.Sprintf("%s: %v (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)", abs, conversation.ErrNotGitRepo), Hint: "relay-baton replay --file PATH"}
+				return &cli.UsageError{Msg: fmt.Sprintf("%s: %v (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)", abs, workspace.ErrNotGitRepo), Hint: "relay-baton replay --file PATH"}
 			}
 			return &cli.UsageError{Msg: fmt.Sprintf("--path %s: %v", start, err)}
 		}
-		o.File = conversation.LogPath(root)
+		o.File = workspace.LogPath(root)
 		if err := events.NoLinkBelow(root, o.File); err != nil {
 			return fmt.Errorf("%w (or pass --file PATH to read a log elsewhere on purpose)", err)
 		}

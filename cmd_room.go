@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/room"
-	"github.com/spf13/pflag"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // roomFlags are the flags the room's commands share.
@@ -70,7 +71,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		ReadOnly: f.readOnly, NoRepo: f.noRepo,
 	})
 	if err != nil {
-		if errors.Is(err, conversation.ErrNotGitRepo) {
+		if errors.Is(err, workspace.ErrNotGitRepo) {
 			return nil, &cli.UsageError{Msg: err.Error()}
 		}
 		var ce *room.ConfigError
@@ -356,9 +357,7 @@ func runDoctor(inv *cli.Invocation) error {
 		r := e.Doctor(inv.Ctx, deep)
 		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
-		for _, c := range conversation.CheckHooks(e.Root, bin) {
-			r.Checks = append(r.Checks, reports.Check{Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail})
-		}
+		r.Checks = append(r.Checks, hookinstall.CheckHooks(e.Root, bin)...)
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})

@@ -112,14 +112,14 @@ type Receipt struct {
 
 // Send validates the session, records the transcript offset and enqueues
 // text. It is the one entry point for the CLI, the room and the server.
-func Send(workspace, sessionID, from, text string) (Receipt, error) {
-	s, err := OpenSession(workspace, sessionID)
+func Send(ws, sessionID, from, text string) (Receipt, error) {
+	s, err := OpenSession(ws, sessionID)
 	if err != nil {
 		return Receipt{}, err
 	}
 	path := LocateTranscript(s)
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
-		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, workspace)
+		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
 	}
 	off := Size(path)
 	codex := agents.IsRolloutPath(path)
@@ -220,24 +220,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		mu.Unlock()
 	}()
 	s, id := r.Session, r.Message.ID
-	var nudge func()
-	if agents.IsRolloutPath(r.TranscriptPath) {
-		// A Codex thread: while the message waits, the queue lane delivers
-		// it as soon as the thread is idle (a Stop hook may have run just
-		// before it was queued), the steer lane while a turn runs on the
-		// daemon.
-		nudge = func() { _, _ = DeliverCodex(ctx, s) }
-	} else if _, err := s.SocketLane(); err == nil {
-		// A Claude Code session with a messaging socket: a message that
-		// waits (behind others, or put back by Recover) is posted as soon
-		// as it is first in line. After a failure the hook lanes take it.
-		failed := false
-		nudge = func() {
-			if !failed {
-				failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
-			}
-		}
-	}
+	nudge := deliveryNudge(ctx, r)
 	m, err := waitDelivered(ctx, s, id, opts.Poll, emit, nudge)
 	if err != nil || m == nil {
 		return err
@@ -318,6 +301,31 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		return ctx.Err()
 	}
 	return nil
+}
+
+// deliveryNudge is what Watch does each time a message it follows still
+// waits in the inbox: nothing for a session only the hooks reach (nil).
+func deliveryNudge(ctx context.Context, r Receipt) func() {
+	s := r.Session
+	if agents.IsRolloutPath(r.TranscriptPath) {
+		// A Codex thread: while the message waits, the queue lane delivers
+		// it as soon as the thread is idle (a Stop hook may have run just
+		// before it was queued), the steer lane while a turn runs on the
+		// daemon.
+		return func() { _, _ = DeliverCodex(ctx, s) }
+	}
+	if _, err := s.SocketLane(); err != nil {
+		return nil
+	}
+	// A Claude Code session with a messaging socket: a message that waits
+	// (behind others, or put back by Recover) is posted as soon as it is
+	// first in line. After a failure the hook lanes take it.
+	failed := false
+	return func() {
+		if !failed {
+			failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
+		}
+	}
 }
 
 // waitDelivered reports queue positions until id is delivered (returned)

@@ -15,13 +15,13 @@ import (
 
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/replay"
+	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
-	"github.com/spf13/pflag"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Command is one slash command. The table drives dispatch, /help and tab
@@ -360,7 +360,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
+		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs[events.RefBackup] = backup
@@ -393,7 +393,7 @@ func missingSections(plan string) []string {
 // writeFileAtomic writes one of the room's documents (plan.md, review.md,
 // handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	return conversation.WriteFileAtomic(path, data, 0o600, true)
+	return events.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }

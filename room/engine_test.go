@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // fakeRunner records requests; run decides each result (and may edit the
@@ -136,7 +136,7 @@ func newHarness(t *testing.T, answers ...string) *harness {
 
 func (h *harness) events(t *testing.T) []events.Event {
 	t.Helper()
-	f, err := os.Open(conversation.LogPath(h.dir))
+	f, err := os.Open(workspace.LogPath(h.dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,7 +625,7 @@ func TestDoctorDeep(t *testing.T) {
 		}
 		return ""
 	}
-	f, _ := os.OpenFile(conversation.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(workspace.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{not json\n")
 	f.Close()
 	r := h.e.Doctor(context.Background(), true)

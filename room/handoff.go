@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Handoff writes handoff.md (backing up the previous one) within the diet
@@ -39,7 +39,7 @@ func (e *Engine) writeHandoff(to, doc string) error {
 	refs := map[string]string{events.RefHandoff: events.HandoffFile}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
+		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs[events.RefBackup] = backup

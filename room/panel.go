@@ -15,9 +15,11 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/fatih/color"
+
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // PanelMinWidth is the narrowest terminal that gets the boxed context
@@ -93,7 +95,7 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 	}
 	if t := e.orchestratorTarget(); t != "" {
 		p.Target = t
-		ws, err := conversation.ResolveWorkspace(e.Root)
+		ws, err := workspace.Resolve(e.Root)
 		if err != nil {
 			ws = e.Root
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // DefaultRecap is how many turns `chat --resume` and /resume replay.
@@ -653,7 +654,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, "last run: "+runWords(rs.LastRun, now))
 	}
 	if len(rs.Chats) > 0 {
-		ws, err := conversation.ResolveWorkspace(e.Root)
+		ws, err := workspace.Resolve(e.Root)
 		if err != nil {
 			ws = e.Root
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // harnessNow is the clock newHarness gives the engine.
@@ -261,7 +262,7 @@ func chatFixture(t *testing.T, ws string) *conversation.Session {
 	if err := s.Register(conversation.Registration{TranscriptPath: trPath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	return s
 }
 

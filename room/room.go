@@ -28,9 +28,9 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Runner starts agents. AgentsRunner is the production implementation.
@@ -197,8 +197,8 @@ func New(cfg Config) (*Engine, error) {
 	if dir == "" {
 		dir = "."
 	}
-	root, err := conversation.FindRoot(dir)
-	if err != nil && !(cfg.ReadOnly && cfg.NoRepo && errors.Is(err, conversation.ErrNotGitRepo)) {
+	root, err := workspace.FindRoot(dir)
+	if err != nil && !(cfg.ReadOnly && cfg.NoRepo && errors.Is(err, workspace.ErrNotGitRepo)) {
 		return nil, err
 	}
 	var sd string
@@ -206,12 +206,12 @@ func New(cfg Config) (*Engine, error) {
 	switch {
 	case root == "":
 	case cfg.ReadOnly:
-		sd = conversation.SessionDir(root)
+		sd = workspace.SessionDir(root)
 	default:
-		if sd, err = conversation.EnsureSessionDir(root); err != nil {
+		if sd, err = workspace.EnsureSessionDir(root); err != nil {
 			return nil, err
 		}
-		if lg, err = events.OpenLog(conversation.LogPath(root)); err != nil {
+		if lg, err = events.OpenLog(workspace.LogPath(root)); err != nil {
 			return nil, err
 		}
 	}
@@ -282,7 +282,7 @@ func (e *Engine) LogPath() string {
 		if e.Root == "" {
 			return ""
 		}
-		return conversation.LogPath(e.Root)
+		return workspace.LogPath(e.Root)
 	}
 	return e.log.Path()
 }

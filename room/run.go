@@ -14,8 +14,8 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // inlinePromptMax is the largest prompt stored inside a prompt_preview
@@ -242,12 +242,12 @@ func previewLine(l string) string {
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
 // path relative to .ai-session.
 func (e *Engine) savePrompt(command, prompt string) (string, error) {
-	dir, err := conversation.EnsureSubdir(e.SessionDir, "prompts")
+	dir, err := workspace.EnsureSubdir(e.SessionDir, "prompts")
 	if err != nil {
 		return "", err
 	}
 	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
-	if err := conversation.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
+	if err := workspace.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
 	return "prompts/" + name, nil
