@@ -252,11 +252,7 @@ func runWait(inv *cli.Invocation) error {
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
 func runHook(inv *cli.Invocation) error {
-	var subs []*cli.Command
-	for _, h := range conversation.HookCommands {
-		subs = append(subs, &cli.Command{Name: h.Name, Usage: strings.TrimSpace(strings.TrimPrefix(h.Usage, h.Name)), Short: h.Short})
-	}
-	subInv, err := inv.Subcommand(subs)
+	subInv, err := inv.Subcommand(cli.HookSubcommands)
 	if err != nil {
 		return err
 	}

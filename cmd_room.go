@@ -13,6 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/repl"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -63,7 +64,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 	}
 	var term room.Terminal
 	if inv.IO.InTTY {
-		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
+		term = &repl.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
 	}
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
@@ -80,7 +81,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		}
 		return nil, err
 	}
-	if lt, ok := term.(*room.LineTerminal); ok && e.SessionDir != "" {
+	if lt, ok := term.(*repl.LineTerminal); ok && e.SessionDir != "" {
 		lt.Dir = e.SessionDir
 	}
 	if f.cont {
@@ -155,7 +156,7 @@ func runChat(inv *cli.Invocation) error {
 	// SIGHUP end it.
 	ctx, stop := cli.KeepInterrupt(inv.Ctx)
 	defer stop()
-	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
+	return repl.Run(ctx, e, repl.Options{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
 		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 
@@ -179,7 +180,7 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	if err != nil {
 		return err
 	}
-	e, err := openRunEngine(inv, inv, &f)
+	e, err := openToRun(inv, inv, &f)
 	if err != nil {
 		return err
 	}
@@ -210,9 +211,10 @@ func runPlan(inv *cli.Invocation) error {
 	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
 }
 
-// openRunEngine opens the engine of a one-shot command that runs agents
-// (engineInv takes its output); without a terminal it needs --yes.
-func openRunEngine(inv, engineInv *cli.Invocation, f *roomFlags) (*room.Engine, error) {
+// openToRun opens the room for a one-shot agent command, printing to
+// engineInv's output, and refuses to go on when nothing can confirm (no
+// terminal, no --yes); the caller closes the engine.
+func openToRun(inv, engineInv *cli.Invocation, f *roomFlags) (*room.Engine, error) {
 	e, err := openEngine(engineInv, f, true)
 	if err != nil {
 		return nil, err
@@ -259,7 +261,7 @@ func runContinue(inv *cli.Invocation) error {
 	if f.js { // stdout is the JSON result's alone
 		engineInv = inv.WithOut(inv.IO.Err)
 	}
-	e, err := openRunEngine(inv, engineInv, &f)
+	e, err := openToRun(inv, engineInv, &f)
 	if err != nil {
 		return err
 	}

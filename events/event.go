@@ -39,6 +39,15 @@ const (
 // Roles lists every role in display order.
 var Roles = []Role{RoleUser, RoleClaude, RoleCodex, RoleOrchestrator, RoleRelayBaton}
 
+// RoleNames is Roles as strings (flag values, completion words).
+func RoleNames() []string {
+	out := make([]string, len(Roles))
+	for i, r := range Roles {
+		out[i] = string(r)
+	}
+	return out
+}
+
 // Kind says what an event records.
 type Kind string
 
@@ -69,6 +78,15 @@ var Kinds = []Kind{
 	KindMessage, KindCommand, KindPromptPreview, KindAgentRun, KindPlan,
 	KindExecute, KindReview, KindDiagnose, KindHandoff, KindStatus, KindBudget,
 	KindAudit, KindChatSent, KindChatDelivered, KindChatReply, KindChanges,
+}
+
+// KindNames is Kinds as strings (flag values, completion words).
+func KindNames() []string {
+	out := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 // ValidRole reports whether r is a known role.

@@ -562,7 +562,7 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 		text = "(the session's turn ended without reply text)"
 	}
 	from, to := r.Offset, conversation.Size(path)
-	e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
+	e.notifyEnd(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
 	e.emit(events.RoleOrchestrator, text, refs,
 		events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(res.Lane), Chars: events.Int(len(res.Reply)),
 			TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})

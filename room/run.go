@@ -277,7 +277,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
 	e.spent.add(req.Agent, own)
-	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
+	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{

@@ -1,4 +1,4 @@
-package room
+package repl
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // termInput sits between the room's stdin and the line editor (readline):
@@ -291,7 +293,7 @@ func (t *termInput) endPasteLocked() {
 	if text == "" {
 		return
 	}
-	if len(text) <= shortPaste && !strings.ContainsAny(text, "\n\t") && clean(text) == text {
+	if len(text) <= shortPaste && !strings.ContainsAny(text, "\n\t") && render.Inert(text) == text {
 		t.keys = append(t.keys, text...)
 		return
 	}
@@ -305,9 +307,9 @@ func (t *termInput) placeholderLocked(text string, cut int) string {
 	t.npaste++
 	lines := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
 	chars := len([]rune(text))
-	ph := fmt.Sprintf("«paste %d: %s, %d chars»", t.npaste, plural(lines, "line"), chars)
+	ph := fmt.Sprintf("«paste %d: %s, %d chars»", t.npaste, render.Count(lines, "line"), chars)
 	if cut > 0 {
-		ph = fmt.Sprintf("«paste %d: %s, %d chars, %d bytes over the %d MB cap dropped»", t.npaste, plural(lines, "line"), chars, cut, t.maxPaste>>20)
+		ph = fmt.Sprintf("«paste %d: %s, %d chars, %d bytes over the %d MB cap dropped»", t.npaste, render.Count(lines, "line"), chars, cut, t.maxPaste>>20)
 	}
 	t.pastes[ph] = text
 	return ph

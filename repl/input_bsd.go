@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package room
+package repl
 
 import "golang.org/x/sys/unix"
 

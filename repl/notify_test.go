@@ -1,11 +1,9 @@
-package room
+package repl
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
 
 func TestNotifierSettings(t *testing.T) {
@@ -62,31 +60,5 @@ func TestNotifierSettings(t *testing.T) {
 	n.mode = "osc9"
 	if s := n.sequence("claude \x07\x1b]0;evil\x1b\\ /ask"); strings.Count(s, "\x07") != 1 || strings.Count(s, "\x1b") != 1 {
 		t.Errorf("sequence %q", s)
-	}
-}
-
-// Through a pty: the terminal reports focus lost (CSI O), a run ends, and
-// the room sends the desktop notification; the report is not typed input.
-func TestE2ENotifyWhenUnfocused(t *testing.T) {
-	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("done thinking")))
-	dir := newRepo(t)
-	p := startBinary(t, dir, append(agenttest.OfflineEnv(t, a, nil), "NO_COLOR=1", "RELAY_BATON_NOTIFY=osc9", "RELAY_BATON_NOTIFY_AFTER=0")...)
-	p.until(t, "\x1b[?1004h")
-	p.until(t, "claude› ")
-	p.send(t, "\x1b[Ohow are you\r")
-	p.until(t, "run this? [y/N/e] ")
-	if strings.Contains(p.String(), "[Ohow") {
-		t.Fatalf("the focus report was typed in:\n%s", p.String())
-	}
-	p.send(t, "y")
-	p.untilWithin(t, "done thinking", 90*time.Second)
-	p.untilWithin(t, "\x1b]9;claude /ask finished\x07", 30*time.Second)
-	// Focused again: the next end is quiet.
-	p.send(t, "\x1b[I/note back\r")
-	p.until(t, "noted.")
-	p.send(t, "\x04")
-	p.wait(t)
-	if n := strings.Count(p.String(), "\x1b]9;"); n != 1 {
-		t.Fatalf("%d notifications", n)
 	}
 }

@@ -1,4 +1,4 @@
-package room
+package repl
 
 import (
 	"fmt"
@@ -120,8 +120,8 @@ func (n *notifier) sequence(text string) string {
 	return "\x07"
 }
 
-// notify tells the person that something they waited took for ended.
-func (n *notifier) notify(took time.Duration, text string) {
+// Notify tells the person that something they waited took for ended.
+func (n *notifier) Notify(took time.Duration, text string) {
 	if !n.due(took) {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package room
+package repl
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -83,7 +84,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
 	}
 	// chat --resume finds the message answered: nothing to show again.
-	rs, err := ReadResume(workspace.LogPath(p.dir), 0)
+	rs, err := room.ReadResume(workspace.LogPath(p.dir), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package room
+package repl
 
 import "golang.org/x/sys/windows"
 

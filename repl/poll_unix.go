@@ -1,6 +1,6 @@
 //go:build unix
 
-package room
+package repl
 
 import (
 	"errors"
