@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -196,11 +197,11 @@ func runTail(inv *cli.Invocation) error {
 	}
 	var off int64
 	if !*fromStart {
-		off = conversation.Size(path)
+		off = transcript.Size(path)
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
-	return conversation.Tail(inv.Ctx, conversation.TailOptions{
+	return transcript.Tail(inv.Ctx, transcript.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: func(_ int64, why string) {
 			out.Flush()

@@ -22,6 +22,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/server"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -537,7 +538,7 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 func deliveredIDs(t *testing.T, path string) map[string]int {
 	t.Helper()
 	got := map[string]int{}
-	err := conversation.Tail(context.Background(), conversation.TailOptions{Path: path, OnActivity: func(_ int64, acts []events.Activity) bool {
+	err := transcript.Tail(context.Background(), transcript.TailOptions{Path: path, OnActivity: func(_ int64, acts []events.Activity) bool {
 		for _, a := range acts {
 			if a.Kind != events.ActDelivered {
 				continue

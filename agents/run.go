@@ -263,7 +263,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	inv, err := Prepare(req)
 	if err != nil {
 		res.Err = err
-		res.Summary = label + ": " + firstLine(err.Error())
+		res.Summary = label + ": " + FirstLine(err.Error())
 		return res
 	}
 	res.Stripped, res.Passed = inv.Stripped, inv.Passed
@@ -273,7 +273,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog, err = openCommandLog(req.SessionDir)
 		if err != nil {
 			res.Err = err
-			res.Summary = label + ": " + firstLine(err.Error())
+			res.Summary = label + ": " + FirstLine(err.Error())
 			return res
 		}
 		defer clog.Close()
@@ -288,7 +288,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	o.close()
 	if st == nil && waitErr != nil {
 		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, waitErr)
-		res.Summary = label + ": " + firstLine(res.Err.Error())
+		res.Summary = label + ": " + FirstLine(res.Err.Error())
 		clog.exit(-1)
 		return res
 	}
@@ -345,7 +345,7 @@ func newRunOutput(req Request, clog *commandLog) *runOutput {
 		if tooLong == 0 {
 			o.stderrTail.add(string(line))
 			if req.Resume != "" && o.resumeWhy == "" && resumeFailure(string(line)) {
-				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), 300)
+				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), LineRunes)
 			}
 		}
 	})
@@ -376,7 +376,7 @@ func (r ending) judge(ctx, runCtx context.Context, res *Result) {
 	switch {
 	case r.o.cbPanic != nil:
 		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, r.o.cbPanic)
-		res.Summary = label + " failed: " + oneLine(res.Err.Error(), 300)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), LineRunes)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
@@ -469,7 +469,7 @@ func (t *tail) last() string {
 		if strings.HasPrefix(l, "Reading additional input from stdin") || strings.HasPrefix(l, "WARNING: proceeding") {
 			continue
 		}
-		return oneLine(l, 300)
+		return oneLine(l, LineRunes)
 	}
 	return ""
 }

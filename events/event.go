@@ -3,8 +3,8 @@
 // Meta typed per kind: CommandMeta, StatusMeta, ...) and the Activity (one
 // thing an agent did: thought, ran a tool, wrote text, finished).
 //
-//	parsers (agents, conversation.Tail) ─► Activity ─► renderers (events/render)
-//	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► DecodeMeta (resume)
+//	parsers (agents, transcript.Tail) ─► Activity ─► renderers (events/render)
+//	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► MetaOf (resume)
 //
 // The log is append-only (one write per line, flock, torn lines skipped);
 // LineReader is relay-baton's one line reader; OpenChecked and its
@@ -120,7 +120,7 @@ type Event struct {
 	Kind          Kind              `json:"kind"`
 	Text          string            `json:"text"`
 	Refs          map[string]string `json:"refs,omitempty"`
-	Meta          map[string]any    `json:"meta,omitempty"`
+	Meta          MetaJSON          `json:"meta,omitempty"`
 }
 
 // TimeFormat is the timestamp layout of Event.TS: RFC 3339, UTC, milliseconds.

@@ -73,7 +73,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 
 	replies := 0
 	for _, e := range readLog(t, p.dir) {
-		if e.Kind == events.KindChatReply && e.Meta["messageId"] == res.Message.ID {
+		if e.Kind == events.KindChatReply && metaMap(e.Meta)["messageId"] == res.Message.ID {
 			replies++
 			if e.Text != "LATE ANSWER 42" {
 				t.Errorf("chat_reply text %q", e.Text)

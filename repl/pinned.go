@@ -146,6 +146,8 @@ type pinnedPanel struct {
 	height int // rows reserved at the bottom; 0 when not pinned
 	rows   int // the terminal's rows when the region was set
 	last   *room.Panel
+	// suspended: a program has the whole screen (Suspend) until Reapply.
+	suspended bool
 	// repaint redraws the panel's rows in place and puts the cursor
 	// back (DECSC ... DECRC); nil when not pinned. termWriter writes it
 	// after anything that erased below the cursor.
@@ -176,7 +178,7 @@ func (pp *pinnedPanel) Draw(p room.Panel) bool {
 func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if pp.last == nil {
+	if pp.last == nil || pp.suspended {
 		return false
 	}
 	if pp.height > 0 {
@@ -184,9 +186,11 @@ func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 		if atLineStart {
 			erase = "\r\x1b[J"
 		}
+		// Forgotten first: the writer would paint the old panel, at the
+		// old rows, after the erase.
+		pp.repaint.Store(nil)
 		io.WriteString(pp.w, "\x1b7\x1b[r\x1b8"+erase)
 		pp.height = 0
-		pp.repaint.Store(nil)
 	}
 	return pp.drawLocked(false)
 }
@@ -252,14 +256,15 @@ func (pp *pinnedPanel) Close() {
 	pp.unpinLocked()
 }
 
-// Reapply sets the region again after a program (an editor) had the
-// terminal, which may have reset it.
+// Reapply sets the region again after a program (an editor, a pager) had
+// the terminal, which may have reset it, or after Suspend.
 func (pp *pinnedPanel) Reapply() {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if pp.height == 0 || pp.last == nil {
+	if (pp.height == 0 && !pp.suspended) || pp.last == nil {
 		return
 	}
+	pp.suspended = false
 	pp.height = 0 // reserve again: the editor may have cleared the screen
 	pp.drawLocked(false)
 }

@@ -148,8 +148,8 @@ func TestPTYInProcessCtrlCCancelsRun(t *testing.T) {
 			run = e
 		}
 	}
-	if run.Meta["cancelled"] != true || run.Meta["confirmed"] != true {
-		t.Fatalf("agent_run %+v", run.Meta)
+	if metaMap(run.Meta)["cancelled"] != true || metaMap(run.Meta)["confirmed"] != true {
+		t.Fatalf("agent_run %s", run.Meta)
 	}
 }
 

@@ -60,13 +60,17 @@ func (t *rlTerminal) Edit(text string) (string, error) {
 	return room.EditText(text, t.e.Getenv, t.e.SessionDir, t.opts.In, t.opts.Out, t.opts.Err)
 }
 
-// handOver stops reading the terminal and switches bracketed paste off
+// handOver stops reading the terminal, switches bracketed paste off and
+// gives the pinned panel's rows back (the program gets the whole screen)
 // while another program (an editor, a pager) has it; the returned func
 // takes the terminal back, the panel's rows reserved again and what was
 // typed meanwhile discarded.
 func (t *rlTerminal) handOver() (back func()) {
 	t.in.Pause()
 	t.bracketed(false)
+	if t.pin != nil {
+		t.pin.Suspend()
+	}
 	return func() {
 		t.bracketed(true)
 		if t.pin != nil {

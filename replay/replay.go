@@ -489,7 +489,7 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, ' ')
-	agent, _ := e.Meta["agent"].(string)
+	agent := events.MetaAgent(e)
 	if agent == string(e.Role) {
 		agent = ""
 	}

@@ -61,6 +61,7 @@ func init() {
 		{Entry: cli.Entry{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)"}, Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
 		{Entry: cli.Entry{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
 		{Entry: cli.Entry{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)"}, Run: (*Engine).cmdBudget},
+		{Entry: cli.Entry{Name: "costs", Short: "What each agent run of this session cost, and the session's total (read-only)"}, Run: (*Engine).cmdCosts},
 		{Entry: cli.Entry{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)"}, Run: (*Engine).cmdStatus},
 		{Entry: cli.Entry{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns"}, Run: (*Engine).cmdResume},
 		{Entry: cli.Entry{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)"}, Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
@@ -287,7 +288,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	if plan != "" && e.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
 		in.Plan, in.PlanKnown = "", true
 	}
-	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in))}
+	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in)), Task: text}
 	res, err := e.runOnce(ctx, spec)
 	if plan != "" && res.Session != "" && !res.ResumeFailed && (in.Plan != "" || in.PlanKnown) {
 		e.notePlan(res.Agent, res.Session, plan)
@@ -333,7 +334,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
-	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm}))}
+	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm})), Task: task}
 	res, err := e.runOnce(ctx, spec)
 	if err != nil {
 		return err
@@ -421,7 +422,7 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 		if err != nil {
 			return err
 		}
-		e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+		e.out.sayInline(events.RoleRelayBaton, r.Text())
 		return nil
 	case agents.Claude:
 		return e.AgentReview(ctx)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -420,7 +421,7 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text (<id> is assigned when queued)", framed, len([]rune(framed)), all)
+	promptLines(&b, "framed text (<id> is assigned when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -561,7 +562,7 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 	if text == "" {
 		text = "(the session's turn ended without reply text)"
 	}
-	from, to := r.Offset, conversation.Size(path)
+	from, to := r.Offset, transcript.Size(path)
 	e.notifyEnd(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
 	e.emit(events.RoleOrchestrator, text, refs,
 		events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(res.Lane), Chars: events.Int(len(res.Reply)),

@@ -331,7 +331,7 @@ func TestPTYPlanAnsweredNoSpawnsNothing(t *testing.T) {
 	var got []string
 	for _, e := range readLog(t, dir) {
 		got = append(got, string(e.Kind))
-		if e.Kind == events.KindAgentRun && e.Meta["confirmed"] != false {
+		if e.Kind == events.KindAgentRun && metaMap(e.Meta)["confirmed"] != false {
 			t.Fatalf("agent_run %+v", e)
 		}
 	}
@@ -423,8 +423,8 @@ func TestPTYEditViaScriptedEditor(t *testing.T) {
 	for _, e := range readLog(t, dir) {
 		if e.Kind == events.KindPromptPreview {
 			previews++
-			if previews == 2 && (e.Meta["edited"] != true || e.Meta["prompt"] != "EDITED BY SCRIPT") {
-				t.Fatalf("second preview %+v", e.Meta)
+			if previews == 2 && (metaMap(e.Meta)["edited"] != true || metaMap(e.Meta)["prompt"] != "EDITED BY SCRIPT") {
+				t.Fatalf("second preview %s", e.Meta)
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func TestExecutePrintsChangeSummary(t *testing.T) {
 	if ch == nil {
 		t.Fatalf("no changes event: %s", kinds(list))
 	}
-	m, _ := events.DecodeMeta[events.ChangesMeta](ch)
+	m, _ := events.MetaOf[events.ChangesMeta](ch)
 	if *m.Files != 3 || *m.Added != 4 || *m.Deleted != 1 || strings.Join(m.NewFiles, ",") != "pkg/new.txt" || strings.Join(m.DeletedFiles, ",") != "old.txt" || m.Undo || ch.Role != events.RoleCodex {
 		t.Fatalf("changes meta %+v (role %s)", m, ch.Role)
 	}
@@ -178,7 +178,7 @@ func TestUndoRevertsTheRunOnly(t *testing.T) {
 	var undo []events.ChangesMeta
 	for _, ev := range h.events(t) {
 		if ev.Kind == events.KindChanges {
-			m, _ := events.DecodeMeta[events.ChangesMeta](&ev)
+			m, _ := events.MetaOf[events.ChangesMeta](&ev)
 			if m.Undo {
 				undo = append(undo, m)
 			}

@@ -1,4 +1,4 @@
-package conversation
+package transcript
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -22,12 +21,12 @@ func scanLines(tb testing.TB) [][]byte {
 	if len(m) == 0 {
 		tb.Fatal("no transcripts under ../testdata/corpus (testdata/corpus is part of the repository)")
 	}
-	return readLines(tb, append([]string{"../agents/testdata/claude-2.1.328-chat.jsonl", "../agents/testdata/claude-2.1.328-today.jsonl"}, m...)...)
+	return readLines(tb, append([]string{"testdata/claude-2.1.328-chat.jsonl", "testdata/claude-2.1.328-today.jsonl"}, m...)...)
 }
 
 // todayLines returns the lines of today's 2.1.328 fixture alone.
 func todayLines(tb testing.TB) [][]byte {
-	return readLines(tb, "../agents/testdata/claude-2.1.328-today.jsonl")
+	return readLines(tb, "testdata/claude-2.1.328-today.jsonl")
 }
 
 func readLines(tb testing.TB, files ...string) [][]byte {
@@ -44,7 +43,7 @@ func readLines(tb testing.TB, files ...string) [][]byte {
 		}
 	}
 	if len(lines) == 0 {
-		tb.Fatalf("no transcript lines in %v (agents/testdata is in the repo)", files)
+		tb.Fatalf("no transcript lines in %v (transcript/testdata is in the repo)", files)
 	}
 	return lines
 }
@@ -99,7 +98,7 @@ func TestTailScanInOrder(t *testing.T) {
 		case 100:
 			data = append(data, "not json\n"...)
 		case 2000:
-			data = append(append(append(data, `{"type":"assistant","message":{"content":"`...), bytes.Repeat([]byte("z"), MaxTranscriptLine)...), "\"}}\n"...)
+			data = append(append(append(data, `{"type":"assistant","message":{"content":"`...), bytes.Repeat([]byte("z"), MaxLine)...), "\"}}\n"...)
 		}
 	}
 	if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -127,11 +126,11 @@ func TestTailScanInOrder(t *testing.T) {
 	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
 		off += int64(len(l))
 		l = bytes.TrimSuffix(l, []byte("\n"))
-		if len(l) > MaxTranscriptLine {
+		if len(l) > MaxLine {
 			want = append(want, got{end: off, skip: "line over 8 MB skipped"})
 			continue
 		}
-		acts, err := agents.ParseTranscriptLine(l)
+		acts, err := ParseLine(l)
 		if err != nil {
 			want = append(want, got{end: off, skip: err.Error()})
 			continue
@@ -211,7 +210,7 @@ func BenchmarkLineFate(b *testing.B) {
 			for b.Loop() {
 				for _, l := range c.lines {
 					if !skipLine(l) {
-						agents.ParseTranscriptLine(l)
+						ParseLine(l)
 					}
 				}
 			}

@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // This file parses Codex CLI rollout files
@@ -133,7 +135,7 @@ func ParseRolloutLine(line []byte) ([]events.Activity, error) {
 		at, _ = time.Parse(time.RFC3339Nano, l.Timestamp)
 	}
 	for i := range acts {
-		acts[i].Source = TranscriptSource
+		acts[i].Source = Source
 		acts[i].Time = at
 	}
 	return acts, nil
@@ -161,18 +163,18 @@ func rolloutResponseItem(it *rolloutItem) []events.Activity {
 	case "local_shell_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "command_execution", ID: it.CallID}
 		if it.Action != nil {
-			a.Detail = oneLine(unwrapArgv(it.Action.Command), 160)
+			a.Detail = render.Cut(unwrapArgv(it.Action.Command), agents.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "web_search_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "web_search", ID: it.ID}
 		if it.Action != nil {
-			a.Detail = oneLine(it.Action.Query+it.Action.URL, 160)
+			a.Detail = render.Cut(it.Action.Query+it.Action.URL, agents.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "function_call_output", "custom_tool_call_output":
 		text, code := toolOutput(it.Output)
-		a := events.Activity{Kind: events.ActToolResult, Text: oneLine(text, 200), ID: it.CallID, ExitCode: code}
+		a := events.Activity{Kind: events.ActToolResult, Text: render.Cut(text, agents.ResultRunes), ID: it.CallID, ExitCode: code}
 		a.IsError = code != nil && *code != 0
 		return []events.Activity{a}
 	}
@@ -190,7 +192,7 @@ func rolloutEvent(it *rolloutItem) []events.Activity {
 		}
 		return []events.Activity{{Kind: events.ActDone, StopReason: r, ID: it.TurnID}}
 	case "error":
-		return []events.Activity{{Kind: events.ActError, Text: oneLine(it.Message, 500), IsError: true}}
+		return []events.Activity{{Kind: events.ActError, Text: render.Cut(it.Message, 500), IsError: true}}
 	case "token_count":
 		if it.Info == nil || it.Info.Last == nil {
 			return nil
@@ -246,7 +248,7 @@ func contentText(raw json.RawMessage) string {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if s, ok := DecodeContent(raw, &parts); !ok {
+	if s, ok := agents.DecodeContent(raw, &parts); !ok {
 		return s
 	}
 	var sb strings.Builder
@@ -293,12 +295,12 @@ func rolloutToolName(name string) string {
 func functionDetail(name, args string) string {
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) != nil {
-		return oneLine(args, 160)
+		return render.Cut(args, agents.DetailRunes)
 	}
 	for _, k := range []string{"cmd", "command"} {
 		switch v := m[k].(type) {
 		case string:
-			return oneLine(unwrapShell(v), 160)
+			return render.Cut(agents.UnwrapShell(v), agents.DetailRunes)
 		case []any:
 			argv := make([]string, 0, len(v))
 			for _, a := range v {
@@ -306,11 +308,11 @@ func functionDetail(name, args string) string {
 					argv = append(argv, s)
 				}
 			}
-			return oneLine(unwrapArgv(argv), 160)
+			return render.Cut(unwrapArgv(argv), agents.DetailRunes)
 		}
 	}
 	b, _ := json.Marshal(m)
-	return ToolDetail(name, b)
+	return agents.ToolDetail(name, b)
 }
 
 // unwrapArgv turns ["bash","-lc","echo hi"] into "echo hi".
@@ -334,10 +336,10 @@ func customDetail(name, input string) string {
 			}
 		}
 		if len(files) > 0 {
-			return oneLine(strings.Join(files, ", "), 160)
+			return render.Cut(strings.Join(files, ", "), agents.DetailRunes)
 		}
 	}
-	return firstLine(input)
+	return agents.FirstLine(input)
 }
 
 // toolOutput reads a tool call's output: a string (exec_command's
@@ -360,7 +362,7 @@ func toolOutput(raw json.RawMessage) (string, *int) {
 		} `json:"metadata"`
 	}
 	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &j) == nil && j.Output != nil {
-		return firstLine(*j.Output), j.Metadata.ExitCode
+		return agents.FirstLine(*j.Output), j.Metadata.ExitCode
 	}
 	var code *int
 	if i := strings.Index(s, "Process exited with code "); i >= 0 {
@@ -375,7 +377,7 @@ func toolOutput(raw json.RawMessage) (string, *int) {
 	if i := strings.Index(s, "\nOutput:\n"); i >= 0 {
 		s = s[i+len("\nOutput:\n"):]
 	}
-	return firstLine(s), code
+	return agents.FirstLine(s), code
 }
 
 // RolloutMeta is what the first line of a rollout (session_meta) says.

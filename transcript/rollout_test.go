@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bufio"
@@ -70,7 +70,7 @@ func TestParseRolloutLine(t *testing.T) {
 			}
 			for i, w := range c.want {
 				a := acts[i]
-				if a.Kind != w.kind || a.Tool != w.tool || a.Text != w.text || a.Source != TranscriptSource {
+				if a.Kind != w.kind || a.Tool != w.tool || a.Text != w.text || a.Source != Source {
 					t.Errorf("activity %d = %+v, want %+v", i, a, w)
 				}
 				if w.kind == events.ActDelivered {
@@ -289,7 +289,7 @@ func FuzzParseRolloutLine(f *testing.F) {
 			t.Fatalf("valid JSON %q gave an error: %v", line, err)
 		}
 		for _, a := range acts {
-			if a.Kind == "" || a.Source != TranscriptSource {
+			if a.Kind == "" || a.Source != Source {
 				t.Fatalf("activity %+v", a)
 			}
 		}

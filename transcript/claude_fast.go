@@ -1,25 +1,24 @@
-package agents
+package transcript
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// This file is the single-pass path of ParseTranscriptLine. It validates a
+// This file is the single-pass path of ParseLine. It validates a
 // line as JSON with a hand-written scanner (strings are searched eight
 // bytes at a time for a quote, a backslash or a control byte), records
 // where the fields the activities need are, and decodes only those: the
 // type, the session id and time, the content blocks of an assistant or
 // user message, a system line's subtype and hook verdict. A tool result
-// shows only its first 200 runes, so only a prefix of its text is decoded.
+// shows only its first agents.ResultRunes runes, so only a prefix of its
+// text is decoded.
 //
 // It mirrors what encoding/json makes of the same line (duplicate keys:
 // the last wins; a field of the wrong type: the line yields nothing), and
@@ -40,7 +39,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	var top topLine
 	top.init()
 	end := s.object(0, 0, top.field, top.deep)
-	if end < 0 || s.bad || s.ws(end) != len(line) {
+	if end < 0 || s.bad || events.JSONSpace(s.b, end) != len(line) {
 		return nil, false
 	}
 	if top.other {
@@ -70,7 +69,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 		}
 		if s.eq(m.stopReason, "end_turn") && hasOutput(acts) {
 			id, _ := s.str(m.id)
-			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: "end_turn", ID: id})
+			acts = append(acts, events.Activity{Source: Source, Kind: events.ActDone, StopReason: "end_turn", ID: id})
 		}
 	} else {
 		text, isText := m.userText(&s)
@@ -87,7 +86,7 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 				if !ok2 {
 					return nil, false
 				}
-				acts = []events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: lane, Text: body, ID: id}}
+				acts = []events.Activity{{Source: Source, Kind: events.ActDelivered, Detail: lane, Text: body, ID: id}}
 				return top.stamp(&s, acts)
 			}
 			if top.isMeta {
@@ -136,7 +135,7 @@ func (t *topLine) system(s *jscan) ([]events.Activity, bool) {
 		return nil, true
 	}
 	id, _ := s.str(t.uuid)
-	return t.stamp(s, []events.Activity{{Source: TranscriptSource, Kind: events.ActDone, StopReason: stop, ID: id}})
+	return t.stamp(s, []events.Activity{{Source: Source, Kind: events.ActDone, StopReason: stop, ID: id}})
 }
 
 // deep parses the message while the line is validated (one pass).
@@ -188,7 +187,7 @@ func (t *topLine) field(s *jscan, key []byte, v span, kind byte) bool {
 		case 'n': // null: no errors ([]json.RawMessage(nil))
 			t.hookErrors = false
 		case '[':
-			t.hookErrors = s.b[s.ws(v.start+1)] != ']'
+			t.hookErrors = s.b[events.JSONSpace(s.b, v.start+1)] != ']'
 		default:
 			return false
 		}
@@ -197,7 +196,7 @@ func (t *topLine) field(s *jscan, key []byte, v span, kind byte) bool {
 		t.other = true
 		return true
 	}
-	return !foldsTo(key, "type", "isSidechain", "isMeta", "turnOrigin", "timestamp", "sessionId", "uuid", "message", "subtype", "hookErrors", "preventedContinuation", "hasOutput", "attachment")
+	return !events.JSONKeyFolds(key, "type", "isSidechain", "isMeta", "turnOrigin", "timestamp", "sessionId", "uuid", "message", "subtype", "hookErrors", "preventedContinuation", "hasOutput", "attachment")
 }
 
 func set(dst *span, v span) bool { *dst = v; return true }
@@ -228,19 +227,6 @@ func boolField(kind byte, dst *bool) bool {
 		return false
 	}
 	return true
-}
-
-// foldsTo reports whether key equals one of names ignoring ASCII case
-// (encoding/json matches field names that way); the caller has already
-// matched the exact names.
-func foldsTo(key []byte, names ...string) bool {
-	for _, n := range names {
-		// The first bytes' ASCII case first: a cheap necessary condition.
-		if len(n) == len(key) && len(n) > 0 && key[0]|0x20 == n[0]|0x20 && bytes.EqualFold(key, []byte(n)) {
-			return true
-		}
-	}
-	return false
 }
 
 func (t *topLine) stamp(s *jscan, acts []events.Activity) ([]events.Activity, bool) {
@@ -291,7 +277,7 @@ func (m *fastMessage) parse(s *jscan, i, depth int) int {
 		case "usage":
 			return kind == 'n' // an object is checked by deep as it is walked
 		}
-		return !foldsTo(key, "id", "role", "stop_reason", "content", "usage")
+		return !events.JSONKeyFolds(key, "id", "role", "stop_reason", "content", "usage")
 	}, func(s *jscan, key []byte, i, depth int) (int, bool) {
 		if string(key) == "usage" && s.b[i] == '{' {
 			return s.object(i, depth, usageField, nil), true
@@ -320,7 +306,7 @@ func usageField(s *jscan, key []byte, v span, kind byte) bool {
 	case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens":
 		return kind == 'n' || kind == '0' && smallInt(s.b[v.start:v.end])
 	}
-	return !foldsTo(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+	return !events.JSONKeyFolds(key, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 }
 
 // smallInt: an integer literal that surely fits int64.
@@ -381,7 +367,7 @@ func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
 		case "is_error":
 			return boolField(kind, &b.isError)
 		}
-		return !foldsTo(key, "type", "text", "thinking", "id", "name", "tool_use_id", "input", "content", "is_error")
+		return !events.JSONKeyFolds(key, "type", "text", "thinking", "id", "name", "tool_use_id", "input", "content", "is_error")
 	}, deep)
 }
 
@@ -390,13 +376,13 @@ func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
 func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 	switch {
 	case string(key) == "input" && s.b[i] == '{':
-		var buf [16]span // len(detailKeys) is 12: no allocation
-		found := buf[:len(detailKeys)]
+		var buf [16]span // len(agents.DetailKeys) is 12: no allocation
+		found := buf[:len(agents.DetailKeys)]
 		for k := range found {
 			found[k] = noSpan
 		}
 		end := s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
-			for k, name := range detailKeys {
+			for k, name := range agents.DetailKeys {
 				if string(key) == name {
 					if kind == '"' {
 						found[k] = v
@@ -408,7 +394,7 @@ func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 			return true
 		}, nil)
 		b.input, b.detail = span{i, end}, noSpan
-		for k := range detailKeys {
+		for k := range agents.DetailKeys {
 			if v := found[k]; v.start >= 0 && v.end > v.start {
 				b.detail = v
 				break
@@ -484,7 +470,7 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 			s.bad = true
 			return nil
 		}
-		return []events.Activity{{Source: TranscriptSource, Kind: textKind, Text: t, ID: id}}
+		return []events.Activity{{Source: Source, Kind: textKind, Text: t, ID: id}}
 	case '[':
 	default:
 		return nil
@@ -501,14 +487,14 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 		b := &m.blocks[i]
 		switch {
 		case s.eq(b.typ, "text"):
-			out = append(out, events.Activity{Source: TranscriptSource, Kind: textKind, Text: str(b.text), ID: id})
+			out = append(out, events.Activity{Source: Source, Kind: textKind, Text: str(b.text), ID: id})
 		case s.eq(b.typ, "thinking"), s.eq(b.typ, "redacted_thinking"):
-			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActThinking, Text: str(b.thinking), ID: id})
+			out = append(out, events.Activity{Source: Source, Kind: events.ActThinking, Text: str(b.thinking), ID: id})
 		case s.eq(b.typ, "tool_use"), s.eq(b.typ, "server_tool_use"):
 			name := str(b.name)
-			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b), ID: str(b.id)})
+			out = append(out, events.Activity{Source: Source, Kind: events.ActTool, Tool: name, Detail: s.toolDetail(b), ID: str(b.id)})
 		case s.eq(b.typ, "tool_result"):
-			out = append(out, events.Activity{Source: TranscriptSource, Kind: events.ActToolResult, Text: s.toolResultLine(b), IsError: b.isError, ID: str(b.toolUseID)})
+			out = append(out, events.Activity{Source: Source, Kind: events.ActToolResult, Text: s.toolResultLine(b), IsError: b.isError, ID: str(b.toolUseID)})
 		}
 	}
 	if s.bad {
@@ -518,18 +504,18 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 }
 
 // toolDetail mirrors ToolDetail without decoding the whole input: the
-// input's top-level string fields named in detailKeys (found by
+// input's top-level string fields named in agents.DetailKeys (found by
 // fastBlock.deep, the last of each name winning as in a map).
 func (s *jscan) toolDetail(b *fastBlock) string {
 	if b.input.start < 0 || s.b[b.input.start] != '{' || b.detail.start < 0 {
 		return ""
 	}
-	f := folder{n: 160}
+	f := folder{n: agents.DetailRunes}
 	f.addJSON(s.b[b.detail.start:b.detail.end])
 	return f.String()
 }
 
-// toolResultLine is oneLine(toolResultText(content), 200), folding the
+// toolResultLine is render.Cut(toolResultText(content), agents.ResultRunes), folding the
 // text straight from the line's bytes and stopping once the line is full:
 // a long tool result is decoded only as far as it shows.
 func (s *jscan) toolResultLine(b *fastBlock) string {
@@ -541,7 +527,7 @@ func (s *jscan) toolResultLine(b *fastBlock) string {
 	default:
 		return "" // null, an object, a literal: toolResultText gives ""
 	}
-	f := folder{n: 200}
+	f := folder{n: agents.ResultRunes}
 	for _, p := range parts {
 		if !f.addJSON(s.b[p.start:p.end]) {
 			break
@@ -550,7 +536,7 @@ func (s *jscan) toolResultLine(b *fastBlock) string {
 	return f.String()
 }
 
-// folder computes oneLine(text, n) rune by rune: whitespace runs fold to
+// folder computes render.Cut(text, n) rune by rune: whitespace runs fold to
 // one space, leading and trailing ones go, and past n runes the line is cut
 // to n-1 and an ellipsis.
 type folder struct {
@@ -615,7 +601,7 @@ func (f *folder) addJSON(raw []byte) bool {
 			}
 			continue
 		}
-		r, next := decodeRune(raw, i)
+		r, next := events.JSONRune(raw, i)
 		i = next
 		if !f.add(r) {
 			return false
@@ -633,135 +619,13 @@ func (f *folder) String() string {
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
-// decodeRune decodes the rune at raw[i] of a validated JSON string body as
-// encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD) and
-// returns the index after it.
-func decodeRune(raw []byte, i int) (rune, int) {
-	c := raw[i]
-	if c < utf8.RuneSelf {
-		if c != '\\' {
-			return rune(c), i + 1
-		}
-		switch raw[i+1] {
-		case 'b':
-			return '\b', i + 2
-		case 'f':
-			return '\f', i + 2
-		case 'n':
-			return '\n', i + 2
-		case 'r':
-			return '\r', i + 2
-		case 't':
-			return '\t', i + 2
-		case 'u':
-			rr := hex4(raw[i+2:])
-			i += 6
-			if utf16.IsSurrogate(rr) {
-				rr1 := rune(-1)
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					rr1 = hex4(raw[i+2:])
-				}
-				if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-					return dec, i + 6
-				}
-				return unicode.ReplacementChar, i
-			}
-			return rr, i
-		default: // '"', '\\', '/'
-			return rune(raw[i+1]), i + 2
-		}
-	}
-	r, size := utf8.DecodeRune(raw[i:])
-	return r, i + size
-}
-
-// hex4 reads four (validated) hex digits.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		default:
-			c = c - 'A' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// unquote decodes a validated JSON string body as encoding/json does.
-func unquote(raw []byte) string {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '\\')
-		if j < 0 {
-			j = len(raw)
-		} else {
-			j += i
-		}
-		if seg := raw[i:j]; utf8.Valid(seg) {
-			out = append(out, seg...)
-			i = j
-		} else {
-			for i < j {
-				r, size := utf8.DecodeRune(raw[i:j])
-				out = utf8.AppendRune(out, r)
-				i += size
-			}
-		}
-		if i < len(raw) {
-			r, next := decodeRune(raw, i)
-			out = utf8.AppendRune(out, r)
-			i = next
-		}
-	}
-	return string(out)
-}
-
 // jscan validates and walks one JSON line.
 type jscan struct {
 	b   []byte
 	bad bool // a shape left to encoding/json (not an error in the line)
 }
 
-// plainKey: a key without escapes or non-ASCII bytes, which encoding/json
-// could match to a field in ways the fast path does not follow.
-func plainKey(k []byte) bool {
-	for len(k) >= 8 {
-		x := binary.LittleEndian.Uint64(k)
-		bs := x ^ (ones * '\\') // a zero byte where x has a backslash
-		if (x|(bs-ones)&^bs)&highs != 0 {
-			return false // a byte >= 0x80, or a backslash
-		}
-		k = k[8:]
-	}
-	for _, c := range k {
-		if c == '\\' || c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 const maxFastDepth = 200
-
-func (s *jscan) ws(i int) int {
-	if i < len(s.b) && s.b[i] > ' ' {
-		return i // no whitespace, as Claude Code writes it: one compare
-	}
-	for i < len(s.b) {
-		switch s.b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
 
 // eq reports whether the string span decodes to lit, an ASCII string (an
 // absent span is ""), without allocating when there is no escape to decode.
@@ -788,7 +652,7 @@ func (s *jscan) str(v span) (string, bool) {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw), true
 	}
-	return unquote(raw), true
+	return events.JSONUnquote(raw), true
 }
 
 // object walks the object at b[i] ('{'), validating it, and calls fn with
@@ -803,7 +667,7 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		s.bad = s.bad || depth > maxFastDepth
 		return -1
 	}
-	i = s.ws(i + 1)
+	i = events.JSONSpace(s.b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
@@ -811,20 +675,20 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		kend := scanString(b, i)
+		kend := events.JSONString(b, i)
 		if kend < 0 {
 			return -1
 		}
 		key := b[i+1 : kend-1]
-		i = s.ws(kend)
+		i = events.JSONSpace(s.b, kend)
 		if i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		i = s.ws(i + 1)
+		i = events.JSONSpace(s.b, i+1)
 		if i >= len(b) {
 			return -1
 		}
-		if fn != nil && !plainKey(key) {
+		if fn != nil && !events.JSONPlainKey(key) {
 			s.bad = true
 			return -1
 		}
@@ -854,18 +718,11 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 		if end < 0 || s.bad {
 			return -1
 		}
-		i = s.ws(end)
-		if i >= len(b) {
-			return -1
+		next, done := events.JSONNext(b, end, '}')
+		if done || next < 0 {
+			return next
 		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
+		i = next
 	}
 }
 
@@ -874,7 +731,7 @@ func (s *jscan) object(i, depth int, fn func(s *jscan, key []byte, v span, kind 
 // elements are validated and skipped.
 func (s *jscan) array(i int, fn func(i int, kind byte) int) int {
 	b := s.b
-	i = s.ws(i + 1)
+	i = events.JSONSpace(s.b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
@@ -886,18 +743,11 @@ func (s *jscan) array(i int, fn func(i int, kind byte) int) int {
 		if end < 0 {
 			return -1
 		}
-		i = s.ws(end)
-		if i >= len(b) {
-			return -1
+		next, done := events.JSONNext(b, end, ']')
+		if done || next < 0 {
+			return next
 		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case ']':
-			return i + 1
-		default:
-			return -1
-		}
+		i = next
 	}
 }
 
@@ -906,7 +756,7 @@ func (s *jscan) value(i, depth int) int {
 	b := s.b
 	switch c := b[i]; c {
 	case '"':
-		return scanString(b, i)
+		return events.JSONString(b, i)
 	case '{':
 		return s.object(i, depth, nil, nil)
 	case '[':
@@ -916,127 +766,16 @@ func (s *jscan) value(i, depth int) int {
 		}
 		return s.array(i, func(j int, _ byte) int { return s.value(j, depth+1) })
 	case 't':
-		return literal(b, i, "true")
+		return events.JSONLiteral(b, i, "true")
 	case 'f':
-		return literal(b, i, "false")
+		return events.JSONLiteral(b, i, "false")
 	case 'n':
-		return literal(b, i, "null")
+		return events.JSONLiteral(b, i, "null")
 	default:
-		end, risky := number(b, i)
+		end, risky := events.JSONNumber(b, i)
 		if risky {
 			s.bad = true // float64 may not hold it: encoding/json decides
 		}
 		return end
 	}
-}
-
-func literal(b []byte, i int, lit string) int {
-	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
-		return i + len(lit)
-	}
-	return -1
-}
-
-// number validates a JSON number at b[i]; risky when it has an exponent or
-// is very long (it may overflow a float64).
-func number(b []byte, i int) (int, bool) {
-	start := i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		digits()
-	default:
-		return -1, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return -1, false
-		}
-	}
-	risky := false
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		risky = true
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return -1, false
-		}
-	}
-	return i, risky || i-start > 300
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// scanString validates the string whose opening quote is at b[i] and
-// returns the index after its closing quote (-1 when invalid). Eight bytes
-// are examined at a time for a quote, a backslash or a control byte (not
-// sixteen: in tool output a backslash comes every 30 bytes or so, and a
-// wider step mostly looks at bytes it must look at again).
-func scanString(b []byte, i int) int {
-	i++
-	for {
-		if i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i : i+8])
-			// x ^ 0x02 maps '"' (0x22) to 0x20 and the control bytes
-			// among themselves, so one test for bytes below 0x21 finds
-			// both; a second finds a backslash.
-			y := x ^ (ones * 0x02)
-			bs := x ^ (ones * '\\')
-			m := ((y-ones*0x21)&^y | (bs-ones)&^bs) & highs
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else {
-			for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
-				i++
-			}
-			if i >= len(b) {
-				return -1
-			}
-		}
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			if i+1 >= len(b) {
-				return -1
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1
-				}
-				i += 6
-			default:
-				return -1
-			}
-		default:
-			return -1 // a control byte
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }

@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -16,9 +17,9 @@ import (
 // Claude Code and gains new line types in most releases: anything unknown is
 // skipped, never an error.
 
-// TranscriptSource is the Activity.Source of activities read from a
+// Source is the Activity.Source of activities read from a
 // transcript: the running session the room chats with.
-const TranscriptSource = "orchestrator"
+const Source = "orchestrator"
 
 // Delivery lanes as they show in a transcript (Activity.Detail of an
 // ActDelivered activity).
@@ -57,7 +58,7 @@ type transcriptLine struct {
 	} `json:"attachment"`
 }
 
-// ParseTranscriptLine maps one transcript line to activities:
+// ParseLine maps one transcript line to activities:
 //   - assistant lines: thinking, tool (with the same one-line detail as live
 //     claude output), text; stop_reason end_turn adds ActDone;
 //   - user lines: tool results, user text, and the moments a chat message
@@ -79,9 +80,9 @@ type transcriptLine struct {
 // is an error.
 //
 // Most lines are read in one pass without encoding/json (see
-// transcript_fast.go); the rest go through parseTranscriptLineJSON, with
+// claude_fast.go); the rest go through parseTranscriptLineJSON, with
 // the same result.
-func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
+func ParseLine(line []byte) ([]events.Activity, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, nil
@@ -98,9 +99,9 @@ func ParseTranscriptLine(line []byte) ([]events.Activity, error) {
 	return parseTranscriptLineJSON(line)
 }
 
-// parseTranscriptLineJSON is ParseTranscriptLine with encoding/json: the
-// reference the single-pass path (transcript_fast.go) is held to, and the
-// path for lines of a shape that one leaves alone. line is trimmed and
+// parseTranscriptLineJSON is ParseLine with encoding/json: what the
+// single-pass path (claude_fast.go) is tested against, and the path for
+// lines of a shape that one leaves alone. line is trimmed and
 // starts with '{'.
 func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 	var l transcriptLine
@@ -129,7 +130,7 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		if len(l.Message) == 0 {
 			return nil, nil
 		}
-		acts, err := MessageActivities(TranscriptSource, l.Message)
+		acts, err := agents.MessageActivities(Source, l.Message)
 		if err != nil {
 			return nil, nil // a shape we do not know: skip, do not fail
 		}
@@ -144,7 +145,7 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		// 2.1.328; a turn ending in thinking alone still ends with the
 		// stop_hook_summary / turn_duration line).
 		if m.StopReason == "end_turn" && hasOutput(acts) {
-			acts = append(acts, events.Activity{Source: TranscriptSource, Kind: events.ActDone, StopReason: m.StopReason, ID: m.ID})
+			acts = append(acts, events.Activity{Source: Source, Kind: events.ActDone, StopReason: m.StopReason, ID: m.ID})
 		}
 		return stamp(acts), nil
 	case "user":
@@ -154,13 +155,13 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		text, isText := userText(l.Message)
 		if isText {
 			if lane, body, ok := deliveredText(l.IsMeta, l.TurnOrigin, text); ok {
-				return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: lane, Text: body, ID: l.UUID}}), nil
+				return stamp([]events.Activity{{Source: Source, Kind: events.ActDelivered, Detail: lane, Text: body, ID: l.UUID}}), nil
 			}
 			if l.IsMeta {
 				return nil, nil // harness-injected context, not the user speaking
 			}
 		}
-		acts, err := MessageActivities(TranscriptSource, l.Message)
+		acts, err := agents.MessageActivities(Source, l.Message)
 		if err != nil {
 			return nil, nil
 		}
@@ -172,7 +173,7 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		switch {
 		case l.Subtype == "turn_duration",
 			l.Subtype == "stop_hook_summary" && len(l.HookErrors) == 0 && !l.PreventedContinuation && !l.HasOutput:
-			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDone, StopReason: l.Subtype, ID: l.UUID}}), nil
+			return stamp([]events.Activity{{Source: Source, Kind: events.ActDone, StopReason: l.Subtype, ID: l.UUID}}), nil
 		}
 	case "attachment":
 		if a := l.Attachment; a != nil && a.Type == "queued_command" && a.CommandMode == "task-notification" {
@@ -180,14 +181,14 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 			if len(a.Prompt) > 0 && a.Prompt[0] == '"' {
 				_ = json.Unmarshal(a.Prompt, &body)
 			}
-			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: DeliveredByMonitor, Text: eventText(body), ID: l.UUID}}), nil
+			return stamp([]events.Activity{{Source: Source, Kind: events.ActDelivered, Detail: DeliveredByMonitor, Text: eventText(body), ID: l.UUID}}), nil
 		}
 		if a := l.Attachment; a != nil && a.Type == "queued_command" && a.CommandMode == "prompt" && a.Origin.Kind == "peer" {
 			var body string
 			if len(a.Prompt) > 0 && a.Prompt[0] == '"' {
 				_ = json.Unmarshal(a.Prompt, &body)
 			}
-			return stamp([]events.Activity{{Source: TranscriptSource, Kind: events.ActDelivered, Detail: DeliveredBySocket, Text: strings.TrimSpace(body), ID: l.UUID}}), nil
+			return stamp([]events.Activity{{Source: Source, Kind: events.ActDelivered, Detail: DeliveredBySocket, Text: strings.TrimSpace(body), ID: l.UUID}}), nil
 		}
 	}
 	return nil, nil

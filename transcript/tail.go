@@ -1,4 +1,4 @@
-package conversation
+package transcript
 
 import (
 	"bytes"
@@ -16,93 +16,12 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// ProjectsRoot is Claude Code's projects folder: $CLAUDE_CONFIG_DIR/projects,
-// else ~/.claude/projects ("" when no home is known).
-func ProjectsRoot() string {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "projects")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".claude", "projects")
-}
-
-// ProjectSlug is Claude Code's folder name for a cwd: every character
-// outside [A-Za-z0-9] replaced by '-', one for one. Claude Code truncates
-// slugs over 200 characters and adds a hash: never rely on it alone.
-func ProjectSlug(cwd string) string {
-	b := []byte(cwd)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
-}
-
-// ProjectsWhere says where transcripts were looked for, for a message:
-// "under <root>", or why there is no such folder (HOME unset).
-func ProjectsWhere() string {
-	if root := ProjectsRoot(); root != "" {
-		return "under " + root
-	}
-	return "not under ~/.claude/projects: HOME is not set (set HOME, or CLAUDE_CONFIG_DIR to Claude Code's folder)"
-}
-
-// ProjectDir is projects/<slug> of cwd, or "".
-func ProjectDir(cwd string) string {
-	root := ProjectsRoot()
-	if root == "" {
-		return ""
-	}
-	return filepath.Join(root, ProjectSlug(cwd))
-}
-
-// LocateTranscript finds a session's transcript: the path registered by the
-// SessionStart hook, then projects/<slug>/<id>.jsonl for the registered cwd
-// and the workspace, then a scan of projects/*/<id>.jsonl. "" when none.
-func LocateTranscript(s *Session) string {
-	exists := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	r, ok := s.Registration()
-	if ok && r.TranscriptPath != "" && exists(r.TranscriptPath) {
-		return r.TranscriptPath
-	}
-	for _, cwd := range []string{r.Cwd, s.Workspace} {
-		if cwd == "" {
-			continue
-		}
-		if d := ProjectDir(cwd); d != "" {
-			if p := filepath.Join(d, s.ID+".jsonl"); exists(p) {
-				return p
-			}
-		}
-	}
-	if root := ProjectsRoot(); root != "" {
-		if m, _ := filepath.Glob(filepath.Join(root, "*", s.ID+".jsonl")); len(m) > 0 {
-			return m[0]
-		}
-	}
-	if p := FindRollout(s.ID); p != "" {
-		return p // a Codex thread
-	}
-	if ok && r.TranscriptPath != "" {
-		return r.TranscriptPath // registered but not written yet
-	}
-	return ""
-}
-
-// MaxTranscriptLine caps a transcript line the tail parses; a longer line
+// MaxLine caps a transcript line the tail parses; a longer line
 // is skipped (reported through OnSkip) without being held in memory.
-const MaxTranscriptLine = 8 << 20
+const MaxLine = 8 << 20
 
 // TailOptions configures Tail.
 type TailOptions struct {
@@ -122,7 +41,7 @@ type TailOptions struct {
 
 // Tail reads complete lines of a Claude Code transcript from opts.Offset
 // and hands their activities to opts.OnActivity. A torn last line waits for
-// its end; a line over MaxTranscriptLine is skipped; a truncated or
+// its end; a line over MaxLine is skipped; a truncated or
 // replaced file is read again from its start. Without Follow it returns at
 // the end of the file; with Follow it returns when ctx ends (nil) or when
 // OnActivity returns false. A missing file is waited for when following.
@@ -145,7 +64,7 @@ func Tail(ctx context.Context, opts TailOptions) error {
 			}
 		}
 	}
-	t := &tailer{opts: opts, off: opts.Offset, skip: skip, rollout: agents.IsRolloutPath(opts.Path)}
+	t := &tailer{opts: opts, off: opts.Offset, skip: skip, rollout: IsRolloutPath(opts.Path)}
 	defer t.close()
 	ticker := time.NewTicker(opts.Poll)
 	defer ticker.Stop()
@@ -203,7 +122,7 @@ type tailer struct {
 	items   [2][]item
 	ic      int    // the items slice split fills next
 	held    []item // parsed, not yet delivered
-	rollout bool   // a Codex rollout (agents.ParseRolloutLine), not a Claude Code transcript
+	rollout bool   // a Codex rollout (ParseRolloutLine), not a Claude Code transcript
 }
 
 // collapseDone drops an ActDone that follows another one with nothing in
@@ -236,7 +155,14 @@ func (t *tailer) close() {
 func (t *tailer) step() (more bool, err error) {
 	t.atEOF = false
 	if t.f == nil {
-		f, err := os.OpenFile(t.opts.Path, os.O_RDONLY|openNonBlock, 0)
+		f, err := events.OpenRegular(t.opts.Path)
+		if errors.Is(err, events.ErrNotRegular) {
+			what := "not a file"
+			if fi, serr := os.Stat(t.opts.Path); serr == nil {
+				what = events.FileKind(fi.Mode())
+			}
+			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && t.opts.Follow {
 				t.atEOF = true
@@ -245,11 +171,6 @@ func (t *tailer) step() (more bool, err error) {
 			return false, transcriptError(t.opts.Path, err)
 		}
 		fi, _ := f.Stat()
-		if fi != nil && !fi.Mode().IsRegular() {
-			f.Close()
-			what := events.FileKind(fi.Mode())
-			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
-		}
 		t.f, t.fi = f, fi
 		if fi != nil && t.off > fi.Size() {
 			t.skip(t.off, "transcript is shorter than the start offset: reading it from the start")
@@ -393,16 +314,16 @@ type item struct {
 }
 
 // split cuts data into complete lines, keeping a torn last line in
-// t.pending and passing over lines beyond MaxTranscriptLine.
+// t.pending and passing over lines beyond MaxLine.
 func (t *tailer) split(data []byte) []item {
 	items := t.items[t.ic][:0]
-	tooLong := fmt.Sprintf("line over %d MB skipped", MaxTranscriptLine>>20)
+	tooLong := fmt.Sprintf("line over %d MB skipped", MaxLine>>20)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			if !t.discard {
 				t.pending = append(t.pending, data...)
-				if len(t.pending) > MaxTranscriptLine {
+				if len(t.pending) > MaxLine {
 					items = append(items, item{end: t.off, why: tooLong})
 					t.pending, t.discard = nil, true
 				}
@@ -424,7 +345,7 @@ func (t *tailer) split(data []byte) []item {
 			line = append(t.pending, chunk...)
 			t.pending = nil
 		}
-		if len(line) > MaxTranscriptLine {
+		if len(line) > MaxLine {
 			items = append(items, item{end: t.off, why: tooLong})
 			continue
 		}
@@ -501,14 +422,14 @@ func parseRange(items []item, rollout bool) {
 			continue
 		}
 		if rollout {
-			it.acts, it.err = agents.ParseRolloutLine(it.line)
+			it.acts, it.err = ParseRolloutLine(it.line)
 			it.line = nil
 			continue
 		}
 		if skipLine(it.line) {
 			continue
 		}
-		it.acts, it.err = agents.ParseTranscriptLine(it.line)
+		it.acts, it.err = ParseLine(it.line)
 		it.line = nil
 	}
 }

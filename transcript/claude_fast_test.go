@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 )
 
-// slowTranscriptLine is ParseTranscriptLine with encoding/json only.
+// slowTranscriptLine is ParseLine with encoding/json only.
 func slowTranscriptLine(line []byte) ([]events.Activity, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -54,9 +54,9 @@ func checkFast(t *testing.T, line []byte) (handled bool) {
 	if !sameActivities(fast, slow) {
 		t.Fatalf("fast path differs on %q\nfast: %+v\nslow: %+v", line, fast, slow)
 	}
-	got, err := ParseTranscriptLine(line)
+	got, err := ParseLine(line)
 	if err != nil || !sameActivities(got, slow) {
-		t.Fatalf("ParseTranscriptLine differs from encoding/json on %q: %v %+v", line, err, got)
+		t.Fatalf("ParseLine differs from encoding/json on %q: %v %+v", line, err, got)
 	}
 	return true
 }
@@ -178,51 +178,4 @@ func FuzzFastTranscriptLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkFast(t, line)
 	})
-}
-
-// scanStringRef is scanString one byte at a time, as the JSON grammar
-// reads it.
-func scanStringRef(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
-			return -1
-		case c == '\\':
-			if i+1 >= len(b) {
-				return -1
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1
-				}
-				i += 5
-			default:
-				return -1
-			}
-		}
-	}
-	return -1
-}
-
-// Every byte value, at every place of a word and across word boundaries,
-// alone and after a backslash: the word-at-a-time scanner finds the same
-// end as the byte-at-a-time grammar.
-func TestScanStringEveryByte(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		for pos := 0; pos < 20; pos++ {
-			for _, prefix := range []string{"", `\`, `\u00`} {
-				for _, tail := range []string{`bbbbbbbbbbbbbbbbb"`, `"`, ``, `\"x"`, `\u0041"`} {
-					s := []byte(`"` + strings.Repeat("a", pos) + prefix + string([]byte{byte(c)}) + tail)
-					if got, want := scanString(s, 0), scanStringRef(s, 0); got != want {
-						t.Fatalf("scanString(%q) = %d, want %d", s, got, want)
-					}
-				}
-			}
-		}
-	}
 }

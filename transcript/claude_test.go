@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -35,7 +36,7 @@ func parseFile(t *testing.T, p string) (kinds map[events.ActivityKind]int, acts 
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	kinds = map[events.ActivityKind]int{}
 	for sc.Scan() {
-		a, err := ParseTranscriptLine(sc.Bytes())
+		a, err := ParseLine(sc.Bytes())
 		if err != nil {
 			errs++
 			continue
@@ -80,7 +81,7 @@ func TestTranscriptCorpus(t *testing.T) {
 				t.Errorf("no end of turn found: %v", kinds)
 			}
 			for _, a := range acts {
-				if a.Source != TranscriptSource {
+				if a.Source != Source {
 					t.Fatalf("source %q", a.Source)
 				}
 				if a.Kind == events.ActTool && a.Tool == "" {
@@ -149,7 +150,7 @@ func TestParseTranscriptLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			acts, err := ParseTranscriptLine([]byte(c.line))
+			acts, err := ParseLine([]byte(c.line))
 			if (err != nil) != c.err {
 				t.Fatalf("err = %v, want error %v", err, c.err)
 			}
@@ -169,7 +170,7 @@ func TestParseTranscriptLine(t *testing.T) {
 				}
 			}
 			if c.name == "tool use detail as live output" {
-				want := ToolDetail("Bash", []byte(`{"command":"sleep 5","description":"Wait five seconds"}`))
+				want := agents.ToolDetail("Bash", []byte(`{"command":"sleep 5","description":"Wait five seconds"}`))
 				if acts[1].Detail != want || acts[1].Tool != "Bash" {
 					t.Errorf("tool = %+v, want detail %q", acts[1], want)
 				}
@@ -189,7 +190,7 @@ func kindStrings(k []events.ActivityKind) []string {
 // A 10 MB line parses (or fails) without a panic.
 func TestParseTranscriptHugeLine(t *testing.T) {
 	big := `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("x", 10<<20) + `"}],"stop_reason":"end_turn"}}`
-	acts, err := ParseTranscriptLine([]byte(big))
+	acts, err := ParseLine([]byte(big))
 	if err != nil || len(acts) != 2 || len(acts[0].Text) != 10<<20 {
 		t.Fatalf("huge line: %d activities, err %v", len(acts), err)
 	}
@@ -205,7 +206,7 @@ func BenchmarkParseTranscriptCorpus(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		for _, l := range lines {
-			_, _ = ParseTranscriptLine([]byte(l))
+			_, _ = ParseLine([]byte(l))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package agents
+package transcript
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func FuzzParseTranscriptLine(f *testing.F) {
 	f.Add([]byte(`[1,2]`))
 	f.Add([]byte("{\"type\":\"user\",\"message\":{\"content\":\"\xff\"}}"))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		acts, err := ParseTranscriptLine(line)
+		acts, err := ParseLine(line)
 		if err != nil {
 			if json.Valid(line) {
 				t.Fatalf("valid JSON %q reported as an error: %v", line, err)
@@ -79,7 +79,7 @@ func FuzzParseTranscriptLine(f *testing.F) {
 			return
 		}
 		for _, a := range acts {
-			if a.Source != TranscriptSource {
+			if a.Source != Source {
 				t.Fatalf("activity source %q", a.Source)
 			}
 			if a.Kind == "" {

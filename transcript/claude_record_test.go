@@ -1,4 +1,4 @@
-package agents_test
+package transcript_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // The transcripts Claude Code 2.1.328 writes today, recorded from the real
@@ -27,7 +27,7 @@ import (
 // attachment, api-request-* lines, queue operations) and that the parser
 // reads every recorded line as encoding/json does;
 //
-//	go test ./agents -run TestRecordTodayTranscripts -record
+//	go test ./transcript -run TestRecordTodayTranscripts -record
 //
 // rewrites the fixture (the bench builds its "today" transcripts from it).
 
@@ -190,9 +190,9 @@ func TestRecordTodayTranscripts(t *testing.T) {
 	// The parser reads them all, and the tool calls show.
 	tools := map[string]bool{}
 	for _, l := range bytes.Split(all, []byte("\n")) {
-		acts, err := agents.ParseTranscriptLine(l)
+		acts, err := transcript.ParseLine(l)
 		if err != nil {
-			t.Fatalf("ParseTranscriptLine: %v on %.200s", err, l)
+			t.Fatalf("ParseLine: %v on %.200s", err, l)
 		}
 		for _, a := range acts {
 			if a.Tool != "" {
