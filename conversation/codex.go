@@ -19,6 +19,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -333,10 +334,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, QueueTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
-	cmd.Stdin = nil
-	procfacts.OwnGroup(cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := subprocess.CombinedOutput(ctx, subprocess.Command(bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message)))
 	if err != nil {
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {
