@@ -710,7 +710,14 @@ func TestClaimKilledAfterRename(t *testing.T) {
 				continue
 			}
 			lost++
-			t.Errorf("message %s was never delivered", id)
+			var said []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.Contains(l, id) {
+					said = append(said, l)
+				}
+			}
+			st, _ := s.State(id)
+			t.Errorf("message %s was never delivered (state %+v); errors.log about it:\n%s", id, st, strings.Join(said, "\n"))
 		default:
 			twice++
 			t.Errorf("message %s was delivered %d times", id, got[id])
