@@ -75,7 +75,7 @@ func browser(t testing.TB) context.Context {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute) // a hang guard for the whole page session
 	t.Cleanup(func() {
 		cancelT()
 		cancelC()

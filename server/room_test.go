@@ -185,7 +185,7 @@ func TestRoomStreamLiveEventsAndContext(t *testing.T) {
 	logN(t, lg, 3, events.RoleUser, "before")
 	var pg TimelinePage
 	getJSON(t, base+"/api/timeline", http.StatusOK, &pg)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/room/stream?from=%d", base, pg.End), nil)
 	resp, err := http.DefaultClient.Do(req)
