@@ -225,6 +225,9 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
 		if m, ok := readRolloutMeta(p); ok {
+			if execRun(m) {
+				continue
+			}
 			t.Cwd = m.Cwd
 		}
 		codexState(ws, &t, now)
@@ -240,6 +243,14 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 	}
 	return keep
+}
+
+// execRun reports whether a rollout is a one-shot `codex exec` run that no
+// hook registered (no chat folder): relay-baton's own agent runs among
+// them, whose hooks stand aside. Like a `claude -p` run, it is never a
+// target.
+func execRun(m agents.RolloutMeta) bool {
+	return m.Originator == "codex_exec" || m.Source == "exec"
 }
 
 // codexState fills in a Codex target's state from its rollout, its writer
