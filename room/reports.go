@@ -41,7 +41,7 @@ type StatusReport struct {
 
 // Status gathers the session status and logs a status event.
 func (e *Engine) Status(ctx context.Context) StatusReport {
-	s := StatusReport{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
+	s := StatusReport{Root: e.Root, SessionID: e.statusSession(), Active: e.Active, Head: head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
 	if s.LastRun == nil {
 		// Nothing ran in this process (a one-shot status, a room just
 		// opened): the log's last run, marked as such.
@@ -65,6 +65,20 @@ func (e *Engine) Status(ctx context.Context) StatusReport {
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("agent %s, plan %s, %s", s.Active, planWord(s), Count(len(s.ChangedFiles), "changed file")), nil,
 		events.StatusMeta{Agent: s.Active, ChangedFiles: events.Int(len(s.ChangedFiles)), Plan: events.Bool(s.Plan)})
 	return s
+}
+
+// statusSession is the room session a status names: this room's own when
+// it records to the log, else (a one-shot status) the session of the log's
+// newest event, "" when the log has none. It never makes one up.
+func (e *Engine) statusSession() string {
+	if e.log != nil {
+		return e.SessionID
+	}
+	pg, err := events.ReadBack(e.LogPath(), -1, 1, nil)
+	if err != nil || len(pg.Events) == 0 {
+		return ""
+	}
+	return pg.Events[0].Event.SessionID
 }
 
 func planWord(s StatusReport) string {
