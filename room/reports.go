@@ -487,6 +487,8 @@ func (e *Engine) Doctor(ctx context.Context, deep bool) DoctorReport {
 		switch ls := agents.CheckLogin(ctx, name, inv.Path, inv.Env); {
 		case !ls.Known:
 			add(name+" login", "warn", "login state unknown ("+ls.Detail+"); if its runs say it is not logged in: "+agents.LoginHowTo(name))
+		case ls.NoLogin != "":
+			add(name+" login", "ok", "no login needed (provider "+ls.NoLogin+")")
 		case ls.LoggedIn:
 			add(name+" login", "ok", "logged in ("+ls.Method+")")
 		default:
