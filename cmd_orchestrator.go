@@ -41,8 +41,13 @@ func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
 		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	id, err := conversation.PickSession(ws, id)
-	if errors.Is(err, conversation.ErrBadSessionID) {
+	return sessionUsage(conversation.PickSession(ws, id))
+}
+
+// sessionUsage makes a session id that is malformed, or a prefix that
+// matches no session or several, a usage error.
+func sessionUsage(id string, err error) (string, error) {
+	if errors.Is(err, conversation.ErrBadSessionID) || errors.Is(err, conversation.ErrUnknownSession) || errors.Is(err, conversation.ErrAmbiguousSession) {
 		return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 	}
 	return id, err
@@ -52,7 +57,7 @@ func pickSession(ws, id string, lead bool) (string, error) {
 
 func runSend(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id (default: the lead)")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits (default: the lead)")
 	lead := fs.Bool("lead", false, "send to the workspace's lead session")
 	from := fs.String("from", "relay-baton", "who the message is from")
 	follow := fs.Bool("follow", false, "wait for the delivery and print the reply until the end of the turn")
@@ -134,6 +139,8 @@ func runTargets(inv *cli.Invocation) error {
 		id := *setLead
 		if id == "none" {
 			id = ""
+		} else if id, err = sessionUsage(conversation.ResolveSessionID(ws, id)); err != nil {
+			return err
 		}
 		running, err := conversation.MarkLead(ws, id)
 		if err != nil {
@@ -168,7 +175,7 @@ func runTargets(inv *cli.Invocation) error {
 
 func runTail(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id (default: the lead)")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits (default: the lead)")
 	fromStart := fs.Bool("from-start", false, "read the transcript from its start")
 	noFollow := fs.Bool("no-follow", false, "stop at the end of the transcript")
 	asJSON := fs.Bool("json", false, "print one activity JSON object per line")
@@ -220,7 +227,7 @@ func runTail(inv *cli.Invocation) error {
 
 func runWait(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits")
 	once := fs.Bool("once", false, "exit after the first message")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.Parse(fs); err != nil {
@@ -233,12 +240,16 @@ func runWait(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	s, err := conversation.OpenSession(ws, *session)
+	id, err := sessionUsage(conversation.ResolveSessionID(ws, *session))
+	if err != nil {
+		return err
+	}
+	s, err := conversation.OpenSession(ws, id)
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	if !s.ChatCapable() {
-		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
+		return fmt.Errorf("session %s: %w", id, conversation.ErrNotChatReady)
 	}
 	// A reader that is gone must show as a failed write (the message goes
 	// back to the inbox), not kill the process with SIGPIPE.

@@ -244,12 +244,13 @@ func WorkspaceFor(dir string) (string, error) {
 	return ResolveWorkspace(wd)
 }
 
-// PickSession is the session a command talks to: id when given (an error
-// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
-// Lead.
+// PickSession is the session a command talks to: id when given, a whole
+// id or a unique prefix of one (ResolveSessionID: an error wrapping
+// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
+// else the workspace's Lead.
 func PickSession(ws, id string) (string, error) {
 	if id != "" {
-		return id, ValidSessionID(id)
+		return ResolveSessionID(ws, id)
 	}
 	t, err := Lead(ws)
 	return t.SessionID, err
