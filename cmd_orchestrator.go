@@ -205,12 +205,20 @@ func runTail(inv *cli.Invocation) error {
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
+	onSkip := func(_ int64, why string) {
+		out.Flush()
+		fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
+	}
+	if *noFollow && !*fromStart {
+		return conversation.TailRecent(inv.Ctx, path, conversation.RecentTurns, onSkip, func(acts []events.Activity) {
+			for _, a := range acts {
+				out.Activity(events.RoleOrchestrator, a)
+			}
+		})
+	}
 	return conversation.Tail(inv.Ctx, conversation.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
-		OnSkip: func(_ int64, why string) {
-			out.Flush()
-			fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
-		},
+		OnSkip: onSkip,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				out.Activity(events.RoleOrchestrator, a)
