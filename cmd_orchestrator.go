@@ -114,8 +114,13 @@ func runSend(inv *cli.Invocation) error {
 		return nil
 	}
 	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
-	if res.Outcome == conversation.Stopped {
+	switch {
+	case res.Outcome == conversation.Stopped:
 		return inv.Ctx.Err()
+	case res.Outcome == conversation.SessionEnded && res.StateErr == nil && res.State.Queued:
+		return fmt.Errorf("the session ended; message %s stays queued: it is delivered when the session runs again (`%s`)", r.Message.ID, r.Session.ResumeCommand())
+	case res.Outcome == conversation.SessionEnded:
+		return fmt.Errorf("the session ended before it answered message %s (relay-baton tail --session %s shows what it wrote)", r.Message.ID, id)
 	}
 	return err
 }

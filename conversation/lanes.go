@@ -390,6 +390,9 @@ const (
 	Unconfirmed Outcome = "unconfirmed" // claimed, never seen in the transcript
 	Unreadable  Outcome = "unreadable"  // delivered, the reply cannot be read
 	Stopped     Outcome = "stopped"     // ctx ended first; State says where it is
+	// SessionEnded: the session's recorded process ended first (State
+	// says where the message is: still queued, or delivered unanswered).
+	SessionEnded Outcome = "session-ended"
 )
 
 // FollowResult is what Follow saw, from "queued" to "end of turn".
@@ -399,8 +402,8 @@ type FollowResult struct {
 	DeliveredAt time.Time // zero before delivery
 	Reply       string    // Replied: the outbox reply, else the transcript's text
 	Err         error     // Unconfirmed, Unreadable: why
-	State       State     // Stopped: where the message is now
-	StateErr    error     // Stopped: State could not be read
+	State       State     // Stopped, SessionEnded: where the message is now
+	StateErr    error     // Stopped, SessionEnded: State could not be read
 }
 
 // Follow is the one follow state machine: it watches a sent message with
@@ -410,10 +413,13 @@ type FollowResult struct {
 func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed bool, fn func(Update)) (FollowResult, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
+	p, _ := r.Session.Process()
+	alive, gone := WhileAlive(wctx, p, SystemProcs, opts.Poll) // ends with the session's process
+	defer gone()
 	var res FollowResult
 	done, cancelled, unconf := false, false, false
 	var unreadable error
-	err := Watch(wctx, r, opts, func(u Update) {
+	err := Watch(alive, r, opts, func(u Update) {
 		switch u.Kind {
 		case UpdCancelled:
 			cancelled = true
@@ -442,6 +448,9 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 		res.Outcome, res.Err = Unreadable, unreadable
 	case ctx.Err() != nil:
 		res.Outcome = Stopped
+		res.State, res.StateErr = r.Session.State(r.Message.ID)
+	case alive.Err() != nil && wctx.Err() == nil:
+		res.Outcome = SessionEnded
 		res.State, res.StateErr = r.Session.State(r.Message.ID)
 	default:
 		return res, err

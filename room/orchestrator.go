@@ -429,6 +429,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
+	if s.ProcessEnded(conversation.SystemProcs) {
+		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
+	}
 	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
@@ -527,6 +530,9 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		return nil
 	case conversation.Unreadable:
 		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
+		return nil
+	case conversation.SessionEnded:
+		e.Say("%s", sessionEndedText(s, id, res))
 		return nil
 	case conversation.Stopped:
 		st := res.State

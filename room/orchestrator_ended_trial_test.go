@@ -1,0 +1,92 @@
+//go:build unix
+
+package room
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/conversation"
+)
+
+// runningSession starts a stand-in for the session's process (a sleep) and
+// records it as the session's process; end kills it and reaps it.
+func runningSession(t *testing.T, s *conversation.Session) (end func()) {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := false
+	end = func() {
+		if !ended {
+			ended = true
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}
+	t.Cleanup(end)
+	if err := s.RecordProcess(conversation.Identify(conversation.SystemProcs, cmd.Process.Pid)); err != nil {
+		t.Fatal(err)
+	}
+	return end
+}
+
+// A session that ended (the user quit it) is refused as `send` refuses it,
+// with the next step; nothing is queued.
+func TestChatRefusesAnEndedSession(t *testing.T) {
+	h := newHarness(t, "y")
+	s, _ := simSession(t, h, simSID)
+	end := runningSession(t, s)
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+		t.Fatal(err)
+	}
+	end() // the user typed /exit in the session
+	_, err := h.e.Process(ctx, "are you there?")
+	if !errors.Is(err, conversation.ErrNoLiveSession) {
+		t.Fatalf("a message to an ended session: %v, want %v", err, conversation.ErrNoLiveSession)
+	}
+	for _, want := range []string{"no running Claude Code session", "session " + simSID + " ended", "claude --resume " + simSID, "/agent orchestrator"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no %q in %q", want, err)
+		}
+	}
+	if q, _ := s.Queue(); q.Depth != 0 {
+		t.Errorf("%d messages queued for an ended session", q.Depth)
+	}
+	if strings.Contains(h.out.String(), "send this?") {
+		t.Errorf("previewed a message for an ended session:\n%s", h.out)
+	}
+}
+
+// A wait in progress ends when the session's process ends: the message
+// stays queued, and the room says so and how it gets delivered.
+func TestChatWaitEndsWithTheSession(t *testing.T) {
+	h := newHarness(t, "y")
+	s, _ := simSession(t, h, simSID)
+	end := runningSession(t, s)
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		waitQueued(t, s)
+		end() // the session ends while the room waits
+	}()
+	if _, err := h.e.Process(ctx, "are you there?"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	for _, want := range []string{"the session ended; the message stays queued", "claude --resume " + simSID, "/cancel removes it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if q, _ := s.Queue(); q.Depth != 1 {
+		t.Errorf("queue depth %d, want the message still queued", q.Depth)
+	}
+}
