@@ -88,6 +88,11 @@ func runSend(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
+	if *session == "" {
+		if note := conversation.LeadNote(ws, id); note != "" {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
+		}
+	}
 	r, err := conversation.Send(ws, id, *from, text)
 	if err != nil {
 		return err

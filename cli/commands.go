@@ -161,7 +161,8 @@ an older relay-baton), with their state.
 
 The lead (marked *) is the one 'send' uses by default: the running session
 marked with --set-lead, else the most recently active running one. There is
-no lead while no session runs.`,
+no lead while no session runs. When a newer session takes the lead, send and
+the room's /agent orchestrator say so ("lead is now ...").`,
 }
 
 var Tail = &Command{

@@ -126,6 +126,11 @@ func (e *Engine) UseOrchestrator(target string) error {
 		which = "the lead"
 	}
 	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
+	if e.chat.target == "" {
+		if note := conversation.LeadNote(ws, t.SessionID); note != "" {
+			e.Say("note: %s", note)
+		}
+	}
 	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
 		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: e.chat.target == ""})
 	return nil

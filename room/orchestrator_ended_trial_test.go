@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
 )
@@ -88,5 +89,31 @@ func TestChatWaitEndsWithTheSession(t *testing.T) {
 	}
 	if q, _ := s.Queue(); q.Depth != 1 {
 		t.Errorf("queue depth %d, want the message still queued", q.Depth)
+	}
+}
+
+// /agent orchestrator says when the lead it takes is not the one the room
+// (or send) used last: a newer session took it.
+func TestAgentOrchestratorSaysTheLeadMoved(t *testing.T) {
+	h := newHarness(t, "y")
+	first, _ := simSession(t, h, simSID)
+	if err := first.Register(conversation.Registration{Cwd: h.dir, RegisteredAt: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+		t.Fatal(err)
+	}
+	const newer = "7c1e3c1a-5d2f-4e8a-9c6b-1f2e3d4c5b6a"
+	simSession(t, h, newer)
+	before := h.out.Len()
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String()[before:]; !strings.Contains(out, "lead is now claude "+newer) || !strings.Contains(out, "it was "+simSID[:8]) {
+		t.Errorf("no note of the lead's move in\n%s", out)
+	}
+	if strings.Contains(h.out.String()[:before], "lead is now") {
+		t.Errorf("the first /agent orchestrator noted a move:\n%s", h.out.String()[:before])
 	}
 }
