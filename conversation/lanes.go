@@ -296,7 +296,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 					if text == "" {
 						text = reply.String()
 					}
-					_ = s.AppendLog(LogEntry{Role: "agent", Text: text, ID: id, Source: "transcript"})
+					s.logReplyOnce(id, text, "transcript")
 					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
 					return false
 				}
