@@ -9,6 +9,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // TestBadInputs: each bad input gets a clear error that says what went
@@ -44,8 +46,8 @@ func TestBadInputs(t *testing.T) {
 			[]string{`"abc"`, "must be a UUID", "Try: relay-baton targets"}},
 		{"symlinked session folder", func(t *testing.T) string {
 			ws2 := t.TempDir()
-			os.MkdirAll(filepath.Join(ws2, conversation.ChatDir), 0o700)
-			if err := os.Symlink(t.TempDir(), filepath.Join(ws2, conversation.ChatDir, chatSID)); err != nil {
+			os.MkdirAll(filepath.Join(ws2, workspace.ChatDir), 0o700)
+			if err := os.Symlink(t.TempDir(), filepath.Join(ws2, workspace.ChatDir, chatSID)); err != nil {
 				t.Fatal(err)
 			}
 			return cli("send", "--workspace", ws2, "--session", chatSID, "hi")(t)
@@ -102,11 +104,11 @@ func TestBadInputs(t *testing.T) {
 		}, []string{"cannot read transcript", "permission denied", "fix the file's mode"}},
 		{"full disk on append (tmpfs)", func(t *testing.T) string {
 			root := smallTmpfs(t)
-			d, err := conversation.EnsureSessionDir(root)
+			d, err := workspace.EnsureSessionDir(root)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := events.OpenLog(conversation.LogPath(root))
+			l, err := events.OpenLog(workspace.LogPath(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,21 +141,21 @@ func TestBadInputs(t *testing.T) {
 		}, []string{"enqueue into", "no space left on device", "the disk is full", "nothing was queued"}},
 		{"read-only .ai-session", func(t *testing.T) string {
 			root := t.TempDir()
-			d, err := conversation.EnsureSessionDir(root)
+			d, err := workspace.EnsureSessionDir(root)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(conversation.LogPath(root), nil, 0o600); err != nil {
+			if err := os.WriteFile(workspace.LogPath(root), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			how := readOnly(t, d, conversation.LogPath(root))
+			how := readOnly(t, d, workspace.LogPath(root))
 			t.Logf("read-only by %s", how)
-			_, err = events.OpenLog(conversation.LogPath(root))
+			_, err = events.OpenLog(workspace.LogPath(root))
 			if err == nil {
 				t.Fatal("opened a log in a read-only .ai-session for appending")
 			}
 			return err.Error()
-		}, []string{"open conversation log", conversation.LogName, "not writable", "lsattr"}},
+		}, []string{"open conversation log", workspace.LogName, "not writable", "lsattr"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,7 +178,7 @@ func register(t *testing.T, s *conversation.Session, transcript string) {
 	if err := s.Register(conversation.Registration{SessionID: s.ID, TranscriptPath: transcript, Cwd: s.Workspace}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 }
 
 // smallTmpfs mounts a 64 KiB tmpfs (unmounted at the end of the test), or

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
 func copyExe(t *testing.T, dst string) {
@@ -40,7 +40,7 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
 			copyExe(t, c.bin)
-			if _, ok := conversation.GoTemporaryBinary(c.bin); ok {
+			if _, ok := hookinstall.GoTemporaryBinary(c.bin); ok {
 				t.Fatalf("%s counted as temporary without its environment", c.bin)
 			}
 			saved := os.Getenv("GOCACHE")
@@ -49,7 +49,7 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "=")
 				t.Setenv(k, v)
 			}
-			if _, ok := conversation.GoTemporaryBinary(c.bin); !ok {
+			if _, ok := hookinstall.GoTemporaryBinary(c.bin); !ok {
 				t.Fatalf("%s not recognised as a go run binary", c.bin)
 			}
 			t.Setenv("GOCACHE", saved)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
 const codexThread = "01a2333a-f018-71f2-a399-eccb85793c31"
@@ -79,7 +80,7 @@ func TestHookInstallCodex(t *testing.T) {
 	// The entries written by hand (untrusted): --check asks codex and fails.
 	exe, _ := os.Executable()
 	before, _ := os.ReadFile(hooks)
-	merged, err := conversation.MergeHooks(before, conversation.HookOptions{Binary: exe, Agent: conversation.AgentCodex}, false)
+	merged, err := hookinstall.MergeHooks(before, hookinstall.HookOptions{Binary: exe, Agent: conversation.AgentCodex}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

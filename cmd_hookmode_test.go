@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // fakeSession starts a process whose argv is a Claude Code command line
@@ -141,7 +142,7 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	}
 	out, _, _ = runInProcess(t, "", "targets", "--all", "--json", "--workspace", ws)
 	var ts []conversation.Target
-	if json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].State != conversation.Ended || ts[0].Lead || ts[0].PID != sess.Process.Pid {
+	if json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].State != procfacts.Ended || ts[0].Lead || ts[0].PID != sess.Process.Pid {
 		t.Fatalf("targets --all --json: %s", out)
 	}
 	if _, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hi"); code == 0 || !strings.Contains(errOut, "no running Claude Code session") {

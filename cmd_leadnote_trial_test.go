@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The lead (the most recently active running session, unless marked) moves
@@ -20,7 +21,7 @@ func TestSendSaysTheLeadMoved(t *testing.T) {
 		if err := s.Register(conversation.Registration{Cwd: ws, RegisteredAt: at}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordProcess(conversation.ThisProcess()); err != nil { // it runs (as this test)
+		if err := s.RecordProcess(procfacts.ThisProcess()); err != nil { // it runs (as this test)
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // This file holds the orchestrator lane's commands: send, targets, tail,
@@ -79,7 +81,7 @@ func runSend(inv *cli.Invocation) error {
 	if strings.TrimSpace(text) == "" {
 		return &cli.UsageError{Msg: "send: the message is empty", Hint: `relay-baton send --lead "how is it going?"`}
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func runTargets(inv *cli.Invocation) error {
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -196,7 +198,7 @@ func runTail(inv *cli.Invocation) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("tail takes no arguments")
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -254,7 +256,7 @@ func runWait(inv *cli.Invocation) error {
 	if *session == "" {
 		return &cli.UsageError{Msg: "wait needs --session ID", Hint: "relay-baton targets"}
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -328,7 +330,7 @@ func hookInstall(inv *cli.Invocation) error {
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}
@@ -338,9 +340,9 @@ func hookInstall(inv *cli.Invocation) error {
 	if note := conversation.NativeLaneNote(); note != "" && !*check && !*uninstall {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("hook install: %s; nothing was installed (--check and --uninstall still work here)", note)}
 	}
-	current, err := conversation.InstallHooks(inv.Ctx, inv.IO.Out, conversation.InstallOptions{Agent: *agent,
+	current, err := hookinstall.Install(inv.Ctx, inv.IO.Out, hookinstall.Options{Agent: *agent,
 		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
-	var ue *conversation.InstallUsageError
+	var ue *hookinstall.UsageError
 	switch {
 	case errors.As(err, &ue):
 		return &cli.UsageError{Msg: ue.Msg, Hint: ue.Hint}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // With RELAY_BATON_TEST_AS_MAIN=1 the test binary is relay-baton itself:
@@ -257,7 +259,7 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	os.WriteFile(tr, []byte(`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","description":"List files"}},{"type":"text","text":"done here"}],"stop_reason":"end_turn"}}`+"\n{\"type\":\"unknown\"}\n"), 0o600)
 	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 
 	out, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hello")
 	if code != 0 || !strings.Contains(out, "queued ") || !strings.Contains(out, chatSID) {
@@ -299,13 +301,13 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "* "+chatSID) {
 		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
 	}
-	os.MkdirAll(filepath.Join(ws, conversation.ChatDir, other, "inbox"), 0o700)
+	os.MkdirAll(filepath.Join(ws, workspace.ChatDir, other, "inbox"), 0o700)
 	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+chatSID) || strings.Contains(out, other) {
 		t.Errorf("a marked lead with no process known to run is neither listed nor the lead: %q", out)
 	}
 	if os2, err := conversation.OpenSession(ws, other); err == nil {
-		os2.RecordProcess(conversation.ThisProcess())
+		os2.RecordProcess(procfacts.ThisProcess())
 	}
 	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+other) || strings.Contains(out, "* "+chatSID) {

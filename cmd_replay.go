@@ -6,16 +6,17 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/relay-baton/relay-baton/replay"
+
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 func runReplay(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	var o room.ReplayOptions
-	resolve := room.AddReplayFlags(fs, &o)
+	var o replay.Options
+	resolve := replay.AddFlags(fs, &o)
 	path := fs.String("path", "", "repository root (default: the git root of the current folder)")
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -37,24 +38,24 @@ func runReplay(inv *cli.Invocation) error {
 			}
 			start = wd
 		}
-		root, err := conversation.FindRoot(start)
+		root, err := workspace.FindRoot(start)
 		if err != nil {
-			if errors.Is(err, conversation.ErrNotGitRepo) {
+			if errors.Is(err, workspace.ErrNotGitRepo) {
 				abs, _ := filepath.Abs(start)
-				return &cli.UsageError{Msg: fmt.Sprintf("%s: %v (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)", abs, conversation.ErrNotGitRepo), Hint: "relay-baton replay --file PATH"}
+				return &cli.UsageError{Msg: fmt.Sprintf("%s: %v (run `git init` there, pass --path to a repository, or --file to a conversation.jsonl)", abs, workspace.ErrNotGitRepo), Hint: "relay-baton replay --file PATH"}
 			}
 			return &cli.UsageError{Msg: fmt.Sprintf("--path %s: %v", start, err)}
 		}
-		o.File = conversation.LogPath(root)
+		o.File = workspace.LogPath(root)
 		if err := events.NoLinkBelow(root, o.File); err != nil {
 			return fmt.Errorf("%w (or pass --file PATH to read a log elsewhere on purpose)", err)
 		}
 	}
-	err := room.Replay(inv.Ctx, inv.IO.Out, o)
+	err := replay.Run(inv.Ctx, inv.IO.Out, o)
 	if err != nil && !explicit && !o.Follow && errors.Is(err, events.ErrNoLog) {
 		// A repository where nothing was recorded yet: an empty timeline.
 		o.File = os.DevNull
-		return room.Replay(inv.Ctx, inv.IO.Out, o)
+		return replay.Run(inv.Ctx, inv.IO.Out, o)
 	}
 	return err
 }

@@ -7,11 +7,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/reports"
+	"github.com/spf13/pflag"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/room"
-	"github.com/spf13/pflag"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // roomFlags are the flags the room's commands share.
@@ -71,7 +74,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		ReadOnly: f.readOnly, NoRepo: f.noRepo,
 	})
 	if err != nil {
-		if errors.Is(err, conversation.ErrNotGitRepo) {
+		if errors.Is(err, workspace.ErrNotGitRepo) {
 			return nil, &cli.UsageError{Msg: err.Error()}
 		}
 		var ce *room.ConfigError
@@ -363,10 +366,10 @@ func runDoctor(inv *cli.Invocation) error {
 		fs.BoolVar(&deep, "deep", false, "also check agent versions and arguments, .ai-session health and conversation.jsonl")
 	}, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		r := e.Doctor(inv.Ctx, deep)
-		r.Checks = append([]room.Check{{Name: "relay-baton", Status: "ok", Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
+		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
-		for _, c := range conversation.CheckHooks(e.Root, bin) {
-			r.Checks = append(r.Checks, room.Check(c))
+		for _, c := range hookinstall.CheckHooks(e.Root, bin) {
+			r.Checks = append(r.Checks, reports.Check{Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail})
 		}
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 func roomRepo(t *testing.T) string {
@@ -247,7 +248,7 @@ func TestChatAgentOrchestrator(t *testing.T) {
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	code, out, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
 	if code != 0 || !strings.Contains(out, "active agent: orchestrator → Claude Code session "+sid+" (the lead)") || !strings.Contains(out, "active agent orchestrator") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)

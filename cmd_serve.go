@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/server"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // roomView adapts room.View to the page's Room: the context panel's facts
@@ -33,7 +33,7 @@ func runServe(inv *cli.Invocation) error {
 	if *port < 0 || *port > 65535 {
 		return cli.Usagef("--port must be between 0 and 65535")
 	}
-	ws, err := conversation.WorkspaceFor(*wsFlag)
+	ws, err := workspace.For(*wsFlag)
 	if err != nil {
 		return err
 	}

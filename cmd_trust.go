@@ -9,8 +9,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // trustResult is what `trust` (and --revoke) did, for --json.
@@ -52,9 +52,9 @@ func runTrust(inv *cli.Invocation) error {
 	if *list {
 		return trustList(inv, record, *js)
 	}
-	root, err := conversation.FindRoot(*path)
+	root, err := workspace.FindRoot(*path)
 	if err != nil {
-		if errors.Is(err, conversation.ErrNotGitRepo) {
+		if errors.Is(err, workspace.ErrNotGitRepo) {
 			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton trust --path DIR"}
 		}
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // tmpfsAt mounts a 64 KiB tmpfs on dir (unmounted at the end of the test),
@@ -56,7 +57,7 @@ func TestNoteDiskFull(t *testing.T) {
 	// The event is not in the log (a line torn by the full disk is
 	// skipped by every reader).
 	var notes []string
-	if _, err := events.ReadFile(conversation.LogPath(root), func(e events.Event) error { notes = append(notes, e.Text); return nil }); err != nil {
+	if _, err := events.ReadFile(workspace.LogPath(root), func(e events.Event) error { notes = append(notes, e.Text); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range notes {

@@ -22,6 +22,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/server"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // The tests of issue 14 (hostile pages, hostile repositories, a crash in
@@ -146,7 +147,7 @@ func TestHookSubdirCwd(t *testing.T) {
 	sub2 := filepath.Join(ws2, "a", "b")
 	os.MkdirAll(sub2, 0o700)
 	relayBaton(t, ctx, nil, `{"session_id":"`+chatSID+`","cwd":"`+sub2+`","hook_event_name":"SessionStart","source":"startup"}`, "hook", "session-start")
-	if _, err := os.Stat(filepath.Join(ws2, conversation.ChatDir, chatSID, "inbox")); err != nil {
+	if _, err := os.Stat(filepath.Join(ws2, workspace.ChatDir, chatSID, "inbox")); err != nil {
 		t.Errorf("first hook in a sub-folder: no chat folder at the repository root: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(sub2, ".claude")); err == nil {
@@ -366,9 +367,9 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	t.Run("conversation.jsonl, replay", func(t *testing.T) {
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, ".git"), 0o700)
-		d, _ := conversation.EnsureSessionDir(root)
-		mkfifo(t, filepath.Join(d, conversation.LogName))
-		for _, args := range [][]string{{"replay", "--path", root}, {"replay", "--path", root, "--follow"}, {"replay", "--file", filepath.Join(d, conversation.LogName)}} {
+		d, _ := workspace.EnsureSessionDir(root)
+		mkfifo(t, filepath.Join(d, workspace.LogName))
+		for _, args := range [][]string{{"replay", "--path", root}, {"replay", "--path", root, "--follow"}, {"replay", "--file", filepath.Join(d, workspace.LogName)}} {
 			p := startRB(t, nil, nil, args...)
 			if !p.wait(limit) {
 				t.Fatalf("%v hung on a FIFO conversation.jsonl", args)
@@ -385,7 +386,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		register(t, s, tr)
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, ".git"), 0o700)
-		conversation.EnsureSessionDir(root)
+		workspace.EnsureSessionDir(root)
 		hold := hangingStdin(t)
 		for _, c := range []struct {
 			stdin io.Reader
@@ -468,8 +469,8 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 	t.Run("conversation.jsonl, note", func(t *testing.T) {
 		reset()
 		repo := roomRepo(t)
-		d, _ := conversation.EnsureSessionDir(repo)
-		os.Symlink(victim, filepath.Join(d, conversation.LogName))
+		d, _ := workspace.EnsureSessionDir(repo)
+		os.Symlink(victim, filepath.Join(d, workspace.LogName))
 		code, _, errs := runWithStdin(t, "", "note", "--path", repo, "pwned")
 		if code == 0 || !strings.Contains(errs, "is a symbolic link, not a regular file") || !strings.Contains(errs, "move it aside") {
 			t.Errorf("note through a linked conversation.jsonl: exit %d, %q", code, errs)
@@ -493,14 +494,14 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		if code, _, errs := runWithStdin(t, "", "note", "--path", repo, "fine"); code != 0 {
 			t.Fatalf("exit %d %q", code, errs)
 		}
-		if fi, err := os.Stat(filepath.Join(repo, "state", conversation.LogName)); err != nil || fi.Mode().Perm() != 0o600 {
+		if fi, err := os.Stat(filepath.Join(repo, "state", workspace.LogName)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("log in the linked folder: %v %v", fi, err)
 		}
 	})
 	t.Run("room_history, chat", func(t *testing.T) {
 		reset()
 		repo := roomRepo(t)
-		d, _ := conversation.EnsureSessionDir(repo)
+		d, _ := workspace.EnsureSessionDir(repo)
 		os.Symlink(victim, filepath.Join(d, "room_history"))
 		code, out, errs := runWithStdin(t, "/note typed in the room\n/exit\n", "chat", "--path", repo)
 		if code != 0 || !strings.Contains(out, "history not saved") || !strings.Contains(out, "symbolic link") {
@@ -522,9 +523,9 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 	t.Run("prompts folder linked out", func(t *testing.T) {
 		reset()
 		repo := roomRepo(t)
-		d, _ := conversation.EnsureSessionDir(repo)
+		d, _ := workspace.EnsureSessionDir(repo)
 		os.Symlink(victimDir, filepath.Join(d, "prompts"))
-		if _, err := conversation.EnsureSubdir(d, "prompts"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if _, err := workspace.EnsureSubdir(d, "prompts"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 			t.Errorf("EnsureSubdir through a link: %v", err)
 		}
 		untouched(t)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The acceptance fixtures of issue 13: a transcript reply whose thinking,
@@ -63,7 +64,7 @@ func TestHostileSendFollow(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	os.WriteFile(tr, nil, 0o600)
 	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	reply := hostileReply(t)
 	go func() { // the session: its Stop hook claims the message, then it answers
 		deadline := time.Now().Add(time.Minute) // a hang guard

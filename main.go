@@ -24,6 +24,7 @@ import (
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 func init() {
@@ -88,7 +89,7 @@ func runComplete(inv *cli.Invocation) error {
 		ids = conversation.TargetIDs("")
 	case "replay-sessions":
 		wd, _ := os.Getwd()
-		ids = conversation.LogSessions(wd)
+		ids = workspace.LogSessions(wd)
 	}
 	for _, id := range ids {
 		fmt.Fprintln(inv.IO.Out, id)

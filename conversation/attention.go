@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
@@ -56,7 +57,7 @@ func (s *Session) RecordAttention(a Attention) error {
 	if a.At.IsZero() {
 		a.At = time.Now().UTC().Truncate(time.Millisecond)
 	}
-	a.Message = oneLineCut(render.InertLine(a.Message), 200) // a hook payload: no control byte kept
+	a.Message = render.Cut(render.InertLine(a.Message), 200) // a hook payload: no control byte kept
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func (s *Session) ClearAttention() {
 // in attention.json that the transcript has not moved past (transcript is
 // the session's transcript, "" when unknown).
 func (s *Session) NeedsUser(transcript string) (Attention, bool) {
-	b, err := readSmall(s.attentionPath(), 64<<10)
+	b, err := events.ReadOwned(s.attentionPath(), 64<<10)
 	if err != nil {
 		return Attention{}, false
 	}

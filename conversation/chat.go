@@ -15,12 +15,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // The session-chat file protocol (CONTRACTS.md §3):
@@ -39,9 +41,6 @@ import (
 //
 // Any producer may enqueue: write a temporary file in inbox/ whose name
 // starts with "." and rename it to <epochMs>-<id>.json.
-
-// ChatDir is the chat folder of a workspace, relative to it.
-const ChatDir = ".claude/session-chat"
 
 // MaxMessageBytes caps a message's text.
 const MaxMessageBytes = 64 << 10
@@ -138,14 +137,14 @@ func isMessageID(id string) bool {
 // a path component.
 func ValidSessionID(id string) error {
 	if !isUUID(id) {
-		return fmt.Errorf("%q: %w", oneLineCut(id, 80), ErrBadSessionID)
+		return fmt.Errorf("%q: %w", render.Cut(id, 80), ErrBadSessionID)
 	}
 	return nil
 }
 
 func validMessageID(id string) error {
 	if !isMessageID(id) {
-		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", oneLineCut(id, 80), ErrBadMessageID)
+		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), ErrBadMessageID)
 	}
 	return nil
 }
@@ -159,15 +158,15 @@ type Session struct {
 }
 
 // OpenSession validates id and returns the session's chat folder handle.
-func OpenSession(workspace, id string) (*Session, error) {
+func OpenSession(dir, id string) (*Session, error) {
 	if err := ValidSessionID(id); err != nil {
 		return nil, err
 	}
-	ws, err := filepath.Abs(workspace)
+	ws, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Workspace: ws, ID: id, dir: filepath.Join(ws, ChatDir, id)}, nil
+	return &Session{Workspace: ws, ID: id, dir: filepath.Join(ws, workspace.ChatDir, id)}, nil
 }
 
 // Dir returns the session's chat folder.
@@ -209,7 +208,7 @@ func checkDir(p string) error {
 // <workspace>/.claude/session-chat or the session folder; a missing one is
 // fs.ErrNotExist.
 func (s *Session) checkDirs() error {
-	for _, d := range []string{filepath.Join(s.Workspace, ".claude"), filepath.Join(s.Workspace, ChatDir)} {
+	for _, d := range []string{filepath.Join(s.Workspace, ".claude"), filepath.Join(s.Workspace, workspace.ChatDir)} {
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return err
@@ -240,7 +239,7 @@ func (s *Session) Ensure() error {
 	if fi, err := os.Lstat(filepath.Join(s.Workspace, ".claude")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), ErrLinkedFolder)
 	}
-	for _, d := range []string{filepath.Join(s.Workspace, ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
+	for _, d := range []string{filepath.Join(s.Workspace, workspace.ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			if errors.Is(err, fs.ErrNotExist) {
 				if err := os.MkdirAll(d, 0o700); err != nil {
@@ -250,7 +249,7 @@ func (s *Session) Ensure() error {
 			}
 			return fmt.Errorf("create %s: %w", d, err)
 		}
-		if d == filepath.Join(s.Workspace, ChatDir) {
+		if d == filepath.Join(s.Workspace, workspace.ChatDir) {
 			if err := s.checkDirs(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -260,7 +259,7 @@ func (s *Session) Ensure() error {
 			return err
 		}
 	}
-	ensureIgnored(filepath.Join(s.Workspace, ChatDir))
+	workspace.EnsureIgnored(filepath.Join(s.Workspace, workspace.ChatDir))
 	return nil
 }
 
@@ -270,9 +269,9 @@ func newMessageID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeFileAtomic writes dir/name (mode 0600) with WriteFileAtomic.
+// writeFileAtomic writes dir/name (mode 0600) with events.WriteFileAtomic.
 func writeFileAtomic(dir, name string, data []byte, durable bool) error {
-	return WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
+	return events.WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
 }
 
 // Enqueue writes a message into the inbox (temp file + rename) and returns
@@ -324,7 +323,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	}
 	name := fmt.Sprintf("%013d-%s.json", ms, id)
 	if err := writeFileAtomic(s.InboxDir(), name, b, true); err != nil { // a crash never loses a queued message
-		return Message{}, fmt.Errorf("enqueue into %s: %w%s", s.InboxDir(), err, writeHint(err))
+		return Message{}, fmt.Errorf("enqueue into %s: %w%s", s.InboxDir(), err, workspace.WriteHint(err))
 	}
 	m.Inbox = name
 	return m, nil
@@ -332,7 +331,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 
 // pending lists inbox message file names, oldest first.
 func pending(inbox string) ([]string, error) {
-	names, err := readDirNames(inbox) // a FIFO there does not block
+	names, err := events.ReadDirNames(inbox) // a FIFO there does not block
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +445,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		// Only a regular file is claimed: a FIFO renamed into delivered/
 		// would then block the reader in open(2).
 		if fi, err := os.Lstat(src); err == nil && !fi.Mode().IsRegular() {
-			if r, ok := s.reject(src, name, kindOf(fi.Mode())+", not a message file"); ok {
+			if r, ok := s.reject(src, name, events.FileKind(fi.Mode())+", not a message file"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
@@ -472,7 +471,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			return res, fmt.Errorf("claim %s: record the claim: %w", name, err)
 		}
 		dst := s.DeliveredPath(id)
-		switch err := renameNoReplace(src, dst); {
+		switch err := filelock.RenameNoReplace(src, dst); {
 		case err == nil:
 		case errors.Is(err, fs.ErrNotExist):
 			held.drop()
@@ -506,9 +505,9 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 // readMessage reads and validates a message file; reason != "" when it is
 // not a usable message.
 func readMessage(p string) (Message, string) {
-	f, err := openChecked(p, os.O_RDONLY, 0, true)
+	f, err := events.OpenChecked(p, os.O_RDONLY, 0, true)
 	if err != nil {
-		if errors.Is(err, ErrNotRegular) {
+		if errors.Is(err, events.ErrNotRegular) {
 			return Message{}, "not a regular file"
 		}
 		return Message{}, err.Error()
@@ -651,11 +650,11 @@ func (s *Session) State(id string) (State, error) {
 			return State{Queued: true, Ahead: i}, nil
 		}
 	}
-	b, err := readSmall(s.DeliveredPath(id), maxInboxFile)
+	b, err := events.ReadOwned(s.DeliveredPath(id), maxInboxFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// The inbox listing and the rename race: look once more.
-			if b, err = readSmall(s.DeliveredPath(id), maxInboxFile); err != nil {
+			if b, err = events.ReadOwned(s.DeliveredPath(id), maxInboxFile); err != nil {
 				return State{}, fmt.Errorf("%s: %w", id, ErrNotQueued)
 			}
 		} else {
@@ -687,7 +686,7 @@ func (s *Session) Reply(id string) (string, bool) {
 	if validMessageID(id) != nil {
 		return "", false
 	}
-	b, err := readSmall(s.OutboxPath(id), maxInboxFile)
+	b, err := events.ReadOwned(s.OutboxPath(id), maxInboxFile)
 	if err != nil {
 		return "", false
 	}
@@ -709,12 +708,12 @@ func (s *Session) RecordError(err error) {
 	if s.checkDirs() != nil {
 		return
 	}
-	f, ferr := OpenAppend(filepath.Join(s.dir, "errors.log"))
+	f, ferr := workspace.OpenAppend(filepath.Join(s.dir, "errors.log"))
 	if ferr != nil {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), oneLineCut(err.Error(), 2000))
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), render.Cut(err.Error(), 2000))
 }
 
 // LogEntry is one line of log.jsonl, the derived chat log.
@@ -763,7 +762,7 @@ func (s *Session) AppendLog(e LogEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := OpenAppend(s.LogPath())
+	f, err := workspace.OpenAppend(s.LogPath())
 	if err != nil {
 		return err
 	}
@@ -772,26 +771,11 @@ func (s *Session) AppendLog(e LogEntry) error {
 	return err
 }
 
-// oneLineCut is the one truncation helper.
-var oneLineCut = render.Cut
-
-// writeHint says what to do about a failed write: nothing for errors it
-// does not recognise.
-func writeHint(err error) string {
-	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return " (the disk is full: free some space and send again; nothing was queued)"
-	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
-		return " (the folder is not writable: check its mode and owner, `lsattr` for the immutable flag, and whether the file system is mounted read-only)"
-	}
-	return ""
-}
-
 // ReadLogCounted returns the newest keep entries of log.jsonl, oldest first, and
 // how many lines it skipped (not an entry, or over MaxLogLine: passed over
 // without being held in memory). A missing log is no entries.
 func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
-	f, err := openChecked(s.LogPath(), os.O_RDONLY, 0, true)
+	f, err := events.OpenChecked(s.LogPath(), os.O_RDONLY, 0, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}

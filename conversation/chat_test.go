@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 const testSID = "0b7e2c1a-3f4d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -148,8 +151,8 @@ func TestSymlinksRefused(t *testing.T) {
 	ws := t.TempDir()
 	elsewhere := t.TempDir()
 	os.MkdirAll(filepath.Join(elsewhere, "inbox"), 0o700)
-	os.MkdirAll(filepath.Join(ws, ChatDir), 0o700)
-	if err := os.Symlink(elsewhere, filepath.Join(ws, ChatDir, testSID)); err != nil {
+	os.MkdirAll(filepath.Join(ws, workspace.ChatDir), 0o700)
+	if err := os.Symlink(elsewhere, filepath.Join(ws, workspace.ChatDir, testSID)); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := OpenSession(ws, testSID)
@@ -338,7 +341,7 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	if err := a.Register(Registration{TranscriptPath: tr, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	a.RecordProcess(Identify(SystemProcs, os.Getpid())) // a runs (as this test)
+	a.RecordProcess(procfacts.Identify(procfacts.System, os.Getpid())) // a runs (as this test)
 	pd := ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	trB := filepath.Join(pd, b.ID+".jsonl")
@@ -377,11 +380,11 @@ func TestProjectSlug(t *testing.T) {
 
 func TestResolveWorkspace(t *testing.T) {
 	ws := t.TempDir()
-	os.MkdirAll(filepath.Join(ws, ChatDir), 0o700)
+	os.MkdirAll(filepath.Join(ws, workspace.ChatDir), 0o700)
 	sub := filepath.Join(ws, "a", "b")
 	os.MkdirAll(sub, 0o700)
-	if got, _ := ResolveWorkspace(sub); got != ws {
-		t.Errorf("ResolveWorkspace = %q, want %q", got, ws)
+	if got, _ := workspace.Resolve(sub); got != ws {
+		t.Errorf("workspace.Resolve = %q, want %q", got, ws)
 	}
 }
 
@@ -418,7 +421,7 @@ func TestClearBusyOlderThan(t *testing.T) {
 // output or inbox files; a .gitignore the user put there is kept.
 func TestOwnFoldersAreIgnoredByGit(t *testing.T) {
 	root := t.TempDir()
-	d, err := EnsureSessionDir(root)
+	d, err := workspace.EnsureSessionDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,17 +435,7 @@ func TestOwnFoldersAreIgnoredByGit(t *testing.T) {
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(root, ChatDir, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
+	if b, err := os.ReadFile(filepath.Join(root, workspace.ChatDir, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
 		t.Fatalf("session-chat/.gitignore: %q %v", b, err)
-	}
-	// The user's own lines are kept; a "*" after them ignores the rest.
-	root2 := t.TempDir()
-	os.MkdirAll(filepath.Join(root2, SessionDirName), 0o700)
-	os.WriteFile(filepath.Join(root2, SessionDirName, ".gitignore"), []byte("mine\n"), 0o644)
-	if _, err := EnsureSessionDir(root2); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(root2, SessionDirName, ".gitignore")); string(b) != "mine\n"+ignoreAll {
-		t.Fatalf("the user's .gitignore was not kept and completed: %q", b)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // A claim in progress is recorded before the message leaves the inbox, so
@@ -96,7 +98,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 	}
 	// Blocking: a Recover may be testing the lock of this new temporary
 	// file for a moment.
-	if err := lockWait(f); err != nil {
+	if err := filelock.Wait(f); err != nil {
 		return fail(fmt.Errorf("lock a new claim marker: %w", err))
 	}
 	b, _ := json.Marshal(mk)
@@ -104,7 +106,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 		return fail(err)
 	}
 	p := s.markerPath(mk.ID)
-	if err := renameNoReplace(tmp, p); err != nil {
+	if err := filelock.RenameNoReplace(tmp, p); err != nil {
 		return fail(err)
 	}
 	return &heldClaim{s: s, path: p, f: f}, nil
@@ -181,7 +183,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	h := r.held
 	r.held = nil
 	var mk claimMarker
-	if b, err := readSmall(h.path, maxInboxFile); err == nil {
+	if b, err := events.ReadOwned(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
 	err := h.s.requeue(r.Message, mk)
@@ -217,10 +219,10 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 	if name == "" || idFromName(name) == "" || validMessageID(idFromName(name)) != nil {
 		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
 	}
-	err := renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+	err := filelock.RenameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
 	if errors.Is(err, fs.ErrExist) {
 		name = fmt.Sprintf("%013d-%s.json", m.CreatedAt.UnixMilli(), m.ID)
-		err = renameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
+		err = filelock.RenameNoReplace(s.DeliveredPath(m.ID), filepath.Join(s.InboxDir(), name))
 	}
 	return err
 }
@@ -238,7 +240,7 @@ type Recovered struct {
 // the inbox to be delivered again. Markers of live claimers are left alone.
 // It is cheap when there is nothing to do (one directory read).
 func (s *Session) Recover() []Recovered {
-	names, err := readDirNames(s.ClaimsDir()) // a FIFO there does not block
+	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
@@ -271,12 +273,12 @@ const (
 
 // ClaimState reports the claim status of message id.
 func (s *Session) ClaimState(id string) ClaimStatus {
-	f, err := openChecked(s.markerPath(id), os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
 	if err != nil {
 		return ClaimNone
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return ClaimLive
 	}
 	return ClaimPending
@@ -353,15 +355,15 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 // requeues a handed-over claim without waiting for ClaimGrace.
 func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	p := s.markerPath(id)
-	f, err := openChecked(p, os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
-		if errors.Is(err, ErrNotRegular) {
+		if errors.Is(err, events.ErrNotRegular) {
 			os.Remove(p) // not ours: a marker is always a regular file
 		}
 		return Recovered{}, false
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return Recovered{}, false // its claimer is alive
 	}
 	// Still the marker at p (not one removed while we waited)?
@@ -442,12 +444,12 @@ func (s *Session) ConfirmClaim(id string) {
 		return
 	}
 	p := s.markerPath(id)
-	f, err := openChecked(p, os.O_RDWR, 0, true)
+	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if ok, _ := tryLock(f); !ok {
+	if ok, _ := filelock.Try(f); !ok {
 		return
 	}
 	if fi, err := f.Stat(); err == nil {
@@ -462,7 +464,7 @@ func (s *Session) ConfirmClaim(id string) {
 func (s *Session) removeStaleTemp(p string) {
 	pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), ".tmp-"), "-")
 	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 || processAlive(pid) {
+	if err != nil || pid <= 0 || procfacts.Alive(pid) {
 		return
 	}
 	os.Remove(p)

@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -82,7 +86,7 @@ const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
 func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
-	f, err := OpenRegular(path) // a FIFO there does not block
+	f, err := events.OpenRegular(path) // a FIFO there does not block
 	if err != nil {
 		return agents.RolloutMeta{}, false
 	}
@@ -106,7 +110,7 @@ func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
 // rollout untouched for BusyTTL is idle whatever it says (its process died
 // mid-turn).
 func CodexTurn(rollout string, now time.Time) bool {
-	f, err := OpenRegular(rollout) // a FIFO there does not block
+	f, err := events.OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}
@@ -131,7 +135,7 @@ func CodexTurn(rollout string, now time.Time) bool {
 // process: codex holds an exclusive flock on
 // $CODEX_HOME/thread-writer-locks/<id>.lock while it writes the thread
 // (measured with 0.169.0). Whether another process holds it is a fact of
-// the system (writerLockHeld): Linux reads /proc/locks, other systems (and
+// the system (filelock.WriterHeld): Linux reads /proc/locks, other systems (and
 // -tags portable) probe with a shared non-blocking lock dropped at once.
 func CodexLoaded(id string) bool {
 	home := CodexHome()
@@ -143,7 +147,7 @@ func CodexLoaded(id string) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	return writerLockHeld(p, fi)
+	return filelock.WriterHeld(p, fi)
 }
 
 // CodexTargetAge: a Codex thread whose rollout was last written longer ago
@@ -238,7 +242,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 	}
 	keep := out[:0]
 	for _, t := range out {
-		if t.Agent != AgentCodex || t.State == Live {
+		if t.Agent != AgentCodex || t.State == procfacts.Live {
 			keep = append(keep, t)
 		}
 	}
@@ -265,9 +269,9 @@ func codexState(ws string, t *Target, now time.Time) {
 		}
 	}
 	t.Loaded = CodexLoaded(t.SessionID)
-	t.State, t.PID = Ended, 0
+	t.State, t.PID = procfacts.Ended, 0
 	if t.Loaded {
-		t.State = Live
+		t.State = procfacts.Live
 	}
 	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
 	t.Waiting = t.Loaded && !t.Busy // the queue lane reaches it at once
@@ -341,10 +345,10 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
 	cmd.Stdin = nil
-	ownGroup(cmd)
+	procfacts.OwnGroup(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, oneLineCut(string(out), 300))
+		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {
 			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", qerr, res.Message.ID, aerr)
 		}

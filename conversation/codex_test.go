@@ -14,6 +14,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The rollouts recorded with the real codex 0.169.0 (agents/testdata/codex).
@@ -96,7 +97,7 @@ func TestCodexTargets(t *testing.T) {
 	defer release()
 
 	// By default only live threads: the one a codex process holds.
-	if ts, err := ListTargets(ws); err != nil || len(ts) != 1 || ts[0].SessionID != tuiThread || ts[0].State != Live {
+	if ts, err := ListTargets(ws); err != nil || len(ts) != 1 || ts[0].SessionID != tuiThread || ts[0].State != procfacts.Live {
 		t.Fatalf("live targets %+v %v", ts, err)
 	}
 	ts, err := ListAllTargets(ws)
@@ -136,7 +137,7 @@ func TestCodexTargets(t *testing.T) {
 		t.Errorf("after its registration the exec thread is a target: %+v", ts)
 	}
 	for _, tg := range ts {
-		if tg.SessionID == execThread && (!tg.ChatCapable || tg.Depth != 1 || tg.Agent != AgentCodex || !tg.Busy || tg.TranscriptPath != busy || tg.Loaded || tg.State != Ended || tg.Cwd != filepath.Join(ws, "sub")) {
+		if tg.SessionID == execThread && (!tg.ChatCapable || tg.Depth != 1 || tg.Agent != AgentCodex || !tg.Busy || tg.TranscriptPath != busy || tg.Loaded || tg.State != procfacts.Ended || tg.Cwd != filepath.Join(ws, "sub")) {
 			t.Errorf("registered exec thread %+v", tg)
 		}
 	}
@@ -262,54 +263,6 @@ func TestTailRollout(t *testing.T) {
 	}
 	if got, want := strings.Join(ks, ","), "user,tool,tool_result,text,delivered,thinking,text,done"; got != want || len(c.skips) != 0 {
 		t.Fatalf("activities %s, want %s (skips %v)", got, want, c.skips)
-	}
-}
-
-func TestMergeCodexHooks(t *testing.T) {
-	o := HookOptions{Binary: "/opt/rb/relay-baton", Agent: AgentCodex}
-	foreign := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/bin/notify","timeout":5}]}]},"other":1}`
-	b, err := MergeHooks([]byte(foreign), o, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Hooks map[string][]struct {
-			Hooks []map[string]any `json:"hooks"`
-		} `json:"hooks"`
-		Other int `json:"other"`
-	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Other != 1 || len(got.Hooks["Stop"]) != 2 || got.Hooks["Stop"][0].Hooks[0]["command"] != "/usr/bin/notify" {
-		t.Fatalf("merged:\n%s", b)
-	}
-	for ev, sub := range map[string]string{"Stop": "stop", "SessionStart": "session-start", "UserPromptSubmit": "prompt-submit"} {
-		g := got.Hooks[ev]
-		h := g[len(g)-1].Hooks[0]
-		if h["command"] != "/opt/rb/relay-baton hook "+sub || h["asyncRewake"] != nil {
-			t.Errorf("%s: %v", ev, h)
-		}
-	}
-	if strings.Contains(string(b), "hook wait") {
-		t.Errorf("Codex has no asyncRewake: no waiter entry:\n%s", b)
-	}
-	again, _ := MergeHooks(b, o, false)
-	if !jsonEqual(again, b) {
-		t.Errorf("not idempotent:\n%s\n%s", b, again)
-	}
-	out, _ := MergeHooks(b, o, true)
-	if !jsonEqual(out, []byte(foreign)) {
-		t.Errorf("uninstall left:\n%s", out)
-	}
-	if p, err := CodexHooksPath("user", "/ws"); err != nil || !strings.HasSuffix(p, "/hooks.json") {
-		t.Errorf("user scope: %q %v", p, err)
-	}
-	if p, _ := CodexHooksPath("project", "/ws"); p != "/ws/.codex/hooks.json" {
-		t.Errorf("project scope: %q", p)
-	}
-	if _, err := CodexHooksPath("local", "/ws"); err == nil {
-		t.Error("local scope accepted for Codex")
 	}
 }
 

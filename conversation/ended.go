@@ -1,13 +1,17 @@
 package conversation
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+)
 
 // ProcessEnded reports whether the session's recorded process has ended
 // (Check says Ended, as `targets` shows it). A session with no recorded
 // process, or one whose process still runs, has not.
-func (s *Session) ProcessEnded(src ProcSource) bool {
+func (s *Session) ProcessEnded(src procfacts.Source) bool {
 	p, ok := s.Process()
-	return ok && p.Check(src) == Ended
+	return ok && p.Check(src) == procfacts.Ended
 }
 
 // ResumeCommand is how the user starts session s again: `claude --resume

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // FuzzHookPayload: whatever Claude Code (or anything else) writes on a
@@ -36,7 +38,7 @@ func FuzzHookPayload(f *testing.F) {
 		if err != nil {
 			return
 		}
-		base := filepath.Join(filepath.Clean(ws), ChatDir) + string(filepath.Separator)
+		base := filepath.Join(filepath.Clean(ws), workspace.ChatDir) + string(filepath.Separator)
 		if !strings.HasPrefix(s.Dir(), base) || strings.Contains(s.Dir()[len(base):], string(filepath.Separator)) {
 			t.Fatalf("session %q in %q opens %q, outside %q", p.SessionID, ws, s.Dir(), base)
 		}

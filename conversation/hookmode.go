@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // SessionMode is how the Claude Code session running a hook takes its
@@ -38,8 +39,8 @@ const (
 // HookEnv is what a hook knows about the session that runs it.
 type HookEnv struct {
 	Mode    SessionMode
-	Process Process // the session's process (zero when unknown)
-	Why     string  // how the mode was decided, in a few words
+	Process procfacts.Process // the session's process (zero when unknown)
+	Why     string            // how the mode was decided, in a few words
 }
 
 // Serves reports whether relay-baton's hooks act for this session: they
@@ -58,7 +59,7 @@ func (h HookEnv) Serves() bool {
 // process (CLAUDE_PID, else the parent of the hook's shell) on this
 // machine.
 func CurrentHook() HookEnv {
-	return DetectHook(os.Getenv, SystemProcs, os.Getppid())
+	return DetectHook(os.Getenv, procfacts.System, os.Getppid())
 }
 
 // SkipHook is the first thing every relay-baton hook does: when the
@@ -92,7 +93,7 @@ func SkipHook(h HookEnv, in io.Reader) bool {
 //     two cannot be told apart) is taken as ModePrint, the safe side: a
 //     stream-json session then loses the chat, but nothing stalls.
 //     Anything else is ModeInteractive.
-func DetectHook(getenv func(string) string, src ProcSource, ppid int) HookEnv {
+func DetectHook(getenv func(string) string, src procfacts.Source, ppid int) HookEnv {
 	if getenv(agents.AgentRunEnv) == "1" {
 		return HookEnv{Mode: ModeAgentRun, Why: agents.AgentRunEnv + "=1: one of relay-baton's own agent runs"}
 	}
@@ -105,7 +106,7 @@ func DetectHook(getenv func(string) string, src ProcSource, ppid int) HookEnv {
 	if pid <= 0 {
 		pid = sessionPidFromParent(src, ppid)
 	}
-	h := HookEnv{Process: Identify(src, pid)}
+	h := HookEnv{Process: procfacts.Identify(src, pid)}
 	if pid > 0 {
 		if argv, err := src.Cmdline(pid); err == nil && len(argv) > 0 {
 			h.Mode = ModeFromArgv(argv)
@@ -124,7 +125,7 @@ func DetectHook(getenv func(string) string, src ProcSource, ppid int) HookEnv {
 // sessionPidFromParent finds the session's process without CLAUDE_PID:
 // Claude Code runs a hook command through a shell, so it is the shell's
 // parent when the hook's parent is a shell, else the parent itself.
-func sessionPidFromParent(src ProcSource, ppid int) int {
+func sessionPidFromParent(src procfacts.Source, ppid int) int {
 	if ppid <= 1 {
 		return 0
 	}

@@ -2,7 +2,6 @@ package conversation
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -11,22 +10,23 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // fakeProcs is an injected /proc: argv and stat per pid.
 type fakeProcs struct {
 	mu      sync.Mutex
 	argv    map[int][]string
-	stat    map[int]ProcStat
+	stat    map[int]procfacts.Stat
 	boot    string
-	noProcs bool // the platform cannot tell (ErrProcUnsupported)
+	noProcs bool // the platform cannot tell (procfacts.ErrUnsupported)
 }
 
 func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.noProcs {
-		return nil, ErrProcUnsupported
+		return nil, procfacts.ErrUnsupported
 	}
 	a, ok := f.argv[pid]
 	if !ok {
@@ -35,26 +35,26 @@ func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
 	return a, nil
 }
 
-func (f *fakeProcs) Stat(pid int) (ProcStat, error) {
+func (f *fakeProcs) Stat(pid int) (procfacts.Stat, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.noProcs {
-		return ProcStat{}, ErrProcUnsupported
+		return procfacts.Stat{}, procfacts.ErrUnsupported
 	}
 	st, ok := f.stat[pid]
 	if !ok {
-		return ProcStat{}, ErrNoProcess
+		return procfacts.Stat{}, procfacts.ErrNoProcess
 	}
 	return st, nil
 }
 
 func (f *fakeProcs) BootID() string { return f.boot }
 
-func (f *fakeProcs) set(pid int, st ProcStat, argv ...string) {
+func (f *fakeProcs) set(pid int, st procfacts.Stat, argv ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.argv == nil {
-		f.argv, f.stat = map[int][]string{}, map[int]ProcStat{}
+		f.argv, f.stat = map[int][]string{}, map[int]procfacts.Stat{}
 	}
 	if argv != nil {
 		f.argv[pid] = argv
@@ -114,12 +114,12 @@ func TestModeFromArgv(t *testing.T) {
 func TestDetectHook(t *testing.T) {
 	const bin = "/opt/claude/bin/claude.exe"
 	procs := &fakeProcs{boot: "boot-1"}
-	procs.set(100, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
-	procs.set(200, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 6000}, bin, "-p", "say hi")
-	procs.set(300, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 7000}, bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
-	procs.set(400, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 8000}, bin, "-p", "--resume", "abc", "--", "next")
-	procs.set(500, ProcStat{PPID: 1, Comm: "claude", State: 'S', Start: 9000}) // argv unreadable
-	procs.set(601, ProcStat{PPID: 300, Comm: "sh", State: 'S', Start: 9100}, "/bin/sh", "-c", "relay-baton hook stop")
+	procs.set(100, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
+	procs.set(200, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 6000}, bin, "-p", "say hi")
+	procs.set(300, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 7000}, bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	procs.set(400, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 8000}, bin, "-p", "--resume", "abc", "--", "next")
+	procs.set(500, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 9000}) // argv unreadable
+	procs.set(601, procfacts.Stat{PPID: 300, Comm: "sh", State: 'S', Start: 9100}, "/bin/sh", "-c", "relay-baton hook stop")
 	print := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=sdk-cli", "CLAUDE_CODE_SESSION_ATTENDED=0"}
 	tui := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_SESSION_ATTENDED=1"}
 	cases := []struct {
@@ -159,7 +159,7 @@ func TestDetectHook(t *testing.T) {
 	}
 	// Off Linux: the environment decides, the pid is kept without a start time.
 	other := &fakeProcs{noProcs: true}
-	if h := DetectHook(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (Process{PID: 300}) {
+	if h := DetectHook(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (procfacts.Process{PID: 300}) {
 		t.Errorf("unsupported platform, print env: %+v", h)
 	}
 	if h := DetectHook(envOf(append(tui, "CLAUDE_PID=100")...), other, 0); h.Mode != ModeInteractive {
@@ -183,87 +183,47 @@ func TestSkipHookDrainsThePayload(t *testing.T) {
 
 func TestProcessCheck(t *testing.T) {
 	procs := &fakeProcs{boot: "boot-1"}
-	procs.set(42, ProcStat{State: 'S', Start: 1234})
-	p := Identify(procs, 42)
-	if p != (Process{PID: 42, Start: 1234, BootID: "boot-1"}) {
+	procs.set(42, procfacts.Stat{State: 'S', Start: 1234})
+	p := procfacts.Identify(procs, 42)
+	if p != (procfacts.Process{PID: 42, Start: 1234, BootID: "boot-1"}) {
 		t.Fatalf("Identify: %+v", p)
 	}
-	if got := p.Check(procs); got != Live {
+	if got := p.Check(procs); got != procfacts.Live {
 		t.Fatalf("running: %s", got)
 	}
-	procs.set(42, ProcStat{State: 'S', Start: 9999}) // the pid was reused
-	if got := p.Check(procs); got != Ended {
+	procs.set(42, procfacts.Stat{State: 'S', Start: 9999}) // the pid was reused
+	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("pid reused: %s", got)
 	}
-	procs.set(42, ProcStat{State: 'Z', Start: 1234})
-	if got := p.Check(procs); got != Ended {
+	procs.set(42, procfacts.Stat{State: 'Z', Start: 1234})
+	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("zombie: %s", got)
 	}
-	if Identify(procs, 42).Known() {
+	if procfacts.Identify(procs, 42).Known() {
 		t.Fatal("a zombie identified as a running process")
 	}
-	procs.set(42, ProcStat{State: 'S', Start: 1234})
+	procs.set(42, procfacts.Stat{State: 'S', Start: 1234})
 	procs.boot = "boot-2"
-	if got := p.Check(procs); got != Ended {
+	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("after a reboot: %s", got)
 	}
 	procs.boot = "boot-1"
 	procs.kill(42)
-	if got := p.Check(procs); got != Ended {
+	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("gone: %s", got)
 	}
-	if got := (Process{}).Check(procs); got != Unknown {
+	if got := (procfacts.Process{}).Check(procs); got != procfacts.Unknown {
 		t.Fatalf("none recorded: %s", got)
 	}
-	if got := (Process{PID: 42}).Check(&fakeProcs{noProcs: true}); got != Live {
+	if got := (procfacts.Process{PID: 42}).Check(&fakeProcs{noProcs: true}); got != procfacts.Live {
 		t.Fatalf("unsupported platform: %s", got)
-	}
-}
-
-// The real /proc: this test process is live, with the start time the
-// kernel reports; its ended child is not.
-func TestSystemProcs(t *testing.T) {
-	p := Identify(SystemProcs, os.Getpid())
-	if !p.Known() {
-		t.Skip("no process facts on this platform")
-	}
-	if p.Start == 0 || p.BootID == "" {
-		t.Fatalf("Identify(self) = %+v", p)
-	}
-	if p.Check(SystemProcs) != Live {
-		t.Fatal("this process is not live")
-	}
-	argv, err := SystemProcs.Cmdline(os.Getpid())
-	if err != nil || len(argv) != len(os.Args) || argv[0] != os.Args[0] {
-		t.Fatalf("Cmdline(self) = %q, %v; want %q", argv, err, os.Args)
-	}
-	if _, err := SystemProcs.Stat(1 << 30); !errors.Is(err, ErrNoProcess) {
-		t.Fatalf("Stat(no such pid) = %v", err)
-	}
-	moved := p
-	moved.Start++
-	if moved.Check(SystemProcs) != Ended {
-		t.Fatal("a different start time must read as a reused pid")
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	line := "4242 (we (ird) name) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 987654 1000 100 18446744073709551615\n"
-	st, err := parseStat([]byte(line))
-	if err != nil || st.PPID != 17 || st.Comm != "we (ird) name" || st.State != 'S' || st.Start != 987654 {
-		t.Fatalf("parseStat: %+v %v", st, err)
-	}
-	for _, bad := range []string{"", "1 (x", "1 (x) S 2", "1 (x) SS 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21"} {
-		if _, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("parseStat(%q) accepted", bad)
-		}
 	}
 }
 
 func TestWhileAlive(t *testing.T) {
 	procs := &fakeProcs{}
-	procs.set(7, ProcStat{State: 'S', Start: 1})
-	ctx, cancel := WhileAlive(context.Background(), Identify(procs, 7), procs, 5*time.Millisecond)
+	procs.set(7, procfacts.Stat{State: 'S', Start: 1})
+	ctx, cancel := procfacts.WhileAlive(context.Background(), procfacts.Identify(procs, 7), procs, 5*time.Millisecond)
 	defer cancel()
 	select {
 	case <-ctx.Done():
@@ -278,7 +238,7 @@ func TestWhileAlive(t *testing.T) {
 	}
 	// No process known: only the parent context ends it.
 	parent, stop := context.WithCancel(context.Background())
-	ctx2, cancel2 := WhileAlive(parent, Process{}, procs, time.Millisecond)
+	ctx2, cancel2 := procfacts.WhileAlive(parent, procfacts.Process{}, procs, time.Millisecond)
 	defer cancel2()
 	stop()
 	<-ctx2.Done()
@@ -289,7 +249,7 @@ func TestWhileAlive(t *testing.T) {
 func BenchmarkDetectHook(b *testing.B) {
 	env := envOf("CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_PID="+strconv.Itoa(os.Getpid()))
 	for b.Loop() {
-		if h := DetectHook(env, SystemProcs, os.Getppid()); h.Mode == "" {
+		if h := DetectHook(env, procfacts.System, os.Getppid()); h.Mode == "" {
 			b.Fatal("no mode")
 		}
 	}

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // This file holds the hooks' decisions: what the Stop hook, the asyncRewake
@@ -337,7 +340,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	}
 	defer lock.Release()
 	// A waiter outliving its session would hold the lock for nothing.
-	alive, stop := WhileAlive(ctx, p.env.Process, SystemProcs, 0)
+	alive, stop := procfacts.WhileAlive(ctx, p.env.Process, procfacts.System, 0)
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()
@@ -402,4 +405,30 @@ func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Write
 		failed = *p
 	}
 	return wokeFlag.Load(), failed
+}
+
+// HookWorkspace is the workspace of a hook whose payload says cwd, when
+// CLAUDE_PROJECT_DIR is not set: the nearest folder up from cwd that holds
+// this session's chat folder, else workspace.Resolve(cwd) (the nearest
+// folder with .claude/session-chat, else the git root, else cwd). Every hook
+// resolves it the same way, so a session that cd'd into a sub-folder does
+// not get a second chat folder there.
+func HookWorkspace(cwd, sessionID string) string {
+	dir := filepath.Clean(cwd)
+	if ValidSessionID(sessionID) == nil {
+		for d := dir; ; {
+			if fi, err := os.Lstat(filepath.Join(d, workspace.ChatDir, sessionID)); err == nil && fi.IsDir() {
+				return d
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	if ws, err := workspace.Resolve(dir); err == nil {
+		return ws
+	}
+	return dir
 }

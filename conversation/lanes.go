@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // WaitClaim blocks until it claims a message for lane and returns it. With
@@ -112,14 +113,14 @@ type Receipt struct {
 
 // Send validates the session, records the transcript offset and enqueues
 // text. It is the one entry point for the CLI, the room and the server.
-func Send(workspace, sessionID, from, text string) (Receipt, error) {
-	s, err := OpenSession(workspace, sessionID)
+func Send(ws, sessionID, from, text string) (Receipt, error) {
+	s, err := OpenSession(ws, sessionID)
 	if err != nil {
 		return Receipt{}, err
 	}
 	path := LocateTranscript(s)
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
-		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, workspace)
+		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
 	}
 	off := Size(path)
 	codex := agents.IsRolloutPath(path)
@@ -220,24 +221,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		mu.Unlock()
 	}()
 	s, id := r.Session, r.Message.ID
-	var nudge func()
-	if agents.IsRolloutPath(r.TranscriptPath) {
-		// A Codex thread: while the message waits, the queue lane delivers
-		// it as soon as the thread is idle (a Stop hook may have run just
-		// before it was queued), the steer lane while a turn runs on the
-		// daemon.
-		nudge = func() { _, _ = DeliverCodex(ctx, s) }
-	} else if _, err := s.SocketLane(); err == nil {
-		// A Claude Code session with a messaging socket: a message that
-		// waits (behind others, or put back by Recover) is posted as soon
-		// as it is first in line. After a failure the hook lanes take it.
-		failed := false
-		nudge = func() {
-			if !failed {
-				failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
-			}
-		}
-	}
+	nudge := deliveryNudge(ctx, r)
 	m, err := waitDelivered(ctx, s, id, opts.Poll, emit, nudge)
 	if err != nil || m == nil {
 		return err
@@ -318,6 +302,31 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		return ctx.Err()
 	}
 	return nil
+}
+
+// deliveryNudge is what Watch does each time a message it follows still
+// waits in the inbox: nothing for a session only the hooks reach (nil).
+func deliveryNudge(ctx context.Context, r Receipt) func() {
+	s := r.Session
+	if agents.IsRolloutPath(r.TranscriptPath) {
+		// A Codex thread: while the message waits, the queue lane delivers
+		// it as soon as the thread is idle (a Stop hook may have run just
+		// before it was queued), the steer lane while a turn runs on the
+		// daemon.
+		return func() { _, _ = DeliverCodex(ctx, s) }
+	}
+	if _, err := s.SocketLane(); err != nil {
+		return nil
+	}
+	// A Claude Code session with a messaging socket: a message that waits
+	// (behind others, or put back by Recover) is posted as soon as it is
+	// first in line. After a failure the hook lanes take it.
+	failed := false
+	return func() {
+		if !failed {
+			failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
+		}
+	}
 }
 
 // waitDelivered reports queue positions until id is delivered (returned)
@@ -414,7 +423,7 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	p, _ := r.Session.Process()
-	alive, gone := WhileAlive(wctx, p, SystemProcs, opts.Poll) // ends with the session's process
+	alive, gone := procfacts.WhileAlive(wctx, p, procfacts.System, opts.Poll) // ends with the session's process
 	defer gone()
 	var res FollowResult
 	done, cancelled, unconf := false, false, false

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // leadSeenName is the file, in a workspace's chat folder, naming the lead
@@ -20,10 +23,10 @@ const leadSeenName = "lead-seen"
 // takes it, and that must not happen without a word. "" when it is the
 // same lead as last time, the first one used, or the marked lead.
 func LeadNote(ws, id string) string {
-	root := filepath.Join(ws, ChatDir)
+	root := filepath.Join(ws, workspace.ChatDir)
 	seen := filepath.Join(root, leadSeenName)
 	prev := ""
-	if b, err := readSmall(seen, 4096); err == nil {
+	if b, err := events.ReadOwned(seen, 4096); err == nil {
 		prev = strings.TrimSpace(string(b))
 	}
 	if prev == id || ValidSessionID(id) != nil {
@@ -37,7 +40,7 @@ func LeadNote(ws, id string) string {
 	if err := writeFileAtomic(root, leadSeenName, []byte(id+"\n"), false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	marked, _ := readSmall(leadPath(ws), 4096)
+	marked, _ := events.ReadOwned(leadPath(ws), 4096)
 	if prev == "" || strings.TrimSpace(string(marked)) == id {
 		return ""
 	}

@@ -6,17 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // A repository whose .claude, or .claude/session-chat, is a symlink (to
 // anywhere) gets no chat folder, message, log or registration written
 // through it.
 func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
-	for _, linked := range []string{".claude", ChatDir} {
+	for _, linked := range []string{".claude", workspace.ChatDir} {
 		t.Run(linked, func(t *testing.T) {
 			ws := t.TempDir()
 			elsewhere := t.TempDir()
-			if linked == ChatDir {
+			if linked == workspace.ChatDir {
 				os.Mkdir(filepath.Join(ws, ".claude"), 0o755)
 			}
 			if err := os.Symlink(elsewhere, filepath.Join(ws, linked)); err != nil {
@@ -36,7 +39,7 @@ func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
 			s.AppendLog(LogEntry{Role: "user", Text: "secret"})
 			s.RecordError(errors.New("secret"))
 			s.Register(Registration{Cwd: ws})
-			s.RecordProcess(ThisProcess())
+			s.RecordProcess(procfacts.ThisProcess())
 			var found []string
 			filepath.Walk(elsewhere, func(p string, fi os.FileInfo, err error) error {
 				if p != elsewhere {

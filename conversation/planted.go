@@ -1,13 +1,14 @@
 package conversation
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // A repository can commit files into relay-baton's own folders
@@ -20,20 +21,12 @@ import (
 // trackedOwnPaths returns the files under .claude/session-chat and
 // .ai-session that git tracks in workspace (slash-separated, relative),
 // or nil when workspace is not a git work tree or git is not available.
-func trackedOwnPaths(workspace string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", workspace, "ls-files", "-z", "--", ChatDir, SessionDirName)
-	cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.Output()
-	if err != nil || len(out) == 0 {
+func trackedOwnPaths(ws string) []string {
+	out, err := gitrepo.Cmd{Root: ws, Timeout: 10 * time.Second}.Run(context.Background(), "ls-files", "-z", "--", workspace.ChatDir, workspace.SessionDirName)
+	if err != nil || out == "" {
 		return nil
 	}
-	var paths []string
-	for _, p := range bytes.Split(bytes.TrimRight(out, "\x00"), []byte{0}) {
-		paths = append(paths, string(p))
-	}
-	return paths
+	return strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 }
 
 // planted is what a repository committed into relay-baton's folders.
@@ -43,17 +36,17 @@ type planted struct {
 	paths    []string        // the tracked paths to name, one per session folder or file
 }
 
-func findPlanted(workspace string) planted {
+func findPlanted(ws string) planted {
 	p := planted{sessions: map[string]bool{}}
 	seen := map[string]bool{}
-	for _, f := range trackedOwnPaths(workspace) {
+	for _, f := range trackedOwnPaths(ws) {
 		name := f
-		if rest, ok := strings.CutPrefix(f, ChatDir+"/"); ok {
+		if rest, ok := strings.CutPrefix(f, workspace.ChatDir+"/"); ok {
 			first, _, deeper := strings.Cut(rest, "/")
 			switch {
 			case deeper && ValidSessionID(first) == nil:
 				p.sessions[first] = true
-				name = ChatDir + "/" + first + "/"
+				name = workspace.ChatDir + "/" + first + "/"
 			case !deeper && first == "lead":
 				p.lead = true
 			}
@@ -67,19 +60,19 @@ func findPlanted(workspace string) planted {
 }
 
 // PlantedWarnings checks relay-baton's folders in workspace: it repairs
-// their .gitignore files (ensureIgnored) and returns one warning line per
+// their .gitignore files (workspace.EnsureIgnored) and returns one warning line per
 // path git tracks there (ignored: a clone planted it) and per .gitignore it
 // could not repair. Commands print them before they list or pick targets.
-func PlantedWarnings(workspace string) []string {
+func PlantedWarnings(ws string) []string {
 	var out []string
-	for _, d := range []string{filepath.Join(workspace, ChatDir), filepath.Join(workspace, SessionDirName)} {
+	for _, d := range []string{filepath.Join(ws, workspace.ChatDir), filepath.Join(ws, workspace.SessionDirName)} {
 		if checkDir(d) == nil { // a real folder: never written through a link
-			if w := ensureIgnored(d); w != "" {
+			if w := workspace.EnsureIgnored(d); w != "" {
 				out = append(out, w)
 			}
 		}
 	}
-	for _, f := range findPlanted(workspace).paths {
+	for _, f := range findPlanted(ws).paths {
 		out = append(out, fmt.Sprintf("ignoring %s: it is tracked by git (committed to the repository, not registered by relay-baton on this machine); remove it from the repository with: git rm -r --cached %s", f, f))
 	}
 	return out

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // QueueUpdate is one change of a session's queue: its depth (Delivered
@@ -49,7 +51,7 @@ func (s *Session) WatchQueue(ctx context.Context, fn func(QueueUpdate)) error {
 			}
 			seen[n] = true
 			var m Message
-			b, err := readSmall(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
+			b, err := events.ReadOwned(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
 			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
 				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
 				continue

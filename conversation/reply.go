@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // The reply, from the Stop hook. Claude Code's Stop payload carries
@@ -57,7 +59,7 @@ func (s *Session) MarkAnswering(id string) error {
 	if err := checkDir(d); err != nil {
 		return err
 	}
-	f, err := openChecked(filepath.Join(d, id), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := events.OpenChecked(filepath.Join(d, id), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ type storedReply struct {
 // delivered and has no reply yet; the marks go. Its cost when nothing is
 // marked is one directory read.
 func (s *Session) StoreReplies(text string) {
-	names, err := readDirNames(s.answeringDir())
+	names, err := events.ReadDirNames(s.answeringDir())
 	if err != nil || len(names) == 0 {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // manualHooks makes the hooks run here as if by hand (ModeManual) for the
@@ -147,10 +148,10 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 	if !ok || a.What() != "a permission prompt" || strings.ContainsRune(a.Message, 0x1b) {
 		t.Fatalf("needs user: %+v %v", a, ok)
 	}
-	s.RecordProcess(ThisProcess())
+	s.RecordProcess(procfacts.ThisProcess())
 	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
 	os.Chtimes(tr, old, old)
-	ts, _ := listTargets(s.Workspace, true, SystemProcs)
+	ts, _ := listTargets(s.Workspace, true, procfacts.System)
 	if len(ts) != 1 || ts[0].NeedsUser != "a permission prompt" || !strings.Contains(ts[0].Status(), "waiting for its user (a permission prompt)") {
 		t.Fatalf("targets: %+v", ts)
 	}
@@ -174,11 +175,11 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 func TestSocketInTargetsAndStopHook(t *testing.T) {
 	s := newSession(t)
 	manualHooks(t, s)
-	s.RecordProcess(ThisProcess())
+	s.RecordProcess(procfacts.ThisProcess())
 	sock := newFakeSocket(t)
-	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ThisProcess()})
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess()})
 	s.MarkBusy()
-	ts, _ := listTargets(s.Workspace, true, SystemProcs)
+	ts, _ := listTargets(s.Workspace, true, procfacts.System)
 	if len(ts) != 1 || !ts[0].Socket || ts[0].Delivers != "socket" || ts[0].Status() != "busy, socket: between tool calls" {
 		t.Fatalf("targets: %+v (%s)", ts, ts[0].Status())
 	}

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Registration is what the SessionStart hook records about a session, so
@@ -46,7 +49,7 @@ func (s *Session) Register(r Registration) error {
 
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
-	b, err := readSmall(s.registrationPath(), 1<<20)
+	b, err := events.ReadOwned(s.registrationPath(), 1<<20)
 	if err != nil {
 		return Registration{}, false
 	}
@@ -66,7 +69,7 @@ func (s *Session) MarkBusy() error {
 		return err
 	}
 	now := time.Now()
-	f, err := openChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := events.OpenChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -117,11 +120,11 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
-	f, err := openChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
+	f, err := events.OpenChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := tryLock(f)
+	ok, err := filelock.Try(f)
 	if !ok || err != nil {
 		f.Close()
 		return nil, false, err
@@ -144,12 +147,12 @@ func (s *Session) Waiting() bool {
 }
 
 // leadPath is the file that marks the lead session of a workspace.
-func leadPath(workspace string) string { return filepath.Join(workspace, ChatDir, "lead") }
+func leadPath(ws string) string { return filepath.Join(ws, workspace.ChatDir, "lead") }
 
 // SetLead marks id as the workspace's lead session ("" clears the mark).
-func SetLead(workspace, id string) error {
+func SetLead(ws, id string) error {
 	if id == "" {
-		err := os.Remove(leadPath(workspace))
+		err := os.Remove(leadPath(ws))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -158,7 +161,7 @@ func SetLead(workspace, id string) error {
 	if err := ValidSessionID(id); err != nil {
 		return err
 	}
-	root := filepath.Join(workspace, ChatDir)
+	root := filepath.Join(ws, workspace.ChatDir)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return err
 	}
@@ -167,18 +170,18 @@ func SetLead(workspace, id string) error {
 
 // Target is a session of the workspace that could be chatted with.
 type Target struct {
-	SessionID      string    `json:"sessionId"`
-	ChatCapable    bool      `json:"chatCapable"` // its inbox exists
-	Lead           bool      `json:"lead"`
-	State          Liveness  `json:"state"`         // live, ended or unknown (no process recorded)
-	PID            int       `json:"pid,omitempty"` // the session's recorded process
-	Busy           bool      `json:"busy"`          // in a turn (busy mark set)
-	Waiting        bool      `json:"waiting"`       // an idle-lane waiter is armed
-	Depth          int       `json:"queueDepth"`
-	Oldest         time.Time `json:"oldestQueued,omitzero"`
-	LastActivity   time.Time `json:"lastActivity,omitzero"`
-	TranscriptPath string    `json:"transcriptPath,omitempty"`
-	Cwd            string    `json:"cwd,omitempty"`
+	SessionID      string             `json:"sessionId"`
+	ChatCapable    bool               `json:"chatCapable"` // its inbox exists
+	Lead           bool               `json:"lead"`
+	State          procfacts.Liveness `json:"state"`         // live, ended or unknown (no process recorded)
+	PID            int                `json:"pid,omitempty"` // the session's recorded process
+	Busy           bool               `json:"busy"`          // in a turn (busy mark set)
+	Waiting        bool               `json:"waiting"`       // an idle-lane waiter is armed
+	Depth          int                `json:"queueDepth"`
+	Oldest         time.Time          `json:"oldestQueued,omitzero"`
+	LastActivity   time.Time          `json:"lastActivity,omitzero"`
+	TranscriptPath string             `json:"transcriptPath,omitempty"`
+	Cwd            string             `json:"cwd,omitempty"`
 	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
 	// thread id, TranscriptPath its rollout file).
 	Agent string `json:"agent"`
@@ -203,19 +206,19 @@ type Target struct {
 // out: ListAllTargets has them. The lead is the live session marked with
 // SetLead, else the most recently active live chat-capable one; there is
 // no lead when no session is live.
-func ListTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, false, SystemProcs)
+func ListTargets(ws string) ([]Target, error) {
+	return listTargets(ws, false, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder
 // in workspace or a transcript for it under the Claude Code projects
 // folder, whatever its State (the lead is still only ever a live session).
-func ListAllTargets(workspace string) ([]Target, error) {
-	return listTargets(workspace, true, SystemProcs)
+func ListAllTargets(ws string) ([]Target, error) {
+	return listTargets(ws, true, procfacts.System)
 }
 
-func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error) {
-	ws, err := filepath.Abs(workspace)
+func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error) {
+	ws, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +231,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		}
 		return t
 	}
-	entries, err := os.ReadDir(filepath.Join(ws, ChatDir))
+	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -256,11 +259,11 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 	for id, t := range byID {
 		s, _ := OpenSession(ws, id)
 		t.ChatCapable = s.ChatCapable()
-		t.State = Unknown
+		t.State = procfacts.Unknown
 		if p, ok := s.Process(); ok {
 			t.State, t.PID = p.Check(procs), p.PID
 		}
-		if !all && t.State != Live {
+		if !all && t.State != procfacts.Live {
 			continue
 		}
 		if r, ok := s.Registration(); ok {
@@ -273,7 +276,7 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
 		}
-		if t.State == Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
+		if t.State == procfacts.Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
 			// A transcript only, of a print-mode run nothing registered: a
 			// one-shot 'claude -p' (relay-baton's own agent runs among
 			// them), which the hooks never serve. Not a target, ever.
@@ -307,17 +310,17 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := readSmall(leadPath(ws), 4096); err == nil && !plant.lead {
+	if b, err := events.ReadOwned(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
-			if out[i].SessionID == id && out[i].State == Live {
+			if out[i].SessionID == id && out[i].State == procfacts.Live {
 				lead = i
 			}
 		}
 	}
 	if lead < 0 {
 		for i := range out {
-			if out[i].ChatCapable && out[i].State == Live {
+			if out[i].ChatCapable && out[i].State == procfacts.Live {
 				lead = i
 				break
 			}
@@ -333,8 +336,8 @@ func listTargets(workspace string, all bool, procs ProcSource) ([]Target, error)
 var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
-func Lead(workspace string) (Target, error) {
-	ts, err := ListTargets(workspace)
+func Lead(ws string) (Target, error) {
+	ts, err := ListTargets(ws)
 	if err != nil {
 		return Target{}, err
 	}
@@ -343,30 +346,32 @@ func Lead(workspace string) (Target, error) {
 			return t, nil
 		}
 	}
-	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, workspace)
+	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws)
 }
 
-// ResolveWorkspace finds the workspace for start: the nearest directory up
-// from start holding .claude/session-chat, else the git root, else start.
-func ResolveWorkspace(start string) (string, error) {
-	dir, err := filepath.Abs(start)
+// PickSession is the session a command talks to: id when given, a whole
+// id or a unique prefix of one (ResolveSessionID: an error wrapping
+// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
+// else the workspace's Lead.
+func PickSession(ws, id string) (string, error) {
+	if id != "" {
+		return ResolveSessionID(ws, id)
+	}
+	t, err := Lead(ws)
+	return t.SessionID, err
+}
+
+// TranscriptOf finds the transcript (or Codex rollout) of session id in
+// ws, with an error that says where it looked and what to run.
+func TranscriptOf(ws, id string) (string, error) {
+	s, err := OpenSession(ws, id)
 	if err != nil {
 		return "", err
 	}
-	for d := dir; ; {
-		if fi, err := os.Stat(filepath.Join(d, ChatDir)); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
+	if path := LocateTranscript(s); path != "" {
+		return path, nil
 	}
-	if root, err := FindRoot(dir); err == nil {
-		return root, nil
-	}
-	return dir, nil
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by
@@ -386,4 +391,40 @@ func printModeTranscript(path string) bool {
 	n, _ := io.ReadFull(f, buf)
 	head := buf[:n]
 	return bytes.Contains(head, []byte(`"entrypoint":"sdk-cli"`)) && !bytes.Contains(head, []byte(`"entrypoint":"cli"`))
+}
+
+// processName is the file, in a session's chat folder, holding the
+// session's process (written by its hooks, see RecordProcess).
+const processName = "process.json"
+
+// RecordProcess writes p as the session's process (process.json) unless it
+// is already recorded: the SessionStart and UserPromptSubmit hooks call it,
+// so a resumed session (a new process, the same id) is followed. A zero p
+// is not recorded.
+func (s *Session) RecordProcess(p procfacts.Process) error {
+	if !p.Known() {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	b = append(b, '\n')
+	if old, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := s.checkDirs(); err != nil {
+		return err
+	}
+	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start
+}
+
+// Process returns the session's recorded process (ok=false when none).
+func (s *Session) Process() (procfacts.Process, bool) {
+	b, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096)
+	if err != nil {
+		return procfacts.Process{}, false
+	}
+	var p procfacts.Process
+	if json.Unmarshal(b, &p) != nil || !p.Known() {
+		return procfacts.Process{}, false
+	}
+	return p, true
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // MinSessionPrefix is the fewest hex digits a short session id may have:
@@ -26,7 +28,7 @@ func ResolveSessionID(ws, id string) (string, error) {
 		return id, nil
 	}
 	if !sessionPrefix(id) {
-		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", oneLineCut(id, 80), ErrBadSessionID, MinSessionPrefix)
+		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", render.Cut(id, 80), ErrBadSessionID, MinSessionPrefix)
 	}
 	ts, err := ListAllTargets(ws)
 	if err != nil {

@@ -12,6 +12,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The socket lane. Claude Code (2.1.224 and later) binds an inbox socket
@@ -63,7 +67,7 @@ type SocketInfo struct {
 	Token string `json:"token,omitempty"`
 	// Process is the session process that bound the socket (the socket
 	// dies with it).
-	Process Process `json:"process,omitzero"`
+	Process procfacts.Process `json:"process,omitzero"`
 	// PermissionMode is the session's, as its last UserPromptSubmit said:
 	// a session in bypassPermissions holds peer messages for the user's
 	// approval, so the socket lane is not used for it.
@@ -84,7 +88,7 @@ func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) 
 // it already says the same; an empty or relative path is refused.
 func (s *Session) RecordSocket(info SocketInfo) error {
 	if info.Path == "" || !filepath.IsAbs(info.Path) {
-		return fmt.Errorf("messaging socket path %q is not absolute", oneLineCut(info.Path, 200))
+		return fmt.Errorf("messaging socket path %q is not absolute", render.Cut(info.Path, 200))
 	}
 	old, ok := s.Socket()
 	if ok && info.PermissionMode == "" && old.Process == info.Process {
@@ -115,7 +119,7 @@ func (s *Session) ClearSocket() {
 // Socket reads socket.json; ok is false when there is none (or it is not
 // a regular file of ours).
 func (s *Session) Socket() (SocketInfo, bool) {
-	b, err := readSmall(s.socketPath(), 64<<10)
+	b, err := events.ReadOwned(s.socketPath(), 64<<10)
 	if err != nil {
 		return SocketInfo{}, false
 	}
@@ -132,10 +136,10 @@ func (s *Session) Socket() (SocketInfo, bool) {
 // (not a FIFO, a regular file or a link) is at its path. The error says
 // why not.
 func (s *Session) SocketLane() (SocketInfo, error) {
-	return s.socketLane(SystemProcs)
+	return s.socketLane(procfacts.System)
 }
 
-func (s *Session) socketLane(procs ProcSource) (SocketInfo, error) {
+func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
 		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
 	}
@@ -148,8 +152,8 @@ func (s *Session) socketLane(procs ProcSource) (SocketInfo, error) {
 		return SocketInfo{}, ErrNoSocket
 	}
 	switch info.Process.Check(procs) {
-	case Live:
-	case Ended:
+	case procfacts.Live:
+	case procfacts.Ended:
 		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", ErrNoSocket, info.Process.PID)
 	default:
 		// No full process evidence (pid, start time, boot id): not a
@@ -173,7 +177,7 @@ func checkSocket(p string) error {
 		return fmt.Errorf("%w: %s: %v", ErrSocketRefused, p, errors.Unwrap(err))
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
-		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, kindOf(fi.Mode()))
+		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, events.FileKind(fi.Mode()))
 	}
 	return nil
 }
@@ -268,7 +272,7 @@ func (s *Session) DeliverSocket(transcript string) (int, error) {
 // recordSocketFromEnv records the socket the hook's environment names
 // (getenv: os.Getenv) for the session process p; with clear, a hook run
 // without one (a new process with messaging off) removes an old record.
-func (s *Session) recordSocketFromEnv(getenv func(string) string, p Process, permissionMode string, clear bool) {
+func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
 	path := getenv(SocketEnv)
 	if getenv(NoSocketEnv) == "1" {
 		path = "" // the socket lane is switched off for this session
@@ -296,7 +300,7 @@ func enqueuedInTranscript(path string, off int64, id string) bool {
 	if path == "" {
 		return false
 	}
-	f, err := OpenRegular(path)
+	f, err := events.OpenRegular(path)
 	if err != nil {
 		return false
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // fakeSocket is a session's messaging socket: it records each
@@ -75,7 +77,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 func TestSendPostsToTheSocket(t *testing.T) {
 	s := newSession(t)
 	sock := newFakeSocket(t)
-	if err := s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ThisProcess()}); err != nil {
+	if err := s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess()}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(s.Dir(), "socket.json")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -146,7 +148,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(dir) })
 			p := filepath.Join(dir, "s.sock")
 			plant(t, p)
-			if err := s.RecordSocket(SocketInfo{Path: p, Token: testToken, Process: ThisProcess()}); err != nil {
+			if err := s.RecordSocket(SocketInfo{Path: p, Token: testToken, Process: procfacts.ThisProcess()}); err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
@@ -185,7 +187,7 @@ func TestSocketLaneNotUsed(t *testing.T) {
 		t.Fatalf("no record: %v", err)
 	}
 	sock := newFakeSocket(t)
-	ended := ThisProcess()
+	ended := procfacts.ThisProcess()
 	ended.Start++ // the pid reused by another process
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ended})
 	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
@@ -193,11 +195,11 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	}
 	// A record without the full evidence relay-baton's hook writes (a
 	// pid only, as a file committed to a repository would hold).
-	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: Process{PID: os.Getpid()}})
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.Process{PID: os.Getpid()}})
 	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
 		t.Fatalf("a pid-only record: %v", err)
 	}
-	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ThisProcess(), PermissionMode: "bypassPermissions"})
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess(), PermissionMode: "bypassPermissions"})
 	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketHeld) {
 		t.Fatalf("bypassPermissions: %v", err)
 	}
@@ -214,7 +216,7 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	default:
 	}
 	// A later prompt in default mode (same process) lifts it.
-	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ThisProcess(), PermissionMode: "default"})
+	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess(), PermissionMode: "default"})
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	}
 	// ... and, in a session's environment, its hooks record no socket.
 	env := map[string]string{SocketEnv: sock.path, SocketTokenEnv: testToken, NoSocketEnv: "1"}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, ThisProcess(), "", true)
+	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("recorded a socket with the lane switched off")
 	}
@@ -240,28 +242,28 @@ func TestHooksRecordTheSocket(t *testing.T) {
 	os.WriteFile(outside, []byte("keep"), 0o600)
 	os.Symlink(outside, filepath.Join(s.Dir(), "socket.json"))
 	env := map[string]string{SocketEnv: "/tmp/cc-socks/4242.sock", SocketTokenEnv: testToken}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, ThisProcess(), "", true)
+	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if b, _ := os.ReadFile(outside); string(b) != "keep" {
 		t.Fatalf("written through the symlink: %q", b)
 	}
 	info, ok := s.Socket()
-	if !ok || info.Path != "/tmp/cc-socks/4242.sock" || info.Token != testToken || info.Process != ThisProcess() {
+	if !ok || info.Path != "/tmp/cc-socks/4242.sock" || info.Token != testToken || info.Process != procfacts.ThisProcess() {
 		t.Fatalf("recorded %+v %v", info, ok)
 	}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, ThisProcess(), "bypassPermissions", false)
+	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "bypassPermissions", false)
 	if info, _ := s.Socket(); info.PermissionMode != "bypassPermissions" {
 		t.Fatalf("permission mode not recorded: %+v", info)
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, ThisProcess(), "", false)
+	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", false)
 	if _, ok := s.Socket(); !ok {
 		t.Fatal("a prompt hook without the variable dropped the record")
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, ThisProcess(), "", true)
+	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a session start without a socket kept the old record")
 	}
 	env[SocketEnv] = "relative.sock"
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, ThisProcess(), "", true)
+	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a relative socket path was recorded")
 	}
@@ -278,7 +280,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 			tr := filepath.Join(t.TempDir(), "t.jsonl")
 			os.WriteFile(tr, []byte(`{"type":"user","message":{"role":"user","content":"go"}}`+"\n"), 0o600)
 			sock := newFakeSocket(t)
-			s.RecordSocket(SocketInfo{Path: sock.path, Process: ThisProcess()})
+			s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
 			m, _ := s.Enqueue("room", "are you there?")
 			if n, err := s.DeliverSocket(tr); n != 1 || err != nil {
 				t.Fatalf("DeliverSocket: %d %v", n, err)
@@ -339,7 +341,7 @@ func TestSocketPosterKilledMidClaim(t *testing.T) {
 	child.Process.Kill()
 	child.Wait()
 	sock := newFakeSocket(t)
-	s.RecordSocket(SocketInfo{Path: sock.path, Process: ThisProcess()})
+	s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
 	if n, err := s.DeliverSocket(""); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket after the kill: %d %v", n, err)
 	}

@@ -247,7 +247,7 @@ func (t *tailer) step() (more bool, err error) {
 		fi, _ := f.Stat()
 		if fi != nil && !fi.Mode().IsRegular() {
 			f.Close()
-			what := kindOf(fi.Mode())
+			what := events.FileKind(fi.Mode())
 			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
 		}
 		t.f, t.fi = f, fi

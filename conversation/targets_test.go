@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Targets are sessions that can answer: by default only sessions whose
@@ -39,8 +41,8 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 			t.Fatal(err)
 		}
 		if pid > 0 {
-			procs.set(pid, ProcStat{State: 'S', Start: uint64(pid) * 10})
-			if err := s.RecordProcess(Identify(procs, pid)); err != nil {
+			procs.set(pid, procfacts.Stat{State: 'S', Start: uint64(pid) * 10})
+			if err := s.RecordProcess(procfacts.Identify(procs, pid)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -59,7 +61,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	const printRun = "77777777-0000-4000-8000-000000000007"
 	os.WriteFile(filepath.Join(pd, printRun+".jsonl"), []byte(`{"type":"user","entrypoint":"sdk-cli","sessionId":"`+printRun+`","message":{"role":"user","content":"plan"}}`+"\n"), 0o600)
 	procs.kill(103)
-	procs.set(104, ProcStat{State: 'S', Start: 1}) // another process got pid 104
+	procs.set(104, procfacts.Stat{State: 'S', Start: 1}) // another process got pid 104
 
 	ts, err := listTargets(ws, false, procs)
 	if err != nil {
@@ -68,7 +70,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	if len(ts) != 2 || ts[0].SessionID != ids["live"] || ts[1].SessionID != ids["live2"] {
 		t.Fatalf("default targets = %+v, want live then live2", ts)
 	}
-	if !ts[0].Lead || ts[1].Lead || ts[0].State != Live || ts[0].PID != 101 {
+	if !ts[0].Lead || ts[1].Lead || ts[0].State != procfacts.Live || ts[0].PID != 101 {
 		t.Fatalf("default targets = %+v, want live as the lead", ts)
 	}
 
@@ -76,7 +78,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Liveness{ids["live"]: Live, ids["live2"]: Live, ids["ended"]: Ended, ids["reused"]: Ended, ids["legacy"]: Unknown, ids["trOnly"]: Unknown}
+	want := map[string]procfacts.Liveness{ids["live"]: procfacts.Live, ids["live2"]: procfacts.Live, ids["ended"]: procfacts.Ended, ids["reused"]: procfacts.Ended, ids["legacy"]: procfacts.Unknown, ids["trOnly"]: procfacts.Unknown}
 	if len(all) != len(want) {
 		t.Fatalf("all targets = %+v (want no %s, a print-mode run)", all, printRun)
 	}
@@ -114,7 +116,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	}
 }
 
-func leadOf(t *testing.T, ws string, procs ProcSource) string {
+func leadOf(t *testing.T, ws string, procs procfacts.Source) string {
 	t.Helper()
 	ts, err := listTargets(ws, true, procs)
 	if err != nil {
@@ -139,10 +141,10 @@ func TestLeadNeedsALiveSession(t *testing.T) {
 	if _, err := Lead(ws); !errors.Is(err, ErrNoLiveSession) {
 		t.Fatalf("Lead with only an unrecorded session: %v", err)
 	}
-	if err := s.RecordProcess(Identify(SystemProcs, os.Getpid())); err != nil {
+	if err := s.RecordProcess(procfacts.Identify(procfacts.System, os.Getpid())); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := Lead(ws); err != nil || l.SessionID != s.ID || l.State != Live {
+	if l, err := Lead(ws); err != nil || l.SessionID != s.ID || l.State != procfacts.Live {
 		t.Fatalf("Lead = %+v, %v; want the session running as this test", l, err)
 	}
 }
@@ -150,19 +152,19 @@ func TestLeadNeedsALiveSession(t *testing.T) {
 func TestRecordProcess(t *testing.T) {
 	ws := t.TempDir()
 	s, _ := OpenSession(ws, "88888888-0000-4000-8000-000000000008")
-	if err := s.RecordProcess(Process{PID: 5, Start: 50}); err == nil {
+	if err := s.RecordProcess(procfacts.Process{PID: 5, Start: 50}); err == nil {
 		t.Fatal("recorded a process without the session's chat folder")
 	}
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordProcess(Process{}); err != nil {
+	if err := s.RecordProcess(procfacts.Process{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Process(); ok {
 		t.Fatal("a zero process was recorded")
 	}
-	p := Process{PID: 5, Start: 50, BootID: "b"}
+	p := procfacts.Process{PID: 5, Start: 50, BootID: "b"}
 	if err := s.RecordProcess(p); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestRecordProcess(t *testing.T) {
 	if !os.SameFile(fi1, fi2) {
 		t.Error("an unchanged process record was rewritten")
 	}
-	q := Process{PID: 9, Start: 90, BootID: "b"} // the session resumed in a new process
+	q := procfacts.Process{PID: 9, Start: 90, BootID: "b"} // the session resumed in a new process
 	s.RecordProcess(q)
 	if got, ok := s.Process(); !ok || got != q {
 		t.Fatalf("Process() = %+v, %v, want %+v", got, ok, q)

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Status says where a message sent to t now would go, in a few words:
@@ -21,9 +22,9 @@ import (
 // the targets says it with these words.
 func (t Target) Status() string {
 	switch {
-	case t.State == Ended:
+	case t.State == procfacts.Ended:
 		return "ended"
-	case t.State == Unknown:
+	case t.State == procfacts.Unknown:
 		return "unknown (no process recorded)"
 	case !t.ChatCapable:
 		return "-"
@@ -218,48 +219,10 @@ func MarkLead(ws, id string) (running bool, err error) {
 	return err != nil || slices.ContainsFunc(known, func(t Target) bool { return t.SessionID == id }), nil
 }
 
-// TranscriptOf finds the transcript (or Codex rollout) of session id in
-// ws, with an error that says where it looked and what to run.
-func TranscriptOf(ws, id string) (string, error) {
-	s, err := OpenSession(ws, id)
-	if err != nil {
-		return "", err
-	}
-	if path := LocateTranscript(s); path != "" {
-		return path, nil
-	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
-}
-
-// WorkspaceFor is the workspace a command works in: dir when given (its
-// --workspace), else ResolveWorkspace of the current folder.
-func WorkspaceFor(dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return ResolveWorkspace(wd)
-}
-
-// PickSession is the session a command talks to: id when given, a whole
-// id or a unique prefix of one (ResolveSessionID: an error wrapping
-// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
-// else the workspace's Lead.
-func PickSession(ws, id string) (string, error) {
-	if id != "" {
-		return ResolveSessionID(ws, id)
-	}
-	t, err := Lead(ws)
-	return t.SessionID, err
-}
-
 // TargetIDs are the session ids of ws's running targets, for completion;
 // none when the workspace cannot be found.
 func TargetIDs(dir string) []string {
-	ws, err := WorkspaceFor(dir)
+	ws, err := workspace.For(dir)
 	if err != nil {
 		return nil
 	}
@@ -273,14 +236,14 @@ func TargetIDs(dir string) []string {
 
 // claudeHooksIn is the Claude Code settings file (project, local, then the
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
-// A file that is not a regular one is not read (readRegularFile).
+// A file that is not a regular one is not read (events.ReadRegular).
 func claudeHooksIn(ws string) string {
 	for _, scope := range []string{"project", "local", "user"} {
-		path, err := SettingsPath(scope, ws)
+		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {
 			continue
 		}
-		if data, err := readRegularFile(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
+		if data, err := events.ReadRegular(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
 			return path
 		}
 	}

@@ -42,7 +42,7 @@ type Log struct {
 }
 
 // OpenLog opens (creating, mode 0600) the log at path for appending. The
-// parent folder must exist (see conversation.EnsureSessionDir).
+// parent folder must exist (see workspace.EnsureSessionDir).
 func OpenLog(path string) (*Log, error) {
 	// O_NOFOLLOW: a repository can commit conversation.jsonl as a symlink
 	// to ~/.bashrc; O_NONBLOCK: a FIFO there must not hang the command.

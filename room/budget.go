@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
 )
 
 // Diet is a character budget profile for what relay-baton hands an agent.
@@ -62,7 +64,7 @@ func fileSize(path string) int {
 // Budget measures the raw sizes of what a handoff would carry against the
 // diet profile's budgets.
 func (e *Engine) Budget(ctx context.Context) BudgetReport {
-	return e.budgetOf(len(diffText(ctx, e.Root)), len(repoMap(ctx, e.Root)))
+	return e.budgetOf(len(gitrepo.Diff(ctx, e.Root)), len(gitrepo.Map(ctx, e.Root)))
 }
 
 // budgetOf is Budget for a diff and a repo map of the given sizes (the

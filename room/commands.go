@@ -13,12 +13,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/replay"
+	"github.com/spf13/pflag"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
-	"github.com/spf13/pflag"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Command is one slash command. The table drives dispatch, /help and tab
@@ -334,7 +337,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		}
 		previous = p
 	}
-	rm := repoMap(ctx, e.Root)
+	rm := gitrepo.Map(ctx, e.Root)
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
@@ -356,7 +359,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := conversation.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
+		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs["backup"] = backup
@@ -389,7 +392,7 @@ func missingSections(plan string) []string {
 // writeFileAtomic writes one of the room's documents (plan.md, review.md,
 // handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	return conversation.WriteFileAtomic(path, data, 0o600, true)
+	return events.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
@@ -406,8 +409,8 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := changes(context.WithoutCancel(ctx), e.Root)
-	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
+	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }
@@ -473,12 +476,12 @@ func (e *Engine) cmdStatus(ctx context.Context, args string) error {
 func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := ReplayOptions{File: e.LogPath(), Color: e.out.color, Now: e.now}
-	check := AddReplayFlags(fs, &o)
+	o := replay.Options{File: e.LogPath(), Color: e.out.color, Now: e.now}
+	check := replay.AddFlags(fs, &o)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
 		return fmt.Errorf("/replay: %v (flags: %s)", err, strings.Join(flagNames(fs), " "))
 	}
-	if o.File == "" { // AddReplayFlags resets it to the flag's default
+	if o.File == "" { // AddFlags resets it to the flag's default
 		o.File = e.LogPath()
 	}
 	if err := check(); err != nil {
@@ -488,7 +491,7 @@ func (e *Engine) cmdReplay(ctx context.Context, args string) error {
 		return fmt.Errorf("/replay --follow is not available inside the room; run relay-baton replay --follow in another terminal")
 	}
 	var b strings.Builder
-	if err := Replay(ctx, &b, o); err != nil {
+	if err := replay.Run(ctx, &b, o); err != nil {
 		return err
 	}
 	e.out.raw(b.String())

@@ -14,12 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/gitrepo"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -146,7 +147,7 @@ func loopShape(at loopStart, max int, executor, planner string) (order string, r
 func (e *Engine) loopNote(at loopStart, max int) string {
 	order, runs, xr, pr := loopShape(at, max, e.Executor, e.Planner)
 	var b strings.Builder
-	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", Count(max, "step"), Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
+	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", render.Count(max, "step"), render.Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
 	fmt.Fprintf(&b, "  order:   %s\n", order)
 	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
 	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
@@ -188,7 +189,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		}
 		return lr, err
 	}
-	baseline, err := progressKey(bg, e.Root)
+	baseline, err := gitrepo.ProgressKey(bg, e.Root)
 	if err != nil {
 		return lr, fmt.Errorf("baseline before step %d: %w", step, err)
 	}
@@ -231,8 +232,8 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			res := e.execute(ctx, spec, inv)
 			startTree = e.runStart // recorded by execute before the run
 			lr.AgentRuns++
-			ch, _ := changes(bg, e.Root)
-			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+			ch, _ := gitrepo.Changes(bg, e.Root)
+			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 				map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
 					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
 			switch {
@@ -241,7 +242,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			case resultErr(res) != nil:
 				return finish(StopFailure, fmt.Sprintf("step %d: %v", step, resultErr(res)))
 			}
-			key, err := progressKey(bg, e.Root)
+			key, err := gitrepo.ProgressKey(bg, e.Root)
 			if err != nil {
 				return finish(StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", step, err))
 			}
@@ -256,7 +257,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 				return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
 			}
 			answer = res.FinalText
-			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, Count(len(ch), "changed file"), summary(res.FinalText, 3000))
+			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 3000))
 			half = halfPlan
 			continue
 		}
@@ -286,7 +287,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 }
 
 // loopSpec builds the run of one half of a step.
-func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, prev, answer string, snaps *snapshots, startTree string) (runSpec, error) {
+func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, prev, answer string, snaps *gitrepo.Snapshots, startTree string) (runSpec, error) {
 	plan, err := e.readPlan()
 	if err != nil {
 		return runSpec{}, err
@@ -299,15 +300,15 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 	lim := Diets[e.Diet].Diff
 	names, diff, err := "", "", errors.New("the step's start is unknown")
 	if startTree != "" && snaps != nil {
-		names, diff, err = snaps.since(ctx, startTree)
+		names, diff, err = snaps.Since(ctx, startTree)
 	}
 	if err != nil {
 		// A resumed planner half (or a repository git cannot snapshot):
 		// the whole working tree's change is the best evidence left.
 		in.DiffNote = "The step's own diff is not available (" + summary(err.Error(), 120) + "): the working tree's diff against HEAD"
-		diff = diffText(ctx, e.Root)
+		diff = gitrepo.Diff(ctx, e.Root)
 		var b strings.Builder
-		ch, _ := changes(ctx, e.Root)
+		ch, _ := gitrepo.Changes(ctx, e.Root)
 		for _, c := range ch {
 			fmt.Fprintf(&b, "%s %s\n", strings.TrimSpace(c.Status), c.Path)
 		}
@@ -458,89 +459,4 @@ const maxDocBytes = 16 << 20
 // a FIFO, no symlink followed, regular files only, at most maxDocBytes.
 func readDoc(path string) ([]byte, error) {
 	return events.ReadOwned(path, maxDocBytes)
-}
-
-// snapshots records trees of the working tree (tracked and untracked files
-// git does not ignore, .ai-session and the chat folder excluded) without
-// touching the repository: a private index and object folder, with the
-// repository's objects as an alternate, so the diff since a step began is
-// exact even over earlier uncommitted changes.
-type snapshots struct {
-	root string
-	dir  string // "" when the temporary folder could not be made
-	env  []string
-	err  error
-}
-
-func newSnapshots(ctx context.Context, root string) *snapshots {
-	s := &snapshots{root: root}
-	objs, err := git(ctx, root, "rev-parse", "--git-path", "objects")
-	if err != nil {
-		s.err = err
-		return s
-	}
-	objs = strings.TrimSpace(objs)
-	if !filepath.IsAbs(objs) {
-		objs = filepath.Join(root, objs)
-	}
-	dir, err := os.MkdirTemp("", "relay-baton-step-")
-	if err != nil {
-		s.err = err
-		return s
-	}
-	if err := os.Mkdir(filepath.Join(dir, "objects"), 0o700); err != nil {
-		os.RemoveAll(dir)
-		s.err = err
-		return s
-	}
-	s.dir = dir
-	s.env = []string{"GIT_INDEX_FILE=" + filepath.Join(dir, "index"), "GIT_OBJECT_DIRECTORY=" + filepath.Join(dir, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + objs}
-	return s
-}
-
-func (s *snapshots) close() {
-	if s.dir != "" {
-		os.RemoveAll(s.dir)
-	}
-}
-
-func (s *snapshots) git(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", s.root}, args...)...)
-	cmd.Env = append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), s.env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, summary(errb.String(), 200))
-	}
-	return out.String(), nil
-}
-
-// tree records the working tree now and returns its tree id.
-func (s *snapshots) tree(ctx context.Context) (string, error) {
-	if s.dir == "" {
-		return "", fmt.Errorf("no snapshot folder: %v", s.err)
-	}
-	if _, err := s.git(ctx, "add", "-A", "--", ".", excludeSession, excludeChat); err != nil {
-		return "", err
-	}
-	id, err := s.git(ctx, "write-tree")
-	return strings.TrimSpace(id), err
-}
-
-// since returns the paths changed (name-status lines) and the diff from
-// tree start to the working tree now.
-func (s *snapshots) since(ctx context.Context, start string) (names, diff string, err error) {
-	now, err := s.tree(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	if names, err = s.git(ctx, "diff", "--name-status", "--no-renames", start, now); err != nil {
-		return "", "", err
-	}
-	names = strings.ReplaceAll(names, "\t", " ")
-	diff, err = s.git(ctx, "diff", "--no-renames", start, now)
-	return names, diff, err
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/replay"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -159,7 +160,7 @@ func TestContinueRunsExecutorThenPlanner(t *testing.T) {
 	}
 	// Replay lists a preview for every run.
 	var rb strings.Builder
-	if err := Replay(context.Background(), &rb, ReplayOptions{File: h.e.LogPath(), Kinds: []string{string(events.KindPromptPreview)}}); err != nil {
+	if err := replay.Run(context.Background(), &rb, replay.Options{File: h.e.LogPath(), Kinds: []string{string(events.KindPromptPreview)}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(rb.String(), " prompt_preview: "); n != 5 {
@@ -608,99 +609,6 @@ func TestNextStep(t *testing.T) {
 	}
 	if got := nextStep("## Goal\nx"); got != "" {
 		t.Fatalf("%q", got)
-	}
-}
-
-// gitState is what a snapshot must not change: the index file and the
-// list of object files.
-func gitState(t *testing.T, gitDir string) string {
-	t.Helper()
-	var b strings.Builder
-	idx, _ := os.ReadFile(filepath.Join(gitDir, "index"))
-	fmt.Fprintf(&b, "index %x\n", idx)
-	filepath.WalkDir(filepath.Join(gitDir, "objects"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b.WriteString(p + "\n")
-		}
-		return nil
-	})
-	return b.String()
-}
-
-func TestSnapshotsDiffAStepAndLeaveTheRepositoryAlone(t *testing.T) {
-	main := newRepo(t)
-	wt := filepath.Join(t.TempDir(), "wt")
-	gitRun(t, main, "worktree", "add", "-q", wt)
-	empty := t.TempDir()
-	gitRun(t, empty, "init", "-q")
-	for name, dir := range map[string]string{"repository": main, "linked worktree": wt, "no commits": empty} {
-		t.Run(name, func(t *testing.T) {
-			gitDir := strings.TrimSpace(gitRun(t, dir, "rev-parse", "--absolute-git-dir"))
-			common := strings.TrimSpace(gitRun(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir"))
-			touch(dir, "before.txt", "uncommitted before the step\n")
-			os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700)
-			touch(dir, ".ai-session/plan.md", "not part of any diff\n")
-			idx, objs := gitState(t, gitDir), gitState(t, common)
-			s := newSnapshots(context.Background(), dir)
-			start, err := s.tree(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			touch(dir, "before.txt", "uncommitted before the step\nand changed in it\n")
-			touch(dir, "new.txt", "new in the step\n")
-			touch(dir, ".ai-session/plan.md", "changed, still not part of it\n")
-			names, diff, err := s.since(context.Background(), start)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if names != "M before.txt\nA new.txt\n" {
-				t.Fatalf("names %q", names)
-			}
-			if !strings.Contains(diff, "+and changed in it") || strings.Contains(diff, "+uncommitted before the step") || strings.Contains(diff, "plan.md") {
-				t.Fatalf("diff:\n%s", diff)
-			}
-			s.close()
-			if _, err := os.Stat(s.dir); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("snapshot folder left behind: %v", err)
-			}
-			if gitState(t, gitDir) != idx || gitState(t, common) != objs {
-				t.Fatal("the snapshot changed the repository's index or objects")
-			}
-		})
-	}
-}
-
-// BenchmarkStepSnapshot measures what a loop step adds for its exact diff:
-// a tree of the working tree before the step, and one more plus the diff
-// after it, in a repository of 2000 tracked files with one edited.
-func BenchmarkStepSnapshot(b *testing.B) {
-	dir := b.TempDir()
-	run := func(args ...string) {
-		if out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...).CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
-	run("init", "-q")
-	for i := 0; i < 2000; i++ {
-		sub := filepath.Join(dir, fmt.Sprintf("d%02d", i%40))
-		os.MkdirAll(sub, 0o755)
-		os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%04d.go", i)), []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 100)), 0o644)
-	}
-	run("add", ".")
-	run("commit", "-qm", "init")
-	ctx := context.Background()
-	s := newSnapshots(ctx, dir)
-	defer s.close()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start, err := s.tree(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		touch(dir, "d00/f0000.go", fmt.Sprint("edit ", i, "\n"))
-		if _, _, err := s.since(ctx, start); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

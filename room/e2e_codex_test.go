@@ -18,6 +18,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // Acceptance of chatting with running Codex sessions, with the real codex
@@ -175,9 +176,9 @@ func TestE2ECodexChat(t *testing.T) {
 	for _, tg := range targets() {
 		switch tg.SessionID {
 		case execID:
-			sawExec = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Busy && tg.State == conversation.Live && strings.Contains(tg.TranscriptPath, filepath.Join(codexHome, "sessions")) && tg.Cwd == dir
+			sawExec = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Busy && tg.State == procfacts.Live && strings.Contains(tg.TranscriptPath, filepath.Join(codexHome, "sessions")) && tg.Cwd == dir
 		case tuiID:
-			sawTUI = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Waiting && !tg.Busy && tg.State == conversation.Live && strings.HasSuffix(tg.TranscriptPath, tuiID+".jsonl")
+			sawTUI = tg.Agent == conversation.AgentCodex && tg.Loaded && tg.Waiting && !tg.Busy && tg.State == procfacts.Live && strings.HasSuffix(tg.TranscriptPath, tuiID+".jsonl")
 		}
 	}
 	if !sawExec || !sawTUI {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // The Agent Room and the orchestrator lane in ONE repository (issue 11):
@@ -81,7 +83,7 @@ func killTree(pid int) {
 // chatFolders lists the session folders under the workspace's chat folder.
 func chatFolders(dir string) []string {
 	var ids []string
-	ents, _ := os.ReadDir(filepath.Join(dir, conversation.ChatDir))
+	ents, _ := os.ReadDir(filepath.Join(dir, workspace.ChatDir))
 	for _, e := range ents {
 		if e.IsDir() && conversation.ValidSessionID(e.Name()) == nil {
 			ids = append(ids, e.Name())
@@ -183,7 +185,7 @@ func TestE2EHookedPlanKeepsTheLead(t *testing.T) {
 	}
 	out, _ = relay(10*time.Second, "targets", "--json")
 	var ts []conversation.Target
-	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 1 || ts[0].SessionID != s.ID || !ts[0].Lead || ts[0].State != conversation.Live {
+	if err := json.Unmarshal([]byte(out), &ts); err != nil || len(ts) != 1 || ts[0].SessionID != s.ID || !ts[0].Lead || ts[0].State != procfacts.Live {
 		t.Fatalf("targets after the plan: %v\n%s", err, out)
 	}
 	out, _ = relay(10*time.Second, "targets", "--all", "--json")

@@ -20,6 +20,8 @@ import (
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Acceptance of the orchestrator lane with the real Claude Code: a
@@ -219,7 +221,7 @@ func chatSession(t testing.TB, dir string) *conversation.Session {
 	t.Helper()
 	var s *conversation.Session
 	eventually(t, 30*time.Second, "the session's inbox (hooks not run?)", func() bool {
-		ents, _ := os.ReadDir(filepath.Join(dir, conversation.ChatDir))
+		ents, _ := os.ReadDir(filepath.Join(dir, workspace.ChatDir))
 		for _, e := range ents {
 			if cs, err := conversation.OpenSession(dir, e.Name()); err == nil && cs.ChatCapable() {
 				s = cs
@@ -434,7 +436,7 @@ func TestPTYOrchestratorCtrlCKeepsQueued(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	s.MarkBusy()
 	p := startBinary(t, dir, "NO_COLOR=1", "CLAUDE_CONFIG_DIR="+cfg)
 	p.until(t, "claude› ")

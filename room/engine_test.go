@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // fakeRunner records requests; run decides each result (and may edit the
@@ -135,7 +136,7 @@ func newHarness(t *testing.T, answers ...string) *harness {
 
 func (h *harness) events(t *testing.T) []events.Event {
 	t.Helper()
-	f, err := os.Open(conversation.LogPath(h.dir))
+	f, err := os.Open(workspace.LogPath(h.dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +511,7 @@ func TestDeterministicReview(t *testing.T) {
 	os.Remove(filepath.Join(h.dir, "old.txt"))
 	touch(h.dir, "creds.go", "package main\nconst key = \"AKIAABCDEFGHIJKLMNOP\"\n")
 	touch(h.dir, "main_test.go", "package main\n")
-	touch(h.dir, "huge.txt", strings.Repeat("x\n", LargeDiffLines+1))
+	touch(h.dir, "huge.txt", strings.Repeat("x\n", reports.LargeDiffLines+1))
 	if _, err := h.e.Process(context.Background(), "/review"); err != nil {
 		t.Fatal(err)
 	}
@@ -624,11 +625,11 @@ func TestDoctorDeep(t *testing.T) {
 		}
 		return ""
 	}
-	f, _ := os.OpenFile(conversation.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(workspace.LogPath(h.dir), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{not json\n")
 	f.Close()
 	r := h.e.Doctor(context.Background(), true)
-	byName := map[string]Check{}
+	byName := map[string]reports.Check{}
 	for _, c := range r.Checks {
 		byName[c.Name] = c
 	}
@@ -751,7 +752,7 @@ func TestStatusAndBudget(t *testing.T) {
 }
 
 func TestDoctorRenderColour(t *testing.T) {
-	r := DoctorReport{Checks: []Check{{Name: "git", Status: "ok", Detail: "x"}, {Name: "claude", Status: "fail", Detail: "missing"}}}
+	r := reports.Doctor{Checks: []reports.Check{{Name: "git", Status: "ok", Detail: "x"}, {Name: "claude", Status: "fail", Detail: "missing"}}}
 	plain, coloured := r.Render(false), r.Render(true)
 	if strings.Contains(plain, "\x1b[") || plain != r.Text() {
 		t.Fatalf("plain render has escapes or differs from Text: %q", plain)

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -75,8 +78,8 @@ func TestHandoffFIFOs(t *testing.T) {
 func TestDoctorFIFOLog(t *testing.T) {
 	h := newHarness(t)
 	mkfifo(t, h.e.LogPath()) // the room keeps its own descriptor of the old file
-	r := agenttest.Within(t, "doctor with a FIFO conversation.jsonl", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
-	var c Check
+	r := agenttest.Within(t, "doctor with a FIFO conversation.jsonl", func() reports.Doctor { return h.e.Doctor(context.Background(), true) })
+	var c reports.Check
 	for _, x := range r.Checks {
 		if x.Name == "conversation.jsonl" {
 			c = x
@@ -95,8 +98,8 @@ func TestDoctorFlagsNonFileDocs(t *testing.T) {
 	if err := os.Symlink(secretFile(t), filepath.Join(h.e.SessionDir, "review.md")); err != nil {
 		t.Fatal(err)
 	}
-	r := agenttest.Within(t, "doctor with a FIFO plan.md", func() DoctorReport { return h.e.Doctor(context.Background(), true) })
-	got := map[string]Check{}
+	r := agenttest.Within(t, "doctor with a FIFO plan.md", func() reports.Doctor { return h.e.Doctor(context.Background(), true) })
+	got := map[string]reports.Check{}
 	for _, x := range r.Checks {
 		got[x.Name] = x
 	}
@@ -158,7 +161,7 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 	os.Symlink(fifo, filepath.Join(h, "pipe"))
 	os.WriteFile(filepath.Join(h, "new.txt"), []byte("a\nb\n"), 0o644)
 
-	diff := agenttest.Within(t, "diffText", func() string { return diffText(ctx, h) })
+	diff := agenttest.Within(t, "diffText", func() string { return gitrepo.Diff(ctx, h) })
 	if strings.Contains(diff, "SECRET") {
 		t.Fatalf("the diff read through a link:\n%s", diff)
 	}
@@ -171,17 +174,17 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 			t.Fatalf("diff lacks %q:\n%s", want, diff)
 		}
 	}
-	ch := agenttest.Within(t, "changes", func() []Change { ch, _ := changes(ctx, h); return ch })
+	ch := agenttest.Within(t, "changes", func() []gitrepo.Change { ch, _ := gitrepo.Changes(ctx, h); return ch })
 	for _, c := range ch {
 		if want := map[string]int{"key": 0, "pipe": 0, "new.txt": 2}[c.Path]; c.Added != want {
 			t.Errorf("%s: +%d, want +%d", c.Path, c.Added, want)
 		}
 	}
-	k1 := agenttest.Within(t, "progressKey", func() string { k, _ := progressKey(ctx, h); return k })
+	k1 := agenttest.Within(t, "progressKey", func() string { k, _ := gitrepo.ProgressKey(ctx, h); return k })
 	// A link pointed elsewhere is a change.
 	os.Remove(filepath.Join(h, "key"))
 	os.Symlink(secret+"-2", filepath.Join(h, "key"))
-	if k2, _ := progressKey(ctx, h); k2 == k1 || k1 == "" {
+	if k2, _ := gitrepo.ProgressKey(ctx, h); k2 == k1 || k1 == "" {
 		t.Fatalf("progress keys %q %q", k1, k2)
 	}
 }
@@ -192,12 +195,12 @@ func TestUntrackedLinksNotFollowed(t *testing.T) {
 func TestStatusReviewFIFOPlan(t *testing.T) {
 	h := newHarness(t)
 	mkfifo(t, filepath.Join(h.e.SessionDir, "plan.md"))
-	s := agenttest.Within(t, "Status with a FIFO plan.md", func() StatusReport { return h.e.Status(context.Background()) })
+	s := agenttest.Within(t, "Status with a FIFO plan.md", func() reports.SessionStatus { return h.e.Status(context.Background()) })
 	if s.Plan || !strings.Contains(s.Text(), "plan:    unusable: ") || !strings.Contains(s.PlanError, "plan.md is a named pipe (FIFO), not a regular file: move it aside") {
 		t.Fatalf("status: plan %v, planError %q:\n%s", s.Plan, s.PlanError, s.Text())
 	}
 	var err error
-	r := agenttest.Within(t, "Review with a FIFO plan.md", func() ReviewReport { r, e := h.e.Review(context.Background()); err = e; return r })
+	r := agenttest.Within(t, "Review with a FIFO plan.md", func() reports.Review { r, e := h.e.Review(context.Background()); err = e; return r })
 	if err != nil || r.Plan || !strings.Contains(r.Text(), "plan.md unusable: changes are not compared with plan steps: ") {
 		t.Fatalf("review (err %v):\n%s", err, r.Text())
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The room as a person sees it after `chat --resume`, captured from tmux
@@ -92,7 +93,7 @@ func goldenRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	s.Ensure()
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	for i, id := range []string{"zzzz0000", "bbbb2222"} {
 		created := now.Add(-2*time.Hour - time.Duration(10-i)*time.Minute)
 		m, _ := json.Marshal(conversation.Message{ID: id, From: "relay-baton", Text: "queued " + id, CreatedAt: created})

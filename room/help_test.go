@@ -6,6 +6,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/replay"
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/spf13/pflag"
 )
 
@@ -24,11 +29,11 @@ func TestHelpFitsAndListsFlags(t *testing.T) {
 		}
 	}
 	fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
-	AddReplayFlags(fs, &ReplayOptions{})
-	replay := Lookup("replay")
+	replay.AddFlags(fs, &replay.Options{})
+	cmd := Lookup("replay")
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !strings.Contains(replay.Usage, "--"+f.Name) {
-			t.Errorf("/replay's usage lacks --%s: %q", f.Name, replay.Usage)
+		if !strings.Contains(cmd.Usage, "--"+f.Name) {
+			t.Errorf("/replay's usage lacks --%s: %q", f.Name, cmd.Usage)
 		}
 	})
 	h := newHarness(t)
@@ -70,15 +75,15 @@ func TestCount(t *testing.T) {
 		noun string
 		want string
 	}{{0, "file", "0 files"}, {1, "file", "1 file"}, {2, "changed file", "2 changed files"}, {1, "match|matches", "1 match"}, {3, "match|matches", "3 matches"}} {
-		if got := Count(c.n, c.noun); got != c.want {
-			t.Errorf("Count(%d, %q) = %q", c.n, c.noun, got)
+		if got := render.Count(c.n, c.noun); got != c.want {
+			t.Errorf("render.Count(%d, %q) = %q", c.n, c.noun, got)
 		}
 	}
-	s := StatusReport{Active: "claude", ChangedFiles: []string{"a.go"}}
+	s := reports.SessionStatus{Active: "claude", ChangedFiles: []string{"a.go"}}
 	if !strings.Contains(s.Text(), "changed: 1 file\n") && !strings.HasSuffix(strings.TrimRight(s.Text(), "\n"), "changed: 1 file\n  a.go") {
 		t.Errorf("status: %q", s.Text())
 	}
-	if l := (ReviewReport{Changed: make([]Change, 1), Deletions: []string{"x"}, TestsTouched: []string{"a_test.go"}}).summaryLine(); !strings.Contains(l, "1 changed file,") || !strings.Contains(l, "1 deletion,") || !strings.Contains(l, "1 test touched") {
+	if l := (reports.Review{Changed: make([]gitrepo.Change, 1), Deletions: []string{"x"}, TestsTouched: []string{"a_test.go"}}).SummaryLine(); !strings.Contains(l, "1 changed file,") || !strings.Contains(l, "1 deletion,") || !strings.Contains(l, "1 test touched") {
 		t.Errorf("review: %q", l)
 	}
 }

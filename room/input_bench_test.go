@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-	"github.com/relay-baton/relay-baton/conversation"
+
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 func readLogTB(tb testing.TB, dir string) []events.Event {
-	f, err := os.Open(conversation.LogPath(dir))
+	f, err := os.Open(workspace.LogPath(dir))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // A reply that arrives after Ctrl-C stopped the wait is printed above the
@@ -28,7 +30,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: p.dir}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess())
+	s.RecordProcess(procfacts.ThisProcess())
 	s.MarkBusy() // in a turn: the message waits for its end
 	p.until(t, "claude› ")
 	p.send(t, "/agent orchestrator\r")
@@ -81,7 +83,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
 	}
 	// chat --resume finds the message answered: nothing to show again.
-	rs, err := ReadResume(conversation.LogPath(p.dir), 0)
+	rs, err := ReadResume(workspace.LogPath(p.dir), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

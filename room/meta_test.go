@@ -3,8 +3,8 @@ package room
 import (
 	"testing"
 
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // What the room writes, resume reads back through the same types: the
@@ -16,7 +16,7 @@ func TestResumeReadsWhatTheRoomWrites(t *testing.T) {
 	const sid = "0b6f6a3e-1111-4222-8333-444455556666"
 	h.e.emit(events.RoleRelayBaton, "now talking to codex", nil, events.StatusMeta{Agent: "codex", Switched: true})
 	h.e.emit(events.RoleUser, "hello", nil, events.ChatSentMeta{Session: sid, MessageID: "abcd1234", TranscriptOffset: 4096})
-	rs, err := ReadResume(conversation.LogPath(h.dir), 10)
+	rs, err := ReadResume(workspace.LogPath(h.dir), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // This file is the orchestrator lane in the room: free text becomes a chat
@@ -59,7 +61,7 @@ func (e *Engine) chatWorkspace() (string, error) {
 	if e.chat.ws != "" {
 		return e.chat.ws, nil
 	}
-	return conversation.ResolveWorkspace(e.chat.dir)
+	return workspace.Resolve(e.chat.dir)
 }
 
 // findTarget resolves want (a session id, a unique prefix of one, or ""
@@ -105,7 +107,7 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 // UseOrchestrator makes the orchestrator lane the active agent, talking to
 // session target ("" = the workspace's lead).
 func (e *Engine) UseOrchestrator(target string) error {
-	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	ws, err := workspace.Resolve(e.chat.dir)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/targets takes no arguments")
 	}
-	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	ws, err := workspace.Resolve(e.chat.dir)
 	if err != nil {
 		return err
 	}
@@ -193,7 +195,7 @@ func argsTargets(e *Engine, done []string) []string {
 		return nil
 	}
 	out := []string{"lead"}
-	ws, err := conversation.ResolveWorkspace(e.chat.dir)
+	ws, err := workspace.Resolve(e.chat.dir)
 	if err != nil {
 		return out
 	}
@@ -358,7 +360,7 @@ func (e *Engine) Chat(ctx context.Context, text string) error {
 
 // inboxRel is a session's inbox folder relative to the workspace.
 func inboxRel(session string) string {
-	return filepath.ToSlash(filepath.Join(conversation.ChatDir, session, "inbox"))
+	return filepath.ToSlash(filepath.Join(workspace.ChatDir, session, "inbox"))
 }
 
 // confirmChat previews the framed message and asks; it returns the
@@ -434,7 +436,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
-	if s.ProcessEnded(conversation.SystemProcs) {
+	if s.ProcessEnded(procfacts.System) {
 		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
 	}
 	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
@@ -496,7 +498,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
 			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
 			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
-				map[string]string{"delivered": filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "delivered", id+".json"))},
+				map[string]string{"delivered": filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "delivered", id+".json"))},
 				events.ChatDeliveredMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(u.Lane),
 					At: u.At.UTC().Format(events.TimeFormat), SentAt: r.Message.CreatedAt.UTC().Format(events.TimeFormat),
 					LatencyMs: &latency})
@@ -565,7 +567,7 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 	outbox := false
 	if _, ok := s.Reply(id); ok {
 		outbox = true
-		refs["outbox"] = filepath.ToSlash(filepath.Join(conversation.ChatDir, s.ID, "outbox", id+".json"))
+		refs["outbox"] = filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "outbox", id+".json"))
 	}
 	text := summary(res.Reply, 1000)
 	if text == "" {

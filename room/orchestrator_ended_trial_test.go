@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // runningSession starts a stand-in for the session's process (a sleep) and
@@ -30,7 +31,7 @@ func runningSession(t *testing.T, s *conversation.Session) (end func()) {
 		}
 	}
 	t.Cleanup(end)
-	if err := s.RecordProcess(conversation.Identify(conversation.SystemProcs, cmd.Process.Pid)); err != nil {
+	if err := s.RecordProcess(procfacts.Identify(procfacts.System, cmd.Process.Pid)); err != nil {
 		t.Fatal(err)
 	}
 	return end

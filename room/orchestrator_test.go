@@ -12,6 +12,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // These tests play the Claude Code session's side by hand (claim a message
@@ -37,7 +39,7 @@ func simSession(t *testing.T, h *harness, id string) (*conversation.Session, str
 	if err := s.Register(conversation.Registration{TranscriptPath: tr, Cwd: h.dir}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	h.e.chat.poll = 20 * time.Millisecond
 	return s, tr
 }
@@ -285,9 +287,9 @@ func TestTargets(t *testing.T) {
 	h := newHarness(t)
 	s, _ := simSession(t, h, simSID)
 	other := "9a8b7c6d-0000-4000-8000-123456789abc"
-	os.MkdirAll(filepath.Join(h.dir, conversation.ChatDir, other), 0o700) // a folder, no inbox: not chat-capable
+	os.MkdirAll(filepath.Join(h.dir, workspace.ChatDir, other), 0o700) // a folder, no inbox: not chat-capable
 	if o, err := conversation.OpenSession(h.dir, other); err == nil {
-		o.RecordProcess(conversation.ThisProcess()) // running, though
+		o.RecordProcess(procfacts.ThisProcess()) // running, though
 	}
 	ctx := context.Background()
 	if _, err := h.e.Process(ctx, "/targets"); err != nil {

@@ -15,8 +15,11 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/fatih/color"
+
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // PanelMinWidth is the narrowest terminal that gets the boxed context
@@ -37,13 +40,13 @@ type Panel struct {
 	// GitAge is the age of the git facts (Changed, and the diff and repo
 	// map in Ratio) when they are older than a refresh that is running;
 	// GitPending: the first refresh is still running (Changed is -1).
-	GitAge     time.Duration `json:"gitFactsAgeNs,omitempty"`
-	GitPending bool          `json:"gitPending,omitempty"`
-	Last       *LastRun      `json:"lastRun,omitempty"`
-	LastAgo    time.Duration `json:"lastRunAgoNs,omitempty"`
-	Target     string        `json:"target,omitempty"`
-	QueueDepth int           `json:"queueDepth"`
-	QueueAge   time.Duration `json:"queueOldestNs,omitempty"`
+	GitAge     time.Duration    `json:"gitFactsAgeNs,omitempty"`
+	GitPending bool             `json:"gitPending,omitempty"`
+	Last       *reports.LastRun `json:"lastRun,omitempty"`
+	LastAgo    time.Duration    `json:"lastRunAgoNs,omitempty"`
+	Target     string           `json:"target,omitempty"`
+	QueueDepth int              `json:"queueDepth"`
+	QueueAge   time.Duration    `json:"queueOldestNs,omitempty"`
 	// SessionCostUSD is what this room session's runs cost (each run's
 	// own cost, summed).
 	SessionCostUSD float64 `json:"sessionCostUsd,omitempty"`
@@ -92,7 +95,7 @@ func (e *Engine) Panel(ctx context.Context) Panel {
 	}
 	if t := e.orchestratorTarget(); t != "" {
 		p.Target = t
-		ws, err := conversation.ResolveWorkspace(e.Root)
+		ws, err := workspace.Resolve(e.Root)
 		if err != nil {
 			ws = e.Root
 		}

@@ -12,13 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/reports"
 )
 
 func samplePanel() Panel {
 	return Panel{
 		Active: agents.Codex, Mode: "agents", Plan: true, PlanAge: 3 * time.Hour, PlanMissing: []string{"Risks", "Verification"},
 		Diet: "balanced", Ratio: 0.81, Changed: 12,
-		Last:    &LastRun{Agent: agents.Codex, Command: "execute", ExitCode: 0, Duration: 83*time.Second + 400*time.Millisecond, CostUSD: 0.0312},
+		Last:    &reports.LastRun{Agent: agents.Codex, Command: "execute", ExitCode: 0, Duration: 83*time.Second + 400*time.Millisecond, CostUSD: 0.0312},
 		LastAgo: 2 * time.Minute, Target: "0b6f6a3e-1111-4222-8333-444455556666", QueueDepth: 3, QueueAge: 95 * time.Minute,
 	}
 }
@@ -98,7 +99,7 @@ func TestPanelFacts(t *testing.T) {
 	touch(h.dir, "new.txt", "x")
 	touch(h.dir, "main.go", "package main // changed\n")
 	h.e.Active = agents.Codex
-	h.e.last = &LastRun{Agent: agents.Codex, Command: "execute", At: harnessNow.Add(-time.Minute)}
+	h.e.last = &reports.LastRun{Agent: agents.Codex, Command: "execute", At: harnessNow.Add(-time.Minute)}
 	p = h.e.Panel(ctx)
 	if !p.Plan || p.PlanAge != 90*time.Minute || len(p.PlanMissing) != 6 || p.Changed != 2 || p.Last == nil || p.LastAgo != time.Minute || p.Ratio <= 0.0004 {
 		t.Fatalf("panel %+v", p)

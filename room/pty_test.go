@@ -20,9 +20,10 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // These tests drive the room through a real pseudo-terminal: the built
@@ -305,7 +306,7 @@ func TestPTYCtrlDLeaves(t *testing.T) {
 
 func readLog(t *testing.T, dir string) []events.Event {
 	t.Helper()
-	f, err := os.Open(conversation.LogPath(dir))
+	f, err := os.Open(workspace.LogPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // REPLOptions configures RunREPL.
@@ -265,7 +266,7 @@ func RunREPL(ctx context.Context, e *Engine, o REPLOptions) error {
 	// reader goroutine may already be waiting in rc for the next key, which
 	// would make rl.Close wait for a keystroke that never comes.
 	defer rc.Close()
-	history := conversation.History{Path: filepath.Join(e.SessionDir, "room_history"), Limit: 1000}
+	history := workspace.History{Path: filepath.Join(e.SessionDir, "room_history"), Limit: 1000}
 	if lines, err := history.Load(); err != nil {
 		e.Say("history not loaded: %v", err)
 	} else {

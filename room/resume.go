@@ -8,9 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/replay"
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // DefaultRecap is how many turns `chat --resume` and /resume replay.
@@ -26,10 +31,10 @@ type ResumeState struct {
 	// FollowsLead: the room last talked to the orchestrator as "the lead"
 	// (no /target): a resume follows whichever session is the lead now.
 	FollowsLead bool
-	Plan        *PlanRecord   // the last plan.md written, per the log
-	Loop        *LoopRecord   // an unfinished /continue loop, or nil
-	Chats       []PendingChat // chat messages sent without a recorded reply
-	LastRun     *LastRun      // the last agent run that ran
+	Plan        *PlanRecord      // the last plan.md written, per the log
+	Loop        *LoopRecord      // an unfinished /continue loop, or nil
+	Chats       []PendingChat    // chat messages sent without a recorded reply
+	LastRun     *reports.LastRun // the last agent run that ran
 	// Conversations are the agents' conversations the log says a run
 	// used and no /new forgot, by agent.
 	Conversations map[string]AgentConversation
@@ -104,7 +109,7 @@ func recapKind(e *events.Event) bool {
 
 type resumeReader struct {
 	rs      *ResumeState
-	recap   *ring
+	recap   *replay.Ring
 	loopMax int // from the last typed /continue
 	// resumeFrom is the step a resume offered to continue a loop from (and
 	// resumeHalf its half); the confirmation that follows starts a loop
@@ -134,7 +139,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 	r := newResumeReader()
 	rs := r.rs
 	if recap > 0 {
-		r.recap = &ring{buf: make([]events.Event, 0, recap)}
+		r.recap = replay.NewRing(recap)
 	}
 	st, err := events.ReadFile(path, r.take)
 	rs.Stats = st
@@ -142,7 +147,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 		return rs, err
 	}
 	if r.recap != nil {
-		r.recap.each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
+		r.recap.Each(func(e *events.Event) { rs.Recap = append(rs.Recap, *e) })
 	}
 	if l := r.loop; l != nil && (l.Reason == "" || l.Reason == string(StopCancelled) || l.Reason == string(StopFailure)) {
 		switch {
@@ -211,7 +216,7 @@ func (r *resumeReader) take(e events.Event) error {
 	}
 	rs.Last = at
 	if r.recap != nil && recapKind(&e) {
-		r.recap.push(e)
+		r.recap.Push(e)
 	}
 	bad := false
 	defer func() {
@@ -349,7 +354,7 @@ func (r *resumeReader) take(e events.Event) error {
 		if !m.Ran {
 			return nil
 		}
-		l := &LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD, Reason: m.Reason}
+		l := &reports.LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD, Reason: m.Reason}
 		if l.Agent == "" {
 			l.Agent = string(e.Role)
 		}
@@ -541,15 +546,15 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 	if rs.First.IsZero() {
 		e.Say("resuming from .ai-session/conversation.jsonl: no usable events")
 	} else {
-		e.Say("resuming from .ai-session/conversation.jsonl: %s, %s to %s", Count(rs.Events, "event"),
+		e.Say("resuming from .ai-session/conversation.jsonl: %s, %s to %s", render.Count(rs.Events, "event"),
 			rs.First.UTC().Format("2006-01-02 15:04Z"), rs.Last.UTC().Format("2006-01-02 15:04Z"))
 	}
 	if len(rs.Recap) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "last %s:\n", Count(len(rs.Recap), "turn"))
+		fmt.Fprintf(&b, "last %s:\n", render.Count(len(rs.Recap), "turn"))
 		for i, ev := range rs.Recap {
 			b.WriteString("  ")
-			b.WriteString(FormatEvent(i+1, ev, e.out.color))
+			b.WriteString(replay.FormatEvent(i+1, ev, e.out.color))
 			b.WriteString("\n")
 		}
 		e.out.raw(b.String())
@@ -606,7 +611,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, "last run: "+runWords(rs.LastRun, now))
 	}
 	if len(rs.Chats) > 0 {
-		ws, err := conversation.ResolveWorkspace(e.Root)
+		ws, err := workspace.Resolve(e.Root)
 		if err != nil {
 			ws = e.Root
 		}
@@ -627,7 +632,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 		lines = append(lines, s)
 	}
 	e.Say("%s", strings.Join(lines, "\n"))
-	e.emit(events.RoleRelayBaton, fmt.Sprintf("resumed from %s (%d skipped)", Count(rs.Events, "event"), rs.Stats.Skipped()+rs.Unknown), nil,
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("resumed from %s (%d skipped)", render.Count(rs.Events, "event"), rs.Stats.Skipped()+rs.Unknown), nil,
 		events.StatusMeta{Agent: e.Active, Resumed: true, Events: events.Int(rs.Events), SkippedLines: events.Int(rs.Stats.Skipped()), SkippedEvents: events.Int(rs.Unknown)})
 	if rs.Loop != nil {
 		return rs, e.offerLoop(ctx, rs.Loop, now)
@@ -637,7 +642,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*ResumeState, error) {
 
 var activeWords = map[string]string{"/agent": "chosen with /agent", "status": "active", "ask": "last asked"}
 
-func runWords(l *LastRun, now time.Time) string {
+func runWords(l *reports.LastRun, now time.Time) string {
 	state := fmt.Sprintf("exit %d", l.ExitCode)
 	if l.Cancelled {
 		state = "cancelled"
@@ -695,7 +700,7 @@ func indent(s, prefix string) string {
 func skippedWords(rs *ResumeState) string {
 	var parts []string
 	if n := rs.Stats.Skipped(); n > 0 {
-		s := fmt.Sprintf("skipped %s", Count(n, "damaged line"))
+		s := fmt.Sprintf("skipped %s", render.Count(n, "damaged line"))
 		if rs.Stats.FirstSkipped > 0 {
 			s += fmt.Sprintf(" (first at line %d", rs.Stats.FirstSkipped)
 			if rs.Stats.FirstError != "" {
@@ -717,13 +722,13 @@ func skippedWords(rs *ResumeState) string {
 		for _, v := range vs {
 			names = append(names, fmt.Sprintf("v%d: %d", v, rs.Versions[v]))
 		}
-		parts = append(parts, fmt.Sprintf("%s of another schema version (%s; this build writes v%d): used what it understands", Count(n, "event"), strings.Join(names, ", "), events.SchemaVersion))
+		parts = append(parts, fmt.Sprintf("%s of another schema version (%s; this build writes v%d): used what it understands", render.Count(n, "event"), strings.Join(names, ", "), events.SchemaVersion))
 	}
 	if rs.Unknown > 0 {
-		parts = append(parts, fmt.Sprintf("skipped %s of a role or kind this build does not know", Count(rs.Unknown, "event")))
+		parts = append(parts, fmt.Sprintf("skipped %s of a role or kind this build does not know", render.Count(rs.Unknown, "event")))
 	}
 	if rs.BadMeta > 0 {
-		parts = append(parts, fmt.Sprintf("ignored unexpected fields in %s", Count(rs.BadMeta, "event")))
+		parts = append(parts, fmt.Sprintf("ignored unexpected fields in %s", render.Count(rs.BadMeta, "event")))
 	}
 	if len(parts) == 0 {
 		return ""

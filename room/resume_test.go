@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/replay"
+
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // harnessNow is the clock newHarness gives the engine.
@@ -101,7 +104,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 	t.Log(out)
 	for _, s := range []string{
 		"last 4 turns:",
-		FormatEvent(1, rs.Recap[0], false),
+		replay.FormatEvent(1, rs.Recap[0], false),
 		"active agent: codex (restored from the log: active 2h ago)",
 		"plan: .ai-session/plan.md, 2h old (written by claude per the log, 1h ago); lacks Risks",
 		"an unfinished /continue loop: 1 of 4 steps ran (the room closed during it, 1h ago).",
@@ -259,7 +262,7 @@ func chatFixture(t *testing.T, ws string) *conversation.Session {
 	if err := s.Register(conversation.Registration{TranscriptPath: trPath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	return s
 }
 

@@ -24,10 +24,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // Runner starts agents. AgentsRunner is the production implementation.
@@ -130,24 +133,6 @@ type Config struct {
 	NoRepo bool
 }
 
-// LastRun is what /status shows about the latest agent run.
-type LastRun struct {
-	Command   string        `json:"command"`
-	Agent     string        `json:"agent"`
-	ExitCode  int           `json:"exitCode"`
-	Duration  time.Duration `json:"durationNs"`
-	Cancelled bool          `json:"cancelled,omitempty"`
-	At        time.Time     `json:"at"`
-	Summary   string        `json:"summary,omitempty"`
-	CostUSD   float64       `json:"costUsd,omitempty"`
-	// Reason is why a failed run failed (the CLI's error, a login to
-	// make, a timeout), as the agent_run event records it.
-	Reason string `json:"reason,omitempty"`
-	// FromLog: the run is the log's last one, not this room's (a one-shot
-	// status after a one-shot plan).
-	FromLog bool `json:"fromLog,omitempty"`
-}
-
 // failureReason is why res failed, in one line ("" when it did not fail
 // or was cancelled, which the event's text already says).
 func failureReason(agent string, res agents.Result) string {
@@ -181,7 +166,7 @@ type Engine struct {
 	timeout time.Duration
 	getenv  func(string) string
 	now     func() time.Time
-	last    *LastRun
+	last    *reports.LastRun
 	logWarn sync.Once
 	logMu   sync.Mutex
 	logErr  error                         // the first failed append (LogErr)
@@ -191,7 +176,7 @@ type Engine struct {
 	repo    *repoCache                    // the context panel's git facts (git.go)
 	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
 	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
-	snaps   *snapshots                    // the working tree's snapshots, made on first use (work.go)
+	snaps   *gitrepo.Snapshots            // the working tree's snapshots, made on first use (work.go)
 	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
 	spent   Spent                         // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
@@ -212,8 +197,8 @@ func New(cfg Config) (*Engine, error) {
 	if dir == "" {
 		dir = "."
 	}
-	root, err := conversation.FindRoot(dir)
-	if err != nil && !(cfg.ReadOnly && cfg.NoRepo && errors.Is(err, conversation.ErrNotGitRepo)) {
+	root, err := workspace.FindRoot(dir)
+	if err != nil && !(cfg.ReadOnly && cfg.NoRepo && errors.Is(err, workspace.ErrNotGitRepo)) {
 		return nil, err
 	}
 	var sd string
@@ -221,12 +206,12 @@ func New(cfg Config) (*Engine, error) {
 	switch {
 	case root == "":
 	case cfg.ReadOnly:
-		sd = conversation.SessionDir(root)
+		sd = workspace.SessionDir(root)
 	default:
-		if sd, err = conversation.EnsureSessionDir(root); err != nil {
+		if sd, err = workspace.EnsureSessionDir(root); err != nil {
 			return nil, err
 		}
-		if lg, err = events.OpenLog(conversation.LogPath(root)); err != nil {
+		if lg, err = events.OpenLog(workspace.LogPath(root)); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +259,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() error {
 	e.repo.close()
 	if e.snaps != nil {
-		e.snaps.close()
+		e.snaps.Close()
 	}
 	if e.log == nil {
 		return nil
@@ -289,7 +274,7 @@ func (e *Engine) ReadOnly() bool { return e.log == nil }
 func (e *Engine) SetTerminal(t Terminal) { e.term = t }
 
 // Last returns the latest agent run, or nil.
-func (e *Engine) Last() *LastRun { return e.last }
+func (e *Engine) Last() *reports.LastRun { return e.last }
 
 // LogPath is the conversation log's path ("" outside a repository).
 func (e *Engine) LogPath() string {
@@ -297,7 +282,7 @@ func (e *Engine) LogPath() string {
 		if e.Root == "" {
 			return ""
 		}
-		return conversation.LogPath(e.Root)
+		return workspace.LogPath(e.Root)
 	}
 	return e.log.Path()
 }

@@ -9,9 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/reports"
+
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // inlinePromptMax is the largest prompt stored inside a prompt_preview
@@ -179,7 +183,7 @@ func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
 	switch {
 	case all:
 		head = min(head, previewAllLines)
-		fmt.Fprintf(b, "  %s (%d chars, %s):\n", noun, n, Count(len(lines), "line"))
+		fmt.Fprintf(b, "  %s (%d chars, %s):\n", noun, n, render.Count(len(lines), "line"))
 	case len(lines) <= previewShortLines+2 && n <= previewPromptMax:
 		fmt.Fprintf(b, "  %s (%d chars):\n", noun, n)
 	default:
@@ -187,13 +191,13 @@ func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
 		if len(lines) <= previewShortLines+2 { // few but long lines
 			head, tail = len(lines), 0
 		}
-		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, Count(len(lines), "line"))
+		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, render.Count(len(lines), "line"))
 	}
 	for _, l := range lines[:head] {
 		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
 	}
 	if skipped := len(lines) - head - tail; skipped > 0 {
-		fmt.Fprintf(b, "  │ … %s …\n", Count(skipped, "more line"))
+		fmt.Fprintf(b, "  │ … %s …\n", render.Count(skipped, "more line"))
 	}
 	for _, l := range lines[len(lines)-tail:] {
 		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
@@ -238,12 +242,12 @@ func previewLine(l string) string {
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
 // path relative to .ai-session.
 func (e *Engine) savePrompt(command, prompt string) (string, error) {
-	dir, err := conversation.EnsureSubdir(e.SessionDir, "prompts")
+	dir, err := workspace.EnsureSubdir(e.SessionDir, "prompts")
 	if err != nil {
 		return "", err
 	}
 	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
-	if err := conversation.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
+	if err := workspace.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
 	return "prompts/" + name, nil
@@ -260,7 +264,7 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
-	before := head(bg, e.Root)
+	before := gitrepo.Head(bg, e.Root)
 	if len(inv.Passed) > 0 {
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
 			events.AuditMeta{Agent: spec.Req.Agent, Vars: inv.Passed})
@@ -274,7 +278,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.out.endRun(res, own)
 	e.spent.add(req.Agent, own)
 	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
-	after := head(bg, e.Root)
+	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
@@ -318,7 +322,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("HEAD moved during %s %s: %s -> %s", req.Agent, spec.Command, short(before), short(after)), nil,
 			events.AuditMeta{Agent: req.Agent, HeadBefore: before, HeadAfter: after})
 	}
-	e.last = &LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
+	e.last = &reports.LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
 	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
 	return res

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The room offers only running sessions: a finished one (a `claude -p` run
@@ -19,7 +20,7 @@ func TestRoomOffersOnlyRunningSessions(t *testing.T) {
 	ended, _ := simSession(t, h, endedID)
 	// The same pid with another start time: the process that registered it
 	// is gone and the pid was reused.
-	p := conversation.ThisProcess()
+	p := procfacts.ThisProcess()
 	p.Start++
 	if err := ended.RecordProcess(p); err != nil {
 		t.Fatal(err)

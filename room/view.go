@@ -11,6 +11,8 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // View is a read-only view of a repository's Agent Room, for a second
@@ -35,7 +37,7 @@ type View struct {
 // OpenView opens the view of the repository containing dir. diet is the
 // profile the budget ratio is computed for ("" = the default).
 func OpenView(dir, diet string) (*View, error) {
-	root, err := conversation.FindRoot(dir)
+	root, err := workspace.FindRoot(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +53,10 @@ func OpenView(dir, diet string) (*View, error) {
 }
 
 // LogPath is the conversation log the view reads.
-func (v *View) LogPath() string { return conversation.LogPath(v.Root) }
+func (v *View) LogPath() string { return workspace.LogPath(v.Root) }
 
 // SessionDir is the repository's .ai-session folder (it may not exist).
-func (v *View) SessionDir() string { return conversation.SessionDir(v.Root) }
+func (v *View) SessionDir() string { return workspace.SessionDir(v.Root) }
 
 func (v *View) reset() {
 	v.r = newResumeReader()
@@ -94,7 +96,7 @@ func (v *View) catchUp() error {
 // state catches up with the log and returns what the panel needs of it.
 // The lock is released however catching up ends (a panic in a reader
 // must not leave every later call waiting).
-func (v *View) state() (active, target string, last *LastRun, err error) {
+func (v *View) state() (active, target string, last *reports.LastRun, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	err = v.catchUp()
@@ -116,7 +118,7 @@ func (v *View) Panel(ctx context.Context) (Panel, error) {
 	}
 	if active == AgentOrchestrator {
 		if target == "" { // following the lead: whichever session it is now
-			if ws, err := conversation.ResolveWorkspace(v.Root); err == nil {
+			if ws, err := workspace.Resolve(v.Root); err == nil {
 				if t, err := conversation.Lead(ws); err == nil {
 					target = t.SessionID
 				}

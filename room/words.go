@@ -1,24 +1,9 @@
 package room
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 )
-
-// Count is n with its noun in agreement: Count(1, "file") is "1 file",
-// Count(2, "file") "2 files". A noun whose plural is not noun+"s" is given
-// as "singular|plural" ("match|matches").
-func Count(n int, noun string) string {
-	one, many, ok := strings.Cut(noun, "|")
-	if !ok {
-		many = one + "s"
-	}
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
 
 // Suggest returns the candidates close to a mistyped name: those it is a
 // prefix of, then those within a small edit distance (insertions,

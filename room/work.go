@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/gitrepo"
 
 	"github.com/chzyer/readline"
 	"github.com/fatih/color"
@@ -34,24 +35,15 @@ type runWork struct {
 	Command, Agent string
 	At             time.Time
 	Before, After  string // tree ids in the snapshot store
-	Files          []fileChange
-}
-
-// fileChange is one path a run changed, between two trees.
-type fileChange struct {
-	Path    string
-	Status  byte // 'A' new, 'D' deleted, 'M' modified, 'T' type changed
-	Added   int
-	Deleted int
-	Binary  bool
+	Files          []gitrepo.FileChange
 }
 
 // snapshotStore is the room's one snapshot store, made on first use; nil
 // when the room writes nothing or git cannot make one.
-func (e *Engine) snapshotStore(ctx context.Context) *snapshots {
+func (e *Engine) snapshotStore(ctx context.Context) *gitrepo.Snapshots {
 	if e.snaps == nil && e.Root != "" && !e.ReadOnly() {
-		s := newSnapshots(context.WithoutCancel(ctx), e.Root)
-		if s.dir == "" {
+		s := gitrepo.NewSnapshots(context.WithoutCancel(ctx), e.Root)
+		if !s.Ready() {
 			return nil
 		}
 		e.snaps = s
@@ -72,7 +64,7 @@ func (e *Engine) treeBefore(ctx context.Context, role agents.Role) string {
 	if s == nil {
 		return ""
 	}
-	t, err := s.tree(context.WithoutCancel(ctx))
+	t, err := s.Tree(context.WithoutCancel(ctx))
 	if err != nil {
 		return ""
 	}
@@ -87,11 +79,11 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 		return
 	}
 	bg := context.WithoutCancel(ctx)
-	after, err := e.snaps.tree(bg)
+	after, err := e.snaps.Tree(bg)
 	if err != nil || after == before {
 		return
 	}
-	files, err := e.snaps.changed(bg, before, after)
+	files, err := e.snaps.Changed(bg, before, after)
 	if err != nil || len(files) == 0 {
 		return
 	}
@@ -103,7 +95,7 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 		a, d = a+f.Added, d+f.Deleted
 	}
 	// replay prints "changes: <text>": the text does not repeat the kind.
-	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
+	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", render.Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
 }
 
 // emitChanges logs a changes event: a run's summary, or an /undo.
@@ -133,52 +125,12 @@ func (e *Engine) emitChanges(w *runWork, text string, undo bool, refused string)
 // maxLoggedPaths caps the paths a changes event lists.
 const maxLoggedPaths = 200
 
-// changed lists the paths that differ between two trees of the store,
-// with line counts.
-func (s *snapshots) changed(ctx context.Context, from, to string) ([]fileChange, error) {
-	ns, err := s.git(ctx, "diff", "--name-status", "-z", "--no-renames", from, to)
-	if err != nil {
-		return nil, err
-	}
-	var files []fileChange
-	idx := map[string]int{}
-	f := strings.Split(ns, "\x00")
-	for i := 0; i+1 < len(f); i += 2 {
-		if f[i] == "" {
-			break
-		}
-		idx[f[i+1]] = len(files)
-		files = append(files, fileChange{Path: f[i+1], Status: f[i][0]})
-	}
-	num, err := s.git(ctx, "diff", "--numstat", "-z", "--no-renames", from, to)
-	if err != nil {
-		return nil, err
-	}
-	for _, rec := range strings.Split(num, "\x00") {
-		parts := strings.SplitN(rec, "\t", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		i, ok := idx[parts[2]]
-		if !ok {
-			continue
-		}
-		if parts[0] == "-" {
-			files[i].Binary = true
-			continue
-		}
-		files[i].Added, _ = strconv.Atoi(parts[0])
-		files[i].Deleted, _ = strconv.Atoi(parts[1])
-	}
-	return files, nil
-}
-
 // maxSummaryFiles caps the files a change summary lists one a line.
 const maxSummaryFiles = 20
 
 // changeSummary is the printed account of a run's work: a head line, then
 // one line per file (path sanitized: a file name is untrusted).
-func changeSummary(files []fileChange) string {
+func changeSummary(files []gitrepo.FileChange) string {
 	a, d, width := 0, 0, 0
 	for i, f := range files {
 		a, d = a+f.Added, d+f.Deleted
@@ -187,33 +139,16 @@ func changeSummary(files []fileChange) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "changed %s: +%d -%d", Count(len(files), "file"), a, d)
+	fmt.Fprintf(&b, "changed %s: +%d -%d", render.Count(len(files), "file"), a, d)
 	for i, f := range files {
 		if i == maxSummaryFiles {
 			fmt.Fprintf(&b, "\n  … and %d more", len(files)-maxSummaryFiles)
 			break
 		}
 		p := render.InertLine(f.Path)
-		fmt.Fprintf(&b, "\n  %s%s  %s", p, strings.Repeat(" ", width-len([]rune(p))), f.counts())
+		fmt.Fprintf(&b, "\n  %s%s  %s", p, strings.Repeat(" ", width-len([]rune(p))), f.Counts())
 	}
 	return b.String()
-}
-
-// counts is "+2 -1", "+5 (new file)", "-3 (deleted)" or "(binary)".
-func (f fileChange) counts() string {
-	switch {
-	case f.Binary && f.Status == 'A':
-		return "(new binary file)"
-	case f.Binary && f.Status == 'D':
-		return "(binary, deleted)"
-	case f.Binary:
-		return "(binary)"
-	case f.Status == 'A':
-		return fmt.Sprintf("+%d (new file)", f.Added)
-	case f.Status == 'D':
-		return fmt.Sprintf("-%d (deleted)", f.Deleted)
-	}
-	return fmt.Sprintf("+%d -%d", f.Added, f.Deleted)
 }
 
 // maxDiffBytes caps the diff /diff prints or pages.
@@ -241,7 +176,7 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 		if len(paths) > 0 {
 			return errors.New("/diff --all takes no file: it shows the whole working tree against HEAD")
 		}
-		diff, what = diffText(ctx, e.Root), "the working tree against HEAD"
+		diff, what = gitrepo.Diff(ctx, e.Root), "the working tree against HEAD"
 	} else {
 		w := e.work
 		if w == nil {
@@ -257,7 +192,7 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 			args = append(append(args, "--"), rel...)
 		}
 		var err error
-		if diff, err = e.snaps.git(ctx, args...); err != nil {
+		if diff, err = e.snaps.Run(ctx, args...); err != nil {
 			return fmt.Errorf("/diff: %v", err)
 		}
 		what = fmt.Sprintf("the changes of %s /%s at %s", w.Agent, w.Command, w.At.Local().Format("15:04:05"))
@@ -280,7 +215,7 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 }
 
 // changedNames lists up to n paths of files.
-func changedNames(files []fileChange, n int) string {
+func changedNames(files []gitrepo.FileChange, n int) string {
 	var p []string
 	for i, f := range files {
 		if i == n {
@@ -415,12 +350,12 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		return nil
 	}
 	bg := context.WithoutCancel(ctx)
-	now, err := e.snaps.tree(bg)
+	now, err := e.snaps.Tree(bg)
 	if err != nil {
 		return fmt.Errorf("/undo: cannot read the working tree: %v", err)
 	}
 	// Every file the run changed must still hold what the run left.
-	since, err := e.snaps.changed(bg, w.After, now)
+	since, err := e.snaps.Changed(bg, w.After, now)
 	if err != nil {
 		return fmt.Errorf("/undo: %v", err)
 	}
@@ -454,7 +389,7 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		case 'D':
 			fmt.Fprintf(&b, "\n  restore  %s (deleted by the run)", p)
 		default:
-			fmt.Fprintf(&b, "\n  restore  %s (%s)", p, f.counts())
+			fmt.Fprintf(&b, "\n  restore  %s (%s)", p, f.Counts())
 		}
 	}
 	b.WriteString("\n  commits, the index (what you staged) and files the run did not change are left as they are")
@@ -469,51 +404,12 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 			return nil
 		}
 	}
-	if err := e.snaps.restore(bg, e.Root, w); err != nil {
+	if err := e.snaps.Restore(bg, w.Before, w.Files); err != nil {
 		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())
 		return fmt.Errorf("/undo: %v (some files may be reverted: /diff --all shows the working tree)", err)
 	}
-	e.Say("reverted %s of %s /%s.", Count(len(w.Files), "file"), w.Agent, w.Command)
-	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
+	e.Say("reverted %s of %s /%s.", render.Count(len(w.Files), "file"), w.Agent, w.Command)
+	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
 	e.work = nil
 	return nil
-}
-
-// restore writes back the files of w.Before that the run changed and
-// removes the files it created; the repository's index and commits are not
-// touched (the store's own index is used).
-func (s *snapshots) restore(ctx context.Context, root string, w *runWork) error {
-	var back []string
-	for _, f := range w.Files {
-		if f.Status == 'A' {
-			p := filepath.Join(root, filepath.FromSlash(f.Path))
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-			removeEmptyParents(root, filepath.Dir(p))
-			continue
-		}
-		back = append(back, f.Path)
-	}
-	if len(back) == 0 {
-		return nil
-	}
-	if _, err := s.git(ctx, "read-tree", w.Before); err != nil {
-		return err
-	}
-	// checkout-index replaces each path (a link in its place is removed,
-	// not followed) from the store's index, here w.Before.
-	_, err := s.git(ctx, append([]string{"checkout-index", "-f", "-q", "--"}, back...)...)
-	return err
-}
-
-// removeEmptyParents removes dir and its parents up to root while they are
-// empty (folders a run made for the files /undo deleted).
-func removeEmptyParents(root, dir string) {
-	for dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)) {
-		if os.Remove(dir) != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
 }

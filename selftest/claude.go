@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
 )
 
@@ -31,7 +31,7 @@ const (
 // claudeHook is a settings.json hook group running the recorder.
 func claudeHook(self string) []any {
 	return []any{map[string]any{"hooks": []any{map[string]any{
-		"type": "command", "command": conversation.ShellQuote(self) + " selftest --" + HookFlag, "timeout": 60,
+		"type": "command", "command": hookinstall.ShellQuote(self) + " selftest --" + HookFlag, "timeout": 60,
 	}}}}
 }
 

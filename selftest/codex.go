@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
 )
 
@@ -196,23 +196,23 @@ func codexTrust(ctx context.Context, c checkFunc, bin string, env []string, hook
 	const name = "hook trust (app-server)"
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	a, err := conversation.StartCodexAppServer(ctx, bin, env...)
+	a, err := hookinstall.StartCodexAppServer(ctx, bin, env...)
 	if err != nil {
 		c(name, Changed, "codex app-server: %v", err)
 		return false
 	}
 	defer a.Close()
-	find := func() (conversation.CodexHookStatus, error) {
+	find := func() (hookinstall.CodexHookStatus, error) {
 		hs, err := a.ListHooks(work)
 		if err != nil {
-			return conversation.CodexHookStatus{}, err
+			return hookinstall.CodexHookStatus{}, err
 		}
 		for _, h := range hs {
 			if h.SourcePath == hooksPath && strings.HasSuffix(h.Command, " selftest --"+HookFlag) {
 				return h, nil
 			}
 		}
-		return conversation.CodexHookStatus{}, fmt.Errorf("hooks/list does not report the Stop hook of %s (%d hooks listed)", hooksPath, len(hs))
+		return hookinstall.CodexHookStatus{}, fmt.Errorf("hooks/list does not report the Stop hook of %s (%d hooks listed)", hooksPath, len(hs))
 	}
 	h, err := find()
 	if err != nil {
@@ -223,7 +223,7 @@ func codexTrust(ctx context.Context, c checkFunc, bin string, env []string, hook
 		c(name, Changed, "hooks/list: key %q, event %q: not <path>:<event>:<group>:<handler>", h.Key, h.EventName)
 		return false
 	}
-	if err := a.Trust([]conversation.CodexHookStatus{h}); err != nil {
+	if err := a.Trust([]hookinstall.CodexHookStatus{h}); err != nil {
 		c(name, Changed, "%v", err)
 		return false
 	}

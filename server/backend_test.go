@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // rbBin is the relay-baton binary built once for these tests: the browser
@@ -57,7 +58,7 @@ func chatWorkspace(t *testing.T) (ws string, s *conversation.Session, transcript
 	if err := s.Register(conversation.Registration{SessionID: sid, TranscriptPath: transcript, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	s.RecordProcess(conversation.ThisProcess()) // the session runs (as this test)
+	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 	return ws, s, transcript
 }
 

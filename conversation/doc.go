@@ -1,0 +1,17 @@
+// Package conversation is the orchestrator lane: chatting with an
+// already-running Claude Code or Codex session (codex.go) through a file
+// inbox its hooks deliver.
+//
+//	Send ─► inbox/<ms>-<id>.json ─┬─ HookStop (turn end) ─────┐
+//	                              ├─ HookWait (idle, rewake) ─┼─► delivered/<id>.json ─► the session
+//	                              └─ Session.Monitor (wait) ──┘
+//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► FollowView
+//	ListTargets ─► Target.State, WriteTargets, WriteTargetsReport, FindTarget (the one targets view)
+//	RunHook ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart (bounded)
+//	HookCommands is the one table of the hooks' help
+//
+// package main, the room and the server are its clients: they parse flags
+// or input, call one of these, and render what comes back. Where its
+// folders live is workspace's; putting the hooks into an agent's
+// configuration is hookinstall's; process facts are procfacts'.
+package conversation

@@ -1,0 +1,21 @@
+package procfacts
+
+import (
+	"errors"
+
+	"golang.org/x/sys/windows"
+)
+
+// Alive reports whether process pid exists and has not exited.
+func Alive(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_ACCESS_DENIED)
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err != nil {
+		return true
+	}
+	return code == 259 // STILL_ACTIVE
+}
