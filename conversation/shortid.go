@@ -52,22 +52,4 @@ func ResolveSessionID(ws, id string) (string, error) {
 
 // sessionPrefix reports whether id can be the start of a session id: hex
 // digits and dashes where a UUID has them, MinSessionPrefix digits or more.
-func sessionPrefix(id string) bool {
-	if len(id) < MinSessionPrefix || len(id) > 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func sessionPrefix(id string) bool { return len(id) >= MinSessionPrefix && uuidShaped(id) }

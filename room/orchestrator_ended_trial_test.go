@@ -37,16 +37,24 @@ func runningSession(t *testing.T, s *conversation.Session) (end func()) {
 	return end
 }
 
-// A session that ended (the user quit it) is refused as `send` refuses it,
-// with the next step; nothing is queued.
-func TestChatRefusesAnEndedSession(t *testing.T) {
+// orchestratorOnRunningSession is a room whose active agent is the
+// orchestrator, on a session whose process runs until end is called.
+func orchestratorOnRunningSession(t *testing.T) (*harness, *conversation.Session, func()) {
+	t.Helper()
 	h := newHarness(t, "y")
 	s, _ := simSession(t, h, simSID)
 	end := runningSession(t, s)
-	ctx := context.Background()
-	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+	if _, err := h.e.Process(context.Background(), "/agent orchestrator"); err != nil {
 		t.Fatal(err)
 	}
+	return h, s, end
+}
+
+// A session that ended (the user quit it) is refused as `send` refuses it,
+// with the next step; nothing is queued.
+func TestChatRefusesAnEndedSession(t *testing.T) {
+	h, s, end := orchestratorOnRunningSession(t)
+	ctx := context.Background()
 	end() // the user typed /exit in the session
 	_, err := h.e.Process(ctx, "are you there?")
 	if !errors.Is(err, conversation.ErrNoLiveSession) {
@@ -68,13 +76,8 @@ func TestChatRefusesAnEndedSession(t *testing.T) {
 // A wait in progress ends when the session's process ends: the message
 // stays queued, and the room says so and how it gets delivered.
 func TestChatWaitEndsWithTheSession(t *testing.T) {
-	h := newHarness(t, "y")
-	s, _ := simSession(t, h, simSID)
-	end := runningSession(t, s)
+	h, s, end := orchestratorOnRunningSession(t)
 	ctx := context.Background()
-	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
-		t.Fatal(err)
-	}
 	go func() {
 		waitQueued(t, s)
 		end() // the session ends while the room waits
