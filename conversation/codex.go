@@ -229,8 +229,8 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
 		if m, ok := readRolloutMeta(p); ok {
-			if execRun(m) {
-				continue
+			if s, err := OpenSession(ws, id); execRun(m) && (err != nil || !s.ChatCapable()) {
+				continue // no hook registered it
 			}
 			t.Cwd = m.Cwd
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,13 +23,12 @@ func runningSession(t *testing.T, s *conversation.Session) (end func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ended := false
+	var once sync.Once
 	end = func() {
-		if !ended {
-			ended = true
+		once.Do(func() {
 			cmd.Process.Kill()
 			cmd.Wait()
-		}
+		})
 	}
 	t.Cleanup(end)
 	if err := s.RecordProcess(procfacts.Identify(procfacts.System, cmd.Process.Pid)); err != nil {
