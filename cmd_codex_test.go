@@ -125,7 +125,7 @@ func TestTailCodexRollout(t *testing.T) {
 	ws := t.TempDir()
 	dir := filepath.Join(home, "sessions", "2026", "12", "01")
 	os.MkdirAll(dir, 0o755)
-	b, err := os.ReadFile("agents/testdata/codex/rollout-0.169.0-exec-hook-delivery.jsonl")
+	b, err := os.ReadFile("transcript/testdata/codex/rollout-0.169.0-exec-hook-delivery.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -213,7 +214,7 @@ func runTail(inv *cli.Invocation) error {
 	}
 	var off int64
 	if !*fromStart {
-		off = conversation.Size(path)
+		off = transcript.Size(path)
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
@@ -222,13 +223,13 @@ func runTail(inv *cli.Invocation) error {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
 	}
 	if *noFollow && !*fromStart {
-		return conversation.TailRecent(inv.Ctx, path, conversation.RecentTurns, onSkip, func(acts []events.Activity) {
+		return transcript.TailRecent(inv.Ctx, path, transcript.RecentTurns, onSkip, func(acts []events.Activity) {
 			for _, a := range acts {
 				out.Activity(events.RoleOrchestrator, a)
 			}
 		})
 	}
-	return conversation.Tail(inv.Ctx, conversation.TailOptions{
+	return transcript.Tail(inv.Ctx, transcript.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: onSkip,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
@@ -281,11 +282,7 @@ func runWait(inv *cli.Invocation) error {
 // --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
 
 func runHook(inv *cli.Invocation) error {
-	var subs []*cli.Command
-	for _, h := range conversation.HookCommands {
-		subs = append(subs, &cli.Command{Name: h.Name, Usage: strings.TrimSpace(strings.TrimPrefix(h.Usage, h.Name)), Short: h.Short})
-	}
-	subInv, err := inv.Subcommand(subs)
+	subInv, err := inv.Subcommand(cli.HookSubcommands)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/hookinstall"
+	"github.com/relay-baton/relay-baton/repl"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -66,7 +67,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 	}
 	var term room.Terminal
 	if inv.IO.InTTY {
-		term = &room.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
+		term = &repl.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
 	}
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
@@ -83,7 +84,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		}
 		return nil, err
 	}
-	if lt, ok := term.(*room.LineTerminal); ok && e.SessionDir != "" {
+	if lt, ok := term.(*repl.LineTerminal); ok && e.SessionDir != "" {
 		lt.Dir = e.SessionDir
 	}
 	if f.cont {
@@ -174,7 +175,7 @@ func runChat(inv *cli.Invocation) error {
 	// SIGHUP end it.
 	ctx, stop := cli.KeepInterrupt(inv.Ctx)
 	defer stop()
-	return room.RunREPL(ctx, e, room.REPLOptions{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
+	return repl.Run(ctx, e, repl.Options{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
 		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
 }
 
@@ -198,14 +199,11 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(inv, &f, true)
+	e, err := openToRun(inv, inv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.Record(record)
 	if err := roomErr(run(e)); err != nil {
 		return err
@@ -230,6 +228,21 @@ func runPlan(inv *cli.Invocation) error {
 		}
 		return "plan " + task, nil
 	}, func(e *room.Engine) error { return e.Plan(inv.Ctx, task, false) })
+}
+
+// openToRun opens the room for a one-shot agent command, printing to
+// engineInv's output, and refuses to go on when nothing can confirm (no
+// terminal, no --yes); the caller closes the engine.
+func openToRun(inv, engineInv *cli.Invocation, f *roomFlags) (*room.Engine, error) {
+	e, err := openEngine(engineInv, f, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := needYes(inv, f); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
 }
 
 func needYes(inv *cli.Invocation, f *roomFlags) error {
@@ -267,14 +280,11 @@ func runContinue(inv *cli.Invocation) error {
 	if f.js { // stdout is the JSON result's alone
 		engineInv = inv.WithOut(inv.IO.Err)
 	}
-	e, err := openEngine(engineInv, &f, true)
+	e, err := openToRun(inv, engineInv, &f)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := needYes(inv, &f); err != nil {
-		return err
-	}
 	e.RecordContinue(n)
 	lr, err := e.Continue(inv.Ctx, n)
 	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
@@ -368,9 +378,7 @@ func runDoctor(inv *cli.Invocation) error {
 		r := e.Doctor(inv.Ctx, deep)
 		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
-		for _, c := range hookinstall.CheckHooks(e.Root, bin) {
-			r.Checks = append(r.Checks, reports.Check{Name: c.Name, Status: reports.Status(c.Status), Detail: c.Detail})
-		}
+		r.Checks = append(r.Checks, hookinstall.CheckHooks(e.Root, bin)...)
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // tail --no-follow without --from-start shows the session's last turns
-// (conversation.RecentTurns), not nothing; a delivered chat message shows
+// (transcript.RecentTurns), not nothing; a delivered chat message shows
 // its text.
 func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
@@ -22,12 +23,12 @@ func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 	}
 	// The recording twice: six turns, three per copy.
 	ws := t.TempDir()
-	transcript := filepath.Join(t.TempDir(), sid+".jsonl")
-	if err := os.WriteFile(transcript, append(append([]byte{}, b...), b...), 0o600); err != nil {
+	tpath := filepath.Join(t.TempDir(), sid+".jsonl")
+	if err := os.WriteFile(tpath, append(append([]byte{}, b...), b...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := conversation.OpenSession(ws, sid)
-	if err := s.Register(conversation.Registration{TranscriptPath: transcript, Cwd: ws}); err != nil {
+	if err := s.Register(conversation.Registration{TranscriptPath: tpath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
 	all, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
@@ -40,7 +41,7 @@ func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 	}
 	// The last three turns: exactly the second copy.
 	if second := all[strings.LastIndex(all, "[you] please be slow"):]; recent != second {
-		t.Errorf("--no-follow alone printed\n%s\nwant the last %d turns\n%s", recent, conversation.RecentTurns, second)
+		t.Errorf("--no-follow alone printed\n%s\nwant the last %d turns\n%s", recent, transcript.RecentTurns, second)
 	}
 	for _, want := range []string{"→ chat message delivered via hook: message sent while busy", "→ chat message delivered via rewake: message sent while idle"} {
 		if !strings.Contains(recent, want) {

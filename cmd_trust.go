@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"time"
@@ -59,29 +60,41 @@ func runTrust(inv *cli.Invocation) error {
 		}
 		return err
 	}
-	res := trustResult{Record: record}
 	if *revoke {
-		found, err := agents.RevokeConfig(root)
-		if err != nil {
-			return err
-		}
-		res.Action = "revoked"
-		if !found {
-			res.Action = "not-trusted"
-		}
-		if res.Config, _, err = agents.CheckTrust(root); err != nil {
-			return err
-		}
-		if *js {
-			return inv.PrintJSON(res)
-		}
-		if found {
-			_, err = fmt.Fprintf(inv.IO.Out, "revoked: %s is ignored from now on (relay-baton trust uses it again)\n", render.InertLine(res.Config.Path))
-		} else {
-			_, err = fmt.Fprintf(inv.IO.Out, "%s was not trusted: nothing to revoke\n", render.InertLine(res.Config.Path))
-		}
+		return trustRevoke(inv, root, record, *js)
+	}
+	return trustRepo(inv, root, record, *js)
+}
+
+// trustRevoke forgets root's config (trust --revoke).
+func trustRevoke(inv *cli.Invocation, root, record string, js bool) error {
+	res := trustResult{Record: record}
+	found, err := agents.RevokeConfig(root)
+	if err != nil {
 		return err
 	}
+	res.Action = "revoked"
+	if !found {
+		res.Action = "not-trusted"
+	}
+	if res.Config, _, err = agents.CheckTrust(root); err != nil {
+		return err
+	}
+	if js {
+		return inv.PrintJSON(res)
+	}
+	if found {
+		_, err = fmt.Fprintf(inv.IO.Out, "revoked: %s is ignored from now on (relay-baton trust uses it again)\n", render.InertLine(res.Config.Path))
+	} else {
+		_, err = fmt.Fprintf(inv.IO.Out, "%s was not trusted: nothing to revoke\n", render.InertLine(res.Config.Path))
+	}
+	return err
+}
+
+// trustRepo trusts root's config as it is now and says what agents run
+// with from now on.
+func trustRepo(inv *cli.Invocation, root, record string, js bool) error {
+	res := trustResult{Record: record}
 	cfg, err := agents.TrustConfig(root)
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: err}
@@ -92,9 +105,15 @@ func runTrust(inv *cli.Invocation) error {
 	if cfg.Timeout > 0 {
 		res.Timeout = cfg.Timeout.String()
 	}
-	if *js {
+	if js {
 		return inv.PrintJSON(res)
 	}
+	_, err = io.WriteString(inv.IO.Out, res.text())
+	return err
+}
+
+// text is what trust prints after trusting a config.
+func (res trustResult) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "trusted: %s (sha256 %s…)\n", render.InertLine(res.Config.Path), res.Config.SHA256[:12])
 	show := func(name string, v []string) {
@@ -112,9 +131,8 @@ func runTrust(inv *cli.Invocation) error {
 	if res.Timeout != "" {
 		fmt.Fprintf(&b, "  %-12s %s\n", "timeout", res.Timeout)
 	}
-	fmt.Fprintf(&b, "Agents now run with it; any change to the file untrusts it (relay-baton trust --revoke forgets it).\n")
-	_, err = inv.IO.Out.Write([]byte(b.String()))
-	return err
+	b.WriteString("Agents now run with it; any change to the file untrusts it (relay-baton trust --revoke forgets it).\n")
+	return b.String()
 }
 
 func trustList(inv *cli.Invocation, record string, js bool) error {

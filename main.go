@@ -44,14 +44,13 @@ func init() {
 	cli.Targets.Run = runTargets
 	cli.Tail.Run = runTail
 	cli.Wait.Run = runWait
-	cli.Hook.Run, cli.Hook.Long = runHook, conversation.HookHelp()
+	cli.Hook.Run = runHook
 	cli.Serve.Run = runServe
 	cli.Selftest.Run = runSelftest
 	cli.Complete.Run = runComplete
 	t := cli.RelayBaton
 	t.Values["diet"] = room.DietNames
 	t.Values["agent"] = []string{"claude", "codex", room.AgentOrchestrator}
-	t.Suggest = func(word string, names []string) string { return room.DidYouMean("", room.Suggest(word, names)) }
 }
 
 // run is main without os.Exit, so deferred functions run and tests can call it.

@@ -99,19 +99,14 @@ func (m *anthropicMessage) activities(source string) []events.Activity {
 		case "tool_use", "server_tool_use":
 			out = append(out, events.Activity{Source: source, Kind: events.ActTool, Tool: b.Name, Detail: ToolDetail(b.Name, b.Input), ID: b.ID})
 		case "tool_result":
-			out = append(out, events.Activity{Source: source, Kind: events.ActToolResult, Text: oneLine(toolResultText(b.Content), 200), IsError: b.IsError, ID: b.ToolUseID})
+			out = append(out, events.Activity{Source: source, Kind: events.ActToolResult, Text: oneLine(toolResultText(b.Content), ResultRunes), IsError: b.IsError, ID: b.ToolUseID})
 		}
 	}
 	return out
 }
 
 func toolResultText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
+	if s, ok := events.JSONStringValue(raw); ok || len(raw) == 0 {
 		return s
 	}
 	var blocks []contentBlock
@@ -127,8 +122,8 @@ func toolResultText(raw json.RawMessage) string {
 	return sb.String()
 }
 
-// detailKeys are the tool-input fields worth showing, most telling first.
-var detailKeys = []string{"description", "command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt", "notebook_path", "subject", "skill"}
+// DetailKeys are the tool-input fields worth showing, most telling first.
+var DetailKeys = []string{"description", "command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt", "notebook_path", "subject", "skill"}
 
 // ToolDetail is the one-line detail shown for a tool call: its description,
 // command, file path, pattern, ... whichever the input has first.
@@ -140,13 +135,22 @@ func ToolDetail(tool string, input json.RawMessage) string {
 	if json.Unmarshal(input, &m) != nil {
 		return ""
 	}
-	for _, k := range detailKeys {
+	for _, k := range DetailKeys {
 		if s, ok := m[k].(string); ok && s != "" {
-			return oneLine(s, 160)
+			return oneLine(s, DetailRunes)
 		}
 	}
 	return ""
 }
+
+// The cuts, in runes, of the one-line texts an activity shows: the
+// parsers of live output and of transcripts use the same ones, so that a
+// run reads the same live and read back.
+const (
+	ResultRunes = 200 // a tool result
+	DetailRunes = 160 // a tool call's detail (its command, path, query, ...)
+	LineRunes   = 300 // a first or last line (of a plan, an error)
+)
 
 // oneLine folds s onto one line and cuts it to at most n runes: the one
 // truncation helper.

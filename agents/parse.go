@@ -166,7 +166,7 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 		if status := strings.Trim(string(l.APIError), `"`); status != "" && status != "null" && !strings.Contains(msg, status) {
 			msg = "HTTP " + status + ": " + msg
 		}
-		p.out.ErrorText = firstLine(msg)
+		p.out.ErrorText = FirstLine(msg)
 		if p.out.NotLoggedIn || notLoggedInText(Claude, msg) {
 			p.out.NotLoggedIn = true
 		} else {
@@ -277,7 +277,7 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		if l.Error != nil && l.Error.Message != "" {
 			msg = l.Error.Message
 		}
-		p.out.ErrorText = firstLine(msg)
+		p.out.ErrorText = FirstLine(msg)
 		done := events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s}
 		if p.out.NotLoggedIn || notLoggedInText(Codex, msg) {
 			p.out.NotLoggedIn = true
@@ -300,7 +300,7 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 			return []events.Activity{{Source: Codex, Kind: events.ActError, Text: unreachableNotice(msg), IsError: true, Session: s}}
 		}
 		if p.out.ErrorText == "" {
-			p.out.ErrorText = firstLine(msg)
+			p.out.ErrorText = FirstLine(msg)
 		}
 		if notLoggedInText(Codex, msg) {
 			p.out.NotLoggedIn = true
@@ -325,18 +325,18 @@ func (p *CodexParser) toolActivity(it *codexItem) (events.Activity, bool) {
 	a := events.Activity{Source: Codex, Kind: events.ActTool, ID: it.ID, Session: p.out.Session, Tool: it.Type}
 	switch it.Type {
 	case "command_execution":
-		a.Detail = oneLine(unwrapShell(it.Command), 160)
+		a.Detail = oneLine(UnwrapShell(it.Command), DetailRunes)
 	case "mcp_tool_call":
 		a.Tool = it.Server + "." + it.Tool
 		a.Detail = ToolDetail(a.Tool, it.Args)
 	case "web_search":
-		a.Detail = oneLine(it.Query, 160)
+		a.Detail = oneLine(it.Query, DetailRunes)
 	case "file_change":
 		parts := make([]string, 0, len(it.Changes))
 		for _, c := range it.Changes {
 			parts = append(parts, c.Kind+" "+c.Path)
 		}
-		a.Detail = oneLine(strings.Join(parts, ", "), 160)
+		a.Detail = oneLine(strings.Join(parts, ", "), DetailRunes)
 	case "todo_list":
 		done := 0
 		for _, t := range it.Items {
@@ -380,21 +380,21 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 	res.IsError = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
 	switch {
 	case it.AggregatedOutput != "":
-		res.Text = oneLine(it.AggregatedOutput, 200)
+		res.Text = oneLine(it.AggregatedOutput, ResultRunes)
 	case it.Error != nil:
-		res.Text, res.IsError = oneLine(it.Error.Message, 200), true
+		res.Text, res.IsError = oneLine(it.Error.Message, ResultRunes), true
 	case it.Status != "":
 		res.Text = it.Status
 	}
 	return append(acts, res)
 }
 
-// unwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
+// UnwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
 // command as the model wrote it. Codex quotes the script as one shell word,
 // in single quotes, or in double quotes with backslashes when the script
 // holds a single quote (`/bin/bash -lc "printf '\\n' >> f"`), or in a
 // mix of both; anything that is not one word is shown as it is.
-func unwrapShell(cmd string) string {
+func UnwrapShell(cmd string) string {
 	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
 		rest, ok := strings.CutPrefix(cmd, sh)
 		if !ok {
@@ -461,11 +461,11 @@ func shellWord(s string) (string, bool) {
 	return b.String(), true
 }
 
-// firstLine is the first non-blank line of s, cut to 300 runes.
-func firstLine(s string) string {
+// FirstLine is the first non-blank line of s, cut to LineRunes.
+func FirstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.TrimSpace(l) != "" {
-			return oneLine(l, 300)
+			return oneLine(l, LineRunes)
 		}
 	}
 	return ""

@@ -264,7 +264,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	inv, err := Prepare(req)
 	if err != nil {
 		res.Err = err
-		res.Summary = label + ": " + firstLine(err.Error())
+		res.Summary = label + ": " + FirstLine(err.Error())
 		return res
 	}
 	res.Stripped, res.Passed = inv.Stripped, inv.Passed
@@ -274,7 +274,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog, err = openCommandLog(req.SessionDir)
 		if err != nil {
 			res.Err = err
-			res.Summary = label + ": " + firstLine(err.Error())
+			res.Summary = label + ": " + FirstLine(err.Error())
 			return res
 		}
 		defer clog.Close()
@@ -307,7 +307,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		outR.Close()
 		errR.Close()
 		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, err)
-		res.Summary = label + ": " + firstLine(res.Err.Error())
+		res.Summary = label + ": " + FirstLine(res.Err.Error())
 		clog.exit(-1)
 		return res
 	}
@@ -357,7 +357,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 			if tooLong == 0 {
 				stderrTail.add(string(line))
 				if req.Resume != "" && resumeWhy == "" && resumeFailure(string(line)) {
-					resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), 300)
+					resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), LineRunes)
 				}
 			}
 		})
@@ -417,7 +417,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	switch {
 	case cbPanic != nil:
 		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, cbPanic)
-		res.Summary = label + " failed: " + oneLine(res.Err.Error(), 300)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), LineRunes)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
@@ -524,7 +524,7 @@ func (t *tail) last() string {
 		if strings.HasPrefix(l, "Reading additional input from stdin") || strings.HasPrefix(l, "WARNING: proceeding") {
 			continue
 		}
-		return oneLine(l, 300)
+		return oneLine(l, LineRunes)
 	}
 	return ""
 }

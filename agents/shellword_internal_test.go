@@ -18,8 +18,8 @@ func TestUnwrapShellAsTyped(t *testing.T) {
 		{`/bin/bash -lc 'a' 'b'`, `'a' 'b'`},
 		{`python3 -c 'x'`, `python3 -c 'x'`},
 	} {
-		if got := unwrapShell(tc.in); got != tc.want {
-			t.Errorf("unwrapShell(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		if got := UnwrapShell(tc.in); got != tc.want {
+			t.Errorf("UnwrapShell(%s)\n = %s\nwant %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -211,9 +211,9 @@ var transcriptShapes = []struct {
 	name  string
 	globs []string
 }{
-	{"2.1.328 today", []string{"agents/testdata/claude-2.1.328-today.jsonl"}},
+	{"2.1.328 today", []string{"transcript/testdata/claude-2.1.328-today.jsonl"}},
 	{"corpus", []string{
-		"agents/testdata/claude-2.1.328-chat.jsonl",
+		"transcript/testdata/claude-2.1.328-chat.jsonl",
 		"testdata/transcripts/*.jsonl",
 		"testdata/corpus/marot-spotter/test/fixtures/transcripts/*.jsonl",
 	}},
@@ -494,7 +494,7 @@ func (b *bench) replay() error {
 	for i := 0; i < n; i++ {
 		e := events.New("bench-session", roles[i%len(roles)], kinds[i%len(kinds)], fmt.Sprintf("event number %d: a short summary of what happened", i))
 		if i%3 == 0 {
-			e.Meta = map[string]any{"agent": "codex", "exitCode": 0}
+			e.Meta = events.MetaJSON(`{"agent":"codex","exitCode":0}`)
 		}
 		if err := l.Append(e); err != nil {
 			return err

@@ -11,10 +11,12 @@
 //
 // It knows no lane and no room: package main binds each command's Run (flags,
 // one call into room, conversation or server, render) and the values only
-// they know (diet profiles, agent names, the did-you-mean suggester). Its
-// own commands are help, completion and version. Of this module it imports
-// events (kinds and roles, for completion) and events/render (Inert, for
-// error messages) only; nothing but main imports it.
+// they know (diet profiles, agent names). Its own commands are help,
+// completion and version; it also keeps the hook subcommands' rows and the
+// did-you-mean words (Suggest, DidYouMean). Every command table of the
+// module is made of rows holding an Entry: this one, the hooks', and the
+// room's slash commands. Of this module it imports events (kinds and roles,
+// for completion) and events/render (Inert, for error messages) only.
 package cli
 
 import (
@@ -26,25 +28,49 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
-	"github.com/fatih/color"
 	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
-// Command is one subcommand: a row of the table that drives dispatch, help
-// and completion.
-type Command struct {
+// Entry is what every command table of relay-baton says about one command
+// to a person: this command line's commands (Command), the hook
+// subcommands, and the room's slash commands (room.Command) are rows that
+// hold an Entry, so help, completion and lookup walk one shape.
+type Entry struct {
 	Name    string
 	Aliases []string
 	Usage   string // arguments after the name, e.g. "[--json] [--limit N]"
 	Short   string // one line for the command list
-	Long    string // paragraphs for `help <cmd>`
-	Hidden  bool
+	Hidden  bool   // left out of help and completion
+}
+
+// Names are the words that call the command: its name, then its aliases.
+func (e *Entry) Names() []string { return append([]string{e.Name}, e.Aliases...) }
+
+// Called reports whether word calls the command (its name or an alias).
+func (e *Entry) Called(word string) bool {
+	return e.Name == word || slices.Contains(e.Aliases, word)
+}
+
+// Synopsis is the name and its usage, as a help list shows them.
+func (e *Entry) Synopsis() string {
+	if e.Usage == "" {
+		return e.Name
+	}
+	return e.Name + " " + e.Usage
+}
+
+// Command is one subcommand: a row of the table that drives dispatch, help
+// and completion.
+type Command struct {
+	Entry
+	Long string // paragraphs for `help <cmd>`
 	// Subcommands (or fixed first arguments) the command dispatches on,
 	// for completion; TestSubcommandsDispatch holds them to Run.
 	Subcommands []string
@@ -68,13 +94,8 @@ type Table struct {
 // Lookup finds a command by name or alias.
 func (t *Table) Lookup(name string) *Command {
 	for _, c := range t.Commands {
-		if c.Name == name {
+		if c.Called(name) {
 			return c
-		}
-		for _, a := range c.Aliases {
-			if a == name {
-				return c
-			}
 		}
 	}
 	return nil
@@ -85,8 +106,7 @@ func (t *Table) VisibleNames() []string {
 	var out []string
 	for _, c := range t.Commands {
 		if !c.Hidden {
-			out = append(out, c.Name)
-			out = append(out, c.Aliases...)
+			out = append(out, c.Names()...)
 		}
 	}
 	return out
@@ -100,7 +120,11 @@ type IO struct {
 	Err    io.Writer
 	InTTY  bool
 	OutTTY bool
-	Color  bool // colour decided once, from --color, NO_COLOR and the TTY check
+	// Color is the one colour decision (decideColor: --color, NO_COLOR,
+	// TERM=dumb, the TTY), made once by Run. Everything that paints takes
+	// it as an argument; nothing reads fatih/color's global NoColor (every
+	// painter calls EnableColor and is given this answer).
+	Color bool
 	// probe, when set, makes Parse capture the command's flag set and stop
 	// (completion reads the flags this way; see probeFlags).
 	probe *flagProbe
@@ -267,7 +291,6 @@ func Run(ctx context.Context, t *Table, args []string, io *IO) int {
 		return report(io, err)
 	}
 	io.Color = c
-	color.NoColor = !c
 
 	if len(args) == 0 {
 		printMainHelp(io.Out, t)
@@ -350,7 +373,8 @@ func colorModeFromArgs(args []string) string {
 	return "auto"
 }
 
-// decideColor is the one place colour is decided.
+// decideColor is the one place colour is decided: IO.Color holds its
+// answer.
 func decideColor(mode string, outTTY bool, getenv func(string) string) (bool, error) {
 	switch mode {
 	case "always":

@@ -1,43 +1,31 @@
 package cli
 
-import "github.com/relay-baton/relay-baton/events"
+import (
+	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+)
 
 // The table of relay-baton's commands: what each is called, takes and says
-// in --help. Package main binds each Run (and Hook's Long) before Run
-// dispatches; help, completion and version are this package's own.
+// in --help. Package main binds each Run before Run dispatches; help,
+// completion and version are this package's own.
 
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
+	Suggest: func(word string, names []string) string { return DidYouMean("", Suggest(word, names)) },
 	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
 		Send, Targets, Tail, Wait, Hook, Serve, Selftest, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
 		"to":    {"claude", "codex"},
 		"scope": {"project", "local", "user"},
-		"kind":  kinds(),
-		"role":  roles(),
+		"kind":  events.KindNames(),
+		"role":  events.RoleNames(),
 	},
 }
 
-func kinds() []string {
-	out := make([]string, len(events.Kinds))
-	for i, k := range events.Kinds {
-		out[i] = string(k)
-	}
-	return out
-}
-
-func roles() []string {
-	out := make([]string, len(events.Roles))
-	for i, r := range events.Roles {
-		out[i] = string(r)
-	}
-	return out
-}
-
 var Chat = &Command{
-	Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env] [--allow-env NAME]...",
-	Short: "Open the Agent Room: a turn-based REPL with Claude and Codex",
+	Entry: Entry{Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env] [--allow-env NAME]...", Short: "Open the Agent Room: a turn-based REPL with Claude and Codex"},
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
 credentials held back) and runs only after you answer y. /agent orchestrator chats with a running
@@ -60,9 +48,7 @@ redrawn in place; narrower terminals and pipes get a one-line status before each
 }
 
 var Replay = &Command{
-	Name:  "replay",
-	Usage: "[--json] [--session ID] [--kind k1,k2] [--role r1,r2] [--since DURATION|TIMESTAMP] [--limit N] [--follow] [--file PATH] [--path DIR]",
-	Short: "Show the recorded conversation timeline (read-only)",
+	Entry: Entry{Name: "replay", Usage: "[--json] [--session ID] [--kind k1,k2] [--role r1,r2] [--since DURATION|TIMESTAMP] [--limit N] [--follow] [--file PATH] [--path DIR]", Short: "Show the recorded conversation timeline (read-only)"},
 	Long: `Prints .ai-session/conversation.jsonl of the repository as a numbered
 timeline, "N. [ts] who kind: text", then a summary footer. Filters combine:
 --session, --kind and --role take comma-separated lists; --since takes a
@@ -75,12 +61,12 @@ a line over 1 MiB) are skipped and reported after the footer. replay never
 writes: it does not create .ai-session.`,
 }
 
-var Plan = &Command{Name: "plan", Usage: "<task> [--yes] [--continue] [--allow-env NAME]...", Short: "Have the planner write plan.md (preview first)"}
+var Plan = &Command{Entry: Entry{Name: "plan", Usage: "<task> [--yes] [--continue] [--allow-env NAME]...", Short: "Have the planner write plan.md (preview first)"}}
 
-var Execute = &Command{Name: "execute", Usage: "[--yes] [--continue] [--allow-env NAME]...", Short: "Run the executor against plan.md (preview first)"}
+var Execute = &Command{Entry: Entry{Name: "execute", Usage: "[--yes] [--continue] [--allow-env NAME]...", Short: "Run the executor against plan.md (preview first)"}}
 
 var Continue = &Command{
-	Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)",
+	Entry: Entry{Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)"},
 	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
 next step, then claude (the planner) reads the step's answer and diff and rewrites
 .ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
@@ -92,23 +78,23 @@ the loop's result (steps, reason, agent runs, plan updates) on stdout, everythin
 stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`,
 }
 
-var Handoff = &Command{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)",
-	Subcommands: []string{"claude", "codex"}}
+var Handoff = &Command{
+	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
+	Subcommands: []string{"claude", "codex"},
+}
 
-var Review = &Command{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}
+var Review = &Command{Entry: Entry{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}}
 
-var Status = &Command{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)"}
+var Status = &Command{Entry: Entry{Name: "status", Usage: "[--json]", Short: "Show session status (read-only)"}}
 
-var Budget = &Command{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)"}
+var Budget = &Command{Entry: Entry{Name: "budget", Usage: "[--diet PROFILE] [--json]", Short: "Show context-budget usage (read-only)"}}
 
-var Doctor = &Command{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)"}
+var Doctor = &Command{Entry: Entry{Name: "doctor", Usage: "[--deep] [--json]", Short: "Check git, agent binaries, keys and .ai-session health (read-only)"}}
 
-var Note = &Command{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log"}
+var Note = &Command{Entry: Entry{Name: "note", Usage: "<text>", Short: "Append a note to the conversation log"}}
 
 var Trust = &Command{
-	Name:  "trust",
-	Usage: "[--path DIR] [--revoke | --list] [--json]",
-	Short: "Trust this repository's .relay-baton.json so that agents run with it",
+	Entry: Entry{Name: "trust", Usage: "[--path DIR] [--revoke | --list] [--json]", Short: "Trust this repository's .relay-baton.json so that agents run with it"},
 	Long: `A repository's .relay-baton.json (extra claude and codex arguments, a timeout,
 allowEnv) is ignored until you trust it: read it, then run relay-baton trust in the
 repository. Its absolute path and SHA-256 are recorded in your config folder
@@ -127,9 +113,7 @@ arguments) or the record cannot be written, 2 usage.`,
 }
 
 var Send = &Command{
-	Name:  "send",
-	Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-",
-	Short: "Queue a chat message for a running Claude Code or Codex session",
+	Entry: Entry{Name: "send", Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-", Short: "Queue a chat message for a running Claude Code or Codex session"},
 	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
 (.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
 turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
@@ -142,9 +126,7 @@ Messages over 64 KB are refused.`,
 }
 
 var Targets = &Command{
-	Name:  "targets",
-	Usage: "[--all] [--json] [--set-lead ID|none]",
-	Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with",
+	Entry: Entry{Name: "targets", Usage: "[--all] [--json] [--set-lead ID|none]", Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with"},
 	Long: `Lists the running Claude Code sessions of this workspace (started after
 'relay-baton hook install': their hooks record the session's process), most
 recently active first: whether each is chat-capable (its inbox exists), its
@@ -166,9 +148,7 @@ the room's /agent orchestrator say so ("lead is now ...").`,
 }
 
 var Tail = &Command{
-	Name:  "tail",
-	Usage: "[--session ID] [--from-start] [--no-follow] [--json]",
-	Short: "Stream a session's transcript as activity",
+	Entry: Entry{Name: "tail", Usage: "[--session ID] [--from-start] [--no-follow] [--json]", Short: "Stream a session's transcript as activity"},
 	Long: `Follows a Claude Code session's transcript (located from its registration,
 then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
 ($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the
@@ -180,9 +160,7 @@ prints the session's last 3 turns (the one in progress included), with
 }
 
 var Wait = &Command{
-	Name:  "wait",
-	Usage: "--session ID [--once]",
-	Short: "Block until a chat message arrives, claim it and print it (Monitor lane)",
+	Entry: Entry{Name: "wait", Usage: "--session ID [--once]", Short: "Block until a chat message arrives, claim it and print it (Monitor lane)"},
 	Long: `The Monitor lane: a session arms Claude Code's Monitor tool on this command.
 It watches the inbox (fsnotify), claims each message while the session is not in
 a turn, and prints its framed text as one write. --once exits after the first
@@ -192,19 +170,14 @@ wait exits 1.`,
 }
 
 var Hook = &Command{
-	Name:  "hook",
-	Usage: "stop|wait|prompt-submit|notify|session-start|install [flags]",
-	Short: "Claude Code hooks that deliver chat messages",
-	// Long is conversation.HookHelp(), the hooks' one table of help: main
-	// binds it with Run.
-	Subcommands: []string{"stop", "wait", "prompt-submit", "notify", "session-start", "install"},
+	Entry:       Entry{Name: "hook", Usage: strings.Join(hookNames(), "|") + " [flags]", Short: "Claude Code hooks that deliver chat messages"},
+	Long:        hookHelp(),
+	Subcommands: hookNames(),
 	Dispatch:    true,
 }
 
 var Serve = &Command{
-	Name:  "serve",
-	Usage: "[--port N] [--open] [--path DIR]",
-	Short: "Serve the room's second screen: timeline, context and chat, on localhost",
+	Entry: Entry{Name: "serve", Usage: "[--port N] [--open] [--path DIR]", Short: "Serve the room's second screen: timeline, context and chat, on localhost"},
 	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
 Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
 kind, with plan.md, handoff.md, review.md and saved prompts opened read-only), the
@@ -225,9 +198,7 @@ with the hooks installed ('relay-baton hook install').`,
 }
 
 var Selftest = &Command{
-	Name:  "selftest",
-	Usage: "[--agent claude|codex] [--json] [--keep] [--step-timeout DURATION]",
-	Short: "Check the installed claude and codex CLIs against the contracts relay-baton relies on",
+	Entry: Entry{Name: "selftest", Usage: "[--agent claude|codex] [--json] [--keep] [--step-timeout DURATION]", Short: "Check the installed claude and codex CLIs against the contracts relay-baton relies on"},
 	Long: `Runs the installed claude and codex (resolved as for real runs: RELAY_BATON_CLAUDE /
 RELAY_BATON_CODEX, else PATH) against a mock model API on 127.0.0.1, in a temporary HOME and
 CODEX_HOME, and checks what relay-baton depends on: stream-json and exec --json output,
@@ -244,9 +215,7 @@ Exit 0 when every contract holds (or was skipped), 1 when one changed, 2 on a us
 }
 
 var Version = &Command{
-	Name:  "version",
-	Usage: "[--json]",
-	Short: "Print the version and the commit it was built from",
+	Entry: Entry{Name: "version", Usage: "[--json]", Short: "Print the version and the commit it was built from"},
 	Long: `Prints the module version and, for a binary built from a git checkout (go install . or
 go build in the clone), the commit, its time and whether the work tree had local changes,
 from the build information Go records. --version prints the same line.`,
@@ -254,9 +223,7 @@ from the build information Go records. --version prints the same line.`,
 }
 
 var Completion = &Command{
-	Name:  "completion",
-	Usage: "bash|zsh|fish",
-	Short: "Print a shell completion script",
+	Entry: Entry{Name: "completion", Usage: "bash|zsh|fish", Short: "Print a shell completion script"},
 	Long: `Prints a completion script for bash, zsh or fish, generated from the same command
 table that drives dispatch and --help: commands and aliases, each command's flags,
 flag values (--color auto|always|never, --kind and --role of replay, --diet, --agent,
@@ -276,17 +243,12 @@ or, for this shell only:
 }
 
 var Help = &Command{
-	Name:  "help",
-	Usage: "[command]",
-	Short: "Show help for relay-baton or one command",
+	Entry: Entry{Name: "help", Usage: "[command]", Short: "Show help for relay-baton or one command"},
 	Run:   runHelp,
 }
 
 // Complete answers the dynamic completions of the scripts (session ids);
 // hidden.
 var Complete = &Command{
-	Name:   "__complete",
-	Usage:  "sessions|replay-sessions",
-	Short:  "Dynamic values for the completion scripts",
-	Hidden: true,
+	Entry: Entry{Name: "__complete", Usage: "sessions|replay-sessions", Short: "Dynamic values for the completion scripts", Hidden: true},
 }

@@ -122,7 +122,7 @@ func completionSpecs(t *Table) []compSpec {
 		if c.Hidden {
 			continue
 		}
-		s := compSpec{Key: c.Name, Names: append([]string{c.Name}, c.Aliases...), Short: c.Short, Flags: specFlags(t, probeFlags(t, c))}
+		s := compSpec{Key: c.Name, Names: c.Names(), Short: c.Short, Flags: specFlags(t, probeFlags(t, c))}
 		switch {
 		case c.Name == "help":
 			s.Args = t.VisibleNames()

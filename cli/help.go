@@ -64,7 +64,7 @@ func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
 
 func printCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet, width int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", strings.TrimSpace("relay-baton "+c.Name+" "+c.Usage), c.Short)
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", "relay-baton "+c.Synopsis(), c.Short)
 	if len(c.Aliases) > 0 {
 		fmt.Fprintf(&b, "\nAliases: %s\n", strings.Join(c.Aliases, ", "))
 	}

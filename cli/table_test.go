@@ -16,7 +16,7 @@ import (
 // toy is a table of its own: cli works without main's commands.
 func toy() (*Table, *[]string) {
 	var ran []string
-	greet := &Command{Name: "greet", Aliases: []string{"hi"}, Usage: "[--loud] NAME", Short: "Say hello", Long: "Greets NAME."}
+	greet := &Command{Entry: Entry{Name: "greet", Aliases: []string{"hi"}, Usage: "[--loud] NAME", Short: "Say hello"}, Long: "Greets NAME."}
 	greet.Run = func(inv *Invocation) error {
 		fs := inv.Flags()
 		loud := fs.Bool("loud", false, "shout")
@@ -33,10 +33,10 @@ func toy() (*Table, *[]string) {
 		}
 		return nil
 	}
-	quiet := &Command{Name: "quiet", Short: "Fail silently", Run: func(*Invocation) error { return ErrSilent }}
-	tool := &Command{Name: "tool", Short: "Dispatch on a word", Subcommands: []string{"a"}, Dispatch: true}
+	quiet := &Command{Entry: Entry{Name: "quiet", Short: "Fail silently"}, Run: func(*Invocation) error { return ErrSilent }}
+	tool := &Command{Entry: Entry{Name: "tool", Short: "Dispatch on a word"}, Subcommands: []string{"a"}, Dispatch: true}
 	tool.Run = func(inv *Invocation) error {
-		sub, err := inv.Subcommand([]*Command{{Name: "a", Short: "the a"}})
+		sub, err := inv.Subcommand([]*Command{{Entry: Entry{Name: "a", Short: "the a"}}})
 		if err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func toy() (*Table, *[]string) {
 		ran = append(ran, sub.Cmd.Name)
 		return nil
 	}
-	unbound := &Command{Name: "unbound", Short: "Has no Run"}
+	unbound := &Command{Entry: Entry{Name: "unbound", Short: "Has no Run"}}
 	t := &Table{Commands: []*Command{greet, quiet, tool, unbound, Help, Completion},
 		Values: map[string][]string{"mood": {"glad", "grim"}},
 		Suggest: func(w string, names []string) string {

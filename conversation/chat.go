@@ -22,6 +22,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -429,14 +430,14 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			return res, err
 		}
 	}
-	transcript := o.Transcript
-	if !filepath.IsAbs(transcript) {
-		transcript = ""
+	tpath := o.Transcript
+	if !filepath.IsAbs(tpath) {
+		tpath = ""
 	}
-	if transcript == "" && o.Handover {
-		transcript = LocateTranscript(s)
+	if tpath == "" && o.Handover {
+		tpath = LocateTranscript(s)
 	}
-	offset := Size(transcript)
+	offset := transcript.Size(tpath)
 	for _, name := range names {
 		src := filepath.Join(s.InboxDir(), name)
 		id := idFromName(name)
@@ -460,7 +461,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			id = id + "-" + strings.SplitN(name, "-", 2)[0]
 		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
-		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: transcript, Offset: offset}
+		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: tpath, Offset: offset}
 		held, err := s.newMarker(mk)
 		if errors.Is(err, fs.ErrExist) {
 			// A claim of this id is in progress, or one that died: settle

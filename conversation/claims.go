@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // A claim in progress is recorded before the message leaves the inbox, so
@@ -328,12 +329,12 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 		return unknown
 	}
 	off := mk.Offset
-	if Size(path) < off {
+	if transcript.Size(path) < off {
 		off = 0 // replaced or truncated: all of it
 	}
 	needle := "chat message " + id + " "
 	found := false
-	err := Tail(context.Background(), TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
+	err := transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
 		for _, a := range acts {
 			if a.Kind == events.ActDelivered && strings.Contains(a.Text, needle) {
 				found = true

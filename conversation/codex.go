@@ -19,6 +19,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // This file makes running Codex CLI sessions (threads) chat targets, on the
@@ -28,7 +29,7 @@ import (
 // boundary, and the queue lane hands a message to an idle, loaded thread
 // with `codex queue --thread <id> --message <framed text>`. Replies are read
 // from the thread's rollout file ($CODEX_HOME/sessions/YYYY/MM/DD/
-// rollout-<time>-<thread id>.jsonl), parsed by agents.ParseRolloutLine.
+// rollout-<time>-<thread id>.jsonl), parsed by transcript.ParseRolloutLine.
 
 // Agent names of a Target.
 const (
@@ -77,7 +78,7 @@ func FindRollout(id string) string {
 
 // IsCodex reports whether s is a Codex thread: its transcript is a rollout.
 func (s *Session) IsCodex() bool {
-	return agents.IsRolloutPath(LocateTranscript(s))
+	return transcript.IsRolloutPath(LocateTranscript(s))
 }
 
 // maxMetaLine caps how much of a rollout's first line (session_meta, which
@@ -85,10 +86,10 @@ func (s *Session) IsCodex() bool {
 const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
-func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
+func readRolloutMeta(path string) (transcript.RolloutMeta, bool) {
 	f, err := events.OpenRegular(path) // a FIFO there does not block
 	if err != nil {
-		return agents.RolloutMeta{}, false
+		return transcript.RolloutMeta{}, false
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10)
@@ -102,7 +103,7 @@ func readRolloutMeta(path string) (agents.RolloutMeta, bool) {
 		}
 		line = buf.Bytes()
 	}
-	return agents.ParseRolloutMeta(line)
+	return transcript.ParseRolloutMeta(line)
 }
 
 // CodexTurn says whether a Codex thread is in a turn, from the end of its
@@ -127,7 +128,7 @@ func CodexTurn(rollout string, now time.Time) bool {
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return false
 	}
-	in, _ := agents.RolloutTurnState(buf)
+	in, _ := transcript.RolloutTurnState(buf)
 	return in
 }
 
@@ -170,7 +171,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		idx[out[i].SessionID] = i
 		if out[i].Agent == "" {
 			out[i].Agent = AgentClaude
-			if agents.IsRolloutPath(out[i].TranscriptPath) {
+			if transcript.IsRolloutPath(out[i].TranscriptPath) {
 				out[i].Agent = AgentCodex
 			}
 		}
@@ -184,7 +185,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 				}
 				return nil
 			}
-			if d.IsDir() || !d.Type().IsRegular() || !agents.IsRolloutPath(p) {
+			if d.IsDir() || !d.Type().IsRegular() || !transcript.IsRolloutPath(p) {
 				return nil
 			}
 			base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
@@ -253,7 +254,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 // hook registered (no chat folder): relay-baton's own agent runs among
 // them, whose hooks stand aside. Like a `claude -p` run, it is never a
 // target.
-func execRun(m agents.RolloutMeta) bool {
+func execRun(m transcript.RolloutMeta) bool {
 	return m.Originator == "codex_exec" || m.Source == "exec"
 }
 
@@ -323,7 +324,7 @@ const QueueTimeout = 30 * time.Second
 // has nobody to answer).
 func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	rollout := LocateTranscript(s)
-	if !agents.IsRolloutPath(rollout) {
+	if !transcript.IsRolloutPath(rollout) {
 		return false, nil
 	}
 	has, err := s.HasPending()

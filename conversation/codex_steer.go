@@ -14,8 +14,7 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
-
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // The steer lane: a message for a Codex thread that is in a turn reaches
@@ -73,7 +72,7 @@ func DeliverCodex(ctx context.Context, s *Session) (ok bool, err error) {
 // a delivery; a failure puts the message back into the inbox first in line.
 func DeliverSteer(ctx context.Context, s *Session) (ok bool, err error) {
 	rollout := LocateTranscript(s)
-	if !agents.IsRolloutPath(rollout) {
+	if !transcript.IsRolloutPath(rollout) {
 		return false, nil
 	}
 	has, err := s.HasPending()

@@ -13,15 +13,14 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
-// The rollouts recorded with the real codex 0.169.0 (agents/testdata/codex).
+// The rollouts recorded with the real codex 0.169.0 (transcript/testdata/codex).
 const (
-	execRollout = "../agents/testdata/codex/rollout-0.169.0-exec-hook-delivery.jsonl"
+	execRollout = "../transcript/testdata/codex/rollout-0.169.0-exec-hook-delivery.jsonl"
 	execThread  = "01a2333a-f018-71f2-a399-eccb85793c31"
-	tuiRollout  = "../agents/testdata/codex/rollout-0.169.0-tui-queue-delivery.jsonl"
+	tuiRollout  = "../transcript/testdata/codex/rollout-0.169.0-tui-queue-delivery.jsonl"
 	tuiThread   = "01a2333b-88b5-7f30-ab54-d2401a5fb8a1"
 )
 
@@ -244,25 +243,6 @@ func TestDeliverQueue(t *testing.T) {
 	}
 	if st, _ := s.State(r.Message.ID); !st.Queued {
 		t.Fatalf("without codex: %+v", st)
-	}
-}
-
-// Tail reads a rollout with the rollout parser, so Watch and `tail` follow
-// Codex threads.
-func TestTailRollout(t *testing.T) {
-	var c collector
-	err := Tail(context.Background(), TailOptions{Path: execRollout, OnActivity: c.on, OnSkip: c.skip})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ks []string
-	for _, a := range c.acts {
-		if a.Kind != events.ActUsage {
-			ks = append(ks, string(a.Kind))
-		}
-	}
-	if got, want := strings.Join(ks, ","), "user,tool,tool_result,text,delivered,thinking,text,done"; got != want || len(c.skips) != 0 {
-		t.Fatalf("activities %s, want %s (skips %v)", got, want, c.skips)
 	}
 }
 

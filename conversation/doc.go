@@ -8,7 +8,6 @@
 //	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► FollowView
 //	ListTargets ─► Target.State, WriteTargets, WriteTargetsReport, FindTarget (the one targets view)
 //	RunHook ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart (bounded)
-//	HookCommands is the one table of the hooks' help
 //
 // package main, the room and the server are its clients: they parse flags
 // or input, call one of these, and render what comes back. Where its

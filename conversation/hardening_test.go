@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 func textLine(id, text string) string {
@@ -30,7 +31,7 @@ func TestTailRewrittenInPlace(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- Tail(ctx, TailOptions{Path: p, Follow: true, Poll: 20 * time.Millisecond,
+		done <- transcript.Tail(ctx, transcript.TailOptions{Path: p, Follow: true, Poll: 20 * time.Millisecond,
 			OnSkip: func(_ int64, why string) { mu.Lock(); skips = append(skips, why); mu.Unlock() },
 			OnActivity: func(_ int64, acts []events.Activity) bool {
 				mu.Lock()
@@ -92,7 +93,7 @@ func TestTailBOM(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(p, []byte("\xEF\xBB\xBF"+textLine("m1", "first")+textLine("m2", "second")), 0o600)
 	var texts, skips []string
-	err := Tail(context.Background(), TailOptions{Path: p,
+	err := transcript.Tail(context.Background(), transcript.TailOptions{Path: p,
 		OnSkip: func(_ int64, why string) { skips = append(skips, why) },
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {

@@ -22,63 +22,6 @@ import (
 // waiter, the UserPromptSubmit and SessionStart hooks do with a payload.
 // package main only parses flags and calls RunHook (bounded, RunBounded).
 
-// HookSub is one `relay-baton hook` subcommand: the one place its
-// usage and help text are kept (the hook command's help and each
-// subcommand's --help are built from HookCommands).
-type HookSub struct {
-	Name  string
-	Usage string // after "relay-baton hook "
-	Short string
-}
-
-// HookCommands lists the hook subcommands; the first five are run by Claude
-// Code with a JSON payload on stdin.
-var HookCommands = []HookSub{
-	{"stop", "stop", "Stop hook: reads the payload on stdin; stores the turn's last text (last_assistant_message) as the reply to the chat messages it answered (outbox/<id>.json); posts queued messages to the session's messaging socket when it has one, else claims one and prints {\"decision\":\"block\",\"reason\":...}; silent when none is queued or stop_hook_active is true."},
-	{"wait", "wait [--timeout D]", "asyncRewake waiter (Stop and SessionStart hooks): reads the payload on stdin, waits while the session is idle for a chat message, claims it and exits 2 with its framed text on stderr; exits 0 with nothing claimed after --timeout or when another waiter is armed."},
-	{"prompt-submit", "prompt-submit", "UserPromptSubmit hook: marks the session busy, so the idle lanes wait for the turn boundary; records the session's messaging socket and permission mode, and the chat messages the prompt carries."},
-	{"notify", "notify", "Notification hook: records that the session waits for its user (a permission prompt or a question), shown by targets, the room and the page until the session moves on."},
-	{"session-start", "session-start", "SessionStart hook: records the session's transcript path and cwd (and its messaging socket, when Claude Code gives one) and creates its inbox."},
-	{"install", "install [--agent claude|codex] [--scope project|local|user] [--wait-timeout D] [--check] [--uninstall]", "Merge relay-baton's chat hooks into a Claude Code settings file; with\n--agent codex, into Codex's hooks.json (--scope user: $CODEX_HOME, the\ndefault; project: .codex/), recording the trust Codex needs for\nrelay-baton's hooks only (--check asks Codex too). The file is edited in\nplace (everything else kept byte for byte) after a backup to\n<file>.relay-baton.bak; a symlinked file stays a link (its target is\nedited); --uninstall removes only relay-baton's exact entries."},
-}
-
-// LookupHook returns the hook subcommand called name.
-func LookupHook(name string) (HookSub, bool) {
-	for _, h := range HookCommands {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return HookSub{}, false
-}
-
-// HookHelp is the help text of the hook command, from HookCommands.
-func HookHelp() string {
-	var b strings.Builder
-	b.WriteString("Subcommands (the first five are run by Claude Code with a JSON payload on stdin):\n")
-	for _, h := range HookCommands {
-		fmt.Fprintf(&b, "  %s\n", h.Usage)
-		for _, l := range strings.Split(h.Short, "\n") {
-			fmt.Fprintf(&b, "      %s\n", l)
-		}
-	}
-	b.WriteString(`
-The hooks never print errors toward Claude Code: they record them in
-.claude/session-chat/<sessionId>/errors.log. The one exception is a chat
-message that is waiting but cannot be claimed (a full disk): stop says so
-on stderr and exits 1, which Claude Code shows as the hook's error, and the
-message stays queued. Each one serves its own
-hook_event_name only (another event claims nothing), finishes well within its
-timeout, and a claim it cannot finish (killed) is delivered again by the next
-lane.
-
-They serve the interactive TUI and 'claude -p --input-format stream-json'. For a
-one-shot 'claude -p' (also with --resume) and for relay-baton's own agent runs
-(RELAY_BATON_AGENT_RUN=1) every hook returns at once and registers nothing:
-such a session cannot be woken, and a waiter would stall it.`)
-	return b.String()
-}
-
 // hookPayload is the part of a Claude Code hook payload the hooks use.
 type hookPayload struct {
 	SessionID      string `json:"session_id"`

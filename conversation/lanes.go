@@ -13,10 +13,10 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // WaitClaim blocks until it claims a message for lane and returns it. With
@@ -122,8 +122,8 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
 		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
 	}
-	off := Size(path)
-	codex := agents.IsRolloutPath(path)
+	off := transcript.Size(path)
+	codex := transcript.IsRolloutPath(path)
 	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
 		// A running Codex thread without the hooks: the queue lane reaches it.
 		if err := s.Ensure(); err != nil {
@@ -256,7 +256,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	defer timer.Stop()
 	var reply strings.Builder
 	done := false
-	err = Tail(ctx, TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
+	err = transcript.Tail(ctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				cmu.Lock()
@@ -308,7 +308,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 // waits in the inbox: nothing for a session only the hooks reach (nil).
 func deliveryNudge(ctx context.Context, r Receipt) func() {
 	s := r.Session
-	if agents.IsRolloutPath(r.TranscriptPath) {
+	if transcript.IsRolloutPath(r.TranscriptPath) {
 		// A Codex thread: while the message waits, the queue lane delivers
 		// it as soon as the thread is idle (a Stop hook may have run just
 		// before it was queued), the steer lane while a turn runs on the

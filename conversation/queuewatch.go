@@ -83,3 +83,8 @@ func listJSON(dir string) []string {
 	}
 	return out
 }
+
+// closeWatcher closes an fsnotify watcher in the background: Close waits
+// for the watcher's reader to wake (about 8 ms with inotify), which would
+// otherwise sit between a claim and its delivery.
+func closeWatcher(w *fsnotify.Watcher) { go w.Close() }

@@ -72,7 +72,7 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	defer l.Close()
 	e := New("s1", RoleCodex, KindExecute, "Done: 3 files changed, go test ./... passes.")
-	e.Meta = map[string]any{"agent": "codex", "exitCode": 0}
+	e.Meta = MetaJSON(`{"agent":"codex","exitCode":0}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := l.Append(e); err != nil {

@@ -42,7 +42,8 @@ func TestEscapeJSON(t *testing.T) {
 
 func TestFastJSONEscapesHiddenControls(t *testing.T) {
 	e := New("s1", RoleClaude, KindMessage, hostileText)
-	e.Meta = map[string]any{"k": hostileText}
+	meta, _ := json.Marshal(map[string]any{"k": hostileText})
+	e.Meta = meta
 	checkEscaped(t, AppendJSON(nil, e))
 	a := Activity{Source: "claude", Kind: ActText, Text: hostileText, Tool: hostileText, Time: time.Unix(1, 0)}
 	b, err := AppendActivityJSON(nil, a)

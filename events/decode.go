@@ -1,8 +1,6 @@
 package events
 
 import (
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,19 +35,10 @@ type decoder struct {
 	s     string // the same bytes as b
 	i     int
 	depth int
-	last  []byte // the quoted form of the last string read, for unescape
+	start int // where the last string read began
 }
 
-func (d *decoder) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\r', '\n':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *decoder) ws() { d.i = JSONSpace(d.b, d.i) }
 
 func (d *decoder) peek() byte {
 	if d.i < len(d.b) {
@@ -69,45 +58,28 @@ func (d *decoder) expect(c byte) error {
 
 // literal consumes true, false or null.
 func (d *decoder) literal(word string) bool {
-	if len(d.b)-d.i >= len(word) && string(d.b[d.i:d.i+len(word)]) == word {
-		d.i += len(word)
+	if end := JSONLiteral(d.b, d.i, word); end >= 0 {
+		d.i = end
 		return true
 	}
 	return false
 }
 
-// event parses the top-level object into e.
+// event parses the top-level object into e. A key with escapes matches no
+// field.
 func (d *decoder) event(e *Event) error {
-	if err := d.expect('{'); err != nil {
+	d.ws()
+	if d.peek() != '{' {
 		return errors.New("not a JSON object")
 	}
-	d.ws()
-	if d.peek() == '}' {
-		d.i++
-	} else {
-		for {
-			d.ws()
-			key, err := d.rawString()
-			if err != nil {
-				return err
-			}
-			if err := d.expect(':'); err != nil {
-				return err
-			}
-			d.ws()
-			if err := d.field(e, key); err != nil {
-				return err
-			}
-			d.ws()
-			c := d.peek()
-			d.i++
-			if c == '}' {
-				break
-			}
-			if c != ',' {
-				return fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, d.i-1)
-			}
+	err := d.members(true, func(key string, escaped bool) error {
+		if escaped {
+			key = ""
 		}
+		return d.field(e, key)
+	})
+	if err != nil {
+		return err
 	}
 	d.ws()
 	if d.i != len(d.b) {
@@ -116,15 +88,15 @@ func (d *decoder) event(e *Event) error {
 	return nil
 }
 
-func (d *decoder) field(e *Event, key []byte) error {
+func (d *decoder) field(e *Event, key string) error {
 	var err error
-	switch string(key) {
+	switch key {
 	case "schemaVersion":
 		if d.literal("null") {
 			return nil
 		}
-		var num []byte
-		if num, err = d.number(); err != nil {
+		num, _, err := d.number()
+		if err != nil {
 			return err
 		}
 		n, perr := strconv.Atoi(string(num))
@@ -158,12 +130,15 @@ func (d *decoder) field(e *Event, key []byte) error {
 		if d.peek() != '{' {
 			return errors.New("meta is not an object")
 		}
-		var v any
-		if v, err = d.value(); err == nil {
-			e.Meta = v.(map[string]any)
+		start := d.i
+		if _, err = d.value(false); err == nil {
+			e.Meta = nil // an empty object: no meta
+			if !emptyObject(d.b[:d.i], start) {
+				e.Meta = append(MetaJSON(nil), d.b[start:d.i]...)
+			}
 		}
 	default:
-		_, err = d.value()
+		_, err = d.value(false)
 	}
 	return err
 }
@@ -183,82 +158,31 @@ func (d *decoder) stringField(dst *string) error {
 
 // str reads a string value (not null).
 func (d *decoder) str() (string, error) {
-	start := d.i + 1
 	raw, err := d.rawString()
 	if err != nil {
 		return "", err
 	}
-	if raw == nil { // had escapes: decode the quoted form the slow way
-		return d.unescape()
+	if raw == nil { // had escapes: decode them
+		return JSONUnquote(d.b[d.start+1 : d.i-1]), nil
 	}
-	return d.s[start : start+len(raw)], nil
+	return d.s[d.start+1 : d.i-1], nil
 }
 
 // rawString consumes a JSON string. It returns its bytes when the string
-// has no escapes; nil when it has some (d.last holds the quoted form).
+// has no escapes; nil when it has some (d.start is where it began).
 func (d *decoder) rawString() ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, fmt.Errorf("%w: want a string at byte %d", errSyntax, d.i)
 	}
-	start := d.i
-	d.i++
-	escaped := false
-	b := d.b
-	for {
-		i := plainRun(b, d.i)
-		if i >= len(b) {
-			return nil, fmt.Errorf("%w: unterminated string", errSyntax)
-		}
-		switch c := b[i]; {
-		case c == '"':
-			d.i = i + 1
-			d.last = b[start:d.i]
-			if escaped {
-				return nil, nil
-			}
-			return b[start+1 : i], nil
-		case c == '\\':
-			escaped = true
-			d.i = i + 2 // the escaped byte; unescape validates the escape
-		default:
-			return nil, fmt.Errorf("%w: control character in string at byte %d", errSyntax, i)
-		}
+	end, escaped := scanString(d.b, d.i)
+	if end < 0 {
+		return nil, fmt.Errorf("%w: bad string at byte %d", errSyntax, d.i)
 	}
-}
-
-const (
-	lo7 = 0x0101010101010101
-	hi1 = 0x8080808080808080
-)
-
-// plainRun returns the index of the first byte at or after i that is a
-// quote, a backslash or a control character (len(b) if none), eight bytes
-// at a time.
-func plainRun(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ ('"' * lo7)
-		s := x ^ ('\\' * lo7)
-		// A zero byte in q or s, or a byte below 0x20 in x, sets its high bit.
-		m := ((q - lo7) &^ q) | ((s - lo7) &^ s) | ((x - 0x20*lo7) &^ x)
-		if m&hi1 != 0 {
-			break
-		}
+	d.start, d.i = d.i, end
+	if escaped {
+		return nil, nil
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
-}
-
-func (d *decoder) unescape() (string, error) {
-	var s string
-	if err := json.Unmarshal(d.last, &s); err != nil {
-		return "", fmt.Errorf("%w: bad string escape", errSyntax)
-	}
-	return s, nil
+	return d.b[d.start+1 : end-1], nil
 }
 
 func (d *decoder) refs(e *Event) error {
@@ -269,27 +193,10 @@ func (d *decoder) refs(e *Event) error {
 	if d.peek() != '{' {
 		return errors.New("refs is not an object")
 	}
-	d.i++
 	m := map[string]string{}
 	e.Refs = m
-	d.ws()
-	if d.peek() == '}' {
-		d.i++
-		return nil
-	}
-	for {
-		d.ws()
-		var k, v string
-		if d.peek() != '"' {
-			return fmt.Errorf("%w: want a key at byte %d", errSyntax, d.i)
-		}
-		if err := d.stringField(&k); err != nil {
-			return err
-		}
-		if err := d.expect(':'); err != nil {
-			return err
-		}
-		d.ws()
+	return d.members(true, func(k string, _ bool) error {
+		var v string
 		if d.peek() != '"' && !d.literal("null") {
 			return fmt.Errorf("refs[%q] is not a string", k)
 		}
@@ -299,46 +206,38 @@ func (d *decoder) refs(e *Event) error {
 			}
 		}
 		m[k] = v
-		d.ws()
-		c := d.peek()
-		d.i++
-		if c == '}' {
-			return nil
-		}
-		if c != ',' {
-			return fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, d.i-1)
-		}
-	}
+		return nil
+	})
 }
 
 const maxDepth = 1000
 
-// value parses any JSON value into the types encoding/json uses for any.
-func (d *decoder) value() (any, error) {
+// value parses any JSON value, into the types encoding/json uses for any
+// when build is set, else only validating it.
+func (d *decoder) value(build bool) (any, error) {
 	switch c := d.peek(); {
 	case c == '"':
-		s, err := d.str()
-		if err != nil {
+		if !build {
+			_, err := d.rawString()
 			return nil, err
 		}
-		return s, nil
-	case c == '{':
+		return d.str()
+	case c == '{' || c == '[':
 		if d.depth++; d.depth > maxDepth {
 			return nil, errors.New("JSON nested too deeply")
 		}
-		m, err := d.object()
-		d.depth--
-		return m, err
-	case c == '[':
-		if d.depth++; d.depth > maxDepth {
-			return nil, errors.New("JSON nested too deeply")
+		var v any
+		var err error
+		if c == '{' {
+			v, err = d.object(build)
+		} else {
+			v, err = d.array(build)
 		}
-		a, err := d.array()
 		d.depth--
-		return a, err
+		return v, err
 	case c == '-' || c >= '0' && c <= '9':
-		num, err := d.number()
-		if err != nil {
+		num, risky, err := d.number()
+		if err != nil || !build && !risky {
 			return nil, err
 		}
 		f, err := strconv.ParseFloat(string(num), 64)
@@ -356,107 +255,100 @@ func (d *decoder) value() (any, error) {
 	return nil, fmt.Errorf("%w: unexpected byte at %d", errSyntax, d.i)
 }
 
-// number consumes a JSON number and returns its text.
-func (d *decoder) number() ([]byte, error) {
+// number consumes a JSON number and returns its text; risky when a
+// float64 may not hold it.
+func (d *decoder) number() (num []byte, risky bool, err error) {
 	start := d.i
-	digits := func() int {
-		n := 0
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-			n++
-		}
-		return n
+	end, risky := JSONNumber(d.b, d.i)
+	if end < 0 {
+		return nil, false, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
 	}
-	if d.peek() == '-' {
-		d.i++
-	}
-	switch {
-	case d.peek() == '0':
-		d.i++
-	case digits() == 0:
-		return nil, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
-	}
-	if d.peek() == '.' {
-		d.i++
-		if digits() == 0 {
-			return nil, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
-		}
-	}
-	if c := d.peek(); c == 'e' || c == 'E' {
-		d.i++
-		if c := d.peek(); c == '+' || c == '-' {
-			d.i++
-		}
-		if digits() == 0 {
-			return nil, fmt.Errorf("%w: bad number at byte %d", errSyntax, start)
-		}
-	}
-	return d.b[start:d.i], nil
+	d.i = end
+	return d.b[start:end], risky, nil
 }
 
-// object parses an object after its '{' is seen.
-func (d *decoder) object() (map[string]any, error) {
+// members parses the members of an object or the elements of an array at
+// its opening bracket, calling each with the key ("" in an array; escaped
+// when it had escapes) once the parser is at the value.
+func (d *decoder) members(obj bool, each func(key string, escaped bool) error) error {
+	closing := byte(']')
+	if obj {
+		closing = '}'
+	}
 	d.i++
-	m := make(map[string]any, 4)
 	d.ws()
-	if d.peek() == '}' {
+	if d.peek() == closing {
 		d.i++
-		return m, nil
+		return nil
 	}
 	for {
 		d.ws()
-		if d.peek() != '"' {
-			return nil, fmt.Errorf("%w: want a key at byte %d", errSyntax, d.i)
+		var key string
+		escaped := false
+		if obj {
+			if d.peek() != '"' {
+				return fmt.Errorf("%w: want a key at byte %d", errSyntax, d.i)
+			}
+			raw, err := d.rawString()
+			if err != nil {
+				return err
+			}
+			key, escaped = d.s[d.start+1:d.i-1], raw == nil
+			if escaped {
+				key = JSONUnquote(d.b[d.start+1 : d.i-1])
+			}
+			if err := d.expect(':'); err != nil {
+				return err
+			}
+			d.ws()
 		}
-		k, err := d.str()
-		if err != nil {
-			return nil, err
+		if err := each(key, escaped); err != nil {
+			return err
 		}
-		if err := d.expect(':'); err != nil {
-			return nil, err
+		next, done := JSONNext(d.b, d.i, closing)
+		if next < 0 {
+			return fmt.Errorf("%w: want ',' or '%c' after byte %d", errSyntax, closing, d.i)
 		}
-		d.ws()
-		v, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		m[k] = v
-		d.ws()
-		c := d.peek()
-		d.i++
-		if c == '}' {
-			return m, nil
-		}
-		if c != ',' {
-			return nil, fmt.Errorf("%w: want ',' or '}' at byte %d", errSyntax, d.i-1)
+		if d.i = next; done {
+			return nil
 		}
 	}
 }
 
-// array parses an array after its '[' is seen.
-func (d *decoder) array() ([]any, error) {
-	d.i++
-	a := []any{}
-	d.ws()
-	if d.peek() == ']' {
-		d.i++
-		return a, nil
+// object parses an object at its '{' (nil when not build).
+func (d *decoder) object(build bool) (map[string]any, error) {
+	var m map[string]any
+	if build {
+		m = make(map[string]any, 4)
 	}
-	for {
-		d.ws()
-		v, err := d.value()
-		if err != nil {
-			return nil, err
+	err := d.members(true, func(k string, _ bool) error {
+		v, err := d.value(build)
+		if build {
+			m[k] = v
 		}
-		a = append(a, v)
-		d.ws()
-		c := d.peek()
-		d.i++
-		if c == ']' {
-			return a, nil
-		}
-		if c != ',' {
-			return nil, fmt.Errorf("%w: want ',' or ']' at byte %d", errSyntax, d.i-1)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return m, nil
+}
+
+// array parses an array at its '[' (nil when not build).
+func (d *decoder) array(build bool) ([]any, error) {
+	var a []any
+	if build {
+		a = []any{}
+	}
+	err := d.members(false, func(string, bool) error {
+		v, err := d.value(build)
+		if build {
+			a = append(a, v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }

@@ -117,9 +117,18 @@ func FuzzDecodeEvent(f *testing.F) {
 		if len(e.Refs) == 0 {
 			e.Refs = nil // omitted when empty, as json.Marshal does
 		}
-		if len(e.Meta) == 0 {
-			e.Meta = nil
+		// A meta copied as it is reads as the re-encoded one would.
+		if canonicalMeta(e.Meta) && !bytes.Equal(appendMeta(nil, e.Meta), appendMetaSorted(nil, e.Meta)) {
+			t.Fatalf("meta %s copied, re-encoded as %s", e.Meta, appendMetaSorted(nil, e.Meta))
 		}
+		// The meta is written as encoding/json writes what it decodes to.
+		var meta, backMeta any
+		json.Unmarshal(e.Meta, &meta)
+		json.Unmarshal(back.Meta, &backMeta)
+		if !reflect.DeepEqual(meta, backMeta) {
+			t.Fatalf("round trip of %q: meta %s, want %s", line, back.Meta, e.Meta)
+		}
+		e.Meta, back.Meta = nil, nil
 		if !reflect.DeepEqual(e, back) {
 			t.Fatalf("round trip of %q\n got %#v\nwant %#v", line, back, e)
 		}
@@ -139,5 +148,28 @@ func TestAppendJSONControlChars(t *testing.T) {
 	got := append(AppendJSON(nil, e), '\n')
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("AppendJSON:\n got %s\nwant %s", got, want.Bytes())
+	}
+}
+
+// The metas relay-baton writes are copied as they are by AppendJSON, and
+// are what re-encoding them would give.
+func TestAppendMetaCopiesCanonical(t *testing.T) {
+	copied := 0
+	for _, k := range Kinds {
+		e := NewWithMeta("s", RoleRelayBaton, "text", fullMeta(reflect.TypeOf(MetaTypes[k])))
+		if canonicalMeta(e.Meta) {
+			copied++
+		}
+		if got, want := appendMeta(nil, e.Meta), appendMetaSorted(nil, e.Meta); !bytes.Equal(got, want) {
+			t.Errorf("%s: appendMeta %s, want %s", k, got, want)
+		}
+	}
+	for _, m := range []string{`{"a":1,"a":2}`, `{"b":1,"a":2}`, `{"a":1.50}`, `{"a":1e3}`, `{"a":"\u00e9"}`, `{"a":"\u007f"}`, `{ "a":1}`, `{"a":[1]}`, `{"a":12345678901234567890}`} {
+		if canonicalMeta(MetaJSON(m)) {
+			t.Errorf("%s taken as written as it is", m)
+		}
+	}
+	if copied < len(Kinds)/2 {
+		t.Errorf("only %d of %d full metas copied as they are", copied, len(Kinds))
 	}
 }

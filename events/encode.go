@@ -1,10 +1,12 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -42,16 +44,7 @@ func AppendJSON(dst []byte, e Event) []byte {
 		dst = append(dst, '}')
 	}
 	if len(e.Meta) > 0 {
-		dst = append(dst, `,"meta":{`...)
-		for i, k := range sortedKeys(e.Meta, &kbuf) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = appendValue(dst, e.Meta[k])
-		}
-		dst = append(dst, '}')
+		dst = appendMeta(dst, e.Meta)
 	}
 	return append(dst, '}')
 }
@@ -138,13 +131,13 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 		for i+8 <= len(s) {
 			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			q, bs, del := x^('"'*lo7), x^('\\'*lo7), x^(0x7f*lo7)
-			m := (q-lo7)&^q | (bs-lo7)&^bs | (del-lo7)&^del | (x-0x20*lo7)&^x | x
+			q, bs, del := x^('"'*ones), x^('\\'*ones), x^(0x7f*ones)
+			m := (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del | (x-0x20*ones)&^x | x
 			if html {
-				lt, gt, amp := x^('<'*lo7), x^('>'*lo7), x^('&'*lo7)
-				m |= (lt-lo7)&^lt | (gt-lo7)&^gt | (amp-lo7)&^amp
+				lt, gt, amp := x^('<'*ones), x^('>'*ones), x^('&'*ones)
+				m |= (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
 			}
-			if m&hi1 != 0 {
+			if m&highs != 0 {
 				break
 			}
 			i += 8
@@ -198,4 +191,151 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendMeta appends `,"meta":` and the meta object as a map of its
+// members encodes: keys sorted (the last of a repeated key wins), values
+// as encoding/json writes what it decodes them to. A meta that is already
+// in that form, as relay-baton writes it, is copied as it is; one that
+// does not decode as an object is left out.
+func appendMeta(dst []byte, meta MetaJSON) []byte {
+	if canonicalMeta(meta) {
+		dst = append(dst, `,"meta":`...)
+		return append(dst, meta...)
+	}
+	return appendMetaSorted(dst, meta)
+}
+
+// canonicalMeta reports whether meta is byte for byte what
+// appendMetaSorted would write for it: compact, its keys plain and in
+// increasing order, its values strings without escapes or characters that
+// appendString escapes, numbers as appendFloat writes them, true, false or
+// null.
+// It reads meta once without allocating.
+func canonicalMeta(b []byte) bool {
+	if len(b) < 3 || b[0] != '{' {
+		return false
+	}
+	var prev []byte
+	for i := 1; ; {
+		end, escaped := scanString(b, i)
+		if b[i] != '"' || end < 0 || escaped || end >= len(b) || b[end] != ':' {
+			return false
+		}
+		key := b[i+1 : end-1]
+		if prev != nil && bytes.Compare(prev, key) >= 0 {
+			return false
+		}
+		prev = key
+		if i = end + 1; i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			end, escaped = scanString(b, i)
+			if end < 0 || escaped || !plainText(b[i+1:end-1]) {
+				return false
+			}
+			i = end
+		case c == '-' || c >= '0' && c <= '9':
+			if i = canonicalNumber(b, i); i < 0 {
+				return false
+			}
+		case c == 't':
+			i = JSONLiteral(b, i, "true")
+		case c == 'f':
+			i = JSONLiteral(b, i, "false")
+		case c == 'n':
+			i = JSONLiteral(b, i, "null")
+		default:
+			return false // an object or an array: re-encoded
+		}
+		if i < 0 || i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return i == len(b)-1
+		}
+		if b[i] != ',' || i+1 >= len(b) {
+			return false
+		}
+		i++
+	}
+}
+
+// canonicalNumber returns the index after the number at b[i] when
+// appendFloat writes the float64 it decodes to back as the same bytes;
+// else -1.
+func canonicalNumber(b []byte, i int) int {
+	end, risky := JSONNumber(b, i)
+	if end < 0 || risky {
+		return -1
+	}
+	f, err := strconv.ParseFloat(string(b[i:end]), 64)
+	var buf [32]byte
+	if err != nil || !bytes.Equal(appendFloat(buf[:0], f), b[i:end]) {
+		return -1
+	}
+	return end
+}
+
+// plainText reports whether appendString writes the unescaped string body
+// s as it is: valid UTF-8 without DEL, U+2028, U+2029 or a HiddenControl.
+func plainText(s []byte) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' || HiddenControl(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// appendMetaSorted is appendMeta for any meta: it decodes the members and
+// writes them again.
+func appendMetaSorted(dst []byte, meta MetaJSON) []byte {
+	type member struct {
+		key string
+		v   any
+	}
+	var buf [16]member
+	members := buf[:0]
+	d := decoder{b: meta, s: string(meta)}
+	d.ws()
+	if d.peek() != '{' {
+		return dst
+	}
+	err := d.members(true, func(k string, _ bool) error {
+		v, err := d.value(true)
+		members = append(members, member{k, v})
+		return err
+	})
+	if err != nil {
+		return dst
+	}
+	slices.SortStableFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
+	dst = append(dst, `,"meta":{`...)
+	n := 0
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // a later value of the same key wins
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = appendString(dst, m.key)
+		dst = append(dst, ':')
+		dst = appendValue(dst, m.v)
+	}
+	return append(dst, '}')
 }

@@ -3,8 +3,8 @@
 // Meta typed per kind: CommandMeta, StatusMeta, ...) and the Activity (one
 // thing an agent did: thought, ran a tool, wrote text, finished).
 //
-//	parsers (agents, conversation.Tail) ─► Activity ─► renderers (events/render)
-//	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► DecodeMeta (resume)
+//	parsers (agents, transcript.Tail) ─► Activity ─► renderers (events/render)
+//	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► MetaOf (resume)
 //
 // The log is append-only (one write per line, flock, torn lines skipped);
 // LineReader is relay-baton's one line reader; OpenChecked and its
@@ -39,6 +39,15 @@ const (
 // Roles lists every role in display order.
 var Roles = []Role{RoleUser, RoleClaude, RoleCodex, RoleOrchestrator, RoleRelayBaton}
 
+// RoleNames is Roles as strings (flag values, completion words).
+func RoleNames() []string {
+	out := make([]string, len(Roles))
+	for i, r := range Roles {
+		out[i] = string(r)
+	}
+	return out
+}
+
 // Kind says what an event records.
 type Kind string
 
@@ -68,6 +77,15 @@ var Kinds = []Kind{
 	KindMessage, KindCommand, KindPromptPreview, KindAgentRun, KindPlan,
 	KindExecute, KindReview, KindDiagnose, KindHandoff, KindStatus, KindBudget,
 	KindAudit, KindChatSent, KindChatDelivered, KindChatReply, KindChanges,
+}
+
+// KindNames is Kinds as strings (flag values, completion words).
+func KindNames() []string {
+	out := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 // ValidRole reports whether r is a known role.
@@ -101,7 +119,7 @@ type Event struct {
 	Kind          Kind              `json:"kind"`
 	Text          string            `json:"text"`
 	Refs          map[string]string `json:"refs,omitempty"`
-	Meta          map[string]any    `json:"meta,omitempty"`
+	Meta          MetaJSON          `json:"meta,omitempty"`
 }
 
 // TimeFormat is the timestamp layout of Event.TS: RFC 3339, UTC, milliseconds.

@@ -1,11 +1,14 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -294,61 +297,243 @@ var MetaTypes = map[Kind]Meta{
 	KindChanges: ChangesMeta{},
 }
 
-// NewWithMeta is New with the kind taken from m and m stored as Event.Meta
-// (the JSON object a reader of the log gets back).
+// MetaJSON is an event's meta as the log holds it: one JSON object, kept
+// as its bytes (nil when the event has none) and decoded into its kind's
+// type by MetaOf.
+type MetaJSON []byte
+
+// MarshalJSON writes the object as it is (null when there is none).
+func (m MetaJSON) MarshalJSON() ([]byte, error) {
+	if len(m) == 0 {
+		return []byte("null"), nil
+	}
+	return m, nil
+}
+
+// UnmarshalJSON keeps a copy of the value's bytes; null and an empty
+// object leave no meta.
+func (m *MetaJSON) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" || emptyObject(b, 0) {
+		*m = nil
+		return nil
+	}
+	*m = append((*m)[:0], b...)
+	return nil
+}
+
+// emptyObject reports whether b[i:] is an object without members.
+func emptyObject(b []byte, i int) bool {
+	i = JSONSpace(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = JSONSpace(b, i+1)
+	return i < len(b) && b[i] == '}' && JSONSpace(b, i+1) == len(b)
+}
+
+// NewWithMeta is New with the kind taken from m and m stored as Event.Meta:
+// its set fields as one JSON object, keys sorted, as the log has always
+// held it (no meta when no field is set).
 func NewWithMeta(sessionID string, role Role, text string, m Meta) Event {
 	e := New(sessionID, role, m.MetaKind(), text)
-	e.Meta = MetaMap(m)
+	e.Meta = encodeMeta(m)
 	return e
 }
 
-// MetaMap returns m as the generic object Event.Meta holds (numbers as
-// float64, as decoding the log gives them); nil for a meta with no field
-// set.
-func MetaMap(m Meta) map[string]any {
-	b, err := json.Marshal(m)
-	if err != nil {
+// encodeMeta encodes m as encoding/json does without HTML escaping, with
+// its keys sorted and invalid UTF-8 held as U+FFFD itself rather than its
+// escape: the bytes a map of m's fields encodes to.
+func encodeMeta(m Meta) MetaJSON {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		panic(fmt.Sprintf("events: meta %T does not encode: %v", m, err)) // plain structs always do
 	}
-	var out map[string]any
-	_ = json.Unmarshal(b, &out)
-	if len(out) == 0 {
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	type member struct{ key, kv []byte }
+	var members []member
+	for i := 1; i < len(b)-1; {
+		kend := JSONStringEnd(b, i)
+		vend := JSONSkip(b, kend+1)
+		members = append(members, member{b[i+1 : kend-1], b[i:vend]})
+		i = vend + 1
+	}
+	if len(members) == 0 {
 		return nil
 	}
-	return out
+	slices.SortFunc(members, func(x, y member) int { return bytes.Compare(x.key, y.key) })
+	out := append(make(MetaJSON, 0, len(b)), '{')
+	for i, mb := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendReplacementChars(out, mb.kv)
+	}
+	return append(out, '}')
 }
 
-// DecodeMeta decodes e.Meta into the meta type of e's kind, T, as
-// encoding/json would decode the log's meta object into T (keys by their
-// json tags, null leaves a field zero, unknown keys are ignored), without
-// re-encoding it: resume reads every event. A field of the wrong type is
-// left zero and reported, the other fields are still decoded; an event of
-// another kind is an error.
-func DecodeMeta[T Meta](e *Event) (T, error) {
+// appendReplacementChars appends JSON text b with each \ufffd escape (what
+// encoding/json writes for invalid UTF-8) replaced by U+FFFD itself.
+func appendReplacementChars(dst, b []byte) []byte {
+	for {
+		i := bytes.Index(b, []byte(`\ufffd`))
+		if i < 0 {
+			return append(dst, b...)
+		}
+		// An escape only when an even run of backslashes precedes it.
+		j := i
+		for j > 0 && b[j-1] == '\\' {
+			j--
+		}
+		dst = append(dst, b[:i]...)
+		if (i-j)%2 == 0 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, `\ufffd`...)
+		}
+		b = b[i+6:]
+	}
+}
+
+// MetaOf decodes e.Meta into the meta type of e's kind, T, as encoding/json
+// would decode the log's meta object into T, except that keys match their
+// json tags exactly (null leaves a field zero, unknown keys are ignored). A
+// field of the wrong type is left zero and reported, the other fields are
+// still decoded; an event of another kind is an error.
+func MetaOf[T Meta](e *Event) (T, error) {
 	var m T
 	if k := m.MetaKind(); k != e.Kind {
 		return m, fmt.Errorf("event %s is a %s, not a %s", e.ID, e.Kind, k)
 	}
-	if len(e.Meta) == 0 {
-		return m, nil
-	}
-	v := reflect.ValueOf(&m).Elem()
-	fields := metaFields(v.Type())
-	var bad []string
-	for k, x := range e.Meta {
-		i, ok := fields[k]
-		if !ok || x == nil {
-			continue
-		}
-		if !setField(v.Field(i), x) {
-			bad = append(bad, k)
-		}
-	}
-	if bad != nil {
+	bad, err := decodeFields(e.Meta, reflect.ValueOf(&m).Elem())
+	switch {
+	case err != nil:
+		return m, fmt.Errorf("event %s: meta: %w", e.ID, err)
+	case bad != nil:
 		slices.Sort(bad)
 		return m, fmt.Errorf("event %s: meta %s of the wrong type", e.ID, strings.Join(bad, ", "))
 	}
 	return m, nil
+}
+
+// MetaAgent is the agent e's meta names, whatever its kind ("" when none,
+// or when it is not a string). Replay asks it of every event: it reads the
+// one member without decoding the others.
+func MetaAgent(e *Event) string {
+	if len(e.Meta) == 0 {
+		return ""
+	}
+	d := decoder{b: e.Meta, s: string(e.Meta)}
+	d.ws()
+	if d.peek() != '{' {
+		return ""
+	}
+	agent := ""
+	err := d.members(true, func(k string, _ bool) error {
+		if k == "agent" {
+			agent = "" // the last one wins
+			if d.peek() == '"' {
+				s, err := d.str()
+				agent = s
+				return err
+			}
+		}
+		_, err := d.value(false)
+		return err
+	})
+	if err != nil {
+		return ""
+	}
+	return agent
+}
+
+// decodeFields decodes the members of the object raw into the fields of
+// the struct v whose json tags name them, as encoding/json decodes them,
+// and returns the keys whose values did not fit.
+func decodeFields(raw MetaJSON, v reflect.Value) (bad []string, err error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	d := decoder{b: raw, s: string(raw)}
+	d.ws()
+	if d.peek() != '{' {
+		return nil, errors.New("not an object")
+	}
+	fields := metaFields(v.Type())
+	err = d.members(true, func(k string, _ bool) error {
+		i, ok := fields[k]
+		if !ok || d.literal("null") {
+			_, err := d.value(false)
+			return err
+		}
+		fits, err := d.decodeValue(v.Field(i))
+		if !fits {
+			bad = append(bad, k)
+		}
+		return err
+	})
+	return bad, err
+}
+
+// decodeValue decodes the value at d.i into f (a string, bool, int,
+// int64, float64, []string or a pointer to one of them) as encoding/json
+// would decode it into any and then into f: fits is false, and f left as
+// it was, when the value is of another type (a number that is not an
+// integer, or beyond 2^53, for an int). A []string keeps the strings of
+// the array and skips its other elements. err is a syntax error.
+func (d *decoder) decodeValue(f reflect.Value) (fits bool, err error) {
+	if f.Kind() == reflect.Pointer {
+		p := reflect.New(f.Type().Elem())
+		if fits, err = d.decodeValue(p.Elem()); fits && err == nil {
+			f.Set(p)
+		}
+		return fits, err
+	}
+	c := d.peek()
+	number := c == '-' || c >= '0' && c <= '9'
+	switch k := f.Kind(); {
+	case k == reflect.String && c == '"':
+		s, err := d.str()
+		f.SetString(s)
+		return true, err
+	case k == reflect.Bool && (c == 't' || c == 'f'):
+		if d.literal("true") {
+			f.SetBool(true)
+			return true, nil
+		}
+		return d.literal("false"), nil
+	case (k == reflect.Int || k == reflect.Int64 || k == reflect.Float64) && number:
+		num, _, err := d.number()
+		if err != nil {
+			return false, err
+		}
+		n, perr := strconv.ParseFloat(string(num), 64)
+		if k == reflect.Float64 {
+			f.SetFloat(n)
+			return perr == nil, nil
+		}
+		if perr != nil || n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return false, nil
+		}
+		f.SetInt(int64(n))
+		return true, nil
+	case k == reflect.Slice && c == '[':
+		out := reflect.MakeSlice(f.Type(), 0, 4)
+		err := d.members(false, func(string, bool) error {
+			if d.peek() != '"' {
+				_, err := d.value(false)
+				return err
+			}
+			s, err := d.str()
+			out = reflect.Append(out, reflect.ValueOf(s))
+			return err
+		})
+		f.Set(out)
+		return true, err
+	}
+	_, err = d.value(false)
+	return false, err
 }
 
 var metaFieldCache sync.Map // reflect.Type -> map[json key]field index
@@ -366,52 +551,4 @@ func metaFields(t reflect.Type) map[string]int {
 	}
 	metaFieldCache.Store(t, out)
 	return out
-}
-
-// setField stores the decoded JSON value x in f; false when x does not fit
-// f's type (as encoding/json would refuse it).
-func setField(f reflect.Value, x any) bool {
-	if f.Kind() == reflect.Pointer {
-		p := reflect.New(f.Type().Elem())
-		if !setField(p.Elem(), x) {
-			return false
-		}
-		f.Set(p)
-		return true
-	}
-	switch f.Kind() {
-	case reflect.String:
-		s, ok := x.(string)
-		f.SetString(s)
-		return ok
-	case reflect.Bool:
-		b, ok := x.(bool)
-		f.SetBool(b)
-		return ok
-	case reflect.Int, reflect.Int64:
-		n, ok := x.(float64)
-		if !ok || n != math.Trunc(n) || math.Abs(n) > 1<<53 {
-			return false
-		}
-		f.SetInt(int64(n))
-		return true
-	case reflect.Float64:
-		n, ok := x.(float64)
-		f.SetFloat(n)
-		return ok
-	case reflect.Slice: // []string; elements of another type are skipped
-		list, ok := x.([]any)
-		if !ok {
-			return false
-		}
-		out := reflect.MakeSlice(f.Type(), 0, len(list))
-		for _, el := range list {
-			if s, ok := el.(string); ok {
-				out = reflect.Append(out, reflect.ValueOf(s))
-			}
-		}
-		f.Set(out)
-		return true
-	}
-	return false
 }

@@ -40,7 +40,7 @@ func fill(f reflect.Value, name string) {
 	case reflect.Slice:
 		f.Set(reflect.ValueOf([]string{name + "1", name + "2"}))
 	default:
-		panic("fullMeta: field " + name + " of kind " + f.Kind().String() + ": teach fill and DecodeMeta about it")
+		panic("fullMeta: field " + name + " of kind " + f.Kind().String() + ": teach fill and MetaOf about it")
 	}
 }
 
@@ -91,37 +91,37 @@ func TestMetaGolden(t *testing.T) {
 func decodeAny(k Kind, e *Event) (Meta, error) {
 	switch k {
 	case KindMessage:
-		return DecodeMeta[MessageMeta](e)
+		return MetaOf[MessageMeta](e)
 	case KindCommand:
-		return DecodeMeta[CommandMeta](e)
+		return MetaOf[CommandMeta](e)
 	case KindPromptPreview:
-		return DecodeMeta[PromptPreviewMeta](e)
+		return MetaOf[PromptPreviewMeta](e)
 	case KindAgentRun:
-		return DecodeMeta[AgentRunMeta](e)
+		return MetaOf[AgentRunMeta](e)
 	case KindChanges:
-		return DecodeMeta[ChangesMeta](e)
+		return MetaOf[ChangesMeta](e)
 	case KindPlan:
-		return DecodeMeta[PlanMeta](e)
+		return MetaOf[PlanMeta](e)
 	case KindExecute:
-		return DecodeMeta[ExecuteMeta](e)
+		return MetaOf[ExecuteMeta](e)
 	case KindReview:
-		return DecodeMeta[ReviewMeta](e)
+		return MetaOf[ReviewMeta](e)
 	case KindDiagnose:
-		return DecodeMeta[DiagnoseMeta](e)
+		return MetaOf[DiagnoseMeta](e)
 	case KindHandoff:
-		return DecodeMeta[HandoffMeta](e)
+		return MetaOf[HandoffMeta](e)
 	case KindStatus:
-		return DecodeMeta[StatusMeta](e)
+		return MetaOf[StatusMeta](e)
 	case KindBudget:
-		return DecodeMeta[BudgetMeta](e)
+		return MetaOf[BudgetMeta](e)
 	case KindAudit:
-		return DecodeMeta[AuditMeta](e)
+		return MetaOf[AuditMeta](e)
 	case KindChatSent:
-		return DecodeMeta[ChatSentMeta](e)
+		return MetaOf[ChatSentMeta](e)
 	case KindChatDelivered:
-		return DecodeMeta[ChatDeliveredMeta](e)
+		return MetaOf[ChatDeliveredMeta](e)
 	case KindChatReply:
-		return DecodeMeta[ChatReplyMeta](e)
+		return MetaOf[ChatReplyMeta](e)
 	}
 	return nil, nil
 }
@@ -163,14 +163,14 @@ func TestMetaDecodesExistingLogs(t *testing.T) {
 	}
 }
 
-func TestDecodeMetaWrongKindAndType(t *testing.T) {
+func TestMetaOfWrongKindAndType(t *testing.T) {
 	e := New("s", RoleUser, KindCommand, "/x")
-	e.Meta = map[string]any{"command": 7.0, "agent": "codex", "step": 1.5, "confirmed": true}
-	m, err := DecodeMeta[CommandMeta](&e)
+	e.Meta = MetaJSON(`{"command":7.0,"agent":"codex","step":1.5,"confirmed":true}`)
+	m, err := MetaOf[CommandMeta](&e)
 	if err == nil || !strings.Contains(err.Error(), "command, step") || m.Agent != "codex" || m.Command != "" || m.Step != 0 || m.Confirmed == nil || !*m.Confirmed {
 		t.Fatalf("%+v %v", m, err)
 	}
-	if _, err := DecodeMeta[StatusMeta](&e); err == nil {
+	if _, err := MetaOf[StatusMeta](&e); err == nil {
 		t.Fatal("a command decoded as a status")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/reports"
 )
 
 // doctor's hook checks: this binary's hooks, another binary's, none, an
@@ -25,8 +26,8 @@ func TestCheckHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".claude", "settings.json"), merged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	byName := func(cs []HookCheck) map[string]HookCheck {
-		m := map[string]HookCheck{}
+	byName := func(cs []reports.Check) map[string]reports.Check {
+		m := map[string]reports.Check{}
 		for _, c := range cs {
 			m[c.Name] = c
 		}
@@ -53,7 +54,7 @@ func TestCheckHooks(t *testing.T) {
 		t.Errorf("no hooks: %+v", c)
 	}
 	makeFIFO(t, filepath.Join(user, "settings.json"))
-	done := make(chan []HookCheck, 1)
+	done := make(chan []reports.Check, 1)
 	go func() { done <- CheckHooks(root, bin) }()
 	select {
 	case cs := <-done:

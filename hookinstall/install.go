@@ -21,6 +21,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -160,19 +161,15 @@ func sayKept(out io.Writer, plan HookPlan) {
 	}
 }
 
-// HookCheck is one line of doctor's report on the chat hooks (the fields
-// of room.Check).
-type HookCheck struct{ Name, Status, Detail string }
-
 // CheckHooks reports, for the project and local settings files (when root,
 // the repository, is known) and the user's, whether relay-baton's chat
 // hooks of the binary bin are in them. Nothing is written; a settings file
 // that is a FIFO or a device is reported, never opened blocking.
-func CheckHooks(root, bin string) []HookCheck {
+func CheckHooks(root, bin string) []reports.Check {
 	if r, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = r
 	}
-	var out []HookCheck
+	var out []reports.Check
 	for _, scope := range []string{"project", "local", "user"} {
 		if scope != "user" && root == "" {
 			continue
@@ -188,15 +185,15 @@ func CheckHooks(root, bin string) []HookCheck {
 			if scope == "local" {
 				continue // rarely used: not worth a line when absent
 			}
-			out = append(out, HookCheck{Name: name, Status: "ok", Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
+			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
 		case err != nil:
-			out = append(out, HookCheck{Name: name, Status: "warn", Detail: err.Error()})
+			out = append(out, reports.Check{Name: name, Status: reports.Warn, Detail: err.Error()})
 		case bin != "" && strings.Contains(string(data), HookCommand(bin, "stop")):
-			out = append(out, HookCheck{Name: name, Status: "ok", Detail: "chat hooks of this binary in " + path})
+			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: "chat hooks of this binary in " + path})
 		case strings.Contains(string(data), " hook stop"):
-			out = append(out, HookCheck{Name: name, Status: "warn", Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
+			out = append(out, reports.Check{Name: name, Status: reports.Warn, Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
 		default:
-			out = append(out, HookCheck{Name: name, Status: "ok", Detail: "no relay-baton hooks in " + path})
+			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: "no relay-baton hooks in " + path})
 		}
 	}
 	return out

@@ -49,8 +49,8 @@ const EmptyLogLine = "no conversation events. (nothing recorded yet)"
 func AddFlags(fs *pflag.FlagSet, o *Options) func() error {
 	fs.BoolVar(&o.JSON, "json", false, "print {entries, summary} as JSON (with --follow: one event per line)")
 	fs.StringSliceVar(&o.Sessions, "session", nil, "only events of these session ids (comma-separated or repeated)")
-	fs.StringSliceVar(&o.Kinds, "kind", nil, "only these kinds: "+strings.Join(kindNames(), ", "))
-	fs.StringSliceVar(&o.Roles, "role", nil, "only these roles: "+strings.Join(roleNames(), ", "))
+	fs.StringSliceVar(&o.Kinds, "kind", nil, "only these kinds: "+strings.Join(events.KindNames(), ", "))
+	fs.StringSliceVar(&o.Roles, "role", nil, "only these roles: "+strings.Join(events.RoleNames(), ", "))
 	fs.StringVar(&o.since, "since", "", "only events at or after a time: a duration back from now (90m, 2h, 3d) or an RFC 3339 time")
 	fs.IntVar(&o.Limit, "limit", 0, "only the newest N events, numbered from 1 (0: all)")
 	fs.BoolVarP(&o.Follow, "follow", "f", false, "keep printing events as they are appended, until Ctrl-C")
@@ -60,10 +60,10 @@ func AddFlags(fs *pflag.FlagSet, o *Options) func() error {
 			return fmt.Errorf("--limit must be 0 or more, not %d", o.Limit)
 		}
 		var err error
-		if o.Kinds, err = checkNames("--kind", "kind", o.Kinds, kindNames()); err != nil {
+		if o.Kinds, err = checkNames("--kind", "kind", o.Kinds, events.KindNames()); err != nil {
 			return err
 		}
-		if o.Roles, err = checkNames("--role", "role", o.Roles, roleNames()); err != nil {
+		if o.Roles, err = checkNames("--role", "role", o.Roles, events.RoleNames()); err != nil {
 			return err
 		}
 		o.Sessions = trimAll(o.Sessions)
@@ -103,22 +103,6 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("--since %q is neither a duration (90m, 2h, 3d) nor a time (2026-05-29T10:00:00Z or 2026-05-29)", s)
-}
-
-func kindNames() []string {
-	out := make([]string, len(events.Kinds))
-	for i, k := range events.Kinds {
-		out[i] = string(k)
-	}
-	return out
-}
-
-func roleNames() []string {
-	out := make([]string, len(events.Roles))
-	for i, r := range events.Roles {
-		out[i] = string(r)
-	}
-	return out
 }
 
 func trimAll(in []string) []string {
@@ -240,7 +224,7 @@ func (s *summary) footer() string {
 	if s.Total == 1 {
 		noun = "event"
 	}
-	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, roleNames())), render.InertLine(counts(s.ByKind, kindNames())))
+	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, events.RoleNames())), render.InertLine(counts(s.ByKind, events.KindNames())))
 }
 
 // Ring keeps the newest n events in constant memory.
@@ -505,7 +489,7 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, ' ')
-	agent, _ := e.Meta["agent"].(string)
+	agent := events.MetaAgent(e)
 	if agent == string(e.Role) {
 		agent = ""
 	}

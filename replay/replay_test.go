@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,20 +138,20 @@ func TestParseSince(t *testing.T) {
 
 func TestFormatEvent(t *testing.T) {
 	e := events.Event{TS: "2026-05-29T10:00:00.000Z", Role: events.RoleRelayBaton, Kind: events.KindAgentRun,
-		Text: "line one\nline two\x1b[31m\u0085", Meta: map[string]any{"agent": "codex"}}
+		Text: "line one\nline two\x1b[31m\u0085", Meta: events.MetaJSON(`{"agent":"codex"}`)}
 	got := FormatEvent(7, e, false)
 	want := "7. [2026-05-29T10:00:00.000Z] relay-baton/codex agent_run: line one\n    relay-baton/codex │ line two^[[31m\\u0085"
 	if got != want {
 		t.Errorf("FormatEvent =\n%q\nwant\n%q", got, want)
 	}
-	e.Meta["agent"] = "relay-baton"
+	e.Meta = events.MetaJSON(`{"agent":"relay-baton"}`)
 	if got := FormatEvent(1, e, false); !strings.Contains(got, "] relay-baton agent_run:") {
 		t.Errorf("agent equal to role must not be repeated: %q", got)
 	}
 	if got := FormatEvent(1, e, true); !strings.Contains(got, "\x1b[") {
 		t.Errorf("color=true gave no colour: %q", got)
 	}
-	e.Meta["agent"] = "evil\x1b]0;title\x07"
+	e.Meta = events.MetaJSON(`{"agent":"evil\u001b]0;title\u0007"}`)
 	if got := FormatEvent(1, e, true); strings.Contains(got, "\x1b]") || !strings.Contains(got, "evil^[]0;title^G") {
 		t.Errorf("control characters of meta.agent reached the terminal: %q", got)
 	}
@@ -348,7 +349,7 @@ func benchLog(b *testing.B, n int) string {
 			}
 			e.Text = strings.TrimSpace(sb.String())
 			if r.IntN(10) < 6 {
-				e.Meta = map[string]any{"agent": []string{"claude", "codex"}[r.IntN(2)], "exitCode": float64(r.IntN(2))}
+				e.Meta = events.MetaJSON(`{"agent":"` + []string{"claude", "codex"}[r.IntN(2)] + `","exitCode":` + strconv.Itoa(r.IntN(2)) + `}`)
 			}
 			if r.IntN(10) < 2 {
 				e.Refs = map[string]string{"plan": "plan.md"}

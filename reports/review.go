@@ -219,7 +219,7 @@ func (r Review) Text() string {
 		if len(s.Files) > 0 {
 			mark = "✓"
 		}
-		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, render.InertLine(render.Cut(s.Text, 100)))
+		fmt.Fprintf(&b, "  %s step %d: %s", mark, i+1, render.InertLine(render.CutWords(s.Text, 160)))
 		if len(s.Files) > 0 {
 			fmt.Fprintf(&b, " [%s]", render.InertLine(strings.Join(s.Files, ", ")))
 		}

@@ -18,20 +18,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
-// Command is one slash command. The table drives dispatch, /help and tab
-// completion, so they cannot drift apart.
+// Command is one slash command: a row of the same shape as the command
+// line's (cli.Entry: name, aliases, arguments, one line of help). The table
+// drives dispatch, /help and tab completion, so they cannot drift apart.
 type Command struct {
-	Name    string
-	Aliases []string
-	Usage   string // arguments, e.g. "<task>"
-	Short   string
-	Agent   bool // may start an agent (previewed and confirmed)
+	cli.Entry
+	Agent bool // may start an agent (previewed and confirmed)
 	// Args completes the arguments typed so far (fields before the one
 	// being completed are in done); nil = no argument completion.
 	Args func(e *Engine, done []string) []string
@@ -46,29 +45,30 @@ var Commands []*Command
 
 func init() {
 	Commands = []*Command{
-		{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)", Args: argsAgents, Run: (*Engine).cmdAgent},
-		{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)", Args: argsTargets, Run: (*Engine).cmdTarget},
-		{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)", Run: (*Engine).cmdTargets},
-		{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)", Args: argsQueued, Run: (*Engine).cmdCancel},
-		{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)", Run: (*Engine).cmdResend},
-		{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)", Agent: true, Run: (*Engine).cmdPlan},
-		{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)", Agent: true, Run: (*Engine).cmdReplan},
-		{Name: "execute", Short: "Run the executor on plan.md (preview first)", Agent: true, Run: (*Engine).cmdExecute},
-		{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation", Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
-		{Name: "diff", Usage: "[file] | --all", Short: "Show what the last agent run changed (--all: the working tree against HEAD) (read-only)", Args: argsDiff, Run: (*Engine).cmdDiff},
-		{Name: "undo", Short: "Revert the last agent run's changes to files, after a preview (no commit, index untouched)", Run: (*Engine).cmdUndo},
-		{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)", Args: argsFixed("claude"), Run: (*Engine).cmdReview},
-		{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)", Run: (*Engine).cmdDiagnose},
-		{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)", Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
-		{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
-		{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)", Run: (*Engine).cmdBudget},
-		{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)", Run: (*Engine).cmdStatus},
-		{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns", Run: (*Engine).cmdResume},
-		{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)", Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
-		{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)", Run: (*Engine).cmdNote},
-		{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)", Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
-		{Name: "help", Short: "List the room's commands", Run: (*Engine).cmdHelp},
-		{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)", Run: func(*Engine, context.Context, string) error { return errExit }},
+		{Entry: cli.Entry{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)"}, Args: argsAgents, Run: (*Engine).cmdAgent},
+		{Entry: cli.Entry{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)"}, Args: argsTargets, Run: (*Engine).cmdTarget},
+		{Entry: cli.Entry{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)"}, Run: (*Engine).cmdTargets},
+		{Entry: cli.Entry{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)"}, Args: argsQueued, Run: (*Engine).cmdCancel},
+		{Entry: cli.Entry{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)"}, Run: (*Engine).cmdResend},
+		{Entry: cli.Entry{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)"}, Agent: true, Run: (*Engine).cmdPlan},
+		{Entry: cli.Entry{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)"}, Agent: true, Run: (*Engine).cmdReplan},
+		{Entry: cli.Entry{Name: "execute", Short: "Run the executor on plan.md (preview first)"}, Agent: true, Run: (*Engine).cmdExecute},
+		{Entry: cli.Entry{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation"}, Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
+		{Entry: cli.Entry{Name: "diff", Usage: "[file] | --all", Short: "Show what the last agent run changed (--all: the working tree against HEAD) (read-only)"}, Args: argsDiff, Run: (*Engine).cmdDiff},
+		{Entry: cli.Entry{Name: "undo", Short: "Revert the last agent run's changes to files, after a preview (no commit, index untouched)"}, Run: (*Engine).cmdUndo},
+		{Entry: cli.Entry{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)"}, Args: argsFixed("claude"), Run: (*Engine).cmdReview},
+		{Entry: cli.Entry{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)"}, Run: (*Engine).cmdDiagnose},
+		{Entry: cli.Entry{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)"}, Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
+		{Entry: cli.Entry{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
+		{Entry: cli.Entry{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)"}, Run: (*Engine).cmdBudget},
+		{Entry: cli.Entry{Name: "costs", Short: "What each agent run of this session cost, and the session's total (read-only)"}, Run: (*Engine).cmdCosts},
+		{Entry: cli.Entry{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)"}, Run: (*Engine).cmdStatus},
+		{Entry: cli.Entry{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns"}, Run: (*Engine).cmdResume},
+		{Entry: cli.Entry{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)"}, Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
+		{Entry: cli.Entry{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)"}, Run: (*Engine).cmdNote},
+		{Entry: cli.Entry{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
+		{Entry: cli.Entry{Name: "help", Short: "List the room's commands"}, Run: (*Engine).cmdHelp},
+		{Entry: cli.Entry{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)"}, Run: func(*Engine, context.Context, string) error { return errExit }},
 	}
 }
 
@@ -118,13 +118,8 @@ func argsContinue(_ *Engine, done []string) []string {
 func Lookup(name string) *Command {
 	name = strings.ToLower(name)
 	for _, c := range Commands {
-		if c.Name == name {
+		if c.Called(name) {
 			return c
-		}
-		for _, a := range c.Aliases {
-			if a == name {
-				return c
-			}
 		}
 	}
 	return nil
@@ -146,9 +141,9 @@ type UnknownCommandError struct{ Name string }
 func (e *UnknownCommandError) Error() string {
 	var names []string
 	for _, c := range Commands {
-		names = append(append(names, c.Name), c.Aliases...)
+		names = append(names, c.Names()...)
 	}
-	if s := DidYouMean("/", Suggest(e.Name, names)); s != "" {
+	if s := cli.DidYouMean("/", cli.Suggest(e.Name, names)); s != "" {
 		return fmt.Sprintf("unknown command: /%s%s", e.Name, s)
 	}
 	return fmt.Sprintf("unknown command: /%s (try /help)", e.Name)
@@ -214,10 +209,7 @@ func HelpText() string {
 	const col = 26 // "  /" + usage column + two spaces
 	var b strings.Builder
 	for _, c := range Commands {
-		u := "/" + c.Name
-		if c.Usage != "" {
-			u += " " + c.Usage
-		}
+		u := "/" + c.Synopsis()
 		if n := utf8.RuneCountInString(u); n+4 <= col {
 			b.WriteString(render.Wrap("  "+u+strings.Repeat(" ", col-2-n), c.Short, col, HelpWidth))
 		} else {
@@ -295,7 +287,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	if plan != "" && e.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
 		in.Plan, in.PlanKnown = "", true
 	}
-	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in))}
+	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in)), Task: text}
 	res, err := e.runOnce(ctx, spec)
 	if plan != "" && res.Session != "" && !res.ResumeFailed && (in.Plan != "" || in.PlanKnown) {
 		e.notePlan(res.Agent, res.Session, plan)
@@ -341,7 +333,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
-	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm}))}
+	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm})), Task: task}
 	res, err := e.runOnce(ctx, spec)
 	if err != nil {
 		return err
@@ -429,7 +421,7 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 		if err != nil {
 			return err
 		}
-		e.Say("%s", strings.TrimRight(r.Text(), "\n"))
+		e.out.sayInline(events.RoleRelayBaton, r.Text())
 		return nil
 	case agents.Claude:
 		return e.AgentReview(ctx)

@@ -49,7 +49,7 @@ func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
 				return text, ErrNeedYes
 			}
 			for {
-				a, err := e.term.Ask(c.question + keysHint(e.term, c.verb))
+				a, err := e.term.Ask(e.askLine(c.question, keysHint(e.term, c.verb)))
 				if err != nil {
 					a = ""
 				}

@@ -69,7 +69,7 @@ func checkConfirm(t *testing.T, h *harness, c confirmCase, err error, question, 
 		switch {
 		case ev.Kind == events.KindPromptPreview:
 			previews = append(previews, ev)
-		case ev.Meta["previewId"] != nil:
+		case metaMap(ev.Meta)["previewId"] != nil:
 			ends = append(ends, ev)
 		}
 	}
@@ -81,25 +81,25 @@ func checkConfirm(t *testing.T, h *harness, c confirmCase, err error, question, 
 		t.Fatalf("%s: %d previews, want %d: %s", c.name, len(previews), wantPreviews, kinds(list))
 	}
 	for i, p := range previews {
-		if (p.Meta["edited"] == true) != (i > 0) {
-			t.Fatalf("%s: preview %d edited = %v", c.name, i, p.Meta["edited"])
+		if (metaMap(p.Meta)["edited"] == true) != (i > 0) {
+			t.Fatalf("%s: preview %d edited = %v", c.name, i, metaMap(p.Meta)["edited"])
 		}
 	}
 	if len(ends) != 1 {
 		t.Fatalf("%s: %d events refer to a preview, want 1: %s", c.name, len(ends), kinds(list))
 	}
 	end := ends[0]
-	if end.Meta["previewId"] != previews[len(previews)-1].ID {
-		t.Fatalf("%s: the end refers to %v, not the last preview %s", c.name, end.Meta["previewId"], previews[len(previews)-1].ID)
+	if metaMap(end.Meta)["previewId"] != previews[len(previews)-1].ID {
+		t.Fatalf("%s: the end refers to %v, not the last preview %s", c.name, metaMap(end.Meta)["previewId"], previews[len(previews)-1].ID)
 	}
 	if c.reason != "" {
-		if end.Role != events.RoleRelayBaton || end.Meta["reason"] != c.reason || end.Meta["confirmed"] != false {
+		if end.Role != events.RoleRelayBaton || metaMap(end.Meta)["reason"] != c.reason || metaMap(end.Meta)["confirmed"] != false {
 			t.Fatalf("%s: declined event %+v", c.name, end)
 		}
 		return list
 	}
 	if end.Role != events.RoleUser || end.Kind != events.KindCommand || end.Text != confirmedText ||
-		end.Meta["confirmed"] != true || end.Meta["autoYes"] != c.autoYes {
+		metaMap(end.Meta)["confirmed"] != true || metaMap(end.Meta)["autoYes"] != c.autoYes {
 		t.Fatalf("%s: confirmed event %+v", c.name, end)
 	}
 	return list
@@ -120,7 +120,7 @@ func TestConfirmRunPaths(t *testing.T) {
 		if c.reason != "" {
 			runs = 0
 			last := list[len(list)-1]
-			if last.Kind != events.KindAgentRun || last.Text != "claude ask not run: "+c.reason || last.Meta["cancelled"] != true {
+			if last.Kind != events.KindAgentRun || last.Text != "claude ask not run: "+c.reason || metaMap(last.Meta)["cancelled"] != true {
 				t.Fatalf("%s: last event %+v", c.name, last)
 			}
 		}
@@ -158,7 +158,7 @@ func TestConfirmChatPaths(t *testing.T) {
 		list := checkConfirm(t, h, c, err, "send this? [y/N/e] y sends, v views all, e edits, then Enter ", "cancelled. nothing was sent.\n", "confirmed: send to orchestrator")
 		if c.reason != "" {
 			last := list[len(list)-1]
-			if last.Kind != events.KindCommand || last.Text != "chat message not sent: "+c.reason || last.Meta["sent"] != false || last.Meta["session"] != simSID {
+			if last.Kind != events.KindCommand || last.Text != "chat message not sent: "+c.reason || metaMap(last.Meta)["sent"] != false || metaMap(last.Meta)["session"] != simSID {
 				t.Fatalf("%s: last event %+v", c.name, last)
 			}
 			if q, _ := s.Queue(); q.Depth != 0 {

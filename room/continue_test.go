@@ -57,8 +57,8 @@ func writeStep(h *harness) func(context.Context, int, agents.Request) agents.Res
 func agentOrder(list []events.Event) string {
 	var a []string
 	for _, e := range list {
-		if e.Kind == events.KindAgentRun && e.Meta["ran"] == true {
-			a = append(a, e.Meta["agent"].(string))
+		if e.Kind == events.KindAgentRun && metaMap(e.Meta)["ran"] == true {
+			a = append(a, metaMap(e.Meta)["agent"].(string))
 		}
 	}
 	return strings.Join(a, ",")
@@ -76,13 +76,13 @@ func previewsBeforeRuns(t *testing.T, list []events.Event, ran []agents.Request)
 		case events.KindPromptPreview:
 			pending = e
 		case events.KindAgentRun:
-			if e.Meta["ran"] != true {
+			if metaMap(e.Meta)["ran"] != true {
 				continue
 			}
-			if pending == nil || pending.Meta["agent"] != e.Meta["agent"] {
-				t.Fatalf("agent_run %d (%s) has no prompt_preview of its own before it", n+1, e.Meta["agent"])
+			if pending == nil || metaMap(pending.Meta)["agent"] != metaMap(e.Meta)["agent"] {
+				t.Fatalf("agent_run %d (%s) has no prompt_preview of its own before it", n+1, metaMap(e.Meta)["agent"])
 			}
-			if n >= len(ran) || pending.Meta["prompt"] != ran[n].Prompt {
+			if n >= len(ran) || metaMap(pending.Meta)["prompt"] != ran[n].Prompt {
 				t.Fatalf("the preview before run %d does not hold the prompt that ran", n+1)
 			}
 			pending = nil
@@ -143,7 +143,7 @@ func TestContinueRunsExecutorThenPlanner(t *testing.T) {
 	var backups []string
 	for _, e := range list {
 		if e.Kind == events.KindPlan {
-			if e.Meta["written"] != true || e.Refs["backup"] == "" {
+			if metaMap(e.Meta)["written"] != true || e.Refs["backup"] == "" {
 				t.Fatalf("plan event %+v", e)
 			}
 			backups = append(backups, e.Refs["backup"])
@@ -292,7 +292,7 @@ func TestContinueStopReasons(t *testing.T) {
 				t.Fatalf("no stop message:\n%s", h.out)
 			}
 			last := list[len(list)-1]
-			if last.Kind != events.KindExecute || last.Meta["stopReason"] != string(tc.want) || last.Meta["half"] != tc.wantHalf {
+			if last.Kind != events.KindExecute || metaMap(last.Meta)["stopReason"] != string(tc.want) || metaMap(last.Meta)["half"] != tc.wantHalf {
 				t.Fatalf("last event %+v, want the stop (%s, half %s)", last, tc.want, tc.wantHalf)
 			}
 		})
@@ -324,7 +324,7 @@ func TestContinueCtrlCStopsLoop(t *testing.T) {
 			}
 			list := h.events(t)
 			last := list[len(list)-1]
-			if last.Kind != events.KindExecute || last.Meta["stopReason"] != "cancelled" || last.Meta["half"] != during {
+			if last.Kind != events.KindExecute || metaMap(last.Meta)["stopReason"] != "cancelled" || metaMap(last.Meta)["half"] != during {
 				t.Fatalf("last event %+v", last)
 			}
 			var run events.Event
@@ -333,8 +333,8 @@ func TestContinueCtrlCStopsLoop(t *testing.T) {
 					run = e
 				}
 			}
-			if run.Meta["cancelled"] != true {
-				t.Fatalf("agent_run %+v", run.Meta)
+			if metaMap(run.Meta)["cancelled"] != true {
+				t.Fatalf("agent_run %s", run.Meta)
 			}
 		})
 	}
@@ -411,12 +411,12 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 	}
 	list := src.events(t)
 	isKind := func(k events.Kind, agent string) func(events.Event) bool {
-		return func(e events.Event) bool { return e.Kind == k && (agent == "" || e.Meta["agent"] == agent) }
+		return func(e events.Event) bool { return e.Kind == k && (agent == "" || metaMap(e.Meta)["agent"] == agent) }
 	}
 	stepEvent := func(half string) func(events.Event) bool {
 		return func(e events.Event) bool {
-			_, step := e.Meta["step"]
-			return e.Kind == events.KindExecute && step && e.Meta["half"] == half
+			_, step := metaMap(e.Meta)["step"]
+			return e.Kind == events.KindExecute && step && metaMap(e.Meta)["half"] == half
 		}
 	}
 	tests := []struct {
@@ -506,10 +506,10 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 			resumed := h.events(t)
 			offered := false
 			cutLog(t, h.e.LogPath(), resumed, func(e events.Event) bool {
-				if _, ok := e.Meta["loopResumeFrom"]; ok {
+				if _, ok := metaMap(e.Meta)["loopResumeFrom"]; ok {
 					offered = true
 				}
-				return offered && e.Kind == events.KindCommand && e.Meta["confirmed"] == true
+				return offered && e.Kind == events.KindCommand && metaMap(e.Meta)["confirmed"] == true
 			}, 0)
 			if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop == nil || rs.Loop.From != tc.from || rs.Loop.Half != tc.half {
 				t.Fatalf("a resumed loop that died at once: %+v %v", rs.Loop, err)

@@ -63,6 +63,7 @@ type Spent struct {
 	Runs    int          `json:"runs"`
 	Usage   events.Usage `json:"usage"`
 	ByAgent map[string]events.Usage
+	Each    []RunCost `json:"-"` // each run, in order (addRun)
 }
 
 func (s *Spent) add(agent string, u events.Usage) {

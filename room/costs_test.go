@@ -74,7 +74,7 @@ func TestPerRunCostsAndSessionTotal(t *testing.T) {
 	var runs []events.AgentRunMeta
 	for _, ev := range h.events(t) {
 		if ev.Kind == events.KindAgentRun {
-			m, _ := events.DecodeMeta[events.AgentRunMeta](&ev)
+			m, _ := events.MetaOf[events.AgentRunMeta](&ev)
 			runs = append(runs, m)
 		}
 	}

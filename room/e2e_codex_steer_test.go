@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // The steer lane, end to end with the real codex TUI in tmux against the
@@ -96,7 +96,7 @@ func TestE2ECodexSteerMidTurn(t *testing.T) {
 			return false
 		}
 		line, _, _ := strings.Cut(string(b), "\n")
-		m, ok := agents.ParseRolloutMeta([]byte(line))
+		m, ok := transcript.ParseRolloutMeta([]byte(line))
 		thread, rollout = m.ThreadID, ms[0]
 		return ok
 	})

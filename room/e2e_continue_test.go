@@ -48,8 +48,8 @@ func continueSession(t *testing.T, a *agenttest.Anthropic, o *agenttest.OpenAI, 
 func ranAgents(list []events.Event) string {
 	var a []string
 	for _, e := range list {
-		if e.Kind == events.KindAgentRun && e.Meta["ran"] == true {
-			a = append(a, e.Meta["agent"].(string))
+		if e.Kind == events.KindAgentRun && metaMap(e.Meta)["ran"] == true {
+			a = append(a, metaMap(e.Meta)["agent"].(string))
 		}
 	}
 	return strings.Join(a, ",")
@@ -66,9 +66,9 @@ func everyRunPreviewed(t *testing.T, list []events.Event) int {
 		switch {
 		case e.Kind == events.KindPromptPreview:
 			pending = e
-		case e.Kind == events.KindAgentRun && e.Meta["ran"] == true:
-			if pending == nil || pending.Meta["agent"] != e.Meta["agent"] || pending.Meta["command"] != "continue" {
-				t.Fatalf("agent_run %d (%v) without its own prompt_preview", n+1, e.Meta["agent"])
+		case e.Kind == events.KindAgentRun && metaMap(e.Meta)["ran"] == true:
+			if pending == nil || metaMap(pending.Meta)["agent"] != metaMap(e.Meta)["agent"] || metaMap(pending.Meta)["command"] != "continue" {
+				t.Fatalf("agent_run %d (%v) without its own prompt_preview", n+1, metaMap(e.Meta)["agent"])
 			}
 			pending = nil
 			n++
@@ -179,7 +179,7 @@ func TestE2EContinuePlanCompleteEndsEarly(t *testing.T) {
 	for _, e := range list {
 		if e.Kind == events.KindPlan {
 			plans = append(plans, e.Text)
-			if e.Meta["written"] != true || e.Refs["backup"] == "" {
+			if metaMap(e.Meta)["written"] != true || e.Refs["backup"] == "" {
 				t.Fatalf("plan event %+v", e)
 			}
 		}
@@ -188,7 +188,7 @@ func TestE2EContinuePlanCompleteEndsEarly(t *testing.T) {
 		t.Fatalf("plan events %q", plans)
 	}
 	last := list[len(list)-1]
-	if last.Meta["stopReason"] != string(StopComplete) || last.Meta["half"] != "plan" {
+	if metaMap(last.Meta)["stopReason"] != string(StopComplete) || metaMap(last.Meta)["half"] != "plan" {
 		t.Fatalf("last event %+v", last)
 	}
 }
@@ -220,7 +220,7 @@ func TestE2EContinueStopsOnFailure(t *testing.T) {
 	list := readLog(t, dir)
 	last := list[len(list)-1]
 	b, _ := json.Marshal(last.Meta)
-	if last.Meta["stopReason"] != string(StopFailure) || last.Meta["half"] != "execute" {
+	if metaMap(last.Meta)["stopReason"] != string(StopFailure) || metaMap(last.Meta)["half"] != "execute" {
 		t.Fatalf("last event %s", b)
 	}
 }
@@ -255,7 +255,7 @@ func TestE2EOneShotContinue(t *testing.T) {
 		t.Fatalf("agent_run order %s", got)
 	}
 	everyRunPreviewed(t, list)
-	if list[0].Kind != events.KindCommand || list[0].Meta["command"] != "continue" || list[0].Text != "continue --max-steps 2" {
+	if list[0].Kind != events.KindCommand || metaMap(list[0].Meta)["command"] != "continue" || list[0].Text != "continue --max-steps 2" {
 		t.Fatalf("first event %+v", list[0])
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "one\ntwo\n" {

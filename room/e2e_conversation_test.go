@@ -18,7 +18,7 @@ func agentRuns(t *testing.T, dir string) []events.Event {
 	t.Helper()
 	var out []events.Event
 	for _, e := range readLog(t, dir) {
-		if e.Kind == events.KindAgentRun && e.Meta["ran"] == true {
+		if e.Kind == events.KindAgentRun && metaMap(e.Meta)["ran"] == true {
 			out = append(out, e)
 		}
 	}
@@ -61,11 +61,11 @@ func TestE2EClaudeKeepsItsConversation(t *testing.T) {
 		t.Fatalf("the follow-up request does not carry the earlier turn:\n%.3000s", last)
 	}
 	runs := agentRuns(t, dir)
-	if len(runs) != 2 || runs[0].Meta[metaConversation] == nil || runs[0].Meta[metaConversation] != runs[1].Meta[metaConversation] ||
-		runs[1].Meta[metaConversationTurns] != float64(2) {
+	if len(runs) != 2 || metaMap(runs[0].Meta)[metaConversation] == nil || metaMap(runs[0].Meta)[metaConversation] != metaMap(runs[1].Meta)[metaConversation] ||
+		metaMap(runs[1].Meta)[metaConversationTurns] != float64(2) {
 		t.Fatalf("agent runs %+v", runs)
 	}
-	id := runs[0].Meta[metaConversation].(string)
+	id := metaMap(runs[0].Meta)[metaConversation].(string)
 
 	// chat --resume continues the same conversation; /new then starts afresh.
 	p = startBinaryArgs(t, dir, []string{"chat", "--resume"}, env...)
@@ -158,7 +158,7 @@ func TestE2ELostConversationNeedsANewConfirmation(t *testing.T) {
 	p.send(t, "\x04")
 	p.wait(t)
 	runs := agentRuns(t, dir)
-	if last := runs[len(runs)-1]; last.Meta[metaConversation] == nil || last.Meta[metaConversation] == "11111111-2222-3333-4444-555555555555" {
-		t.Fatalf("last run %+v", last.Meta)
+	if last := runs[len(runs)-1]; metaMap(last.Meta)[metaConversation] == nil || metaMap(last.Meta)[metaConversation] == "11111111-2222-3333-4444-555555555555" {
+		t.Fatalf("last run %s", last.Meta)
 	}
 }

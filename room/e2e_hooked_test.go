@@ -364,7 +364,7 @@ func TestE2EInteractiveTUIFromTheRoom(t *testing.T) {
 	var lanes []string
 	for _, e := range readLog(t, dir) {
 		if e.Kind == "chat_delivered" {
-			lanes = append(lanes, fmt.Sprint(e.Meta["lane"]))
+			lanes = append(lanes, fmt.Sprint(metaMap(e.Meta)["lane"]))
 		}
 	}
 	ents, _ := os.ReadDir(s.DeliveredDir())

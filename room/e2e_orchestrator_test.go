@@ -242,7 +242,7 @@ func chatEvents(t *testing.T, dir string) (id string, kinds []string, list []eve
 			kinds = append(kinds, string(e.Kind))
 			list = append(list, e)
 			if e.Kind == events.KindChatSent {
-				id, _ = e.Meta["messageId"].(string)
+				id, _ = metaMap(e.Meta)["messageId"].(string)
 			}
 		}
 	}
@@ -298,8 +298,8 @@ func checkChatLog(t *testing.T, dir, answer string) string {
 		t.Fatalf("chat events %v", kinds)
 	}
 	for _, e := range list {
-		if e.Meta["messageId"] != id {
-			t.Errorf("%s for message %v, want %s", e.Kind, e.Meta["messageId"], id)
+		if metaMap(e.Meta)["messageId"] != id {
+			t.Errorf("%s for message %v, want %s", e.Kind, metaMap(e.Meta)["messageId"], id)
 		}
 	}
 	if !strings.Contains(list[2].Text, answer) || list[2].Refs["transcript"] == "" {

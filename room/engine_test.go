@@ -292,8 +292,8 @@ func TestConfirmationDefaultsToNo(t *testing.T) {
 			t.Fatalf("answer %q: events %s", answer, got)
 		}
 		run := list[2]
-		if run.Meta["confirmed"] != false || run.Meta["ran"] != false || run.Meta["cancelled"] != true || run.Meta["previewId"] != list[1].ID {
-			t.Fatalf("answer %q: agent_run meta %v", answer, run.Meta)
+		if metaMap(run.Meta)["confirmed"] != false || metaMap(run.Meta)["ran"] != false || metaMap(run.Meta)["cancelled"] != true || metaMap(run.Meta)["previewId"] != list[1].ID {
+			t.Fatalf("answer %q: agent_run meta %s", answer, run.Meta)
 		}
 	}
 	for _, answer := range []string{"y", "yes", "YES", " Y "} {
@@ -353,11 +353,11 @@ func TestEditWithScriptedEditor(t *testing.T) {
 	if got := kinds(list); got != "message,prompt_preview,prompt_preview,command,agent_run,message" {
 		t.Fatalf("events: %s", got)
 	}
-	if list[2].Meta["edited"] != true || !strings.HasPrefix(list[2].Meta["prompt"].(string), "EDITED:") {
-		t.Fatalf("second preview: %v", list[2].Meta)
+	if metaMap(list[2].Meta)["edited"] != true || !strings.HasPrefix(metaMap(list[2].Meta)["prompt"].(string), "EDITED:") {
+		t.Fatalf("second preview: %s", list[2].Meta)
 	}
-	if list[4].Meta["role"] != "ask" {
-		t.Fatalf("free text must run as an ask turn: %v", list[4].Meta)
+	if metaMap(list[4].Meta)["role"] != "ask" {
+		t.Fatalf("free text must run as an ask turn: %s", list[4].Meta)
 	}
 	// No editor configured: the edit fails and nothing runs.
 	h2 := newHarness(t, "e")
@@ -389,11 +389,11 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 	if got := kinds(list); got != "command,prompt_preview,command,agent_run,plan" {
 		t.Fatalf("events: %s", got)
 	}
-	if p := list[1].Meta["prompt"].(string); !strings.Contains(p, "add a flag") {
+	if p := metaMap(list[1].Meta)["prompt"].(string); !strings.Contains(p, "add a flag") {
 		t.Fatalf("preview lacks the exact prompt: %q", p)
 	}
 	run := list[3]
-	if run.Role != events.RoleClaude || run.Meta["confirmed"] != true || run.Meta["exitCode"] != float64(0) || run.Meta["costUsd"] != 0.0123 {
+	if run.Role != events.RoleClaude || metaMap(run.Meta)["confirmed"] != true || metaMap(run.Meta)["exitCode"] != float64(0) || metaMap(run.Meta)["costUsd"] != 0.0123 {
 		t.Fatalf("agent_run %+v", run)
 	}
 	if list[4].Refs["plan"] != "plan.md" {
@@ -407,7 +407,8 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// The short preview: the prompt's first lines and the key to see all;
+	// The short preview: the prompt's first lines, the task's line, the
+	// count of those left out, the last lines and the key to see all;
 	// the directory and the variables stripped only in the whole one.
 	short, all, found := strings.Cut(out, "[relay-baton] preview: /plan")
 	_ = short
@@ -416,8 +417,8 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 	}
 	first, whole, found := strings.Cut(all, "[relay-baton] preview: /plan")
 	if !found || !strings.Contains(first, "v shows all, e edits") || strings.Contains(first, "cwd:") ||
-		strings.Count(first, "│ ") > previewShortLines+1 || !strings.Contains(whole, "cwd:") ||
-		strings.Count(whole, "│ ") <= previewShortLines+1 {
+		strings.Count(first, "│ ") > previewShortLines+2 || !strings.Contains(whole, "cwd:") ||
+		strings.Count(whole, "│ ") <= previewShortLines+2 {
 		t.Fatalf("short preview then the whole one expected:\n%s", out)
 	}
 	if q := h.term.questions; len(q) != 2 || q[0] != q[1] {
@@ -599,7 +600,7 @@ func TestHandoff(t *testing.T) {
 	}
 	var kinds []string
 	for _, ev := range h.events(t) {
-		if ev.Kind == events.KindHandoff || ev.Kind == events.KindCommand && ev.Meta["confirmed"] != nil || ev.Kind == events.KindAgentRun {
+		if ev.Kind == events.KindHandoff || ev.Kind == events.KindCommand && metaMap(ev.Meta)["confirmed"] != nil || ev.Kind == events.KindAgentRun {
 			kinds = append(kinds, string(ev.Kind))
 		}
 	}
@@ -683,7 +684,7 @@ func TestLongPromptGoesToAFile(t *testing.T) {
 	h.e.Process(context.Background(), strings.Repeat("why? ", 1000))
 	list := h.events(t)
 	pv := list[1]
-	if pv.Kind != events.KindPromptPreview || pv.Refs["prompt"] == "" || pv.Meta["prompt"] != nil {
+	if pv.Kind != events.KindPromptPreview || pv.Refs["prompt"] == "" || metaMap(pv.Meta)["prompt"] != nil {
 		t.Fatalf("%+v", pv)
 	}
 	b, err := os.ReadFile(filepath.Join(h.e.SessionDir, pv.Refs["prompt"]))

@@ -34,7 +34,7 @@ func TestFailedRunIsRecordedWithItsReason(t *testing.T) {
 	if run == nil || run.Text != "claude plan: exit 1 in 6.949s: "+want {
 		t.Fatalf("agent_run %+v", run)
 	}
-	m, err := events.DecodeMeta[events.AgentRunMeta](run)
+	m, err := events.MetaOf[events.AgentRunMeta](run)
 	if err != nil || m.Reason != want || m.Conversation != "" {
 		t.Fatalf("agent_run meta %s (%v): want the reason and no conversation", run.Meta, err)
 	}

@@ -30,7 +30,7 @@ const goldenRootPrefix = "/tmp/rb-golden-"
 var (
 	tsRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
 	// A date may be wrapped (at its space) onto a row of its own.
-	dateRE = regexp.MustCompile(`\d{4}-\d\d-\d\d( |\n\[relay-baton\] )\d\d:\d\dZ`)
+	dateRE = regexp.MustCompile(`\d{4}-\d\d-\d\d( |\n\[relay-baton\] |\n +)\d\d:\d\dZ`)
 )
 
 // goldenRepo builds the repository and log the captures show: codex active,
@@ -70,7 +70,7 @@ func goldenRepo(t *testing.T) string {
 			t.Fatal(err)
 		}
 		events.Scan(f, func(e events.Event) error {
-			id, _ := e.Meta["messageId"].(string)
+			id, _ := metaMap(e.Meta)["messageId"].(string)
 			keep := name == "finished-loop.jsonl" || strings.HasPrefix(e.Text, "/target") || id == "bbbb2222"
 			if keep {
 				list = append(list, e)

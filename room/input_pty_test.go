@@ -2,7 +2,6 @@ package room
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,27 +81,6 @@ func TestE2ETypedAheadYesConfirmsNothing(t *testing.T) {
 	}
 }
 
-func TestPTYContinuationLines(t *testing.T) {
-	fr := &fakeRunner{}
-	p := startInProcess(t, fr, func(string) string { return "" })
-	p.until(t, "claude› ")
-	p.send(t, "line one\\\r")
-	p.until(t, "… ")
-	p.send(t, "line two\x1b\r") // Alt-Enter
-	p.until(t, "… ")
-	p.send(t, "line three\r")
-	p.until(t, "│ line one")
-	p.until(t, "│ line two")
-	p.until(t, "│ line three")
-	p.until(t, "run this? [y/N/e] ")
-	p.send(t, "n\r")
-	p.until(t, "claude› ")
-	p.send(t, "\x04")
-	if fr.runs() != 0 {
-		t.Fatal("ran")
-	}
-}
-
 func TestPipedStdinRunsNoAgentWithoutYes(t *testing.T) {
 	bin, fake := binaries(t)
 	dir := newRepo(t)
@@ -132,67 +110,6 @@ func TestPipedStdinRunsNoAgentWithoutYes(t *testing.T) {
 		t.Fatalf("chat --yes ran no agent: %v\n%s", err, out)
 	}
 }
-
-// The parser on its own: markers split across reads, Alt-Enter, a long
-// burst, ask mode and Flush.
-func TestTermInputParser(t *testing.T) {
-	in := newTermInput(eofReader{}, -1)
-	<-in.stopped
-	in.err = nil
-	feedAll := func(parts ...string) {
-		for _, p := range parts {
-			in.feed([]byte(p))
-		}
-	}
-	read := func() string {
-		var out []byte
-		b := make([]byte, 8)
-		for len(in.keys) > 0 {
-			n, _ := in.Read(b)
-			out = append(out, b[:n]...)
-		}
-		return string(out)
-	}
-	feedAll("ab\x1b[2", "00~one\ntwo\x1b[20", "1~cd\r")
-	got := read()
-	if !strings.HasPrefix(got, "ab«paste 1: 2 lines, 7 chars»cd\r") {
-		t.Fatalf("keys %q", got)
-	}
-	if exp := in.Expand(strings.TrimSuffix(got, "\r")); exp != "abone\ntwocd" {
-		t.Fatalf("expanded %q", exp)
-	}
-	feedAll("\x1b[200~word\x1b[201~", "\x1b\r", "\x1b[A")
-	if got := read(); got != "word\\\r\x1b[A" {
-		t.Fatalf("short paste, Alt-Enter, arrow: %q", got)
-	}
-	long := strings.Repeat("z", 5000)
-	in.feed([]byte(long + "\r"))
-	got = read()
-	if len(got) > LongRun+100 || !strings.HasSuffix(got, "\r") {
-		t.Fatalf("a long burst reached the editor whole: %d bytes", len(got))
-	}
-	if exp := in.Expand(strings.TrimSuffix(got, "\r")); exp != long {
-		t.Fatalf("long line expanded to %d bytes", len(exp))
-	}
-	in.SetAsk(true)
-	feedAll("\x1b[200~y\r\x1b[201~")
-	if got := read(); got != "" || in.SetAsk(false) != 1 {
-		// (SetAsk reports the pastes dropped while asking)
-		t.Fatalf("a paste while asking gave keys %q", got)
-	}
-	feedAll("y\r", "\x1b[200~half")
-	if k, _ := in.Flush(); k != 2 {
-		t.Fatalf("flushed %d keys", k)
-	}
-	feedAll(" of a paste\x1b[201~n\r")
-	if got := read(); got != "n\r" {
-		t.Fatalf("after Flush: %q", got)
-	}
-}
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // On a terminal a confirmation takes one key, no Enter: v shows the whole
 // preview and asks again, y runs; the rest of a typed "yes" and the Enter
@@ -230,5 +147,31 @@ func TestE2EOneKeyConfirmation(t *testing.T) {
 	// "es" and the Enter reached no prompt: the only user messages are the question and the note.
 	if strings.Join(notes, "|") != "hello there|after" {
 		t.Fatalf("user messages %q", notes)
+	}
+}
+
+// Through a pty: the terminal reports focus lost (CSI O), a run ends, and
+// the room sends the desktop notification; the report is not typed input.
+func TestE2ENotifyWhenUnfocused(t *testing.T) {
+	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("done thinking")))
+	dir := newRepo(t)
+	p := startBinary(t, dir, append(agenttest.OfflineEnv(t, a, nil), "NO_COLOR=1", "RELAY_BATON_NOTIFY=osc9", "RELAY_BATON_NOTIFY_AFTER=0")...)
+	p.until(t, "\x1b[?1004h")
+	p.until(t, "claude› ")
+	p.send(t, "\x1b[Ohow are you\r")
+	p.until(t, "run this? [y/N/e] ")
+	if strings.Contains(p.String(), "[Ohow") {
+		t.Fatalf("the focus report was typed in:\n%s", p.String())
+	}
+	p.send(t, "y")
+	p.untilWithin(t, "done thinking", 90*time.Second)
+	p.untilWithin(t, "\x1b]9;claude /ask finished\x07", 30*time.Second)
+	// Focused again: the next end is quiet.
+	p.send(t, "\x1b[I/note back\r")
+	p.until(t, "noted.")
+	p.send(t, "\x04")
+	p.wait(t)
+	if n := strings.Count(p.String(), "\x1b]9;"); n != 1 {
+		t.Fatalf("%d notifications", n)
 	}
 }

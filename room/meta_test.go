@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -26,4 +27,12 @@ func TestResumeReadsWhatTheRoomWrites(t *testing.T) {
 	if len(rs.Chats) != 1 || rs.Chats[0].Offset != 4096 || rs.Target != sid || rs.BadMeta != 0 {
 		t.Errorf("chats %+v target %q bad %d", rs.Chats, rs.Target, rs.BadMeta)
 	}
+}
+
+// metaMap decodes an event's meta as a generic JSON object (numbers as
+// float64), for tests that check what the log holds key by key.
+func metaMap(m events.MetaJSON) map[string]any {
+	var out map[string]any
+	_ = json.Unmarshal(m, &out)
+	return out
 }

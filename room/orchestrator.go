@@ -11,6 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -426,7 +427,7 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text (<id> is assigned when queued)", framed, len([]rune(framed)), all)
+	promptLines(&b, "framed text (<id> is assigned when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -573,8 +574,8 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 	if text == "" {
 		text = "(the session's turn ended without reply text)"
 	}
-	from, to := r.Offset, conversation.Size(path)
-	e.notify.notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
+	from, to := r.Offset, transcript.Size(path)
+	e.notifyEnd(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
 	e.emit(events.RoleOrchestrator, text, refs,
 		events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(res.Lane), Chars: events.Int(len(res.Reply)),
 			TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})

@@ -140,15 +140,15 @@ func TestChatThroughTheHookLane(t *testing.T) {
 		t.Fatalf("events %s", got)
 	}
 	sent, del, reply := list[4], list[5], list[6]
-	if sent.Role != events.RoleUser || sent.Text != "how is it going?" || sent.Meta["messageId"] != m.ID || sent.Meta["session"] != simSID ||
-		sent.Meta["ahead"] != float64(0) || !strings.HasPrefix(sent.Refs["inbox"], ".claude/session-chat/"+simSID+"/inbox/") || !strings.HasSuffix(sent.Refs["inbox"], "-"+m.ID+".json") || sent.Refs["transcript"] != tr {
+	if sent.Role != events.RoleUser || sent.Text != "how is it going?" || metaMap(sent.Meta)["messageId"] != m.ID || metaMap(sent.Meta)["session"] != simSID ||
+		metaMap(sent.Meta)["ahead"] != float64(0) || !strings.HasPrefix(sent.Refs["inbox"], ".claude/session-chat/"+simSID+"/inbox/") || !strings.HasSuffix(sent.Refs["inbox"], "-"+m.ID+".json") || sent.Refs["transcript"] != tr {
 		t.Errorf("chat_sent %+v", sent)
 	}
-	if del.Meta["lane"] != "hook" || del.Meta["messageId"] != m.ID || del.Refs["delivered"] != ".claude/session-chat/"+simSID+"/delivered/"+m.ID+".json" {
+	if metaMap(del.Meta)["lane"] != "hook" || metaMap(del.Meta)["messageId"] != m.ID || del.Refs["delivered"] != ".claude/session-chat/"+simSID+"/delivered/"+m.ID+".json" {
 		t.Errorf("chat_delivered %+v", del)
 	}
 	if reply.Role != events.RoleOrchestrator || reply.Text != "All fine, the tests pass." || reply.Refs["transcript"] != tr ||
-		reply.Meta["transcriptFrom"] != float64(0) || reply.Meta["transcriptTo"].(float64) <= 0 {
+		metaMap(reply.Meta)["transcriptFrom"] != float64(0) || metaMap(reply.Meta)["transcriptTo"].(float64) <= 0 {
 		t.Errorf("chat_reply %+v", reply)
 	}
 	// The delivered file is the protocol's record.
@@ -173,7 +173,7 @@ func TestChatDeclinedSendsNothing(t *testing.T) {
 	}
 	list := h.events(t)
 	last := list[len(list)-1]
-	if last.Kind != events.KindCommand || last.Meta["sent"] != false || last.Meta["reason"] != "declined" {
+	if last.Kind != events.KindCommand || metaMap(last.Meta)["sent"] != false || metaMap(last.Meta)["reason"] != "declined" {
 		t.Fatalf("last event %+v", last)
 	}
 	// Without a terminal and without --yes nothing is sent either.

@@ -110,27 +110,6 @@ func TestPanelFacts(t *testing.T) {
 	}
 }
 
-func TestPanelBeforeEachPromptWithoutATerminal(t *testing.T) {
-	h := newHarness(t)
-	var out strings.Builder
-	o := REPLOptions{In: strings.NewReader("/agent codex\n\n/status\n"), Out: &out, Err: &out}
-	h.e.out = newPrinter(&out, false, false)
-	if err := RunREPL(context.Background(), h.e, o); err != nil {
-		t.Fatal(err)
-	}
-	// One status line before each prompt that follows a command (not after
-	// the empty line), none drawn as a box.
-	if n := strings.Count(out.String(), "ctx claude · plan none · 0 changed"); n != 1 {
-		t.Fatalf("%d claude status lines:\n%s", n, out.String())
-	}
-	if n := strings.Count(out.String(), "ctx codex · plan none · 0 changed"); n != 2 {
-		t.Fatalf("%d codex status lines:\n%s", n, out.String())
-	}
-	if strings.Contains(out.String(), "┌") {
-		t.Fatal("a box was drawn without a terminal")
-	}
-}
-
 // BenchmarkPanel measures gathering the context before a prompt (git
 // status, diff and ls-files, plan.md, budget) in a small repository.
 func BenchmarkPanel(b *testing.B) {
@@ -156,31 +135,6 @@ func BenchmarkPanel(b *testing.B) {
 	for b.Loop() {
 		if p := e.Panel(ctx); p.Changed != 1 || !p.Plan {
 			b.Fatalf("%+v", p)
-		}
-	}
-}
-
-// The banner is one line when it fits the terminal and two (the hint on
-// its own) when it does not, so the terminal never breaks it mid-word.
-func TestBannerFitsTheWidth(t *testing.T) {
-	for _, c := range []struct {
-		cols  string
-		lines int
-	}{{"300", 1}, {"40", 2}} {
-		t.Setenv("COLUMNS", c.cols)
-		h := newHarness(t)
-		var out strings.Builder
-		h.e.out = newPrinter(&out, false, false)
-		if err := RunREPL(context.Background(), h.e, REPLOptions{In: strings.NewReader(""), Out: &out, Err: &out}); err != nil {
-			t.Fatal(err)
-		}
-		first, _, _ := strings.Cut(out.String(), "ctx ")
-		want := "[relay-baton] Agent Room · " + h.e.Root + " · active agent claude · /help lists commands, Ctrl-D leaves\n"
-		if c.lines == 2 {
-			want = "[relay-baton] Agent Room · " + h.e.Root + " · active agent claude\n[relay-baton] /help lists commands, Ctrl-D leaves\n"
-		}
-		if first != want {
-			t.Errorf("COLUMNS=%s: banner %q, want %q", c.cols, first, want)
 		}
 	}
 }

@@ -264,7 +264,8 @@ const markdownReply = "## Plan\n\nThe change touches **two files**; run `pytest 
 	"```python\ndef shout(name):\n    return greet(name).upper()\n```\n\nSee [the guide](https://example.com/guide)."
 
 // A Markdown reply from the real claude CLI renders in the room: no "##",
-// no pipes, no fences, every row with the gutter (golden
+// no pipes, no fences, every line with the gutter, the rows it wraps to
+// under a hanging indent (golden
 // testdata/golden/markdown-80.txt, -update rewrites it); under NO_COLOR
 // the same reply is shown as written.
 func TestTmuxMarkdownReply(t *testing.T) {
@@ -296,8 +297,8 @@ func TestTmuxMarkdownReply(t *testing.T) {
 			// Spaces a thinking pulse left (erased with spaces) are not the reply's.
 			reply = regexp.MustCompile(` +\n`).ReplaceAllString(reply, "\n")
 			for i, l := range strings.Split(strings.TrimRight(reply, "\n"), "\n") {
-				if !strings.HasPrefix(l, "[claude]") || len([]rune(l)) > 80 {
-					t.Fatalf("row %d lacks the gutter or is too wide: %q\n%s", i+1, l, reply)
+				if !(strings.HasPrefix(l, "[claude]") || strings.HasPrefix(l, "         ")) || len([]rune(l)) > 80 {
+					t.Fatalf("row %d lacks the gutter (or a wrapped row its indent) or is too wide: %q\n%s", i+1, l, reply)
 				}
 			}
 			if !colour {

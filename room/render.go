@@ -45,11 +45,6 @@ func newPrinter(w io.Writer, useColor, spinner bool) *printer {
 // roleColors is the renderer's one colour per role.
 var roleColors = render.RoleColors
 
-// PromptFor is the REPL prompt for an agent: "<agent>› ", coloured.
-func PromptFor(agent string, useColor bool) string {
-	return render.Paint(useColor, agent+"›", roleColors[events.Role(agent)]) + " "
-}
-
 // clearLocked ends an open text line and erases the pulse.
 func (p *printer) clearLocked() {
 	p.erasePulseLocked()

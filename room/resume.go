@@ -15,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -101,7 +102,7 @@ func recapKind(e *events.Event) bool {
 	case events.KindPromptPreview, events.KindStatus, events.KindBudget:
 		return false
 	case events.KindCommand:
-		m, _ := events.DecodeMeta[events.CommandMeta](e)
+		m, _ := events.MetaOf[events.CommandMeta](e)
 		return m.Confirmed == nil && m.Command != "resume"
 	}
 	return true
@@ -182,7 +183,7 @@ func ReadResume(path string, recap int) (*ResumeState, error) {
 // meta decodes e's typed meta, counting a field of the wrong type in bad
 // (the other fields are still read).
 func meta[T events.Meta](e *events.Event, bad *bool) T {
-	m, err := events.DecodeMeta[T](e)
+	m, err := events.MetaOf[T](e)
 	if err != nil {
 		*bad = true
 	}
@@ -486,12 +487,12 @@ func resolveChat(ctx context.Context, workspace string, c *PendingChat) {
 // and is read from its start) for the delivery of message id, and returns
 // the text of the turn that answered it, once that turn ended.
 func transcriptReply(ctx context.Context, path string, offset int64, id string) (string, bool) {
-	if offset > conversation.Size(path) {
+	if offset > transcript.Size(path) {
 		offset = 0
 	}
 	var reply strings.Builder
 	seen, done := false, false
-	_ = conversation.Tail(ctx, conversation.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
+	_ = transcript.Tail(ctx, transcript.TailOptions{Path: path, Offset: offset, OnActivity: func(_ int64, acts []events.Activity) bool {
 		for _, a := range acts {
 			switch {
 			case !seen:

@@ -144,7 +144,7 @@ func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 	}
 	var steps []float64
 	for _, e := range h.events(t) {
-		if s, ok := e.Meta["step"].(float64); ok && e.Kind == events.KindExecute {
+		if s, ok := metaMap(e.Meta)["step"].(float64); ok && e.Kind == events.KindExecute {
 			steps = append(steps, s)
 		}
 	}
@@ -251,7 +251,7 @@ func chatFixture(t *testing.T, ws string) *conversation.Session {
 	delivered("cccc3333", "rewake", 54, "answered already")
 	writeJSON(s.OutboxDir(), "eeee5555.json", map[string]string{"text": "diff: 2 files, +10 -3"})
 	// The real Claude Code transcript in which fe869b44 was delivered and answered.
-	tr, err := os.ReadFile("../agents/testdata/claude-2.1.328-chat.jsonl")
+	tr, err := os.ReadFile("../transcript/testdata/claude-2.1.328-chat.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestResumePendingChat(t *testing.T) {
 }
 
 func TestTranscriptReplyOffset(t *testing.T) {
-	const path = "../agents/testdata/claude-2.1.328-chat.jsonl"
+	const path = "../transcript/testdata/claude-2.1.328-chat.jsonl"
 	ctx := context.Background()
 	for _, c := range []struct {
 		offset int64

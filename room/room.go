@@ -1,9 +1,10 @@
-// Package room is the Agent Room: a terminal-free engine (Engine) that
-// parses and runs the room's slash commands, previews and confirms every
-// agent run, writes every turn to .ai-session/conversation.jsonl, and the
-// readline REPL (RunREPL) that drives it from a terminal. The one-shot
-// commands (plan, execute, continue, handoff, review, status, budget, doctor, note)
-// call the same Engine methods, so no logic lives in the REPL layer.
+// Package room is the Agent Room's engine (Engine): it parses and runs the
+// room's slash commands, previews and confirms every agent run, and writes
+// every turn to .ai-session/conversation.jsonl. It knows no terminal: the
+// REPL (package repl) drives it from one through Terminal, Notifier and
+// the output methods in frontend.go. The one-shot commands (plan, execute,
+// continue, handoff, review, status, budget, doctor, note) call the same
+// Engine methods, so no logic lives in the REPL layer.
 //
 //	input ─► Parse ─► Engine.Process ─► Runner (agents) ─► Activity ─► printer (render.Terminal)
 //	                                 └► conversation.Send/Follow (orchestrator lane)
@@ -101,8 +102,8 @@ type toldError struct{ error }
 func (toldError) Told() bool      { return true }
 func (e toldError) Unwrap() error { return e.error }
 
-// told reports whether err was said to the user already.
-func told(err error) bool {
+// Told reports whether err was said to the user already.
+func Told(err error) bool {
 	var t interface{ Told() bool }
 	return errors.As(err, &t) && t.Told()
 }
@@ -174,7 +175,7 @@ type Engine struct {
 	cont    continuity                    // carried over by Resume (resume.go)
 	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
 	repo    *repoCache                    // the context panel's git facts (git.go)
-	notify  *notifier                     // the end of a long or unwatched wait (notify.go); nil: none
+	notify  Notifier                      // the end of a long or unwatched wait (SetNotifier); nil: none
 	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
 	snaps   *gitrepo.Snapshots            // the working tree's snapshots, made on first use (work.go)
 	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)

@@ -30,6 +30,7 @@ type runSpec struct {
 	Command string // the room command that asked for it (plan, execute, ...)
 	Req     agents.Request
 	Note    string // an extra preview line (e.g. the loop bound)
+	Task    string // what the user typed, shown in the short preview
 }
 
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
@@ -166,7 +167,7 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
 	}
-	promptLines(&b, "prompt", prompt, n, all)
+	promptLines(&b, "prompt", prompt, spec.Task, n, all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -175,9 +176,10 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 const previewAllLines = 400
 
 // promptLines writes a preview's prompt (or message): its size, then its
-// first and last lines (previewShortLines in all), or every line (up to
-// previewAllLines) when all is set or when it is that short anyway.
-func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
+// first and last lines (previewShortLines in all) with the lines of task
+// (what the user typed) between, or every line (up to previewAllLines)
+// when all is set or when it is that short anyway.
+func promptLines(b *strings.Builder, noun, prompt, task string, n int, all bool) {
 	lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
 	head, tail := len(lines), 0
 	switch {
@@ -193,14 +195,20 @@ func promptLines(b *strings.Builder, noun, prompt string, n int, all bool) {
 		}
 		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, render.Count(len(lines), "line"))
 	}
-	for _, l := range lines[:head] {
-		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
-	}
-	if skipped := len(lines) - head - tail; skipped > 0 {
-		fmt.Fprintf(b, "  │ … %s …\n", render.Count(skipped, "more line"))
-	}
-	for _, l := range lines[len(lines)-tail:] {
-		fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+	at := 0
+	for _, s := range previewSpans(lines, head, tail, task) {
+		if skipped := s[0] - at; skipped > 0 {
+			fmt.Fprintf(b, "  │ … %s …\n", render.Count(skipped, "more line"))
+		}
+		rows := lines[max(s[0], at):s[1]]
+		if !all {
+			ti, tk := findTask(lines, task)
+			rows = paragraphs(rows, max(s[0], at), [2]int{ti, tk})
+		}
+		for _, l := range rows {
+			fmt.Fprintf(b, "  │ %s\n", previewLine(l))
+		}
+		at = max(at, s[1])
 	}
 }
 
@@ -276,8 +284,8 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	res := e.runner.Run(ctx, req)
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
-	e.spent.add(req.Agent, own)
-	e.notify.notify(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
+	e.spent.addRun(req.Agent, spec.Command, own)
+	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/gitrepo"
 
-	"github.com/chzyer/readline"
 	"github.com/fatih/color"
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -300,44 +297,6 @@ func (e *Engine) showLong(text string) {
 		text += "\n"
 	}
 	e.out.raw(text)
-}
-
-// Page runs $PAGER (default less -R) on text when the room's input and
-// output are a terminal and text is taller than it.
-func (t *rlTerminal) Page(text string) bool {
-	if !t.opts.Terminal || !t.opts.OutTerminal {
-		return false
-	}
-	f, ok := t.opts.Out.(*os.File)
-	if !ok {
-		return false
-	}
-	_, h, err := readline.GetSize(int(f.Fd()))
-	if err != nil || h <= 0 || strings.Count(text, "\n") < h-2 {
-		return false
-	}
-	argv := strings.Fields(t.e.getenv("PAGER"))
-	if len(argv) == 0 {
-		argv = []string{"less", "-R"}
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return false
-	}
-	t.in.Pause()
-	t.bracketed(false)
-	defer func() {
-		t.bracketed(true)
-		if t.pin != nil {
-			t.pin.Reapply()
-		}
-		t.in.Flush()
-		t.in.Resume()
-	}()
-	cmd := exec.Command(path, argv[1:]...)
-	// The text is the pager's stdin: it reads its keys from the terminal.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), t.opts.Out, t.opts.Err
-	return cmd.Run() == nil
 }
 
 func (e *Engine) cmdUndo(ctx context.Context, args string) error {

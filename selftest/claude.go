@@ -15,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // The texts the mock answers with, keyed by the prompts selftest sends.
@@ -319,7 +320,7 @@ func claudeTranscript(c checkFunc, home, session, path string) {
 	if !strings.HasPrefix(path, projects) || filepath.Base(path) != session+".jsonl" {
 		problems = append(problems, fmt.Sprintf("transcript_path %s is not $CLAUDE_CONFIG_DIR/projects/<slug>/%s.jsonl", path, session))
 	}
-	acts, bad, err := parseFile(path, agents.ParseTranscriptLine)
+	acts, bad, err := parseFile(path, transcript.ParseLine)
 	if err != nil {
 		c(name, Changed, "%v", err)
 		return
@@ -327,7 +328,7 @@ func claudeTranscript(c checkFunc, home, session, path string) {
 	if bad > 0 {
 		problems = append(problems, fmt.Sprintf("%d lines the parser rejected", bad))
 	}
-	problems = append(problems, expectActs(acts, firstAnswer, chatText, chatAnswer, string(agents.DeliveredByHook))...)
+	problems = append(problems, expectActs(acts, firstAnswer, chatText, chatAnswer, string(transcript.DeliveredByHook))...)
 	if len(problems) > 0 {
 		c(name, Changed, "%s", strings.Join(problems, "; "))
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // codexModel is the model name the mock provider is configured with.
@@ -259,7 +260,7 @@ func codexStop(c checkFunc, res agents.Result, stops []record, work string, mock
 		if p.TurnID == "" {
 			problems = append(problems, "no turn_id")
 		}
-		if !agents.IsRolloutPath(p.TranscriptPath) {
+		if !transcript.IsRolloutPath(p.TranscriptPath) {
 			problems = append(problems, fmt.Sprintf("transcript_path %q is not a rollout file", p.TranscriptPath))
 		}
 		if !sameDir(p.Cwd, work) {
@@ -325,7 +326,7 @@ func codexRollout(c checkFunc, codexHome, thread, work, path string, delivered b
 	}
 	first, _ := bufio.NewReaderSize(f, 1<<20).ReadBytes('\n')
 	f.Close()
-	if m, ok := agents.ParseRolloutMeta(first); !ok {
+	if m, ok := transcript.ParseRolloutMeta(first); !ok {
 		problems = append(problems, "the first line is not a session_meta relay-baton can read")
 	} else {
 		if m.ThreadID != thread {
@@ -335,7 +336,7 @@ func codexRollout(c checkFunc, codexHome, thread, work, path string, delivered b
 			problems = append(problems, fmt.Sprintf("session_meta cwd %q, want %s", m.Cwd, work))
 		}
 	}
-	acts, bad, err := parseFile(path, agents.ParseRolloutLine)
+	acts, bad, err := parseFile(path, transcript.ParseRolloutLine)
 	if err != nil {
 		c(name, Changed, "%v", err)
 		return
@@ -344,7 +345,7 @@ func codexRollout(c checkFunc, codexHome, thread, work, path string, delivered b
 		problems = append(problems, fmt.Sprintf("%d lines the parser rejected", bad))
 	}
 	if delivered {
-		problems = append(problems, expectActs(acts, firstAnswer, chatText, chatAnswer, agents.DeliveredByHook)...)
+		problems = append(problems, expectActs(acts, firstAnswer, chatText, chatAnswer, transcript.DeliveredByHook)...)
 	} else {
 		found := false
 		for _, a := range acts {

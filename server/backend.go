@@ -11,6 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // ErrConflict is returned (wrapped) for a session that exists but cannot
@@ -224,8 +225,8 @@ func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Sessio
 		}
 		path = conversation.LocateTranscript(s)
 	}
-	err := conversation.Tail(ctx, conversation.TailOptions{
-		Path: path, Offset: conversation.Size(path), Follow: true,
+	err := transcript.Tail(ctx, transcript.TailOptions{
+		Path: path, Offset: transcript.Size(path), Follow: true,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				if e, ok := panelEvent(a); ok {

@@ -201,7 +201,7 @@ func TestRoomPageInBrowser(t *testing.T) {
 	reply := events.New("s", events.RoleOrchestrator, events.KindChatReply, "the reply")
 	reply.Refs = map[string]string{"transcript": "/home/me/.claude/projects/-p/0ea7beef-1234-4abc-8def-0123456789ab.jsonl"}
 	run := events.New("s", events.RoleClaude, events.KindAgentRun, "claude ask: cancelled after 3s")
-	run.Meta = map[string]any{"agent": "claude", "command": "ask", "cancelled": true, "exitCode": -1, "durationMs": 3000, "ran": true, "confirmed": true}
+	run.Meta = events.MetaJSON(`{"agent":"claude","cancelled":true,"command":"ask","confirmed":true,"durationMs":3000,"exitCode":-1,"ran":true}`)
 	ev := events.New("s", events.RoleRelayBaton, events.KindPlan, "plan.md written by claude")
 	ev.Refs = map[string]string{"plan": "plan.md"}
 	for _, e := range []events.Event{reply, run, ev} {

@@ -1,7 +1,7 @@
 // Package render is where untrusted text meets output: one sanitizer
 // (Inert), one truncation helper (Cut) and one renderer per medium.
 //
-//	agents / conversation.Tail ─► events.Activity ─┬─► Terminal (room, tail, send --follow)
+//	agents / transcript.Tail ─► events.Activity ─┬─► Terminal (room, tail, send --follow)
 //	                                               ├─► Stream   (tail: buffered Terminal or JSON lines)
 //	                                               └─► Panel    (server's SSE stream)
 //	events.Event (conversation.jsonl) ─► room.Replay ─► Inert

@@ -140,8 +140,10 @@ func TestWrapLineWordsAndHang(t *testing.T) {
 	}
 }
 
-// Through the terminal renderer: every row of a wrapped, rendered reply
-// carries the speaker's gutter, and without colour the reply is raw.
+// Through the terminal renderer: every line of a rendered reply starts
+// with the speaker's gutter, the rows it wraps to continue under a
+// hanging indent as wide (never a repeated gutter), and without colour
+// the reply is raw.
 func TestTerminalMarkdownGutter(t *testing.T) {
 	reply := "## Plan\n- " + strings.Repeat("long words here ", 8) + "\n| a | b |\n|---|---|\n| 1 | 2 |"
 	var b bytes.Buffer
@@ -154,9 +156,12 @@ func TestTerminalMarkdownGutter(t *testing.T) {
 	out := stripSGR(b.String())
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "[claude] ") || Width(l) > 60 {
-			t.Fatalf("row without gutter or too wide (%d): %q\n%s", Width(l), l, out)
+		if !(strings.HasPrefix(l, "[claude] ") || strings.HasPrefix(l, "           ")) || Width(l) > 60 {
+			t.Fatalf("row without gutter or indent, or too wide (%d): %q\n%s", Width(l), l, out)
 		}
+	}
+	if n := strings.Count(out, "[claude] • long"); n != 1 || !strings.Contains(out, "\n           long words") {
+		t.Fatalf("the wrapped item does not continue under its indent:\n%s", out)
 	}
 	if !strings.Contains(out, "[claude] Plan\n") || !strings.Contains(out, "[claude] a │ b") || strings.Contains(out, "##") {
 		t.Fatalf("not rendered:\n%s", out)

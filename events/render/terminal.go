@@ -48,7 +48,8 @@ type Terminal struct {
 
 	// With a width (SetWidth) or Markdown (SetMarkdown), reply text is
 	// shown a line at a time: held until its newline (or the end of the
-	// reply), then wrapped at words with the gutter on every row.
+	// reply), then wrapped at words: the gutter, then rows under a hanging
+	// indent.
 	width   func() int // the terminal's columns; nil: lines are not wrapped
 	md      *Markdown  // nil: replies are shown as written
 	pending string     // the reply's line held until its newline
@@ -157,16 +158,23 @@ func (t *Terminal) renderLine(s string) []string {
 	return t.md.Line(s)
 }
 
-// writeRows writes rows of speaker r, each wrapped with the gutter.
+// writeRows writes rows of speaker r, each after the gutter; a row too
+// wide for the terminal continues under a hanging indent as wide as the
+// gutter (a repeated gutter would read as a new message).
 func (t *Terminal) writeRows(r events.Role, rows []string) {
 	if len(rows) == 0 {
 		return
 	}
 	g := t.Label(r)
+	hang := strings.Repeat(" ", Width(g))
 	var b strings.Builder
 	for _, row := range rows {
-		for _, l := range WrapLine(row, Width(g)+1, t.cols()) {
-			b.WriteString(g)
+		for i, l := range WrapLine(row, Width(g)+1, t.cols()) {
+			if i == 0 {
+				b.WriteString(g)
+			} else {
+				b.WriteString(hang)
+			}
 			if l != "" { // an empty row: the gutter alone, no trailing space
 				b.WriteByte(' ')
 				b.WriteString(l)

@@ -1,0 +1,4 @@
+package repl
+
+// interruptSelf: Windows has no SIGINT to send oneself.
+func interruptSelf() {}
