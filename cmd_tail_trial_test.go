@@ -17,7 +17,7 @@ func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	t.Setenv("CODEX_HOME", t.TempDir())
 	const sid = "3df79187-3f1d-4101-9b02-7619b688117c" // the recording's session
-	b, err := os.ReadFile("agents/testdata/claude-2.1.328-chat.jsonl")
+	b, err := os.ReadFile("transcript/testdata/claude-2.1.328-chat.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
