@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,24 +12,13 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
 
-// liveWith lists the live (not zombie) processes whose command line holds
-// marker, through ps(1).
+// liveWith lists the live processes whose command line holds marker.
 func liveWith(t *testing.T, marker string) []string {
 	t.Helper()
-	out, err := exec.Command("ps", "-A", "-o", "pid=,stat=,args=").Output()
-	if err != nil {
-		t.Fatalf("ps: %v", err)
-	}
-	var left []string
-	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 3 && !strings.HasPrefix(f[1], "Z") && strings.Contains(l, marker) {
-			left = append(left, strings.TrimSpace(l))
-		}
-	}
-	return left
+	return agenttest.LiveProcesses(t, 0, marker)
 }
 
 // `relay-baton plan --yes` killed with SIGKILL while its agent runs: the

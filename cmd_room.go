@@ -140,15 +140,15 @@ func runChat(inv *cli.Invocation) error {
 	defineAllowEnv(fs, &f)
 	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
 	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
-	recap := fs.Int("recap", room.DefaultRecap, "with --resume: how many turns to recap (1 to 200)")
+	recap := fs.Int("recap", room.DefaultRecap, fmt.Sprintf("with --resume: how many turns to recap (1 to %d)", room.MaxRecap))
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
-	if *recap < 1 || *recap > 200 {
-		return cli.Usagef("--recap must be from 1 to 200, not %d", *recap)
+	if *recap < 1 || *recap > room.MaxRecap {
+		return cli.Usagef("--recap must be from 1 to %d, not %d", room.MaxRecap, *recap)
 	}
 	if *resume && fs.Changed("agent") {
 		return cli.Usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
@@ -265,7 +265,7 @@ func runContinue(inv *cli.Invocation) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, true)
-	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, "the most steps (executor then planner) to run: 1 to 20 (0 = the default)")
+	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, fmt.Sprintf("the most steps (executor then planner) to run: 1 to %d (0 = the default)", room.MaxMaxSteps))
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}

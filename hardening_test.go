@@ -607,10 +607,12 @@ func claudeStopTimed(t *testing.T, env []string, payload, transcript string, kil
 }
 
 // TestClaimKilledAfterRename: `hook stop` processes SIGKILLed at a random
-// point of their run (at least 200 kills that land while the hook runs) never lose a
-// message and never deliver one twice: a claim cut short is recorded as
-// incomplete, the next lane puts it back and delivers it, every message
-// shows exactly once in the transcript, and each recovery is in errors.log.
+// point of their run (at least 200 kills that land while the hook runs) never
+// lose a message silently and never deliver one twice: a claim cut short is
+// recorded as incomplete, the next lane puts it back and delivers it, every
+// message shows exactly once in the transcript (or, after three hand-overs
+// all killed before their hook exited, is named in errors.log as given up),
+// and each recovery is in errors.log.
 func TestClaimKilledAfterRename(t *testing.T) {
 	kills := 200
 	if v, err := strconv.Atoi(os.Getenv("RELAY_BATON_KILL_ITERS")); err == nil && v > 0 {
@@ -693,25 +695,40 @@ func TestClaimKilledAfterRename(t *testing.T) {
 		}
 	}
 	got := deliveredIDs(t, transcript)
-	lost, twice := 0, 0
+	log := errorsLog(s)
+	lost, twice, gaveUp := 0, 0, 0
 	for _, id := range sent {
 		switch got[id] {
 		case 1:
 		case 0:
+			// A message whose every hand-over was killed before the hook
+			// exited is, after three, left as delivered (a session whose
+			// transcript never shows deliveries is not sent the same
+			// message forever), and errors.log says so: not a silent loss.
+			if strings.Contains(log, "message "+id+" was delivered 3 times by ") {
+				gaveUp++
+				continue
+			}
 			lost++
-			t.Errorf("message %s was never delivered", id)
+			var said []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.Contains(l, id) {
+					said = append(said, l)
+				}
+			}
+			st, _ := s.State(id)
+			t.Errorf("message %s was never delivered (state %+v); errors.log about it:\n%s", id, st, strings.Join(said, "\n"))
 		default:
 			twice++
 			t.Errorf("message %s was delivered %d times", id, got[id])
 		}
 	}
-	if len(got) != len(sent) {
-		t.Errorf("the transcript shows %d messages, %d were sent", len(got), len(sent))
+	if len(got)+gaveUp != len(sent) {
+		t.Errorf("the transcript shows %d messages (%d given up after three killed hand-overs), %d were sent", len(got), gaveUp, len(sent))
 	}
-	log := errorsLog(s)
 	recovered := strings.Count(log, "recovered ")
-	t.Logf("%d hook runs, %d kills landed; they left %d incomplete claims and %d hand-overs killed before exit; %d recoveries in errors.log; %d messages, %d lost, %d doubled",
-		runs, landed, len(incomplete), len(unconfirmed), recovered, len(sent), lost, twice)
+	t.Logf("%d hook runs, %d kills landed; they left %d incomplete claims and %d hand-overs killed before exit; %d recoveries in errors.log; %d messages, %d lost, %d doubled, %d given up (recorded)",
+		runs, landed, len(incomplete), len(unconfirmed), recovered, len(sent), lost, twice, gaveUp)
 	if len(incomplete) == 0 {
 		if raceEnabled {
 			// A race-instrumented hook starts too slowly for 1-9 ms kills to

@@ -106,12 +106,9 @@ func (m *anthropicMessage) activities(source string) []events.Activity {
 }
 
 func toolResultText(raw json.RawMessage) string {
-	if s, ok := events.JSONStringValue(raw); ok || len(raw) == 0 {
-		return s
-	}
 	var blocks []contentBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
+	if s, ok := DecodeContent(raw, &blocks); !ok {
+		return s
 	}
 	var sb strings.Builder
 	for _, b := range blocks {
@@ -120,6 +117,16 @@ func toolResultText(raw json.RawMessage) string {
 		}
 	}
 	return sb.String()
+}
+
+// DecodeContent reads message content that is either a bare JSON string or
+// an array of parts: a string comes back as s (ok false), an array is
+// decoded into parts (ok true). Anything else is "" with ok false.
+func DecodeContent(raw json.RawMessage, parts any) (s string, ok bool) {
+	if s, isString := events.JSONStringValue(raw); isString || len(raw) == 0 {
+		return s, false
+	}
+	return "", json.Unmarshal(raw, parts) == nil
 }
 
 // DetailKeys are the tool-input fields worth showing, most telling first.

@@ -14,7 +14,7 @@ import (
 const CommandsLogName = "commands.log"
 
 // commandLog appends one run's raw output to <SessionDir>/commands.log in
-// the reference format:
+// this format:
 //
 //	--- <ISO> START <cmd> <args> ---
 //	[stdout] ...

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // ErrNotLoggedIn is wrapped by the error of a run the agent's CLI refused
@@ -95,14 +97,14 @@ func CheckLogin(ctx context.Context, agent, path string, env []string) LoginStat
 	if agent == Codex {
 		args = []string{"login", "status"}
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := subprocess.Command(path, args...)
 	if len(env) > 0 {
 		cmd.Env = env
 	}
-	cmd.WaitDelay = time.Second
+	cmd.Grace = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	_, err := subprocess.Run(ctx, cmd)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return LoginState{Detail: oneLine(err.Error(), 200)}

@@ -1,11 +1,9 @@
 package agents
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // KeyVars are the agents' API-key variables (OwnKeyVars): held back from
@@ -283,185 +282,150 @@ func Run(ctx context.Context, req Request) (res Result) {
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
-
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		res.Err = fmt.Errorf("agent %s: %w", req.Agent, err)
-		res.Summary = label + ": " + res.Err.Error()
-		return res
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		res.Err = fmt.Errorf("agent %s: %w", req.Agent, err)
-		res.Summary = label + ": " + res.Err.Error()
-		return res
-	}
-	cmd := &exec.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env, Stdout: outW, Stderr: errW}
-	// Stdin stays nil: the child reads /dev/null.
-	tr, err := startTree(cmd)
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, err)
+	o := newRunOutput(req, clog)
+	st, waitErr := subprocess.Run(runCtx, subprocess.Cmd{Path: inv.Path, Args: inv.Argv, Dir: inv.Dir, Env: inv.Env,
+		Stdout: o.stdout, Stderr: o.stderr, Grace: Grace, OnStart: req.OnStart})
+	o.close()
+	if st == nil && waitErr != nil {
+		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, waitErr)
 		res.Summary = label + ": " + FirstLine(res.Err.Error())
 		clog.exit(-1)
 		return res
 	}
-	defer tr.close()
-	pgid := cmd.Process.Pid
-	if req.OnStart != nil {
-		req.OnStart(pgid)
-	}
-
-	parser := NewParser(req.Agent)
-	var stderrTail tail
-	var resumeWhy string // the CLI's words when req.Resume could not be continued
-	var readers sync.WaitGroup
-	readers.Add(2)
-	var cbPanic any // a panic in req.OnActivity: reported, output still drained
-	go func() {
-		defer readers.Done()
-		deliver := req.OnActivity
-		readLines(outR, func(line []byte, tooLong int) {
-			clog.line("stdout", line, tooLong)
-			var acts []events.Activity
-			if tooLong > 0 {
-				acts = []events.Activity{{Source: req.Agent, Kind: events.ActRaw, Text: fmt.Sprintf("(output line of %d bytes skipped: over the %d-byte limit)", tooLong, MaxLine)}}
-			} else {
-				acts = parser.Line(line)
-			}
-			if deliver != nil {
-				now := time.Now()
-				defer func() {
-					if r := recover(); r != nil {
-						cbPanic, deliver = r, nil
-					}
-				}()
-				for _, a := range acts {
-					if a.Time.IsZero() {
-						a.Time = now
-					}
-					deliver(a)
-				}
-			}
-		})
-	}()
-	go func() {
-		defer readers.Done()
-		readLines(errR, func(line []byte, tooLong int) {
-			clog.line("stderr", line, tooLong)
-			if tooLong == 0 {
-				stderrTail.add(string(line))
-				if req.Resume != "" && resumeWhy == "" && resumeFailure(string(line)) {
-					resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), LineRunes)
-				}
-			}
-		})
-	}()
-
-	// Cancellation and timeout: SIGTERM to the tree, SIGKILL after Grace.
-	exited := make(chan struct{})
-	killed := make(chan struct{})
-	go func() {
-		defer close(killed)
-		select {
-		case <-exited:
-			return
-		case <-runCtx.Done():
-		}
-		tr.terminate()
-		select {
-		case <-exited:
-		case <-time.After(Grace):
-		}
-		tr.kill()
-	}()
-
-	waitErr := cmd.Wait()
-	close(exited)
-	<-killed
-	// Whatever the agent left behind in its group goes with it: that is
-	// what lets the output pipes reach EOF.
-	if runCtx.Err() != nil {
-		tr.kill()
-	} else {
-		tr.terminate()
-	}
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(Grace):
-		// Backstop: a process that left the group still holds the pipes.
-		tr.kill()
-		outR.Close()
-		errR.Close()
-		<-drained
-	}
-	outR.Close()
-	errR.Close()
-
-	if st := cmd.ProcessState; st != nil {
-		res.ExitCode = st.ExitCode()
-	}
+	res.ExitCode = st.ExitCode()
 	clog.exit(res.ExitCode)
-	out := parser.Outcome()
+	out := o.parser.Outcome()
 	res.FinalText, res.Usage, res.Session = out.FinalText, out.Usage, out.Session
 	res.Duration = time.Since(start)
-	dur := res.Duration.Round(10 * time.Millisecond)
+	r := ending{req: req, label: label, timeout: inv.Timeout, dur: res.Duration.Round(10 * time.Millisecond),
+		out: out, waitErr: waitErr, o: o}
+	r.judge(ctx, runCtx, &res)
+	return res
+}
 
+// runOutput turns the agent's output into activity (stdout) and the lines
+// a failed run is explained with (stderr), logging both raw.
+type runOutput struct {
+	parser         Parser
+	stdout, stderr *subprocess.LineWriter
+	stderrTail     tail
+	resumeWhy      string // the CLI's words when req.Resume could not be continued
+	cbPanic        any    // a panic in req.OnActivity: reported, output still drained
+}
+
+func newRunOutput(req Request, clog *commandLog) *runOutput {
+	o := &runOutput{parser: NewParser(req.Agent)}
+	deliver := req.OnActivity
+	o.stdout = subprocess.Lines(MaxLine, func(line []byte, tooLong int) {
+		clog.line("stdout", line, tooLong)
+		var acts []events.Activity
+		if tooLong > 0 {
+			acts = []events.Activity{{Source: req.Agent, Kind: events.ActRaw, Text: fmt.Sprintf("(output line of %d bytes skipped: over the %d-byte limit)", tooLong, MaxLine)}}
+		} else {
+			acts = o.parser.Line(line)
+		}
+		if deliver == nil {
+			return
+		}
+		now := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				o.cbPanic, deliver = r, nil
+			}
+		}()
+		for _, a := range acts {
+			if a.Time.IsZero() {
+				a.Time = now
+			}
+			deliver(a)
+		}
+	})
+	o.stderr = subprocess.Lines(MaxLine, func(line []byte, tooLong int) {
+		clog.line("stderr", line, tooLong)
+		if tooLong == 0 {
+			o.stderrTail.add(string(line))
+			if req.Resume != "" && o.resumeWhy == "" && resumeFailure(string(line)) {
+				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), LineRunes)
+			}
+		}
+	})
+	return o
+}
+
+// close waits until every line was handled.
+func (o *runOutput) close() {
+	o.stdout.Close()
+	o.stderr.Close()
+}
+
+// ending is what a finished run is judged on.
+type ending struct {
+	req     Request
+	label   string
+	timeout time.Duration
+	dur     time.Duration
+	out     Outcome
+	waitErr error
+	o       *runOutput
+}
+
+// judge sets res.Err, res.Summary and the run's flags from how it ended.
+func (r ending) judge(ctx, runCtx context.Context, res *Result) {
+	req, label, out, waitErr := r.req, r.label, r.out, r.waitErr
+	failed := waitErr != nil || out.IsError || res.ExitCode != 0
 	switch {
-	case cbPanic != nil:
-		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, cbPanic)
+	case r.o.cbPanic != nil:
+		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, r.o.cbPanic)
 		res.Summary = label + " failed: " + oneLine(res.Err.Error(), LineRunes)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
-		res.Summary = fmt.Sprintf("%s cancelled after %s", label, dur)
+		res.Summary = fmt.Sprintf("%s cancelled after %s", label, r.dur)
 	case runCtx.Err() != nil:
 		res.TimedOut = true
-		res.Err = fmt.Errorf("agent %s: timed out after %s: %w", req.Agent, inv.Timeout, context.DeadlineExceeded)
-		res.Summary = fmt.Sprintf("%s timed out after %s (limit %s)", label, dur, inv.Timeout)
-	case resumeWhy != "" && (waitErr != nil || out.IsError || res.ExitCode != 0):
+		res.Err = fmt.Errorf("agent %s: timed out after %s: %w", req.Agent, r.timeout, context.DeadlineExceeded)
+		res.Summary = fmt.Sprintf("%s timed out after %s (limit %s)", label, r.dur, r.timeout)
+	case r.o.resumeWhy != "" && failed:
 		res.ResumeFailed = true
-		res.Err = fmt.Errorf("agent %s: conversation %s cannot be continued: %s", req.Agent, req.Resume, resumeWhy)
-		res.Summary = fmt.Sprintf("%s exited %d after %s: conversation %s cannot be continued: %s", label, res.ExitCode, dur, req.Resume, resumeWhy)
-	case waitErr != nil || out.IsError || res.ExitCode != 0:
-		why := out.ErrorText
-		if why == "" {
-			why = stderrTail.last()
-		}
-		if why == "" && waitErr != nil {
-			why = waitErr.Error()
-		}
-		if why == "" {
-			why = "the CLI reported an error"
-		}
-		head := fmt.Sprintf("%s exited %d", label, res.ExitCode)
-		if res.ExitCode == 0 {
-			head = label + " failed"
-		} else if res.ExitCode < 0 && waitErr != nil {
-			head = fmt.Sprintf("%s ended (%s)", label, waitErr)
-		}
-		res.Err = fmt.Errorf("agent %s: %s", req.Agent, why)
-		if out.NotLoggedIn || notLoggedInText(req.Agent, why) {
-			res.Err = &LoginError{Agent: req.Agent}
-			why = res.Err.Error()
-		}
-		res.Summary = fmt.Sprintf("%s after %s: %s", head, dur, why)
+		res.Err = fmt.Errorf("agent %s: conversation %s cannot be continued: %s", req.Agent, req.Resume, r.o.resumeWhy)
+		res.Summary = fmt.Sprintf("%s exited %d after %s: conversation %s cannot be continued: %s", label, res.ExitCode, r.dur, req.Resume, r.o.resumeWhy)
+	case failed:
+		r.failure(res)
 	default:
-		res.Summary = fmt.Sprintf("%s ok in %s%s", label, dur, usageNote(out))
+		res.Summary = fmt.Sprintf("%s ok in %s%s", label, r.dur, usageNote(out))
 	}
 	if out.Unreachable != "" && res.Err != nil && !res.ResumeFailed && !errors.Is(res.Err, ErrNotLoggedIn) {
 		// Not a slow answer: the CLI never reached its API.
 		res.Summary += "; it could not reach its API (" + out.Unreachable + ")"
 		res.Err = fmt.Errorf("%w; it could not reach its API (%s)", res.Err, out.Unreachable)
 	}
-	return res
+}
+
+// failure explains a run the CLI ended with an error.
+func (r ending) failure(res *Result) {
+	req, label, waitErr := r.req, r.label, r.waitErr
+	why := r.out.ErrorText
+	if why == "" {
+		why = r.o.stderrTail.last()
+	}
+	if why == "" && waitErr != nil {
+		why = waitErr.Error()
+	}
+	if why == "" {
+		why = "the CLI reported an error"
+	}
+	head := fmt.Sprintf("%s exited %d", label, res.ExitCode)
+	if res.ExitCode == 0 {
+		head = label + " failed"
+	} else if res.ExitCode < 0 && waitErr != nil {
+		head = fmt.Sprintf("%s ended (%s)", label, waitErr)
+	}
+	res.Err = fmt.Errorf("agent %s: %s", req.Agent, why)
+	if r.out.NotLoggedIn || notLoggedInText(req.Agent, why) {
+		res.Err = &LoginError{Agent: req.Agent}
+		why = res.Err.Error()
+	}
+	res.Summary = fmt.Sprintf("%s after %s: %s", head, r.dur, why)
 }
 
 // usageNote is " ($0.0123, 1200 in / 340 out)" when usage is known.
@@ -475,25 +439,6 @@ func usageNote(o Outcome) string {
 	}
 	parts = append(parts, fmt.Sprintf("%d in / %d out tokens", o.Usage.InputTokens+o.Usage.CachedInputTokens, o.Usage.OutputTokens))
 	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-// readLines calls fn for each line of r (without the newline). A line over
-// MaxLine is not delivered: fn gets (nil, its length) instead. It returns at
-// EOF or on a read error (the pipe closed by the backstop).
-func readLines(r io.Reader, fn func(line []byte, tooLong int)) {
-	lr := events.NewLineReader(r, 256<<10, MaxLine)
-	for {
-		line, n, _, tooLong, err := lr.Next()
-		switch {
-		case tooLong:
-			fn(nil, n)
-		case n > 0:
-			fn(bytes.TrimSuffix(line, []byte("\r")), 0)
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // tail keeps the last few stderr lines, for the summary of a failed run.

@@ -14,27 +14,14 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
 
-// treeLeft lists the live (not zombie) processes of group pgid, or whose
-// command line holds marker, through ps(1): Linux and macOS alike.
+// treeLeft lists the live processes of group pgid, or whose command line
+// holds marker.
 func treeLeft(t testing.TB, pgid int, marker string) []string {
 	t.Helper()
-	out, err := exec.Command("ps", "-A", "-o", "pid=,pgid=,stat=,args=").Output()
-	if err != nil {
-		t.Fatalf("ps: %v", err)
-	}
-	var left []string
-	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 4 || strings.HasPrefix(f[2], "Z") {
-			continue
-		}
-		if f[1] == strconv.Itoa(pgid) || strings.Contains(l, marker) {
-			left = append(left, strings.TrimSpace(l))
-		}
-	}
-	return left
+	return agenttest.LiveProcesses(t, pgid, marker)
 }
 
 // startRunner starts the runner and waits for its agent's whole tree (the

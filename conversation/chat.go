@@ -26,7 +26,7 @@ import (
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
-// The session-chat file protocol (CONTRACTS.md §3):
+// The session-chat file protocol, one folder per session:
 //
 //	<workspace>/.claude/session-chat/<sessionId>/
 //	  inbox/<epochMs>-<id>.json   pending {id, from, text, createdAt}

@@ -19,6 +19,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -323,11 +324,7 @@ const QueueTimeout = 30 * time.Second
 // left alone (the Stop hook delivers at the turn's end; an unloaded thread
 // has nobody to answer).
 func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
-	rollout := LocateTranscript(s)
-	if !transcript.IsRolloutPath(rollout) {
-		return false, nil
-	}
-	has, err := s.HasPending()
+	rollout, has, err := pendingForRollout(s)
 	if err != nil || !has {
 		return false, err
 	}
@@ -344,10 +341,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, QueueTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message))
-	cmd.Stdin = nil
-	procfacts.OwnGroup(cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := subprocess.CombinedOutput(ctx, subprocess.Command(bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message)))
 	if err != nil {
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {
@@ -358,4 +352,16 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and Recover settles the claim
 	return true, nil
+}
+
+// pendingForRollout finds the Codex session's rollout and whether its inbox
+// holds a message: has is false when there is nothing to deliver, or no
+// rollout to confirm a delivery in.
+func pendingForRollout(s *Session) (rollout string, has bool, err error) {
+	rollout = LocateTranscript(s)
+	if !transcript.IsRolloutPath(rollout) {
+		return "", false, nil
+	}
+	has, err = s.HasPending()
+	return rollout, has && err == nil, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -45,75 +46,19 @@ func ReadBack(path string, before int64, n int, keep func(*Event) bool) (Page, e
 		return pg, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return pg, fmt.Errorf("stat %s: %w", path, err)
-	}
-	size := fi.Size()
-	end := size
-	if before >= 0 && before < size {
-		end = before
-	}
+	end, partial, err := backEnd(f, path, before)
 	pg.End = end
-	if end == 0 || n <= 0 {
-		return pg, nil
+	if err != nil || end == 0 || n <= 0 {
+		return pg, err
 	}
-	// Reading from the file's end: a last line with no newline is partial.
-	partial := false
-	if end == size {
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], size-1); err != nil {
-			return pg, fmt.Errorf("read %s: %w", path, err)
-		}
-		partial = last[0] != '\n'
-	}
-
 	const block = 64 << 10
 	buf := make([]byte, block)
+	bs := backScan{pg: &pg, n: n, keep: keep, first: true, partial: partial, cursor: end}
 	var (
-		out     []Located
 		carry   []byte // the part of the current line read so far (its tail)
 		tooLong bool
-		first   = true // the segment ending at end
-		cursor  = end  // start of the oldest segment fully examined
 		scanned int64
-		e       Event
 	)
-	// emit handles one complete segment starting at start; it reports
-	// whether the page is full.
-	emit := func(seg []byte, start int64) bool {
-		cursor = start
-		if first {
-			first = false
-			if partial {
-				pg.End = start
-				return false
-			}
-		}
-		if tooLong {
-			pg.Stats.Lines++
-			pg.Stats.TooLong++
-			return false
-		}
-		if len(bytes.TrimSpace(seg)) == 0 {
-			return false
-		}
-		pg.Stats.Lines++
-		if err := DecodeEvent(seg, &e); err != nil {
-			pg.Stats.Malformed++
-			if pg.Stats.FirstError == "" {
-				pg.Stats.FirstError = err.Error()
-			}
-			return false
-		}
-		if keep != nil && !keep(&e) {
-			return false
-		}
-		pg.Stats.Events++
-		out = append(out, Located{Offset: start, Event: e})
-		e = Event{}
-		return len(out) >= n
-	}
 	pos := end
 	for pos > 0 {
 		k := min(int64(block), pos)
@@ -142,23 +87,99 @@ func ReadBack(path string, before int64, n int, keep func(*Event) bool) (Page, e
 			if !tooLong && len(seg) > MaxReadLineBytes {
 				tooLong = true
 			}
-			full := emit(seg, pos+int64(i)+1)
+			full := bs.emit(seg, pos+int64(i)+1, tooLong)
 			carry, tooLong, b = carry[:0], false, b[:i]
 			if full {
-				pg.Before = cursor
-				goto done
+				return bs.done(bs.cursor), nil
 			}
 		}
 		if scanned >= MaxBackScan {
-			pg.Before = cursor
-			goto done
+			return bs.done(bs.cursor), nil
 		}
 	}
 	// The first line of the file.
-	emit(carry, 0)
-	pg.Before = 0
-done:
-	slices.Reverse(out)
-	pg.Events = out
-	return pg, nil
+	bs.emit(carry, 0, tooLong)
+	return bs.done(0), nil
+}
+
+// backEnd is where a backward read of f ends: before, or the file's size
+// when before < 0 or past it. Reading from the file's end, partial says
+// whether its last line lacks a newline.
+func backEnd(f *os.File, path string, before int64) (end int64, partial bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, false, fmt.Errorf("stat %s: %w", path, err)
+	}
+	size := fi.Size()
+	end = size
+	if before >= 0 && before < size {
+		end = before
+	}
+	if end == 0 || end != size {
+		return end, false, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return end, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return end, last[0] != '\n', nil
+}
+
+// backScan collects a page from the lines a backward read finds, newest
+// first.
+type backScan struct {
+	pg      *Page
+	n       int
+	keep    func(*Event) bool
+	out     []Located
+	first   bool  // the next segment is the one ending at the read's end
+	partial bool  // that segment is a last line without a newline
+	cursor  int64 // start of the oldest segment fully examined
+	e       Event
+}
+
+// emit handles one complete segment starting at start (tooLong: over
+// MaxReadLineBytes, its bytes not kept); it reports whether the page is
+// full.
+func (bs *backScan) emit(seg []byte, start int64, tooLong bool) bool {
+	pg := bs.pg
+	bs.cursor = start
+	if bs.first {
+		bs.first = false
+		if bs.partial {
+			pg.End = start
+			return false
+		}
+	}
+	if tooLong {
+		pg.Stats.Lines++
+		pg.Stats.TooLong++
+		return false
+	}
+	if len(bytes.TrimSpace(seg)) == 0 {
+		return false
+	}
+	pg.Stats.Lines++
+	if err := DecodeEvent(seg, &bs.e); err != nil {
+		pg.Stats.Malformed++
+		if pg.Stats.FirstError == "" {
+			pg.Stats.FirstError = err.Error()
+		}
+		return false
+	}
+	if bs.keep != nil && !bs.keep(&bs.e) {
+		return false
+	}
+	pg.Stats.Events++
+	bs.out = append(bs.out, Located{Offset: start, Event: bs.e})
+	bs.e = Event{}
+	return len(bs.out) >= bs.n
+}
+
+// done completes the page: before is where it starts.
+func (bs *backScan) done(before int64) Page {
+	bs.pg.Before = before
+	slices.Reverse(bs.out)
+	bs.pg.Events = bs.out
+	return *bs.pg
 }

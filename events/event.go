@@ -51,7 +51,8 @@ func RoleNames() []string {
 // Kind says what an event records.
 type Kind string
 
-// The kinds: the reference's list plus the orchestrator lane's chat kinds.
+// The kinds: the room's turns, commands, runs and reports, and the
+// orchestrator lane's chat kinds.
 // This is the one place the list is kept.
 const (
 	KindMessage       Kind = "message"        // free-text turn

@@ -151,6 +151,43 @@ func (s *server) close() {
 	}
 }
 
+// failed answers a step scripted to fail: its status, and the API's error
+// body for its message (body). It reports whether the step failed.
+func (s Step) failed(w http.ResponseWriter, body func(msg string) any) bool {
+	if s.Status == 0 || s.Status == http.StatusOK {
+		return false
+	}
+	msg := s.Message
+	if msg == "" {
+		msg = "mock error"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(s.Status)
+	b, _ := json.Marshal(body(msg))
+	w.Write(b)
+	return true
+}
+
+// tokens is the step's usage: 10 tokens in and 5 out unless scripted.
+func (s Step) tokens() (in, out int) {
+	in, out = s.InputTokens, s.OutputTokens
+	if in == 0 {
+		in = 10
+	}
+	if out == 0 {
+		out = 5
+	}
+	return in, out
+}
+
+// startSSE answers r with an event stream for step.
+func (s *server) startSSE(w http.ResponseWriter, r *http.Request, step Step) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, r: r, step: step, closing: s.closing}
+}
+
 // sse writes SSE events, honouring Delay and Stall.
 type sse struct {
 	w       http.ResponseWriter
@@ -281,44 +318,45 @@ func (a *Anthropic) Agent() []Recorded {
 // LastUserText returns the text of the last user message of a request
 // (string content, text blocks and tool_result contents concatenated).
 func LastUserText(r Recorded) string {
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(r.Body, &req) != nil {
-		return ""
-	}
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			return flatten(req.Messages[i].Content)
+	msgs := messagesOf(r)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return flatten(msgs[i].Content)
 		}
 	}
 	return ""
+}
+
+// message is one message of a Messages API request.
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// messagesOf is a request's messages (none when it is not JSON).
+func messagesOf(r Recorded) []message {
+	var req struct {
+		Messages []message `json:"messages"`
+	}
+	if json.Unmarshal(r.Body, &req) != nil {
+		return nil
+	}
+	return req.Messages
 }
 
 // TailText returns the text of every message of a request after its last
 // assistant message (user and system alike: tool results, prompts and what
 // Claude Code adds), concatenated.
 func TailText(r Recorded) string {
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(r.Body, &req) != nil {
-		return ""
-	}
+	msgs := messagesOf(r)
 	start := 0
-	for i, m := range req.Messages {
+	for i, m := range msgs {
 		if m.Role == "assistant" {
 			start = i + 1
 		}
 	}
 	var sb strings.Builder
-	for _, m := range req.Messages[start:] {
+	for _, m := range msgs[start:] {
 		sb.WriteString(flatten(m.Content))
 		sb.WriteString("\n")
 	}
@@ -374,36 +412,21 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 			step = a.s.take()
 		}
 	}
-	if step.Status != 0 && step.Status != http.StatusOK {
-		msg := step.Message
-		if msg == "" {
-			msg = "mock error"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(step.Status)
+	if step.failed(w, func(msg string) any {
 		typ := "api_error"
 		if step.Status == 529 {
 			typ = "overloaded_error"
 		}
-		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
-		w.Write(b)
+		return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+	}) {
 		return
 	}
-	in, out := step.InputTokens, step.OutputTokens
-	if in == 0 {
-		in = 10
-	}
-	if out == 0 {
-		out = 5
-	}
+	in, out := step.tokens()
 	model := req.Model
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	e := &sse{w: w, r: r, step: step, closing: a.s.closing}
+	e := a.s.startSSE(w, r, step)
 	msgID := fmt.Sprintf("msg_mock_%d", time.Now().UnixNano())
 	if !e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},

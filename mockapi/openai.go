@@ -112,28 +112,13 @@ func (o *OpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		step = o.s.take()
 	}
-	if step.Status != 0 && step.Status != http.StatusOK {
-		msg := step.Message
-		if msg == "" {
-			msg = "mock error"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(step.Status)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": nil}})
-		w.Write(b)
+	if step.failed(w, func(msg string) any {
+		return map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": nil}}
+	}) {
 		return
 	}
-	in, out := step.InputTokens, step.OutputTokens
-	if in == 0 {
-		in = 10
-	}
-	if out == 0 {
-		out = 5
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	e := &sse{w: w, r: r, step: step, closing: o.s.closing}
+	in, out := step.tokens()
+	e := o.s.startSSE(w, r, step)
 	respID := fmt.Sprintf("resp_mock_%d", time.Now().UnixNano())
 	if !e.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID}}) {
 		return

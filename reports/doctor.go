@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // APIKeyVars are the agents' API-key variables, held back from agents
@@ -164,7 +164,7 @@ func (r *Doctor) sessionChecks(f Facts) {
 		return
 	}
 	var files []string
-	for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log", "conversation.jsonl"} {
+	for _, n := range []string{events.PlanFile, events.HandoffFile, events.ReviewFile, agents.CommandsLogName, "conversation.jsonl"} {
 		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Size() > 0 {
 			files = append(files, fmt.Sprintf("%s %dB", n, fi.Size()))
 		}
@@ -172,7 +172,7 @@ func (r *Doctor) sessionChecks(f Facts) {
 	r.add(".ai-session", OK, "writable; "+strings.Join(append([]string{dir}, files...), " · "))
 	// relay-baton's own documents there: a FIFO, a link or a folder in
 	// their place makes the commands that use them refuse.
-	for _, n := range []string{"plan.md", "handoff.md", "review.md", "commands.log"} {
+	for _, n := range []string{events.PlanFile, events.HandoffFile, events.ReviewFile, agents.CommandsLogName} {
 		f, err := events.OpenOwned(filepath.Join(dir, n))
 		if err == nil {
 			f.Close()
@@ -219,7 +219,7 @@ func dirWritable(dir string, readOnly bool, canWrite func(string) error) error {
 func agentVersion(ctx context.Context, path string) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	out, err := subprocess.Output(ctx, subprocess.Command(path, "--version"))
 	if err != nil {
 		return "version unknown: " + err.Error()
 	}

@@ -7,21 +7,26 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/gitrepo"
 )
 
 // Diet is a character budget profile for what relay-baton hands an agent.
 type Diet struct {
-	Handoff, Diff, RepoMap, LogTail, Plan int
+	Handoff int // the whole handoff document
+	Diff    int // the diff shown to an agent
+	RepoMap int // the repository map (and half of it for the relevant files)
+	LogTail int // the tail of commands.log (the agents' raw output)
+	Plan    int // the plan
 }
 
-// The profiles, as in the reference. Token estimates are chars/4.
+// The profiles, in characters. Token estimates are chars/4.
 var Diets = map[string]Diet{
-	"lite":     {60000, 20000, 12000, 8000, 45000},
-	"balanced": {40000, 12000, 8000, 5000, 30000},
-	"caveman":  {25000, 6000, 4000, 2500, 18000},
-	"ultra":    {12000, 2500, 2000, 1000, 9000},
-	"off":      {200000, 100000, 50000, 50000, 150000},
+	"lite":     {Handoff: 60000, Diff: 20000, RepoMap: 12000, LogTail: 8000, Plan: 45000},
+	"balanced": {Handoff: 40000, Diff: 12000, RepoMap: 8000, LogTail: 5000, Plan: 30000},
+	"caveman":  {Handoff: 25000, Diff: 6000, RepoMap: 4000, LogTail: 2500, Plan: 18000},
+	"ultra":    {Handoff: 12000, Diff: 2500, RepoMap: 2000, LogTail: 1000, Plan: 9000},
+	"off":      {Handoff: 200000, Diff: 100000, RepoMap: 50000, LogTail: 50000, Plan: 150000},
 }
 
 // DietNames lists the profiles from largest to smallest budget.
@@ -72,7 +77,7 @@ func (e *Engine) Budget(ctx context.Context) BudgetReport {
 func (e *Engine) budgetOf(diff, repoMapChars int) BudgetReport {
 	d := Diets[e.Diet]
 	parts := []BudgetPart{
-		{Name: "plan.md", Chars: fileSize(filepath.Join(e.SessionDir, "plan.md")), Budget: d.Plan},
+		{Name: events.PlanFile, Chars: fileSize(filepath.Join(e.SessionDir, events.PlanFile)), Budget: d.Plan},
 		{Name: "diff", Chars: diff, Budget: d.Diff},
 		{Name: "repo map", Chars: repoMapChars, Budget: d.RepoMap},
 		// Only the log's tail goes into a handoff: the whole file is not context.

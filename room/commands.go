@@ -135,7 +135,8 @@ type Line struct {
 
 var commandRE = lazyRE(`^/([A-Za-z]+)(?:\s+(.*))?$`)
 
-// UnknownCommandError is the reference's message for a bad slash command.
+// UnknownCommandError is a slash command the room does not know: its
+// message suggests the nearest names, or /help.
 type UnknownCommandError struct{ Name string }
 
 func (e *UnknownCommandError) Error() string {
@@ -299,7 +300,7 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	return nil
 }
 
-func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, "plan.md") }
+func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, events.PlanFile) }
 
 func (e *Engine) readPlan() (string, error) {
 	b, err := readDoc(e.planPath()) // a FIFO or a link there does not block or lead the room
@@ -343,7 +344,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		e.emit(events.RoleRelayBaton, "plan.md not written: the planner's final answer was empty", nil, events.PlanMeta{Agent: res.Agent, Written: false})
 		return fmt.Errorf("%s gave no final answer: plan.md not written", res.Agent)
 	}
-	refs := map[string]string{"plan": "plan.md"}
+	refs := map[string]string{events.RefPlan: events.PlanFile}
 	// The plan this one replaces, /plan's as /replan's, is backed up.
 	old, err := e.readPlan()
 	if err != nil && !errors.Is(err, ErrNoPlan) {
@@ -354,7 +355,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
-		refs["backup"] = backup
+		refs[events.RefBackup] = backup
 		e.Say("backed up the previous plan as .ai-session/%s", backup)
 	}
 	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
@@ -403,7 +404,7 @@ func (e *Engine) Execute(ctx context.Context) error {
 	}
 	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
 	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-		map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
+		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }
 

@@ -1,6 +1,6 @@
 package room
 
-// /continue: the bounded plan<->execute loop (seed 002 §6, §2). Each step
+// /continue: the bounded plan<->execute loop. Each step
 // has two halves: the executor works on the plan's next step, then the
 // planner reads that step's outcome (the executor's answer, the diff since
 // the step began, the files it changed) and rewrites plan.md, or declares
@@ -194,20 +194,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		return lr, fmt.Errorf("baseline before step %d: %w", step, err)
 	}
 	prevKey := baseline
-	finish := func(r StopReason, detail string) (LoopResult, error) {
-		lr.Reason, lr.Detail = r, detail
-		e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
-			map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
-				Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
-		if r == StopCancelled {
-			return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
-		}
-		if r == StopFailure {
-			return lr, fmt.Errorf("/continue: %s", detail)
-		}
-		return lr, nil
-	}
+	finish := func(r StopReason, detail string) (LoopResult, error) { return e.stopLoop(lr, max, r, detail) }
 	for first := true; ; first = false {
 		if !first {
 			if ctx.Err() != nil {
@@ -234,7 +221,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			lr.AgentRuns++
 			ch, _ := gitrepo.Changes(bg, e.Root)
 			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-				map[string]string{"plan": "plan.md"}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
+				map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
 					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
 			switch {
 			case res.Cancelled || ctx.Err() != nil:
@@ -286,6 +273,23 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 	}
 }
 
+// stopLoop ends the loop for reason r: it says so, logs it, and returns lr
+// with the error the reason calls for.
+func (e *Engine) stopLoop(lr LoopResult, max int, r StopReason, detail string) (LoopResult, error) {
+	lr.Reason, lr.Detail = r, detail
+	e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
+		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
+			Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
+	if r == StopCancelled {
+		return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
+	}
+	if r == StopFailure {
+		return lr, fmt.Errorf("/continue: %s", detail)
+	}
+	return lr, nil
+}
+
 // loopSpec builds the run of one half of a step.
 func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, prev, answer string, snaps *gitrepo.Snapshots, startTree string) (runSpec, error) {
 	plan, err := e.readPlan()
@@ -332,7 +336,7 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, complete bool, err error) {
 	text, complete := prompts.ParsePlanUpdate(res.FinalText)
 	meta := events.PlanMeta{Agent: res.Agent, LoopStep: events.Int(step), MaxSteps: max, Complete: events.Bool(complete), Written: false}
-	refs := map[string]string{"plan": "plan.md"}
+	refs := map[string]string{events.RefPlan: events.PlanFile}
 	previous, perr := e.readPlan()
 	if perr != nil && !errors.Is(perr, ErrNoPlan) {
 		return false, false, fmt.Errorf("after step %d: read plan.md: %v", step, perr)
@@ -357,7 +361,7 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 		if err != nil {
 			return false, false, fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
-		refs["backup"] = backup
+		refs[events.RefBackup] = backup
 	}
 	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
 		return false, false, fmt.Errorf("write plan.md after step %d: %w", step, err)
@@ -372,8 +376,8 @@ func (e *Engine) applyPlanUpdate(step, max int, res agents.Result) (wrote, compl
 		what += " and declared the plan complete"
 	}
 	where := ""
-	if refs["backup"] != "" {
-		where = "; the previous plan is .ai-session/" + refs["backup"]
+	if refs[events.RefBackup] != "" {
+		where = "; the previous plan is .ai-session/" + refs[events.RefBackup]
 	}
 	e.Say("%s %s after step %d (%d chars%s)%s", res.Agent, what, step, len(text), where, nextWords(next, complete))
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("plan.md updated by %s after step %d/%d (%d chars)%s%s", res.Agent, step, max, len(text),

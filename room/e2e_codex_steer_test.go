@@ -4,7 +4,6 @@ package room
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,61 +28,17 @@ func TestE2ECodexSteerMidTurn(t *testing.T) {
 		done   = "The slow command finished."
 	)
 	codex := agenttest.CodexBin(t)
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	o := agenttest.NewOpenAI(t)
 	o.When("STEER-QUESTION-23", agenttest.Reply(agenttest.Text(steerA)))
 	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 6; echo slept")))
 	o.When("slept", agenttest.Reply(agenttest.Text(done)))
 	o.When("Wall time", agenttest.Reply(agenttest.Text(done)))
 	o.When("FIRST-PROMPT", agenttest.Reply(agenttest.Text("READY-23")))
-	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
-	env := agenttest.CodexEnv(t, o, codex)
-	codexHome, _ := agenttest.EnvValue(env, "CODEX_HOME")
-	t.Cleanup(func() { killCodexDaemons(codexHome) })
-	cfg, err := os.OpenFile(filepath.Join(codexHome, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(cfg, "\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)
-	cfg.Close()
+	dir, codexHome, baseEnv := codexWorkspace(t, o, codex)
 	bin, _ := binaries(t)
-	baseEnv := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}, env...)
 
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tuiArgs := append([]string{"new-session", "-d", "-s", "c", "-x", "120", "-y", "40", "-c", dir, "env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}, baseEnv...)
-	tm(append(tuiArgs, codex, "--sandbox", "workspace-write")...)
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	screen := func() string { return tm("capture-pane", "-p", "-J", "-t", "c", "-S", "-", "-E", "-") }
-	defer func() {
-		if t.Failed() {
-			t.Logf("codex TUI:\n%s", screen())
-		}
-	}()
-	eventually(t, 30*time.Second, "the codex TUI prompt", func() bool { return strings.Contains(screen(), "Ask Codex") })
-	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
-	// A notice (a model announcement in 0.171.0) can take the first
-	// Enter: press it until the answer shows.
-	eventually(t, 120*time.Second, "the TUI's first answer (the daemon starts first)", func() bool {
-		if strings.Contains(screen(), "READY-23") {
-			return true
-		}
-		tm("send-keys", "-t", "c", "Enter")
-		time.Sleep(time.Second)
-		return strings.Contains(screen(), "READY-23")
-	})
+	tm, screen := startCodexTUI(t, tmux, codex, dir, baseEnv, "READY-23")
 	// The thread: the TUI's rollout.
 	var thread, rollout string
 	eventually(t, 30*time.Second, "the TUI's rollout", func() bool {

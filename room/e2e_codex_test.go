@@ -37,35 +37,15 @@ func TestE2ECodexChat(t *testing.T) {
 		idleA = "CODEX-QUEUE-ANSWER: nothing, I am idle."
 	)
 	codex := agenttest.CodexBin(t)
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	o := agenttest.NewOpenAI(t)
 	o.When("RUN_SLEEP", agenttest.Reply(agenttest.Exec("sleep 8; echo slept")))
 	o.When("Wall time", agenttest.Reply(agenttest.Text("The slow command finished."))) // any exec_command output (codex yields a command still running after about 10 s)
 	o.When("BUSY-QUESTION-16", agenttest.Reply(agenttest.Thinking("the user asks about the tests"), agenttest.Text(busyA)))
 	o.When("IDLE-QUESTION-16", agenttest.Reply(agenttest.Text(idleA)))
 	o.When("FIRST-PROMPT", agenttest.Reply(agenttest.Text("READY-16")))
-	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
-	env := agenttest.CodexEnv(t, o, codex)
-	codexHome, _ := agenttest.EnvValue(env, "CODEX_HOME")
-	// The TUI starts an app-server daemon from $CODEX_HOME/packages that
-	// outlives it (0.169.0): end those processes of this test's CODEX_HOME.
-	t.Cleanup(func() { killCodexDaemons(codexHome) })
-	// The TUI asks whether to trust a git folder: answer it as a user would
-	// have once (the Claude Code tests pre-accept its trust dialog alike).
-	cfg, err := os.OpenFile(filepath.Join(codexHome, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(cfg, "\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)
-	cfg.Close()
+	dir, codexHome, baseEnv := codexWorkspace(t, o, codex)
 	bin, _ := binaries(t)
-	baseEnv := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}, env...)
 	rb := func(timeout time.Duration, args ...string) (string, int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -106,35 +86,7 @@ func TestE2ECodexChat(t *testing.T) {
 	}
 
 	// 2. The interactive TUI in tmux, idle after a first prompt.
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tuiArgs := append([]string{"new-session", "-d", "-s", "c", "-x", "120", "-y", "40", "-c", dir, "env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}, baseEnv...)
-	tm(append(tuiArgs, codex, "--sandbox", "workspace-write")...)
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	screen := func() string { return tm("capture-pane", "-p", "-J", "-t", "c", "-S", "-", "-E", "-") }
-	defer func() {
-		if t.Failed() {
-			t.Logf("codex TUI:\n%s", screen())
-		}
-	}()
-	eventually(t, 30*time.Second, "the codex TUI prompt", func() bool { return strings.Contains(screen(), "Ask Codex") })
-	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
-	time.Sleep(300 * time.Millisecond)
-	// A notice can take the first Enter: press it until the answer shows.
-	eventually(t, 30*time.Second, "the TUI's first answer", func() bool {
-		if strings.Contains(screen(), "READY-16") {
-			return true
-		}
-		tm("send-keys", "-t", "c", "Enter")
-		time.Sleep(time.Second)
-		return strings.Contains(screen(), "READY-16")
-	})
+	_, screen := startCodexTUI(t, tmux, codex, dir, baseEnv, "READY-16")
 	var tuiID string
 	eventually(t, 30*time.Second, "the TUI thread, loaded and idle, in targets", func() bool {
 		for _, tg := range targets() {
@@ -293,4 +245,65 @@ func killCodexDaemons(codexHome string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// codexWorkspace is a test repository where the real codex runs against
+// the mock o: dir, the CODEX_HOME, and the environment of a TUI there
+// (PATH, HOME, NO_COLOR and codex's).
+func codexWorkspace(t *testing.T, o *agenttest.OpenAI, codex string) (dir, codexHome string, env []string) {
+	t.Helper()
+	dir = agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	cenv := agenttest.CodexEnv(t, o, codex)
+	codexHome, _ = agenttest.EnvValue(cenv, "CODEX_HOME")
+	// The TUI starts an app-server daemon from $CODEX_HOME/packages that
+	// outlives it (0.169.0): end those processes of this test's CODEX_HOME.
+	t.Cleanup(func() { killCodexDaemons(codexHome) })
+	// The TUI asks whether to trust a git folder: answer it as a user would
+	// have once (the Claude Code tests pre-accept its trust dialog alike).
+	cfg, err := os.OpenFile(filepath.Join(codexHome, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(cfg, "\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)
+	cfg.Close()
+	return dir, codexHome, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}, cenv...)
+}
+
+// startCodexTUI starts Codex's interactive TUI in a tmux pane of dir with
+// env, and has it answer a first prompt (FIRST-PROMPT, which the mock
+// answers with ready): tm runs a tmux command, screen captures the pane
+// (logged when the test fails).
+func startCodexTUI(t *testing.T, tmux, codex, dir string, env []string, ready string) (tm func(args ...string) string, screen func() string) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tm = func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tuiArgs := append([]string{"new-session", "-d", "-s", "c", "-x", "120", "-y", "40", "-c", dir, "env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}, env...)
+	tm(append(tuiArgs, codex, "--sandbox", "workspace-write")...)
+	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	screen = func() string { return tm("capture-pane", "-p", "-J", "-t", "c", "-S", "-", "-E", "-") }
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("codex TUI:\n%s", screen())
+		}
+	})
+	eventually(t, 30*time.Second, "the codex TUI prompt", func() bool { return strings.Contains(screen(), "Ask Codex") })
+	tm("send-keys", "-t", "c", "-l", "FIRST-PROMPT: say ready")
+	time.Sleep(300 * time.Millisecond)
+	// A notice (a model announcement in 0.171.0) can take the first
+	// Enter: press it until the answer shows. The daemon starts first.
+	eventually(t, 120*time.Second, "the TUI's first answer", func() bool {
+		if strings.Contains(screen(), ready) {
+			return true
+		}
+		tm("send-keys", "-t", "c", "Enter")
+		time.Sleep(time.Second)
+		return strings.Contains(screen(), ready)
+	})
+	return tm, screen
 }

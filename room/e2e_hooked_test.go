@@ -247,16 +247,10 @@ func (u *tuiSession) waitScreen(t testing.TB, d time.Duration, want string) {
 
 // startTUI starts `claude --permission-mode default` in a tmux pane of dir,
 // past onboarding and the trust dialog (~/.claude.json of the temporary
-// HOME, as CONTRACTS.md says), and waits for its prompt.
+// HOME, where claude keeps both), and waits for its prompt.
 func startTUI(t testing.TB, dir string, env []string) *tuiSession {
 	t.Helper()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	bin := agenttest.ClaudeBin(t)
 	home, _ := agenttest.EnvValue(env, "HOME")
 	abs, err := filepath.EvalSymlinks(dir)

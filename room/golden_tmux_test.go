@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -108,13 +109,7 @@ func goldenRepo(t *testing.T) string {
 // (so that varying text can be normalised before rewrap re-wraps it).
 func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 	t.Helper()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	bin, _ := binaries(t)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	run := func(args ...string) string {

@@ -35,14 +35,14 @@ func (e *Engine) Handoff(ctx context.Context, to string) error {
 
 // writeHandoff writes handoff.md, backing up the previous one, and logs it.
 func (e *Engine) writeHandoff(to, doc string) error {
-	path := filepath.Join(e.SessionDir, "handoff.md")
-	refs := map[string]string{"handoff": "handoff.md"}
+	path := filepath.Join(e.SessionDir, events.HandoffFile)
+	refs := map[string]string{events.RefHandoff: events.HandoffFile}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
 		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
-		refs["backup"] = backup
+		refs[events.RefBackup] = backup
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 	}

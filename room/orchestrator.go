@@ -288,7 +288,7 @@ func (e *Engine) cmdCancel(_ context.Context, args string) error {
 	}
 	e.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
-		map[string]string{"inbox": inboxRel(m.Session)}, events.StatusMeta{Agent: AgentOrchestrator, Session: m.Session, MessageID: m.ID, Cancelled: true})
+		map[string]string{events.RefInbox: inboxRel(m.Session)}, events.StatusMeta{Agent: AgentOrchestrator, Session: m.Session, MessageID: m.ID, Cancelled: true})
 	return nil
 }
 
@@ -408,7 +408,7 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 	if len(text) <= inlinePromptMax {
 		meta.Prompt = text
 	} else if rel, err := e.savePrompt("chat", text); err == nil {
-		refs = map[string]string{"prompt": rel}
+		refs = map[string]string{events.RefPrompt: rel}
 	} else {
 		meta.PromptError = err.Error()
 	}
@@ -465,9 +465,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 		ahead = st.Ahead
 	}
 	inboxFile := filepath.ToSlash(filepath.Join(inboxRel(sid), r.Message.Inbox))
-	refs := map[string]string{"inbox": inboxFile}
+	refs := map[string]string{events.RefInbox: inboxFile}
 	if r.TranscriptPath != "" {
-		refs["transcript"] = r.TranscriptPath
+		refs[events.RefTranscript] = r.TranscriptPath
 	}
 	e.emit(events.RoleUser, summary(text, 2000), refs,
 		events.ChatSentMeta{Agent: AgentOrchestrator, Session: sid, MessageID: id, Ahead: ahead, From: ChatFrom,
@@ -499,7 +499,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
 			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
 			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
-				map[string]string{"delivered": filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "delivered", id+".json"))},
+				map[string]string{events.RefDelivered: filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "delivered", id+".json"))},
 				events.ChatDeliveredMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(u.Lane),
 					At: u.At.UTC().Format(events.TimeFormat), SentAt: r.Message.CreatedAt.UTC().Format(events.TimeFormat),
 					LatencyMs: &latency})
@@ -563,12 +563,12 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 	s, id := r.Session, r.Message.ID
 	refs := map[string]string{}
 	if path != "" {
-		refs["transcript"] = path
+		refs[events.RefTranscript] = path
 	}
 	outbox := false
 	if _, ok := s.Reply(id); ok {
 		outbox = true
-		refs["outbox"] = filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "outbox", id+".json"))
+		refs[events.RefOutbox] = filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "outbox", id+".json"))
 	}
 	text := summary(res.Reply, 1000)
 	if text == "" {
@@ -584,11 +584,7 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 // endPulse stops the pulse of a run begun with beginRun and ends an open
 // text line.
 func (p *printer) endPulse() {
-	if p.stopSpin != nil {
-		close(p.stopSpin)
-		<-p.spinDone
-		p.stopSpin = nil
-	}
+	p.stopSpinner()
 	p.mu.Lock()
 	p.clearLocked()
 	p.mu.Unlock()

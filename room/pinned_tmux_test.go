@@ -24,13 +24,7 @@ type tmuxRoom struct {
 
 func startTmuxRoom(t *testing.T, dir string, cols, rows int, args []string, env ...string) *tmuxRoom {
 	t.Helper()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	bin, _ := binaries(t)
 	r := &tmuxRoom{t: t, tmux: tmux, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	cmd := append([]string{"new-session", "-d", "-s", "g", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,

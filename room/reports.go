@@ -78,8 +78,8 @@ func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
 	refs := map[string]string{}
 	if e.ReadOnly() {
 		// `relay-baton review` reports only.
-	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(r.Text())); err == nil {
-		refs["review"] = "review.md"
+	} else if err := writeFileAtomic(filepath.Join(e.SessionDir, events.ReviewFile), []byte(r.Text())); err == nil {
+		refs[events.RefReview] = events.ReviewFile
 	}
 	e.emit(events.RoleRelayBaton, strings.TrimPrefix(r.SummaryLine(), "review: "), refs, events.ReviewMeta{
 		ChangedFiles: events.Int(len(r.Changed)), Deletions: events.Int(len(r.Deletions)), LargeDiffs: events.Int(len(r.LargeDiffs)),
@@ -110,8 +110,8 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 	}
 	refs := map[string]string{}
 	if strings.TrimSpace(res.FinalText) != "" {
-		if werr := writeFileAtomic(filepath.Join(e.SessionDir, "review.md"), []byte(res.FinalText+"\n")); werr == nil {
-			refs["review"] = "review.md"
+		if werr := writeFileAtomic(filepath.Join(e.SessionDir, events.ReviewFile), []byte(res.FinalText+"\n")); werr == nil {
+			refs[events.RefReview] = events.ReviewFile
 		}
 	}
 	e.emit(events.Role(res.Agent), fmt.Sprintf("by %s: exit %d; %s", res.Agent, res.ExitCode, summary(res.FinalText, 300)), refs,

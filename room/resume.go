@@ -22,6 +22,10 @@ import (
 // DefaultRecap is how many turns `chat --resume` and /resume replay.
 const DefaultRecap = 6
 
+// MaxRecap is the most turns a resume recaps: --recap and /resume N take
+// 1 to MaxRecap.
+const MaxRecap = 200
+
 // ResumeState is the room's state rebuilt from conversation.jsonl by
 // ReadResume: what the last sessions left behind.
 type ResumeState struct {
@@ -220,188 +224,23 @@ func (r *resumeReader) take(e events.Event) error {
 		r.recap.Push(e)
 	}
 	bad := false
-	defer func() {
-		if bad {
-			rs.BadMeta++
-		}
-	}()
-	setActive := func(a, from string) {
-		if validAgent(a) {
-			rs.Active, rs.ActiveAt, rs.ActiveFrom = a, at, from
-		}
-	}
 	switch e.Kind {
 	case events.KindCommand:
-		m := meta[events.CommandMeta](&e, &bad)
-		if m.Error != "" {
-			return nil
-		}
-		cmd := m.Command
-		f := strings.Fields(e.Text)
-		switch {
-		case cmd == "agent" && len(f) == 2 && (strings.EqualFold(f[1], agents.Claude) || strings.EqualFold(f[1], agents.Codex)):
-			// /agent orchestrator counts only through the status event a
-			// successful switch logs: the command may have been refused.
-			setActive(strings.ToLower(f[1]), "/agent")
-		case cmd == "target" && len(f) == 2 && conversation.ValidSessionID(f[1]) == nil:
-			rs.Target, rs.FollowsLead = f[1], false
-		case cmd == "target" && len(f) == 2 && f[1] == "lead":
-			rs.Target, rs.FollowsLead = "", true
-		case cmd == "continue" && m.Confirmed == nil:
-			n, err := ParseMaxSteps(strings.Join(f[1:], " "))
-			if err == nil {
-				r.loopMax = n
-			}
-			r.resumeFrom = 0
-		case cmd == "continue" && *m.Confirmed:
-			switch {
-			case m.Step == 0:
-				r.loop = &LoopRecord{Max: r.loopMax, At: at}
-				switch {
-				case r.resumeHalf == halfPlan && r.resumeFrom >= 1:
-					// The resumed loop starts with the plan update of a step that ran.
-					r.loop.Done, r.loop.Planned = r.resumeFrom, r.resumeFrom-1
-				case r.resumeFrom > 1:
-					r.loop.Done, r.loop.Planned = r.resumeFrom-1, r.resumeFrom-1 // the earlier steps' outcomes are kept
-				default:
-					clear(r.stepOut)
-					clear(r.answers)
-				}
-				r.resumeFrom, r.resumeHalf = 0, ""
-			case r.loop != nil && m.Half != halfPlan:
-				// A step's executor half began: the plan update before it is
-				// done (or, in a log from before plan updates, not part of it).
-				r.loop.Planned = max(r.loop.Planned, m.Step-1)
-			}
-		}
+		r.takeCommand(&e, at, &bad)
 	case events.KindStatus:
-		m := meta[events.StatusMeta](&e, &bad)
-		if m.NewConversation != "" {
-			delete(rs.Conversations, m.NewConversation)
-		}
-		if m.LoopResumeFrom > 1 {
-			r.resumeFrom = m.LoopResumeFrom
-			if m.MaxSteps > 0 {
-				r.loopMax = m.MaxSteps
-			}
-		}
-		if from := m.LoopResumeFrom; from != 0 {
-			// The half offered; a plan update may be step 1's.
-			r.resumeHalf = m.LoopResumeHalf
-			if m.MaxSteps > 0 && from == 1 && r.resumeHalf == halfPlan {
-				r.resumeFrom, r.loopMax = from, m.MaxSteps
-			}
-		}
-		// Only a switch (/agent) or a resume says what the room's agent
-		// was: a one-shot `relay-baton status` logs the default agent.
-		if switchedAgent(&e, m) {
-			setActive(m.Agent, "status")
-			// A switch to the orchestrator names the session it talks to.
-			switch {
-			case m.Agent == AgentOrchestrator && m.FollowsLead:
-				rs.Target, rs.FollowsLead = "", true
-			case m.Agent == AgentOrchestrator && conversation.ValidSessionID(m.Session) == nil:
-				rs.Target, rs.FollowsLead = m.Session, false
-			}
-		}
+		r.takeStatus(&e, at, &bad)
 	case events.KindMessage:
 		if m := meta[events.MessageMeta](&e, &bad); e.Role == events.RoleUser && !m.Note {
-			setActive(m.Agent, "ask")
+			r.setActive(at, m.Agent, "ask")
 		}
 	case events.KindPlan:
-		m := meta[events.PlanMeta](&e, &bad)
-		inLoop := m.LoopStep != nil
-		if inLoop && r.loop != nil {
-			// The planner half of a loop step: the loop goes on.
-			r.loop.Planned = max(r.loop.Planned, *m.LoopStep)
-			r.loop.At = at
-		}
-		if !m.Written {
-			return nil
-		}
-		rs.Plan = &PlanRecord{At: at, Agent: m.Agent, Text: e.Text, Missing: m.MissingSections}
-		if !inLoop {
-			r.loop = nil // a new plan makes an old loop moot
-		}
+		r.takePlan(&e, at, &bad)
 	case events.KindExecute:
-		if r.loop == nil {
-			return nil
-		}
-		m := meta[events.ExecuteMeta](&e, &bad)
-		if m.StopReason != "" {
-			r.loop.Reason, r.loop.StopHalf = m.StopReason, m.Half
-			if m.Steps != nil {
-				r.loop.Done = *m.Steps
-			}
-			return nil
-		}
-		if m.Step != 0 {
-			r.loop.Done = m.Step
-			r.loop.At = at
-			if m.MaxSteps > 0 {
-				r.loop.Max = m.MaxSteps
-			}
-			r.stepOut[m.Step] = e.Text
-			if r.answers == nil {
-				r.answers = map[int]string{}
-			}
-			r.answers[m.Step] = e.Text
-			if m.Answer != "" {
-				r.answers[m.Step] = m.Answer
-			}
-		}
+		r.takeExecute(&e, at, &bad)
 	case events.KindAgentRun:
-		m := meta[events.AgentRunMeta](&e, &bad)
-		if !m.Ran {
-			return nil
-		}
-		l := &reports.LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD, Reason: m.Reason}
-		if l.Agent == "" {
-			l.Agent = string(e.Role)
-		}
-		if m.ExitCode != nil {
-			l.ExitCode = *m.ExitCode
-		}
-		if m.DurationMs != nil {
-			l.Duration = time.Duration(*m.DurationMs) * time.Millisecond
-		}
-		rs.LastRun = l
-		// A failed first run (logged so by an earlier build) never
-		// completed a turn: not a conversation to continue.
-		failedFirst := (l.ExitCode != 0 || l.Cancelled || m.Error != "") && m.ConversationTurns <= 1
-		if id := m.Conversation; id != "" && !failedFirst && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
-			// What the CLI reported: the reported* fields when it reported
-			// running totals, else the run's own (logs before them hold
-			// the reported cost in costUsd).
-			rep := events.Usage{CostUSD: m.CostUSD, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}
-			if m.ReportedCostUSD != 0 || m.ReportedInputTokens != 0 || m.ReportedCachedInputTokens != 0 || m.ReportedOutputTokens != 0 {
-				rep = events.Usage{CostUSD: m.ReportedCostUSD, InputTokens: m.ReportedInputTokens, CachedInputTokens: m.ReportedCachedInputTokens, OutputTokens: m.ReportedOutputTokens}
-			}
-			rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns, InputTokens: m.InputTokens + m.CachedInputTokens, Reported: rep}
-		}
-		if lost := m.ResumeFailed; lost != "" && rs.Conversations[l.Agent].ID == lost {
-			delete(rs.Conversations, l.Agent)
-		}
-		if l.Command == "ask" {
-			setActive(l.Agent, "ask")
-		}
+		r.takeAgentRun(&e, at, &bad)
 	case events.KindChatSent:
-		m := meta[events.ChatSentMeta](&e, &bad)
-		key, ok := r.chatKey(m.Session, m.MessageID, &bad)
-		if !ok {
-			return nil
-		}
-		if r.chats[key] == nil {
-			r.order = append(r.order, key)
-		}
-		c := &PendingChat{Session: m.Session, MessageID: m.MessageID, Text: e.Text, SentAt: at, Offset: m.TranscriptOffset}
-		if c.Offset <= 0 {
-			c.Offset = max(m.LegacyOffset, 0)
-		}
-		r.chats[key] = c
-		if !rs.FollowsLead {
-			rs.Target = m.Session
-		}
+		r.takeChatSent(&e, at, &bad)
 	case events.KindChatDelivered:
 		m := meta[events.ChatDeliveredMeta](&e, &bad)
 		if key, ok := r.chatKey(m.Session, m.MessageID, &bad); ok {
@@ -415,7 +254,211 @@ func (r *resumeReader) take(e events.Event) error {
 			delete(r.chats, key)
 		}
 	}
+	if bad {
+		rs.BadMeta++
+	}
 	return nil
+}
+
+// setActive records a as the room's agent, said so by from at time at.
+func (r *resumeReader) setActive(at time.Time, a, from string) {
+	if validAgent(a) {
+		r.rs.Active, r.rs.ActiveAt, r.rs.ActiveFrom = a, at, from
+	}
+}
+
+// takeCommand reads a command: /agent, /target and /continue say what the
+// room was doing.
+func (r *resumeReader) takeCommand(e *events.Event, at time.Time, bad *bool) {
+	rs := r.rs
+	m := meta[events.CommandMeta](e, bad)
+	if m.Error != "" {
+		return
+	}
+	cmd := m.Command
+	f := strings.Fields(e.Text)
+	switch {
+	case cmd == "agent" && len(f) == 2 && (strings.EqualFold(f[1], agents.Claude) || strings.EqualFold(f[1], agents.Codex)):
+		// /agent orchestrator counts only through the status event a
+		// successful switch logs: the command may have been refused.
+		r.setActive(at, strings.ToLower(f[1]), "/agent")
+	case cmd == "target" && len(f) == 2 && conversation.ValidSessionID(f[1]) == nil:
+		rs.Target, rs.FollowsLead = f[1], false
+	case cmd == "target" && len(f) == 2 && f[1] == "lead":
+		rs.Target, rs.FollowsLead = "", true
+	case cmd == "continue" && m.Confirmed == nil:
+		n, err := ParseMaxSteps(strings.Join(f[1:], " "))
+		if err == nil {
+			r.loopMax = n
+		}
+		r.resumeFrom = 0
+	case cmd == "continue" && *m.Confirmed:
+		switch {
+		case m.Step == 0:
+			r.loop = &LoopRecord{Max: r.loopMax, At: at}
+			switch {
+			case r.resumeHalf == halfPlan && r.resumeFrom >= 1:
+				// The resumed loop starts with the plan update of a step that ran.
+				r.loop.Done, r.loop.Planned = r.resumeFrom, r.resumeFrom-1
+			case r.resumeFrom > 1:
+				r.loop.Done, r.loop.Planned = r.resumeFrom-1, r.resumeFrom-1 // the earlier steps' outcomes are kept
+			default:
+				clear(r.stepOut)
+				clear(r.answers)
+			}
+			r.resumeFrom, r.resumeHalf = 0, ""
+		case r.loop != nil && m.Half != halfPlan:
+			// A step's executor half began: the plan update before it is
+			// done (or, in a log from before plan updates, not part of it).
+			r.loop.Planned = max(r.loop.Planned, m.Step-1)
+		}
+	}
+}
+
+// takeStatus reads a status event: a new conversation, a loop offered for
+// resuming, a switch of the room's agent.
+func (r *resumeReader) takeStatus(e *events.Event, at time.Time, bad *bool) {
+	rs := r.rs
+	m := meta[events.StatusMeta](e, bad)
+	if m.NewConversation != "" {
+		delete(rs.Conversations, m.NewConversation)
+	}
+	if m.LoopResumeFrom > 1 {
+		r.resumeFrom = m.LoopResumeFrom
+		if m.MaxSteps > 0 {
+			r.loopMax = m.MaxSteps
+		}
+	}
+	if from := m.LoopResumeFrom; from != 0 {
+		// The half offered; a plan update may be step 1's.
+		r.resumeHalf = m.LoopResumeHalf
+		if m.MaxSteps > 0 && from == 1 && r.resumeHalf == halfPlan {
+			r.resumeFrom, r.loopMax = from, m.MaxSteps
+		}
+	}
+	// Only a switch (/agent) or a resume says what the room's agent
+	// was: a one-shot `relay-baton status` logs the default agent.
+	if switchedAgent(e, m) {
+		r.setActive(at, m.Agent, "status")
+		// A switch to the orchestrator names the session it talks to.
+		switch {
+		case m.Agent == AgentOrchestrator && m.FollowsLead:
+			rs.Target, rs.FollowsLead = "", true
+		case m.Agent == AgentOrchestrator && conversation.ValidSessionID(m.Session) == nil:
+			rs.Target, rs.FollowsLead = m.Session, false
+		}
+	}
+}
+
+// takePlan reads a plan: a loop step's plan update, or a new plan.
+func (r *resumeReader) takePlan(e *events.Event, at time.Time, bad *bool) {
+	rs := r.rs
+	m := meta[events.PlanMeta](e, bad)
+	inLoop := m.LoopStep != nil
+	if inLoop && r.loop != nil {
+		// The planner half of a loop step: the loop goes on.
+		r.loop.Planned = max(r.loop.Planned, *m.LoopStep)
+		r.loop.At = at
+	}
+	if !m.Written {
+		return
+	}
+	rs.Plan = &PlanRecord{At: at, Agent: m.Agent, Text: e.Text, Missing: m.MissingSections}
+	if !inLoop {
+		r.loop = nil // a new plan makes an old loop moot
+	}
+}
+
+// takeExecute reads an executor step of the loop in r.loop.
+func (r *resumeReader) takeExecute(e *events.Event, at time.Time, bad *bool) {
+	if r.loop == nil {
+		return
+	}
+	m := meta[events.ExecuteMeta](e, bad)
+	if m.StopReason != "" {
+		r.loop.Reason, r.loop.StopHalf = m.StopReason, m.Half
+		if m.Steps != nil {
+			r.loop.Done = *m.Steps
+		}
+		return
+	}
+	if m.Step != 0 {
+		r.loop.Done = m.Step
+		r.loop.At = at
+		if m.MaxSteps > 0 {
+			r.loop.Max = m.MaxSteps
+		}
+		r.stepOut[m.Step] = e.Text
+		if r.answers == nil {
+			r.answers = map[int]string{}
+		}
+		r.answers[m.Step] = e.Text
+		if m.Answer != "" {
+			r.answers[m.Step] = m.Answer
+		}
+	}
+}
+
+// takeAgentRun reads an agent run: the last run, and the conversation each
+// agent can continue.
+func (r *resumeReader) takeAgentRun(e *events.Event, at time.Time, bad *bool) {
+	rs := r.rs
+	m := meta[events.AgentRunMeta](e, bad)
+	if !m.Ran {
+		return
+	}
+	l := &reports.LastRun{Command: m.Command, Agent: m.Agent, At: at, Cancelled: m.Cancelled, CostUSD: m.CostUSD, Reason: m.Reason}
+	if l.Agent == "" {
+		l.Agent = string(e.Role)
+	}
+	if m.ExitCode != nil {
+		l.ExitCode = *m.ExitCode
+	}
+	if m.DurationMs != nil {
+		l.Duration = time.Duration(*m.DurationMs) * time.Millisecond
+	}
+	rs.LastRun = l
+	// A failed first run (logged so by an earlier build) never
+	// completed a turn: not a conversation to continue.
+	failedFirst := (l.ExitCode != 0 || l.Cancelled || m.Error != "") && m.ConversationTurns <= 1
+	if id := m.Conversation; id != "" && !failedFirst && (l.Agent == agents.Claude || l.Agent == agents.Codex) {
+		// What the CLI reported: the reported* fields when it reported
+		// running totals, else the run's own (logs before them hold
+		// the reported cost in costUsd).
+		rep := events.Usage{CostUSD: m.CostUSD, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}
+		if m.ReportedCostUSD != 0 || m.ReportedInputTokens != 0 || m.ReportedCachedInputTokens != 0 || m.ReportedOutputTokens != 0 {
+			rep = events.Usage{CostUSD: m.ReportedCostUSD, InputTokens: m.ReportedInputTokens, CachedInputTokens: m.ReportedCachedInputTokens, OutputTokens: m.ReportedOutputTokens}
+		}
+		rs.Conversations[l.Agent] = AgentConversation{ID: id, Turns: m.ConversationTurns, InputTokens: m.InputTokens + m.CachedInputTokens, Reported: rep}
+	}
+	if lost := m.ResumeFailed; lost != "" && rs.Conversations[l.Agent].ID == lost {
+		delete(rs.Conversations, l.Agent)
+	}
+	if l.Command == "ask" {
+		r.setActive(at, l.Agent, "ask")
+	}
+}
+
+// takeChatSent reads a chat message sent to a session: pending until its
+// reply.
+func (r *resumeReader) takeChatSent(e *events.Event, at time.Time, bad *bool) {
+	rs := r.rs
+	m := meta[events.ChatSentMeta](e, bad)
+	key, ok := r.chatKey(m.Session, m.MessageID, bad)
+	if !ok {
+		return
+	}
+	if r.chats[key] == nil {
+		r.order = append(r.order, key)
+	}
+	c := &PendingChat{Session: m.Session, MessageID: m.MessageID, Text: e.Text, SentAt: at, Offset: m.TranscriptOffset}
+	if c.Offset <= 0 {
+		c.Offset = max(m.LegacyOffset, 0)
+	}
+	r.chats[key] = c
+	if !rs.FollowsLead {
+		rs.Target = m.Session
+	}
 }
 
 // chatKey is the key of a chat message in the log: session/message id.
@@ -777,8 +820,8 @@ func (e *Engine) offerLoop(ctx context.Context, l *LoopRecord, now time.Time) er
 func (e *Engine) cmdResume(ctx context.Context, args string) error {
 	n := DefaultRecap
 	if f := strings.Fields(args); len(f) > 0 {
-		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 0 || n > 200 || len(f) > 1 {
-			return fmt.Errorf("usage: /resume [N] (N turns of recap, 0 to 200), not %q", args)
+		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 1 || n > MaxRecap || len(f) > 1 {
+			return fmt.Errorf("usage: /resume [N] (N turns of recap, 1 to %d), not %q", MaxRecap, args)
 		}
 	}
 	_, err := e.Resume(ctx, n)

@@ -120,7 +120,7 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	if n <= inlinePromptMax {
 		meta.Prompt = prompt
 	} else if rel, err := e.savePrompt(spec.Command, prompt); err == nil {
-		refs = map[string]string{"prompt": rel}
+		refs = map[string]string{events.RefPrompt: rel}
 	} else {
 		meta.PromptError = err.Error()
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,9 +49,7 @@ type hookPayload struct {
 
 func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (CLI, error) {
 	cli := CLI{Agent: agents.Claude}
-	c := func(contract string, st Status, format string, a ...any) {
-		add(Check{Agent: agents.Claude, Contract: contract, Status: st, Detail: fmt.Sprintf(format, a...)})
-	}
+	c := checksOf(agents.Claude, add)
 	home, tmp, work := filepath.Join(root, "home"), filepath.Join(root, "tmp"), filepath.Join(root, "work")
 	hooks1, hooks2, hooks3 := filepath.Join(root, "hooks-run"), filepath.Join(root, "hooks-socket"), filepath.Join(root, "hooks-resume")
 	if err := mkdirs(filepath.Join(home, ".claude"), tmp, work, hooks1, hooks2, hooks3); err != nil {
@@ -74,32 +71,15 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 		return cli, err
 	}
 	defer mock.Close()
-	mock.When("SELFTEST-CHAT", mockapi.Reply(mockapi.Text(chatAnswer)))
-	mock.When("SELFTEST-RESUME", mockapi.Reply(mockapi.Text(resumeAnswer)))
-	mock.When("SELFTEST-SOCKET", mockapi.Reply(mockapi.Text(firstAnswer)))
-	mock.When("SELFTEST-FIRST", mockapi.Reply(mockapi.Text(firstAnswer)))
+	scriptAnswers(mock)
 
 	base := lay(o.Env, isolated(home, tmp)...)
 	base = lay(base, "ANTHROPIC_BASE_URL="+mock.URL)
 
 	// The binary, as relay-baton resolves it for a real run.
-	inv, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: "x", Dir: work, Env: base})
-	if err != nil {
-		why := err.Error()
-		if !errors.Is(err, agents.ErrNotFound) {
-			why = "cannot prepare a run: " + why
-		}
-		c("claude CLI", Skipped, "%s", why)
+	if _, ok := findCLI(ctx, c, &cli, work, base, o.Step); !ok {
 		return cli, nil
 	}
-	cli.Path = inv.Path
-	v, err := cliVersion(ctx, inv.Path, inv.Env, o.Step)
-	if err != nil {
-		c("claude CLI", Changed, "%v", err)
-		return cli, nil
-	}
-	cli.Version = v
-	c("claude CLI", OK, "%s at %s", v, inv.Path)
 
 	// 1. A one-shot run as relay-baton's agent runs are made, with hooks
 	// recording, the Stop hook delivering a chat message once.
@@ -138,6 +118,16 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 
 type checkFunc func(contract string, st Status, format string, a ...any)
 
+// verdict checks contract: Changed with the problems found, else OK with
+// what was seen.
+func (c checkFunc) verdict(contract string, problems []string, format string, a ...any) {
+	if len(problems) > 0 {
+		c(contract, Changed, "%s", strings.Join(problems, "; "))
+		return
+	}
+	c(contract, OK, format, a...)
+}
+
 // streamOutput checks a run's output as relay-baton parsed it: exit 0, a
 // session id, the final text, usage; noSession and noUsage say what is
 // missing in the agent's own terms.
@@ -159,11 +149,7 @@ func streamOutput(c checkFunc, name, noSession, noUsage string, res agents.Resul
 	if !usage {
 		problems = append(problems, noUsage)
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "session %s, %d activities, final text and usage parsed", res.Session, len(acts))
+	c.verdict(name, problems, "session %s, %d activities, final text and usage parsed", res.Session, len(acts))
 }
 
 // claudeHookPayloads checks the SessionStart, UserPromptSubmit and Stop
@@ -214,11 +200,7 @@ func claudeHookPayloads(c checkFunc, session, work string, starts, prompts, stop
 			}
 		}
 	}
-	if len(problems) > 0 {
-		c("hook payloads", Changed, "%s", strings.Join(problems, "; "))
-	} else {
-		c("hook payloads", OK, "SessionStart, UserPromptSubmit and Stop carry session_id, transcript_path, cwd, hook_event_name; Stop carries stop_hook_active and last_assistant_message")
-	}
+	c.verdict("hook payloads", problems, "SessionStart, UserPromptSubmit and Stop carry session_id, transcript_path, cwd, hook_event_name; Stop carries stop_hook_active and last_assistant_message")
 
 	// The environment relay-baton's hooks read (hookmode.go, session.go).
 	problems = nil
@@ -300,11 +282,7 @@ func claudeStopDelivery(c checkFunc, mock *mockapi.Anthropic, res agents.Result,
 	if res.FinalText != chatAnswer {
 		problems = append(problems, fmt.Sprintf("the run's result is %q, not the answer to the delivered message", cut(res.FinalText, 60)))
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, `{"decision":"block","reason":...} continued the turn; the answer ended it with stop_hook_active true`)
+	c.verdict(name, problems, `{"decision":"block","reason":...} continued the turn; the answer ended it with stop_hook_active true`)
 }
 
 // claudeTranscript reads the session's transcript with relay-baton's
@@ -329,11 +307,7 @@ func claudeTranscript(c checkFunc, home, session, path string) {
 		problems = append(problems, fmt.Sprintf("%d lines the parser rejected", bad))
 	}
 	problems = append(problems, expectActs(acts, firstAnswer, chatText, chatAnswer, string(transcript.DeliveredByHook))...)
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "%d activities parsed: the prompt, the answer, the delivered message (lane hook) and its answer", len(acts))
+	c.verdict(name, problems, "%d activities parsed: the prompt, the answer, the delivered message (lane hook) and its answer", len(acts))
 }
 
 // expectActs checks that acts hold the answer text, the delivered chat
@@ -379,11 +353,7 @@ func resumed(c checkFunc, name string, first, res agents.Result, want string, sa
 	if !sawHistory() {
 		problems = append(problems, "the request did not carry the earlier turns")
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "same id %s, earlier turns sent with the new prompt", res.Session)
+	c.verdict(name, problems, "same id %s, earlier turns sent with the new prompt", res.Session)
 }
 
 // messagingSocket checks that a session with messaging on exports its
@@ -406,11 +376,7 @@ func messagingSocket(c checkFunc, res agents.Result, starts []record) {
 	if !r.Token {
 		problems = append(problems, "no CLAUDE_CODE_MESSAGING_TOKEN in the hook environment")
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "CLAUDE_CODE_MESSAGING_SOCKET (%s) and CLAUDE_CODE_MESSAGING_TOKEN set; the socket takes a connection", filepath.Base(sock))
+	c.verdict(name, problems, "CLAUDE_CODE_MESSAGING_SOCKET (%s) and CLAUDE_CODE_MESSAGING_TOKEN set; the socket takes a connection", filepath.Base(sock))
 }
 
 // parseFile parses each line of path with parse; bad counts the lines it

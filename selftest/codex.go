@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -24,9 +23,7 @@ const codexModel = "gpt-5.5"
 
 func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (CLI, error) {
 	cli := CLI{Agent: agents.Codex}
-	c := func(contract string, st Status, format string, a ...any) {
-		add(Check{Agent: agents.Codex, Contract: contract, Status: st, Detail: fmt.Sprintf(format, a...)})
-	}
+	c := checksOf(agents.Codex, add)
 	home, tmp, work, hooks := filepath.Join(root, "home"), filepath.Join(root, "tmp"), filepath.Join(root, "work"), filepath.Join(root, "hooks-run")
 	codexHome := filepath.Join(home, ".codex")
 	if err := mkdirs(codexHome, tmp, work, hooks); err != nil {
@@ -45,9 +42,7 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 		return cli, err
 	}
 	defer mock.Close()
-	mock.When("SELFTEST-CHAT", mockapi.Reply(mockapi.Text(chatAnswer)))
-	mock.When("SELFTEST-RESUME", mockapi.Reply(mockapi.Text(resumeAnswer)))
-	mock.When("SELFTEST-FIRST", mockapi.Reply(mockapi.Text(firstAnswer)))
+	scriptAnswers(mock)
 	if err := writeFile(filepath.Join(codexHome, "config.toml"), []byte(mockapi.CodexConfig(codexModel, mock.URL))); err != nil {
 		return cli, err
 	}
@@ -58,23 +53,10 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 	}
 	base := lay(o.Env, isolated(home, tmp)...)
 
-	inv, err := agents.Prepare(agents.Request{Agent: agents.Codex, Role: agents.RoleAsk, Prompt: "x", Dir: work, Env: base})
-	if err != nil {
-		why := err.Error()
-		if !errors.Is(err, agents.ErrNotFound) {
-			why = "cannot prepare a run: " + why
-		}
-		c("codex CLI", Skipped, "%s", why)
+	inv, ok := findCLI(ctx, c, &cli, work, base, o.Step)
+	if !ok {
 		return cli, nil
 	}
-	cli.Path = inv.Path
-	v, err := cliVersion(ctx, inv.Path, inv.Env, o.Step)
-	if err != nil {
-		c("codex CLI", Changed, "%v", err)
-		return cli, nil
-	}
-	cli.Version = v
-	c("codex CLI", OK, "%s at %s", v, inv.Path)
 
 	// 1. Hook trust, as `relay-baton hook install --agent codex` records it:
 	// app-server's hooks/list reports the hook and its hash,
@@ -130,10 +112,7 @@ func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []stri
 	out := filepath.Join(tmp, "app-server-schema")
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "app-server", "generate-json-schema", "--out", out)
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	if b, err := cmd.CombinedOutput(); err != nil {
+	if b, err := subprocess.CombinedOutput(ctx, cliCommand(bin, env, "app-server", "generate-json-schema", "--out", out)); err != nil {
 		c(name, Changed, "codex app-server generate-json-schema: %v: %s", err, cut(string(b), 120))
 		return
 	}
@@ -185,11 +164,7 @@ func codexSteerProtocol(ctx context.Context, c checkFunc, bin string, env []stri
 			}
 		}
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
+	c.verdict(name, problems, "thread/loaded/list, thread/turns/list, turn/steer {threadId, expectedTurnId, input} (steering a live TUI is not exercised here)")
 }
 
 // codexTrust lists the Stop hook through app-server and trusts it.
@@ -274,11 +249,7 @@ func codexStop(c checkFunc, res agents.Result, stops []record, work string, mock
 		}
 		rollout = p.TranscriptPath
 	}
-	if len(problems) > 0 {
-		c("Stop hook payload", Changed, "%s", strings.Join(problems, "; "))
-	} else {
-		c("Stop hook payload", OK, "session_id (the thread), turn_id, transcript_path (the rollout), cwd, stop_hook_active, last_assistant_message")
-	}
+	c.verdict("Stop hook payload", problems, "session_id (the thread), turn_id, transcript_path (the rollout), cwd, stop_hook_active, last_assistant_message")
 
 	problems = nil
 	got := false
@@ -296,11 +267,7 @@ func codexStop(c checkFunc, res agents.Result, stops []record, work string, mock
 	if res.FinalText != chatAnswer {
 		problems = append(problems, fmt.Sprintf("the run's last message is %q, not the answer to the delivered message", cut(res.FinalText, 60)))
 	}
-	if len(problems) > 0 {
-		c("Stop hook delivery", Changed, "%s", strings.Join(problems, "; "))
-	} else {
-		c("Stop hook delivery", OK, `{"decision":"block","reason":...} continued the turn with the reason as input`)
-	}
+	c.verdict("Stop hook delivery", problems, `{"decision":"block","reason":...} continued the turn with the reason as input`)
 	return rollout
 }
 
@@ -355,11 +322,7 @@ func codexRollout(c checkFunc, codexHome, thread, work, path string, delivered b
 			problems = append(problems, fmt.Sprintf("no reply text %q", firstAnswer))
 		}
 	}
-	if len(problems) > 0 {
-		c(name, Changed, "%s", strings.Join(problems, "; "))
-		return
-	}
-	c(name, OK, "session_meta and %d activities parsed (reply text, the hook's delivery)", len(acts))
+	c.verdict(name, problems, "session_meta and %d activities parsed (reply text, the hook's delivery)", len(acts))
 }
 
 // findRollout finds the rollout of thread under codexHome/sessions.
@@ -382,10 +345,7 @@ func codexQueue(ctx context.Context, c checkFunc, bin string, env []string, step
 	const name = "queue command line"
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "queue", "--help")
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.CombinedOutput()
+	out, err := subprocess.CombinedOutput(ctx, cliCommand(bin, env, "queue", "--help"))
 	if err != nil {
 		c(name, Changed, "codex queue --help: %v: %s", err, cut(string(out), 120))
 		return

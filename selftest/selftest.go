@@ -13,12 +13,16 @@ package selftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/subprocess"
 )
 
 // Status is the outcome of one contract check.
@@ -157,15 +161,62 @@ func Run(ctx context.Context, o Options) (Report, error) {
 func cliVersion(ctx context.Context, bin string, env []string, step time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, step)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--version")
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	out, err := cmd.Output()
+	out, err := subprocess.Output(ctx, cliCommand(bin, env, "--version"))
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil
+}
+
+// scriptAnswers has a mock API answer each of selftest's prompts (a
+// message delivered by a hook, a resumed turn, the socket's run, the first
+// run) with its one line.
+func scriptAnswers(mock interface{ When(string, mockapi.Step) }) {
+	mock.When("SELFTEST-CHAT", mockapi.Reply(mockapi.Text(chatAnswer)))
+	mock.When("SELFTEST-RESUME", mockapi.Reply(mockapi.Text(resumeAnswer)))
+	mock.When("SELFTEST-SOCKET", mockapi.Reply(mockapi.Text(firstAnswer)))
+	mock.When("SELFTEST-FIRST", mockapi.Reply(mockapi.Text(firstAnswer)))
+}
+
+// checksOf is the checkFunc that adds agent's checks.
+func checksOf(agent string, add func(Check)) checkFunc {
+	return func(contract string, st Status, format string, a ...any) {
+		add(Check{Agent: agent, Contract: contract, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+}
+
+// findCLI resolves cli's agent as relay-baton does for a real run in work
+// and reads its version: the "<agent> CLI" check. ok is false when the CLI
+// cannot be run (the check says why).
+func findCLI(ctx context.Context, c checkFunc, cli *CLI, work string, env []string, step time.Duration) (inv agents.Invocation, ok bool) {
+	name := cli.Agent + " CLI"
+	inv, err := agents.Prepare(agents.Request{Agent: cli.Agent, Role: agents.RoleAsk, Prompt: "x", Dir: work, Env: env})
+	if err != nil {
+		why := err.Error()
+		if !errors.Is(err, agents.ErrNotFound) {
+			why = "cannot prepare a run: " + why
+		}
+		c(name, Skipped, "%s", why)
+		return inv, false
+	}
+	cli.Path = inv.Path
+	v, err := cliVersion(ctx, inv.Path, inv.Env, step)
+	if err != nil {
+		c(name, Changed, "%v", err)
+		return inv, false
+	}
+	cli.Version = v
+	c(name, OK, "%s at %s", v, inv.Path)
+	return inv, true
+}
+
+// cliCommand runs bin with args in env; its output is awaited two seconds
+// at most once it exited.
+func cliCommand(bin string, env []string, args ...string) subprocess.Cmd {
+	cmd := subprocess.Command(bin, args...)
+	cmd.Env, cmd.Grace = env, 2*time.Second
+	return cmd
 }
 
 // isolated are the variables laid over relay-baton's environment for every

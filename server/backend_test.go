@@ -161,7 +161,7 @@ func appendLines(t *testing.T, path string, lines ...string) {
 	}
 }
 
-// TestPanelInBrowser is the issue's acceptance path on the real protocol:
+// TestPanelInBrowser walks the panel's whole path on the real protocol:
 // the page sends, the real `relay-baton hook stop` claims the message at a
 // turn boundary, the reply is appended to the transcript as Claude Code
 // writes it, and the page shows the reply and the end of the turn.

@@ -217,13 +217,7 @@ func TestRecordTodayTranscripts(t *testing.T) {
 // two prompts, the answers on screen, then /exit.
 func tuiSession(t *testing.T, bin, root string, env []string) {
 	t.Helper()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tmux := agenttest.TmuxBin(t)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	run := func(args ...string) string {
 		c := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...)

@@ -244,15 +244,12 @@ func hookPromptText(s string) string {
 // contentText joins the text parts of a message's content (input_text,
 // output_text, text; a bare string too).
 func contentText(raw json.RawMessage) string {
-	if s, ok := events.JSONStringValue(raw); ok || len(raw) == 0 {
-		return s
-	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
+	if s, ok := agents.DecodeContent(raw, &parts); !ok {
+		return s
 	}
 	var sb strings.Builder
 	for _, p := range parts {

@@ -1,9 +1,9 @@
 //go:build unix && !linux
 
-package agents
+package subprocess
 
 import "syscall"
 
-// groupAttr puts the agent in a process group of its own; the guard
+// groupAttr puts the child in a process group of its own; the guard
 // (tree_unix.go) stops the group when relay-baton dies.
 func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

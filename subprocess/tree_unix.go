@@ -1,6 +1,6 @@
 //go:build unix
 
-package agents
+package subprocess
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"syscall"
 )
 
-// guardScript is the guard of an agent's process tree: a shell that reads
-// the agent's process group from its standard input, then waits. "done"
+// guardScript is the guard of a child's process tree: a shell that reads
+// the child's process group from its standard input, then waits. "done"
 // (written by relay-baton when the run ended and the group was stopped)
 // lets it exit; end of input without it means relay-baton died without
 // stopping the group (SIGKILL, a crash): it sends the group SIGTERM, then
@@ -28,21 +28,21 @@ sleep 1
 kill -s KILL -- "-$g" 2>/dev/null
 exit 0`
 
-// tree is an agent's process tree: its process group (the agent leads it),
+// tree is a child's process tree: its process group (the child leads it),
 // watched by a guard process that stops the group if relay-baton dies
-// first. On Linux the agent also gets SIGKILL when relay-baton dies
+// first. On Linux the child also gets SIGKILL when relay-baton dies
 // (PR_SET_PDEATHSIG), should the guard itself be killed.
 type tree struct {
-	pgid  int
+	cmd   *exec.Cmd
 	guard *exec.Cmd
 	w     *os.File // the guard's standard input
 }
 
-// startTree starts the guard, then cmd in a new process group.
-func startTree(cmd *exec.Cmd) (*tree, error) {
+// start starts the guard, then the child in a new process group.
+func (t *tree) start() error {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	guard := exec.Command("/bin/sh", "-c", guardScript, "relay-baton-guard")
 	guard.Stdin = r
@@ -51,35 +51,30 @@ func startTree(cmd *exec.Cmd) (*tree, error) {
 	if err := guard.Start(); err != nil {
 		r.Close()
 		w.Close()
-		return nil, fmt.Errorf("start the guard of the agent's processes (/bin/sh): %w", err)
+		return fmt.Errorf("start the guard of the child's processes (/bin/sh): %w", err)
 	}
 	r.Close()
-	t := &tree{guard: guard, w: w}
-	cmd.SysProcAttr = groupAttr()
-	if err := cmd.Start(); err != nil {
+	t.guard, t.w = guard, w
+	t.cmd.SysProcAttr = groupAttr()
+	if err := t.cmd.Start(); err != nil {
 		t.close()
-		return nil, err
+		return err
 	}
-	t.pgid = cmd.Process.Pid
-	if _, err := fmt.Fprintf(w, "%d\n", t.pgid); err != nil {
-		// The guard is gone: do not run an agent nobody would stop.
+	if _, err := fmt.Fprintf(w, "%d\n", t.cmd.Process.Pid); err != nil {
+		// The guard is gone: do not run a child nobody would stop.
 		t.kill()
-		cmd.Wait()
+		t.cmd.Wait()
 		t.close()
-		return nil, fmt.Errorf("the guard of the agent's processes ended early: %w", err)
+		return fmt.Errorf("the guard of the child's processes ended early: %w", err)
 	}
-	return t, nil
+	return nil
 }
 
 // terminate asks the whole tree to end (SIGTERM to the group).
-func (t *tree) terminate() { _ = syscall.Kill(-t.pgid, syscall.SIGTERM) }
+func (t *tree) terminate() { _ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGTERM) }
 
 // kill ends the whole tree (SIGKILL to the group).
-func (t *tree) kill() {
-	if t.pgid > 0 {
-		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
-	}
-}
+func (t *tree) kill() { _ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL) }
 
 // close releases the guard once relay-baton has stopped the group itself.
 func (t *tree) close() {
@@ -91,7 +86,3 @@ func (t *tree) close() {
 	t.w = nil
 	go t.guard.Wait() // it exits on reading "done"
 }
-
-// openNoFollow: open(2) never follows a symlink at the last component, and
-// never blocks on a FIFO.
-const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
