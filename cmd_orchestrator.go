@@ -44,8 +44,13 @@ func pickSession(ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
 		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	id, err := conversation.PickSession(ws, id)
-	if errors.Is(err, conversation.ErrBadSessionID) {
+	return sessionUsage(conversation.PickSession(ws, id))
+}
+
+// sessionUsage makes a session id that is malformed, or a prefix that
+// matches no session or several, a usage error.
+func sessionUsage(id string, err error) (string, error) {
+	if errors.Is(err, conversation.ErrBadSessionID) || errors.Is(err, conversation.ErrUnknownSession) || errors.Is(err, conversation.ErrAmbiguousSession) {
 		return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 	}
 	return id, err
@@ -55,7 +60,7 @@ func pickSession(ws, id string, lead bool) (string, error) {
 
 func runSend(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id (default: the lead)")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits (default: the lead)")
 	lead := fs.Bool("lead", false, "send to the workspace's lead session")
 	from := fs.String("from", "relay-baton", "who the message is from")
 	follow := fs.Bool("follow", false, "wait for the delivery and print the reply until the end of the turn")
@@ -86,6 +91,11 @@ func runSend(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
+	if *session == "" {
+		if note := conversation.LeadNote(ws, id); note != "" {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
+		}
+	}
 	r, err := conversation.Send(ws, id, *from, text)
 	if err != nil {
 		return err
@@ -112,8 +122,13 @@ func runSend(inv *cli.Invocation) error {
 		return nil
 	}
 	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
-	if res.Outcome == conversation.Stopped {
+	switch {
+	case res.Outcome == conversation.Stopped:
 		return inv.Ctx.Err()
+	case res.Outcome == conversation.SessionEnded && res.StateErr == nil && res.State.Queued:
+		return fmt.Errorf("the session ended; message %s stays queued: it is delivered when the session runs again (`%s`)", r.Message.ID, r.Session.ResumeCommand())
+	case res.Outcome == conversation.SessionEnded:
+		return fmt.Errorf("the session ended before it answered message %s (relay-baton tail --session %s shows what it wrote)", r.Message.ID, id)
 	}
 	return err
 }
@@ -137,6 +152,8 @@ func runTargets(inv *cli.Invocation) error {
 		id := *setLead
 		if id == "none" {
 			id = ""
+		} else if id, err = sessionUsage(conversation.ResolveSessionID(ws, id)); err != nil {
+			return err
 		}
 		running, err := conversation.MarkLead(ws, id)
 		if err != nil {
@@ -171,7 +188,7 @@ func runTargets(inv *cli.Invocation) error {
 
 func runTail(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id (default: the lead)")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits (default: the lead)")
 	fromStart := fs.Bool("from-start", false, "read the transcript from its start")
 	noFollow := fs.Bool("no-follow", false, "stop at the end of the transcript")
 	asJSON := fs.Bool("json", false, "print one activity JSON object per line")
@@ -201,12 +218,20 @@ func runTail(inv *cli.Invocation) error {
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
+	onSkip := func(_ int64, why string) {
+		out.Flush()
+		fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
+	}
+	if *noFollow && !*fromStart {
+		return transcript.TailRecent(inv.Ctx, path, transcript.RecentTurns, onSkip, func(acts []events.Activity) {
+			for _, a := range acts {
+				out.Activity(events.RoleOrchestrator, a)
+			}
+		})
+	}
 	return transcript.Tail(inv.Ctx, transcript.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
-		OnSkip: func(_ int64, why string) {
-			out.Flush()
-			fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
-		},
+		OnSkip: onSkip,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				out.Activity(events.RoleOrchestrator, a)
@@ -223,7 +248,7 @@ func runTail(inv *cli.Invocation) error {
 
 func runWait(inv *cli.Invocation) error {
 	fs := inv.Flags()
-	session := fs.String("session", "", "the session id")
+	session := fs.String("session", "", "the session id, or a unique prefix of 8+ hex digits")
 	once := fs.Bool("once", false, "exit after the first message")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.Parse(fs); err != nil {
@@ -236,12 +261,16 @@ func runWait(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	s, err := conversation.OpenSession(ws, *session)
+	id, err := sessionUsage(conversation.ResolveSessionID(ws, *session))
+	if err != nil {
+		return err
+	}
+	s, err := conversation.OpenSession(ws, id)
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	if !s.ChatCapable() {
-		return fmt.Errorf("session %s: %w", *session, conversation.ErrNotChatReady)
+		return fmt.Errorf("session %s: %w", id, conversation.ErrNotChatReady)
 	}
 	// A reader that is gone must show as a failed write (the message goes
 	// back to the inbox), not kill the process with SIGPIPE.

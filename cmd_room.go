@@ -62,6 +62,9 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 	if err := checkAllowEnv(inv, f); err != nil {
 		return nil, err
 	}
+	if err := checkPathFlag(inv, f.path); err != nil {
+		return nil, err
+	}
 	var term room.Terminal
 	if inv.IO.InTTY {
 		term = &repl.LineTerminal{In: bufio.NewReader(inv.IO.In), Out: inv.IO.Out, Err: inv.IO.Err, Stdin: inv.IO.In, Dir: os.TempDir()}
@@ -91,6 +94,22 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 		}
 	}
 	return e, nil
+}
+
+// checkPathFlag refuses a --path that is not a directory as a usage error
+// (exit 2) that names the flag and what to give instead.
+func checkPathFlag(inv *cli.Invocation, dir string) error {
+	fi, err := os.Stat(dir)
+	why := ""
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		why = "no such directory"
+	case err == nil && !fi.IsDir():
+		why = "not a directory"
+	default:
+		return nil
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("--path %s: %s", dir, why), Hint: "relay-baton " + inv.Cmd.Name + " --path DIR (a directory inside a git repository; default: the current one)"}
 }
 
 // roomErr maps engine errors to exit codes: declined 1 (already said),

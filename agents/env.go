@@ -52,11 +52,13 @@ var credentialFamilies = []string{"AWS_", "AZURE_", "ARM_", "GOOGLE_APPLICATION_
 // a credential (case-insensitive).
 func CredentialName(name string) bool {
 	n := strings.ToUpper(name)
+	path, isPath := pathVariable(n)
 	for _, f := range credentialFamilies {
-		if strings.HasPrefix(n, f) {
+		if strings.HasPrefix(n, f) && !isPath {
 			return true
 		}
 	}
+	n = path
 	for _, w := range credentialWords {
 		if strings.Contains(n, w) {
 			return true
@@ -68,6 +70,20 @@ func CredentialName(name string) bool {
 		}
 	}
 	return false
+}
+
+// pathVariable reports whether n (upper case) names a file path rather
+// than a value (a *_FILE or *_BUNDLE name: AWS_CA_BUNDLE, AWS_CONFIG_FILE),
+// and returns n without that suffix. Such a path is no credential unless
+// the rest of its name says one (AWS_SHARED_CREDENTIALS_FILE,
+// AWS_WEB_IDENTITY_TOKEN_FILE).
+func pathVariable(n string) (string, bool) {
+	for _, suffix := range []string{"_FILE", "_BUNDLE"} {
+		if base, ok := strings.CutSuffix(n, suffix); ok && base != "" {
+			return base, true
+		}
+	}
+	return n, false
 }
 
 // credentialValue reports whether v is a URL carrying a password

@@ -69,6 +69,9 @@ type LoginState struct {
 	LoggedIn bool   // it has a login (or an API key it will use)
 	Method   string // how, in the CLI's words: "api_key_helper", "Logged in using ChatGPT", ...
 	Detail   string // when not Known: why (the CLI's failure)
+	// NoLogin names the model provider codex is configured with when that
+	// provider needs no login (CodexNoLoginProvider): nothing to check.
+	NoLogin string
 }
 
 // CheckLogin asks the agent's CLI at path whether it is logged in, with env
@@ -83,6 +86,11 @@ type LoginState struct {
 // key configured" or "Logged in using ChatGPT" (it may warn on stderr
 // first).
 func CheckLogin(ctx context.Context, agent, path string, env []string) LoginState {
+	if agent == Codex {
+		if p, ok := CodexNoLoginProvider(env); ok {
+			return LoginState{Known: true, LoggedIn: true, NoLogin: p}
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	args := []string{"auth", "status"}

@@ -98,7 +98,19 @@ func TestCheckLoginE2E(t *testing.T) {
 		{"claude without credentials", agents.Claude, []string{"HOME=" + t.TempDir(), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 			"ANTHROPIC_API_KEY=sk-stripped", agents.ClaudeBinEnv + "=" + agenttest.ClaudeBin(t)}, nil, false},
 		{"claude with an apiKeyHelper", agents.Claude, agenttest.ClaudeEnv(t, a, agenttest.ClaudeBin(t)), nil, true},
-		{"codex without auth.json", agents.Codex, codexIn, nil, false},
+		// The mock provider has no env_key: nothing to log in to.
+		{"codex with a provider that needs no login", agents.Codex, codexIn, nil, true},
+		{"codex without auth.json", agents.Codex, codexIn, func() {
+			// A provider that needs a key: the CLI is asked.
+			p := filepath.Join(codexHome, "config.toml")
+			b, err := os.ReadFile(p)
+			if err == nil {
+				err = os.WriteFile(p, []byte(strings.Replace(string(b), "[model_providers.mock]\n", "[model_providers.mock]\nenv_key = \"RB_MOCK_KEY\"\n", 1)), 0o600)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, false},
 		{"codex with a key in auth.json", agents.Codex, codexIn, func() {
 			if err := os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"OPENAI_API_KEY":"sk-test"}`), 0o600); err != nil {
 				t.Fatal(err)
@@ -115,7 +127,7 @@ func TestCheckLoginE2E(t *testing.T) {
 				t.Fatal(err)
 			}
 			ls := agents.CheckLogin(context.Background(), c.agent, inv.Path, inv.Env)
-			if !ls.Known || ls.LoggedIn != c.loggedIn {
+			if !ls.Known || ls.LoggedIn != c.loggedIn || (ls.NoLogin != "") != strings.Contains(c.name, "needs no login") {
 				t.Fatalf("%+v, want known and logged in = %v", ls, c.loggedIn)
 			}
 		})

@@ -143,7 +143,8 @@ an older relay-baton), with their state.
 
 The lead (marked *) is the one 'send' uses by default: the running session
 marked with --set-lead, else the most recently active running one. There is
-no lead while no session runs.`,
+no lead while no session runs. When a newer session takes the lead, send and
+the room's /agent orchestrator say so ("lead is now ...").`,
 }
 
 var Tail = &Command{
@@ -152,8 +153,10 @@ var Tail = &Command{
 then ~/.claude/projects/<slug>/, then a scan), or a Codex thread's rollout
 ($CODEX_HOME/sessions/.../rollout-*-<thread id>.jsonl), and prints what the
 session does: thinking, tool calls, reply text, end of turn, and chat
-deliveries. It starts at the end of the file unless --from-start; --no-follow
-stops at the end. --json prints one activity object per line.`,
+deliveries (with the message's text). It follows from the end of the file;
+--from-start starts at its beginning. --no-follow stops at the end: alone, it
+prints the session's last 3 turns (the one in progress included), with
+--from-start the whole file. --json prints one activity object per line.`,
 }
 
 var Wait = &Command{

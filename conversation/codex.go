@@ -231,6 +231,9 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
 		if m, ok := readRolloutMeta(p); ok {
+			if s, err := OpenSession(ws, id); execRun(m) && (err != nil || !s.ChatCapable()) {
+				continue // no hook registered it
+			}
 			t.Cwd = m.Cwd
 		}
 		codexState(ws, &t, now)
@@ -246,6 +249,14 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 	}
 	return keep
+}
+
+// execRun reports whether a rollout is a one-shot `codex exec` run that no
+// hook registered (no chat folder): relay-baton's own agent runs among
+// them, whose hooks stand aside. Like a `claude -p` run, it is never a
+// target.
+func execRun(m transcript.RolloutMeta) bool {
+	return m.Originator == "codex_exec" || m.Source == "exec"
 }
 
 // codexState fills in a Codex target's state from its rollout, its writer

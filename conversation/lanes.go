@@ -15,6 +15,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -279,7 +280,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 					if text == "" {
 						text = reply.String()
 					}
-					_ = s.AppendLog(LogEntry{Role: "agent", Text: text, ID: id, Source: "transcript"})
+					s.logReplyOnce(id, text, "transcript")
 					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
 					return false
 				}
@@ -398,6 +399,9 @@ const (
 	Unconfirmed Outcome = "unconfirmed" // claimed, never seen in the transcript
 	Unreadable  Outcome = "unreadable"  // delivered, the reply cannot be read
 	Stopped     Outcome = "stopped"     // ctx ended first; State says where it is
+	// SessionEnded: the session's recorded process ended first (State
+	// says where the message is: still queued, or delivered unanswered).
+	SessionEnded Outcome = "session-ended"
 )
 
 // FollowResult is what Follow saw, from "queued" to "end of turn".
@@ -407,8 +411,8 @@ type FollowResult struct {
 	DeliveredAt time.Time // zero before delivery
 	Reply       string    // Replied: the outbox reply, else the transcript's text
 	Err         error     // Unconfirmed, Unreadable: why
-	State       State     // Stopped: where the message is now
-	StateErr    error     // Stopped: State could not be read
+	State       State     // Stopped, SessionEnded: where the message is now
+	StateErr    error     // Stopped, SessionEnded: State could not be read
 }
 
 // Follow is the one follow state machine: it watches a sent message with
@@ -418,10 +422,13 @@ type FollowResult struct {
 func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed bool, fn func(Update)) (FollowResult, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
+	p, _ := r.Session.Process()
+	alive, gone := procfacts.WhileAlive(wctx, p, procfacts.System, opts.Poll) // ends with the session's process
+	defer gone()
 	var res FollowResult
 	done, cancelled, unconf := false, false, false
 	var unreadable error
-	err := Watch(wctx, r, opts, func(u Update) {
+	err := Watch(alive, r, opts, func(u Update) {
 		switch u.Kind {
 		case UpdCancelled:
 			cancelled = true
@@ -450,6 +457,9 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 		res.Outcome, res.Err = Unreadable, unreadable
 	case ctx.Err() != nil:
 		res.Outcome = Stopped
+		res.State, res.StateErr = r.Session.State(r.Message.ID)
+	case alive.Err() != nil && wctx.Err() == nil:
+		res.Outcome = SessionEnded
 		res.State, res.StateErr = r.Session.State(r.Message.ID)
 	default:
 		return res, err

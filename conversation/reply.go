@@ -138,7 +138,10 @@ func (s *Session) storeReply(id, text string) error {
 		return nil // not a message of this session (a prompt that quoted a frame)
 	}
 	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
-		return nil // the session wrote its own
+		if own, ok := s.Reply(id); ok {
+			s.logReplyOnce(id, own, "outbox") // the session wrote its own
+		}
+		return nil
 	}
 	if err := checkDir(s.OutboxDir()); err != nil {
 		return err
@@ -147,7 +150,11 @@ func (s *Session) storeReply(id, text string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.OutboxDir(), id+".json", b, false)
+	if err := writeFileAtomic(s.OutboxDir(), id+".json", b, false); err != nil {
+		return err
+	}
+	s.logReplyOnce(id, text, "stop hook") // a plain send's reply too, with no follower
+	return nil
 }
 
 // replyWait bounds how long Follow waits, at the end of the turn that

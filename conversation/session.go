@@ -349,12 +349,13 @@ func Lead(ws string) (Target, error) {
 	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws)
 }
 
-// PickSession is the session a command talks to: id when given (an error
-// wrapping ErrBadSessionID unless it is UUID-shaped), else the workspace's
-// Lead.
+// PickSession is the session a command talks to: id when given, a whole
+// id or a unique prefix of one (ResolveSessionID: an error wrapping
+// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
+// else the workspace's Lead.
 func PickSession(ws, id string) (string, error) {
 	if id != "" {
-		return id, ValidSessionID(id)
+		return ResolveSessionID(ws, id)
 	}
 	t, err := Lead(ws)
 	return t.SessionID, err

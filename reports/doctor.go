@@ -96,6 +96,8 @@ func (r *Doctor) agentChecks(ctx context.Context, f Facts, name string, deep boo
 	switch ls := agents.CheckLogin(ctx, name, inv.Path, inv.Env); {
 	case !ls.Known:
 		r.add(name+" login", Warn, "login state unknown ("+ls.Detail+"); if its runs say it is not logged in: "+agents.LoginHowTo(name))
+	case ls.NoLogin != "":
+		r.add(name+" login", OK, "no login needed (provider "+ls.NoLogin+")")
 	case ls.LoggedIn:
 		r.add(name+" login", OK, "logged in ("+ls.Method+")")
 	default:

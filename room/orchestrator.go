@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -128,6 +129,11 @@ func (e *Engine) UseOrchestrator(target string) error {
 		which = "the lead"
 	}
 	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
+	if e.chat.target == "" {
+		if note := conversation.LeadNote(ws, t.SessionID); note != "" {
+			e.Say("note: %s", note)
+		}
+	}
 	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
 		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: e.chat.target == ""})
 	return nil
@@ -431,6 +437,9 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
+	if s.ProcessEnded(procfacts.System) {
+		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
+	}
 	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
@@ -529,6 +538,9 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		return nil
 	case conversation.Unreadable:
 		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
+		return nil
+	case conversation.SessionEnded:
+		e.Say("%s", sessionEndedText(s, id, res))
 		return nil
 	case conversation.Stopped:
 		st := res.State

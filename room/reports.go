@@ -23,7 +23,7 @@ import (
 
 // Status gathers the session status and logs a status event.
 func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
-	s := reports.SessionStatus{Root: e.Root, SessionID: e.SessionID, Active: e.Active, Head: gitrepo.Head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
+	s := reports.SessionStatus{Root: e.Root, SessionID: e.statusSession(), Active: e.Active, Head: gitrepo.Head(ctx, e.Root), LastRun: e.last, Diet: e.Diet, ChangedFiles: []string{}}
 	if s.LastRun == nil {
 		// Nothing ran in this process (a one-shot status, a room just
 		// opened): the log's last run, marked as such.
@@ -47,6 +47,20 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("agent %s, plan %s, %s", s.Active, s.PlanWord(), render.Count(len(s.ChangedFiles), "changed file")), nil,
 		events.StatusMeta{Agent: s.Active, ChangedFiles: events.Int(len(s.ChangedFiles)), Plan: events.Bool(s.Plan)})
 	return s
+}
+
+// statusSession is the room session a status names: this room's own when
+// it records to the log, else (a one-shot status) the session of the log's
+// newest event, "" when the log has none. It never makes one up.
+func (e *Engine) statusSession() string {
+	if e.log != nil {
+		return e.SessionID
+	}
+	pg, err := events.ReadBack(e.LogPath(), -1, 1, nil)
+	if err != nil || len(pg.Events) == 0 {
+		return ""
+	}
+	return pg.Events[0].Event.SessionID
 }
 
 // Review compares the working tree's changes with plan.md (reports.NewReview),

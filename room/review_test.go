@@ -84,7 +84,7 @@ func TestEndedCodexSessionIsCalledCodex(t *testing.T) {
 	const id = "019a0000-0000-7000-8000-000000000001"
 	day := filepath.Join(home, "sessions", "2026", "12", "02")
 	os.MkdirAll(day, 0o700)
-	meta := fmt.Sprintf(`{"timestamp":"2026-12-02T05:00:00.000Z","type":"session_meta","payload":{"id":%q,"cwd":%q,"originator":"codex_exec","source":"exec","cli_version":"0.169.0"}}`+"\n", id, h.dir)
+	meta := fmt.Sprintf(`{"timestamp":"2026-12-02T05:00:00.000Z","type":"session_meta","payload":{"id":%q,"cwd":%q,"originator":"codex-tui","source":"cli","cli_version":"0.169.0"}}`+"\n", id, h.dir)
 	if err := os.WriteFile(filepath.Join(day, "rollout-2026-12-02T05-00-00-"+id+".jsonl"), []byte(meta), 0o600); err != nil {
 		t.Fatal(err)
 	}

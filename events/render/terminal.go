@@ -246,6 +246,9 @@ func (t *Terminal) Activity(r events.Role, a events.Activity) bool {
 		if a.Detail != "" {
 			via = " via " + InertLine(a.Detail)
 		}
+		if m := deliveredMessage(a.Text); m != "" {
+			via += ": " + InertLine(Cut(m, 200))
+		}
 		t.line(r, t.Dim("→ chat message delivered"+via))
 	case events.ActUser:
 		t.line(events.RoleUser, InertLine(Cut(a.Text, 200)))
@@ -305,4 +308,18 @@ func (t *Terminal) text(r events.Role, s string) bool {
 	io.WriteString(t.w, b.String())
 	t.role, t.inBlock, t.thinking = r, true, false
 	return true
+}
+
+// deliveredMessage is the message a delivered chat frame carries (the text
+// between its <chat-message> tags), "" when the text is not such a frame.
+func deliveredMessage(framed string) string {
+	i := strings.LastIndex(framed, "<chat-message>")
+	if i < 0 {
+		return ""
+	}
+	body := framed[i+len("<chat-message>"):]
+	if j := strings.LastIndex(body, "</chat-message>"); j >= 0 {
+		body = body[:j]
+	}
+	return strings.TrimSpace(body)
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/transcript"
+)
+
+// tail --no-follow without --from-start shows the session's last turns
+// (transcript.RecentTurns), not nothing; a delivered chat message shows
+// its text.
+func TestTailNoFollowShowsRecentTurns(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	t.Setenv("CODEX_HOME", t.TempDir())
+	const sid = "3df79187-3f1d-4101-9b02-7619b688117c" // the recording's session
+	b, err := os.ReadFile("transcript/testdata/claude-2.1.328-chat.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recording twice: six turns, three per copy.
+	ws := t.TempDir()
+	tpath := filepath.Join(t.TempDir(), sid+".jsonl")
+	if err := os.WriteFile(tpath, append(append([]byte{}, b...), b...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := conversation.OpenSession(ws, sid)
+	if err := s.Register(conversation.Registration{TranscriptPath: tpath, Cwd: ws}); err != nil {
+		t.Fatal(err)
+	}
+	all, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
+	if code != 0 || strings.Count(all, "please be slow") != 2 {
+		t.Fatalf("--from-start --no-follow: %d %q %q", code, all, errs)
+	}
+	recent, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--no-follow", "--color", "never")
+	if code != 0 || recent == "" {
+		t.Fatalf("--no-follow alone: exit %d, %q %q", code, recent, errs)
+	}
+	// The last three turns: exactly the second copy.
+	if second := all[strings.LastIndex(all, "[you] please be slow"):]; recent != second {
+		t.Errorf("--no-follow alone printed\n%s\nwant the last %d turns\n%s", recent, transcript.RecentTurns, second)
+	}
+	for _, want := range []string{"→ chat message delivered via hook: message sent while busy", "→ chat message delivered via rewake: message sent while idle"} {
+		if !strings.Contains(recent, want) {
+			t.Errorf("no %q in\n%s", want, recent)
+		}
+	}
+}

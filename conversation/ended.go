@@ -1,0 +1,30 @@
+package conversation
+
+import (
+	"fmt"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+)
+
+// ProcessEnded reports whether the session's recorded process has ended
+// (Check says Ended, as `targets` shows it). A session with no recorded
+// process, or one whose process still runs, has not.
+func (s *Session) ProcessEnded(src procfacts.Source) bool {
+	p, ok := s.Process()
+	return ok && p.Check(src) == procfacts.Ended
+}
+
+// ResumeCommand is how the user starts session s again: `claude --resume
+// <id>`, or `codex resume <id>` for a Codex thread.
+func (s *Session) ResumeCommand() string {
+	if s.IsCodex() {
+		return "codex resume " + s.ID
+	}
+	return "claude --resume " + s.ID
+}
+
+// EndedError is the refusal of a message to session s, whose process
+// ended: the words `send` uses when no session runs, and the next step.
+func EndedError(s *Session) error {
+	return fmt.Errorf("%w: session %s ended (its process exited); nothing was queued: start a session, or resume this one (`%s` in %s)", ErrNoLiveSession, s.ID, s.ResumeCommand(), s.Workspace)
+}

@@ -1,0 +1,55 @@
+package conversation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/relay-baton/relay-baton/events/render"
+)
+
+// MinSessionPrefix is the fewest hex digits a short session id may have:
+// the eight every view shows (orch 385a20e1, "session 385a20e1").
+const MinSessionPrefix = 8
+
+// Errors of ResolveSessionID for a prefix.
+var (
+	ErrUnknownSession   = errors.New("matches no session")
+	ErrAmbiguousSession = errors.New("matches more than one session")
+)
+
+// ResolveSessionID returns the session id id stands for in ws: id itself
+// when it is a whole id (UUID-shaped), else the one session of ws (any
+// ListAllTargets lists, ended ones included) whose id starts with id, a
+// prefix of MinSessionPrefix or more hex digits (with the id's dashes, in
+// any letter case). None, or several, is an error that says what to do.
+func ResolveSessionID(ws, id string) (string, error) {
+	if isUUID(id) {
+		return id, nil
+	}
+	if !sessionPrefix(id) {
+		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", render.Cut(id, 80), ErrBadSessionID, MinSessionPrefix)
+	}
+	ts, err := ListAllTargets(ws)
+	if err != nil {
+		return "", err
+	}
+	want := strings.ToLower(id)
+	var found []string
+	for _, t := range ts {
+		if strings.HasPrefix(strings.ToLower(t.SessionID), want) {
+			found = append(found, t.SessionID)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("session id %q %w of %s: `relay-baton targets --all` lists them", id, ErrUnknownSession, ws)
+	}
+	return "", fmt.Errorf("session id %q %w of %s (%s): give more of the id", id, ErrAmbiguousSession, ws, strings.Join(found, ", "))
+}
+
+// sessionPrefix reports whether id can be the start of a session id: hex
+// digits and dashes where a UUID has them, MinSessionPrefix digits or more.
+func sessionPrefix(id string) bool { return len(id) >= MinSessionPrefix && uuidShaped(id) }
