@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,5 +258,53 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 	}
 	for r := range rows {
 		t.Errorf("docs/architecture.md has a row for %s, which go list does not list", r)
+	}
+}
+
+// TestArchitectureImportsAreTrue: each package row's last column, the
+// packages of ours it imports, is what `go list` says its non-test code
+// imports.
+func TestArchitectureImportsAreTrue(t *testing.T) {
+	const mod = "github.com/relay-baton/relay-baton"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	actual := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		rel := strings.TrimPrefix(strings.TrimPrefix(f[0], mod), "/")
+		if rel == "" {
+			rel = "main"
+		}
+		actual[rel] = []string{}
+		for _, imp := range f[1:] {
+			if r, ok := strings.CutPrefix(imp, mod+"/"); ok {
+				actual[rel] = append(actual[rel], r)
+			}
+		}
+		slices.Sort(actual[rel])
+	}
+	b, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paren := regexp.MustCompile(`\s*\([^)]*\)`)
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z/]+?)/?` \\|.*\\| ([^|]*) \\|$").FindAllStringSubmatch(string(b), -1) {
+		pkg, cell := m[1], strings.TrimSpace(m[2])
+		want, ok := actual[pkg]
+		if !ok {
+			continue // TestArchitectureListsEveryPackage names it
+		}
+		var said []string
+		if c := paren.ReplaceAllString(cell, ""); c != "" && c != "—" && c != "nothing" {
+			for _, p := range strings.Split(c, ",") {
+				said = append(said, strings.TrimSuffix(strings.TrimSpace(p), "/"))
+			}
+		}
+		slices.Sort(said)
+		if !slices.Equal(said, want) {
+			t.Errorf("docs/architecture.md: %s imports %v, the row says %q", pkg, want, cell)
+		}
 	}
 }

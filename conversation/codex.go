@@ -313,11 +313,7 @@ const QueueTimeout = 30 * time.Second
 // left alone (the Stop hook delivers at the turn's end; an unloaded thread
 // has nobody to answer).
 func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
-	rollout := LocateTranscript(s)
-	if !transcript.IsRolloutPath(rollout) {
-		return false, nil
-	}
-	has, err := s.HasPending()
+	rollout, has, err := pendingForRollout(s)
 	if err != nil || !has {
 		return false, err
 	}
@@ -345,4 +341,16 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and Recover settles the claim
 	return true, nil
+}
+
+// pendingForRollout finds the Codex session's rollout and whether its inbox
+// holds a message: has is false when there is nothing to deliver, or no
+// rollout to confirm a delivery in.
+func pendingForRollout(s *Session) (rollout string, has bool, err error) {
+	rollout = LocateTranscript(s)
+	if !transcript.IsRolloutPath(rollout) {
+		return "", false, nil
+	}
+	has, err = s.HasPending()
+	return rollout, has && err == nil, err
 }

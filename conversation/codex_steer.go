@@ -14,7 +14,6 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
-	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // The steer lane: a message for a Codex thread that is in a turn reaches
@@ -71,11 +70,7 @@ func DeliverCodex(ctx context.Context, s *Session) (ok bool, err error) {
 // framed text into the turn. The rollout confirms the delivery. ok reports
 // a delivery; a failure puts the message back into the inbox first in line.
 func DeliverSteer(ctx context.Context, s *Session) (ok bool, err error) {
-	rollout := LocateTranscript(s)
-	if !transcript.IsRolloutPath(rollout) {
-		return false, nil
-	}
-	has, err := s.HasPending()
+	rollout, has, err := pendingForRollout(s)
 	if err != nil || !has {
 		return false, err
 	}

@@ -572,11 +572,7 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 // endPulse stops the pulse of a run begun with beginRun and ends an open
 // text line.
 func (p *printer) endPulse() {
-	if p.stopSpin != nil {
-		close(p.stopSpin)
-		<-p.spinDone
-		p.stopSpin = nil
-	}
+	p.stopSpinner()
 	p.mu.Lock()
 	p.clearLocked()
 	p.mu.Unlock()

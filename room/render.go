@@ -92,11 +92,7 @@ func (p *printer) beginRun(agent string) {
 // own is the run's own usage (costs.go), shown instead of what the CLI
 // reported when it reported any.
 func (p *printer) endRun(res agents.Result, own events.Usage) {
-	if p.stopSpin != nil {
-		close(p.stopSpin)
-		<-p.spinDone
-		p.stopSpin = nil
-	}
+	p.stopSpinner()
 	p.mu.Lock()
 	p.clearLocked()
 	u := p.usage
@@ -207,3 +203,12 @@ func (p *printer) dim(s string) string { return render.NewTerminal(nil, p.color)
 // clean is render.Inert: text with every control character shown visibly
 // (clean(s) == s says s holds none).
 func clean(s string) string { return render.Inert(s) }
+
+// stopSpinner stops the spinner of a run, if one turns, and waits for it.
+func (p *printer) stopSpinner() {
+	if p.stopSpin != nil {
+		close(p.stopSpin)
+		<-p.spinDone
+		p.stopSpin = nil
+	}
+}

@@ -218,20 +218,11 @@ func (s *Server) roomStream(w http.ResponseWriter, r *http.Request) {
 		}
 		from = n
 	}
-	f, ok := w.(http.Flusher)
+	f, release, ok := s.openStream(w, "a timeline stream") // the room stream shares the cap of the chat streams
 	if !ok {
-		fail(w, http.StatusInternalServerError, "streaming unsupported")
 		return
 	}
-	select { // the room stream shares the cap of the chat streams
-	case s.sse <- struct{}{}:
-		defer func() { <-s.sse }()
-	default:
-		s.logf("refused a timeline stream: %d streams are open already", MaxSSEClients)
-		w.Header().Set("Retry-After", "5")
-		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("too many live panels: %d event streams are open already (the cap); close other tabs of this page, then reload", MaxSSEClients))
-		return
-	}
+	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	var mu sync.Mutex // one writer at a time

@@ -413,20 +413,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		backendError(w, err)
 		return
 	}
-	f, ok := w.(http.Flusher)
+	f, release, ok := s.openStream(w, fmt.Sprintf("an event stream for session %q", id))
 	if !ok {
-		fail(w, http.StatusInternalServerError, "streaming unsupported")
 		return
 	}
-	select {
-	case s.sse <- struct{}{}:
-		defer func() { <-s.sse }()
-	default:
-		s.logf("refused an event stream for session %q: %d streams are open already", id, MaxSSEClients)
-		w.Header().Set("Retry-After", "5")
-		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("too many live panels: %d event streams are open already (the cap); close other tabs of this page, then reload", MaxSSEClients))
-		return
-	}
+	defer release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	evc := make(chan Event, 64)
@@ -480,4 +471,24 @@ func trim(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// openStream checks that w can stream and takes one of the MaxSSEClients
+// stream slots (release gives it back); when it cannot, it answers the
+// request itself. what names the stream in the server's log.
+func (s *Server) openStream(w http.ResponseWriter, what string) (f http.Flusher, release func(), ok bool) {
+	f, ok = w.(http.Flusher)
+	if !ok {
+		fail(w, http.StatusInternalServerError, "streaming unsupported")
+		return nil, nil, false
+	}
+	select {
+	case s.sse <- struct{}{}:
+		return f, func() { <-s.sse }, true
+	default:
+		s.logf("refused %s: %d streams are open already", what, MaxSSEClients)
+		w.Header().Set("Retry-After", "5")
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("too many live panels: %d event streams are open already (the cap); close other tabs of this page, then reload", MaxSSEClients))
+		return nil, nil, false
+	}
 }

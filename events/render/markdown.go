@@ -461,20 +461,27 @@ func link(s string) (text, addr string, n int, ok bool) {
 	return "", "", 0, false
 }
 
+// escapeEnd is the index of the last byte of the escape sequence that
+// starts at s[i] (an ESC): the final byte of a CSI sequence, or the byte
+// after a lone ESC.
+func escapeEnd(s string, i int) int {
+	j := i + 1
+	if j < len(s) && s[j] == '[' {
+		j++
+		for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+			j++
+		}
+	}
+	return j
+}
+
 // Width is the number of terminal columns s takes: SGR sequences take
 // none, East Asian wide and fullwidth characters two.
 func Width(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
-			j := i + 1
-			if j < len(s) && s[j] == '[' {
-				j++
-				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-					j++
-				}
-			}
-			i = j + 1
+			i = escapeEnd(s, i) + 1
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

@@ -154,14 +154,7 @@ func plainText(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0x1b {
-			j := i + 1
-			if j < len(s) && s[j] == '[' {
-				j++
-				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-					j++
-				}
-			}
-			i = j
+			i = escapeEnd(s, i)
 			continue
 		}
 		b.WriteByte(s[i])
