@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -139,18 +140,18 @@ func runChat(inv *cli.Invocation) error {
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	defineAllowEnv(fs, &f)
 	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
-	resume := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
-	recap := fs.Int("recap", room.DefaultRecap, fmt.Sprintf("with --resume: how many turns to recap (1 to %d)", room.MaxRecap))
+	resumeLog := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
+	recap := fs.Int("recap", resume.DefaultRecap, fmt.Sprintf("with --resume: how many turns to recap (1 to %d)", resume.MaxRecap))
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("chat takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
-	if *recap < 1 || *recap > room.MaxRecap {
-		return cli.Usagef("--recap must be from 1 to %d, not %d", room.MaxRecap, *recap)
+	if *recap < 1 || *recap > resume.MaxRecap {
+		return cli.Usagef("--recap must be from 1 to %d, not %d", resume.MaxRecap, *recap)
 	}
-	if *resume && fs.Changed("agent") {
+	if *resumeLog && fs.Changed("agent") {
 		return cli.Usagef("--resume restores the active agent from the log; drop --agent (or switch with /agent after resuming)")
 	}
 	orchestrator := strings.EqualFold(f.agent, room.AgentOrchestrator)
@@ -176,7 +177,7 @@ func runChat(inv *cli.Invocation) error {
 	ctx, stop := cli.KeepInterrupt(inv.Ctx)
 	defer stop()
 	return repl.Run(ctx, e, repl.Options{In: inv.IO.In, Out: inv.IO.Out, Err: inv.IO.Err, Terminal: inv.IO.InTTY, Color: inv.IO.Color,
-		OutTerminal: inv.IO.OutTTY, Resume: *resume, Recap: *recap})
+		OutTerminal: inv.IO.OutTTY, Resume: *resumeLog, Recap: *recap})
 }
 
 // agentCommand runs a one-shot agent command (plan, execute, handoff):
@@ -265,14 +266,14 @@ func runContinue(inv *cli.Invocation) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, true)
-	maxSteps := fs.IntP("max-steps", "n", room.DefaultMaxSteps, fmt.Sprintf("the most steps (executor then planner) to run: 1 to %d (0 = the default)", room.MaxMaxSteps))
+	maxSteps := fs.IntP("max-steps", "n", resume.DefaultMaxSteps, fmt.Sprintf("the most steps (executor then planner) to run: 1 to %d (0 = the default)", resume.MaxMaxSteps))
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("continue takes no arguments (it runs .ai-session/plan.md); the bound is --max-steps N")
 	}
-	n, err := room.CheckMaxSteps(*maxSteps)
+	n, err := resume.CheckMaxSteps(*maxSteps)
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton continue --max-steps 3"}
 	}
@@ -287,12 +288,12 @@ func runContinue(inv *cli.Invocation) error {
 	defer e.Close()
 	e.RecordContinue(n)
 	lr, err := e.Continue(inv.Ctx, n)
-	if f.js && lr.Reason != "" && lr.Reason != room.StopDeclined {
+	if f.js && lr.Reason != "" && lr.Reason != resume.StopDeclined {
 		if jerr := inv.PrintJSON(lr); jerr != nil {
 			return jerr
 		}
 	}
-	if err != nil && (lr.Reason == room.StopFailure || lr.Reason == room.StopCancelled) && lr.AgentRuns > 0 {
+	if err != nil && (lr.Reason == resume.StopFailure || lr.Reason == resume.StopCancelled) && lr.AgentRuns > 0 {
 		return &cli.ExitError{Code: 4, Err: err}
 	}
 	if err := roomErr(err); err != nil {

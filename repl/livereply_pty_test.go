@@ -11,7 +11,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
-	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -84,7 +84,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
 	}
 	// chat --resume finds the message answered: nothing to show again.
-	rs, err := room.ReadResume(workspace.LogPath(p.dir), 0)
+	rs, err := resume.Read(workspace.LogPath(p.dir), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -40,7 +41,7 @@ type Options struct {
 	OutTerminal bool
 	// Resume rebuilds the state from conversation.jsonl before the first
 	// prompt (chat --resume), with a recap of Recap turns (0:
-	// room.DefaultRecap).
+	// resume.DefaultRecap).
 	Resume bool
 	Recap  int
 }
@@ -356,7 +357,7 @@ func (s *session) greet() {
 	}
 	recap := s.o.Recap
 	if recap <= 0 {
-		recap = room.DefaultRecap
+		recap = resume.DefaultRecap
 	}
 	if _, err := e.Resume(s.ctx, recap); err != nil && !errors.Is(err, room.ErrDeclined) {
 		e.Say("error: %v", err)

@@ -16,104 +16,42 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/resume"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
-// Loop bounds.
-const (
-	DefaultMaxSteps = 3
-	MaxMaxSteps     = 20
-)
-
-// ParseMaxSteps reads /continue's arguments: "", "N", "-n N",
-// "--max-steps N" or "--max-steps=N". 0 means the default; the bound is 20.
-func ParseMaxSteps(args string) (int, error) {
-	f := strings.Fields(args)
-	var v string
-	switch {
-	case len(f) == 0:
-		return DefaultMaxSteps, nil
-	case len(f) == 1 && strings.HasPrefix(f[0], "--max-steps="):
-		v = strings.TrimPrefix(f[0], "--max-steps=")
-	case len(f) == 1 && !strings.HasPrefix(f[0], "-"):
-		v = f[0]
-	case len(f) == 2 && (f[0] == "--max-steps" || f[0] == "-n"):
-		v = f[1]
-	default:
-		return 0, fmt.Errorf("usage: /continue [--max-steps N | -n N | N], not %q", args)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("--max-steps must be a whole number from 0 to %d, not %q", MaxMaxSteps, v)
-	}
-	return CheckMaxSteps(n)
-}
-
-// CheckMaxSteps bounds a --max-steps value: 0 means the default, the
-// bound is MaxMaxSteps.
-func CheckMaxSteps(n int) (int, error) {
-	if n < 0 || n > MaxMaxSteps {
-		return 0, fmt.Errorf("--max-steps must be from 0 to %d (0 = default %d), not %d", MaxMaxSteps, DefaultMaxSteps, n)
-	}
-	if n == 0 {
-		n = DefaultMaxSteps
-	}
-	return n, nil
-}
-
-// StopReason says why a /continue loop ended.
-type StopReason string
-
-// The stop reasons.
-const (
-	StopMaxSteps   StopReason = "max steps"
-	StopComplete   StopReason = "plan complete"
-	StopNoProgress StopReason = "no progress"
-	StopBudget     StopReason = "budget"
-	StopFailure    StopReason = "agent failure"
-	StopCancelled  StopReason = "cancelled"
-	StopDeclined   StopReason = "declined"
-)
-
-// The halves of a loop step, as logged (meta.half).
-const (
-	halfExecute = "execute" // the executor works on the plan's next step
-	halfPlan    = "plan"    // the planner updates plan.md from the step's outcome
-)
-
 // LoopResult is what a /continue loop did.
 type LoopResult struct {
-	Steps       int        `json:"steps"`
-	Max         int        `json:"maxSteps"`
-	Reason      StopReason `json:"reason"`
-	Detail      string     `json:"detail"`
-	Half        string     `json:"half,omitempty"` // the half of the last step that ran (execute or plan)
-	AgentRuns   int        `json:"agentRuns"`
-	PlanUpdates int        `json:"planUpdates"` // plan.md rewrites by the planner
+	Steps       int               `json:"steps"`
+	Max         int               `json:"maxSteps"`
+	Reason      resume.StopReason `json:"reason"`
+	Detail      string            `json:"detail"`
+	Half        string            `json:"half,omitempty"` // the half of the last step that ran (execute or plan)
+	AgentRuns   int               `json:"agentRuns"`
+	PlanUpdates int               `json:"planUpdates"` // plan.md rewrites by the planner
 }
 
 // loopStart is where a loop begins: step 1's executor half for a new loop,
 // or the half of the step a resumed loop stopped at.
 type loopStart struct {
 	Step     int
-	Half     string // halfExecute or halfPlan
-	Previous string // the previous outcome, for the next executor's prompt (with halfPlan: Step's own)
-	Answer   string // with halfPlan: Step's executor answer, as logged
+	Half     string // resume.HalfExecute or resume.HalfPlan
+	Previous string // the previous outcome, for the next executor's prompt (with resume.HalfPlan: Step's own)
+	Answer   string // with resume.HalfPlan: Step's executor answer, as logged
 }
 
 // Continue runs the bounded plan<->execute loop: one confirmation, a
 // baseline before step 1, then up to max steps of executor then planner
 // (no planner after the last step).
 func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
-	return e.continueLoop(ctx, loopStart{Step: 1, Half: halfExecute}, max)
+	return e.continueLoop(ctx, loopStart{Step: 1, Half: resume.HalfExecute}, max)
 }
 
 // loopShape describes the runs a loop from at to max may make, for the
@@ -121,7 +59,7 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 func loopShape(at loopStart, max int, executor, planner string) (order string, runs, execRuns, planRuns int) {
 	var groups []string
 	full := at.Step
-	if at.Half == halfPlan {
+	if at.Half == resume.HalfPlan {
 		groups = append(groups, fmt.Sprintf("step %d: %s (planner) updates plan.md from the step's answer and diff", at.Step, planner))
 		planRuns++
 		full++
@@ -151,9 +89,9 @@ func (e *Engine) loopNote(at loopStart, max int) string {
 	fmt.Fprintf(&b, "  order:   %s\n", order)
 	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
 	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
-	if at.Step > 1 || at.Half == halfPlan {
+	if at.Step > 1 || at.Half == resume.HalfPlan {
 		which := ""
-		if at.Half == halfPlan {
+		if at.Half == resume.HalfPlan {
 			which = fmt.Sprintf(" (%s's plan update)", e.Planner)
 		}
 		fmt.Fprintf(&b, "\n  resume:  continues an unfinished loop at step %d of %d%s", at.Step, max, which)
@@ -165,8 +103,8 @@ func (e *Engine) loopNote(at loopStart, max int) string {
 // executor half).
 func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopResult, error) {
 	lr := LoopResult{Max: max}
-	if at.Half != halfPlan {
-		at.Half = halfExecute
+	if at.Half != resume.HalfPlan {
+		at.Half = resume.HalfExecute
 	}
 	if _, err := e.readPlan(); err != nil {
 		return lr, err
@@ -183,9 +121,9 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 	spec.Note = e.loopNote(at, max)
 	inv, err := e.confirm(ctx, &spec)
 	if err != nil {
-		lr.Reason, lr.Detail = StopFailure, err.Error()
+		lr.Reason, lr.Detail = resume.StopFailure, err.Error()
 		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
-			lr.Reason = StopDeclined
+			lr.Reason = resume.StopDeclined
 		}
 		return lr, err
 	}
@@ -194,12 +132,12 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		return lr, fmt.Errorf("baseline before step %d: %w", step, err)
 	}
 	prevKey := baseline
-	finish := func(r StopReason, detail string) (LoopResult, error) { return e.stopLoop(lr, max, r, detail) }
+	finish := func(r resume.StopReason, detail string) (LoopResult, error) { return e.stopLoop(lr, max, r, detail) }
 	for first := true; ; first = false {
 		if !first {
 			if ctx.Err() != nil {
 				lr.Steps, lr.Half = step, half
-				return finish(StopCancelled, fmt.Sprintf("cancelled before the %s half of step %d", half, step))
+				return finish(resume.StopCancelled, fmt.Sprintf("cancelled before the %s half of step %d", half, step))
 			}
 			spec, err = e.loopSpec(bg, step, half, max, prev, answer, snaps, startTree)
 			if err == nil {
@@ -207,45 +145,45 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			}
 			if err != nil {
 				lr.Steps, lr.Half = step, half
-				return finish(StopFailure, fmt.Sprintf("step %d (%s) could not start: %v", step, half, err))
+				return finish(resume.StopFailure, fmt.Sprintf("step %d (%s) could not start: %v", step, half, err))
 			}
 			e.preview(&spec, inv, false)
 			e.emit(events.RoleRelayBaton, fmt.Sprintf("step %d/%d %s (%s) confirmed by the loop's confirmation", step, max, spec.Req.Agent, half), nil,
 				events.CommandMeta{Agent: spec.Req.Agent, Command: "continue", Confirmed: events.Bool(true), Step: step, Half: half})
 		}
 		lr.Steps, lr.Half = step, half
-		if half == halfExecute {
+		if half == resume.HalfExecute {
 			e.Say("step %d of %d: %s works on the plan's next step", step, max, spec.Req.Agent)
 			res := e.execute(ctx, spec, inv)
 			startTree = e.runStart // recorded by execute before the run
 			lr.AgentRuns++
 			ch, _ := gitrepo.Changes(bg, e.Root)
 			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-				map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: halfExecute,
+				map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: resume.HalfExecute,
 					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
 			switch {
 			case res.Cancelled || ctx.Err() != nil:
-				return finish(StopCancelled, fmt.Sprintf("step %d was cancelled", step))
+				return finish(resume.StopCancelled, fmt.Sprintf("step %d was cancelled", step))
 			case resultErr(res) != nil:
-				return finish(StopFailure, fmt.Sprintf("step %d: %v", step, resultErr(res)))
+				return finish(resume.StopFailure, fmt.Sprintf("step %d: %v", step, resultErr(res)))
 			}
 			key, err := gitrepo.ProgressKey(bg, e.Root)
 			if err != nil {
-				return finish(StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", step, err))
+				return finish(resume.StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", step, err))
 			}
 			if key == prevKey {
-				return finish(StopNoProgress, fmt.Sprintf("the repository did not change in step %d", step))
+				return finish(resume.StopNoProgress, fmt.Sprintf("the repository did not change in step %d", step))
 			}
 			prevKey = key
 			if b := e.Budget(bg); b.Ratio >= BudgetCeiling {
-				return finish(StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
+				return finish(resume.StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
 			}
 			if step >= max {
-				return finish(StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
+				return finish(resume.StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
 			}
 			answer = res.FinalText
 			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 3000))
-			half = halfPlan
+			half = resume.HalfPlan
 			continue
 		}
 
@@ -255,36 +193,36 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		lr.AgentRuns++
 		switch {
 		case res.Cancelled || ctx.Err() != nil:
-			return finish(StopCancelled, fmt.Sprintf("the plan update of step %d was cancelled", step))
+			return finish(resume.StopCancelled, fmt.Sprintf("the plan update of step %d was cancelled", step))
 		case resultErr(res) != nil:
-			return finish(StopFailure, fmt.Sprintf("the plan update of step %d: %v", step, resultErr(res)))
+			return finish(resume.StopFailure, fmt.Sprintf("the plan update of step %d: %v", step, resultErr(res)))
 		}
 		wrote, complete, err := e.applyPlanUpdate(step, max, res)
 		if wrote {
 			lr.PlanUpdates++
 		}
 		if err != nil {
-			return finish(StopFailure, err.Error())
+			return finish(resume.StopFailure, err.Error())
 		}
 		if complete {
-			return finish(StopComplete, fmt.Sprintf("%s declared the plan complete after step %d", res.Agent, step))
+			return finish(resume.StopComplete, fmt.Sprintf("%s declared the plan complete after step %d", res.Agent, step))
 		}
-		step, half, answer, startTree = step+1, halfExecute, "", ""
+		step, half, answer, startTree = step+1, resume.HalfExecute, "", ""
 	}
 }
 
 // stopLoop ends the loop for reason r: it says so, logs it, and returns lr
 // with the error the reason calls for.
-func (e *Engine) stopLoop(lr LoopResult, max int, r StopReason, detail string) (LoopResult, error) {
+func (e *Engine) stopLoop(lr LoopResult, max int, r resume.StopReason, detail string) (LoopResult, error) {
 	lr.Reason, lr.Detail = r, detail
 	e.Say("/continue stopped after %d of %d steps: %s (%s)", lr.Steps, max, r, detail)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("continue stopped after %d/%d steps: %s: %s", lr.Steps, max, r, detail),
 		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: e.Executor, Steps: events.Int(lr.Steps), MaxSteps: max, StopReason: string(r),
 			Half: lr.Half, AgentRuns: events.Int(lr.AgentRuns), PlanUpdates: events.Int(lr.PlanUpdates)})
-	if r == StopCancelled {
+	if r == resume.StopCancelled {
 		return lr, toldError{fmt.Errorf("/continue: %s", detail)} // the stop line said it
 	}
-	if r == StopFailure {
+	if r == resume.StopFailure {
 		return lr, fmt.Errorf("/continue: %s", detail)
 	}
 	return lr, nil
@@ -296,7 +234,7 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 	if err != nil {
 		return runSpec{}, err
 	}
-	if half == halfExecute {
+	if half == resume.HalfExecute {
 		return runSpec{Command: "continue", Req: e.request(e.Executor, agents.RoleExecutor,
 			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: step, MaxSteps: max, Previous: prev}))}, nil
 	}
@@ -437,7 +375,7 @@ func (e *Engine) backupPlan(previous string) (string, error) {
 }
 
 func (e *Engine) cmdContinue(ctx context.Context, args string) error {
-	n, err := ParseMaxSteps(args)
+	n, err := resume.ParseMaxSteps(args)
 	if err != nil {
 		return err
 	}

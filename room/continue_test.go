@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/replay"
+	"github.com/relay-baton/relay-baton/resume"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -101,7 +102,7 @@ func TestContinueRunsExecutorThenPlanner(t *testing.T) {
 	touch(h.dir, "old.txt", "edited before the loop\n")
 	loopScript(t, h, writeStep(h), nil)
 	lr, err := h.e.Continue(context.Background(), 3)
-	if err != nil || lr.Reason != StopMaxSteps || lr.Steps != 3 || lr.AgentRuns != 5 || lr.PlanUpdates != 2 {
+	if err != nil || lr.Reason != resume.StopMaxSteps || lr.Steps != 3 || lr.AgentRuns != 5 || lr.PlanUpdates != 2 {
 		t.Fatalf("%+v %v\n%s", lr, err, h.out)
 	}
 	list := h.events(t)
@@ -179,35 +180,35 @@ func TestContinueStopReasons(t *testing.T) {
 		answer     string
 		exec, plan func(h *harness) func(context.Context, int, agents.Request) agents.Result
 		wantOrder  string
-		want       StopReason
+		want       resume.StopReason
 		wantHalf   string
 		wantErr    bool
 		wantPlan   string // plan.md afterwards ("" = unchanged)
 	}{
-		{name: "max steps", max: 2, exec: writeStep, wantOrder: "codex,claude,codex", want: StopMaxSteps, wantHalf: halfExecute, wantPlan: stepPlan(1)},
+		{name: "max steps", max: 2, exec: writeStep, wantOrder: "codex,claude,codex", want: resume.StopMaxSteps, wantHalf: resume.HalfExecute, wantPlan: stepPlan(1)},
 		{name: "plan complete", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result { return planDone },
-			wantOrder: "codex,claude", want: StopComplete, wantHalf: halfPlan, wantPlan: stepPlan(1)},
+			wantOrder: "codex,claude", want: resume.StopComplete, wantHalf: resume.HalfPlan, wantPlan: stepPlan(1)},
 		{name: "plan complete, marker only", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result {
 				return agents.Result{FinalText: "PLAN COMPLETE"}
 			}
-		}, wantOrder: "codex,claude", want: StopComplete, wantHalf: halfPlan},
+		}, wantOrder: "codex,claude", want: resume.StopComplete, wantHalf: resume.HalfPlan},
 		{name: "a marker not on the last line does not end it", max: 2, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(_ context.Context, i int, _ agents.Request) agents.Result {
 				return agents.Result{FinalText: stepPlan(i) + "\nPLAN COMPLETE\n(not yet)"}
 			}
-		}, wantOrder: "codex,claude,codex", want: StopMaxSteps, wantHalf: halfExecute, wantPlan: stepPlan(1) + "\nPLAN COMPLETE\n(not yet)"},
+		}, wantOrder: "codex,claude,codex", want: resume.StopMaxSteps, wantHalf: resume.HalfExecute, wantPlan: stepPlan(1) + "\nPLAN COMPLETE\n(not yet)"},
 		{name: "no progress in step 1 (baseline)", max: 5, exec: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result {
 				return agents.Result{FinalText: "nothing to do"}
 			}
-		}, wantOrder: "codex", want: StopNoProgress, wantHalf: halfExecute},
+		}, wantOrder: "codex", want: resume.StopNoProgress, wantHalf: resume.HalfExecute},
 		{name: "no progress later", max: 5, exec: func(h *harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(_ context.Context, i int, _ agents.Request) agents.Result {
 				touch(h.dir, "f.txt", "same every step")
 				return agents.Result{}
 			}
-		}, wantOrder: "codex,claude,codex", want: StopNoProgress, wantHalf: halfExecute, wantPlan: stepPlan(1)},
+		}, wantOrder: "codex,claude,codex", want: resume.StopNoProgress, wantHalf: resume.HalfExecute, wantPlan: stepPlan(1)},
 		{name: "executor failure", max: 5, exec: func(h *harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(_ context.Context, i int, _ agents.Request) agents.Result {
 				touch(h.dir, "f.txt", fmt.Sprint(i))
@@ -216,38 +217,38 @@ func TestContinueStopReasons(t *testing.T) {
 				}
 				return agents.Result{}
 			}
-		}, wantOrder: "codex,claude,codex", want: StopFailure, wantHalf: halfExecute, wantErr: true, wantPlan: stepPlan(1)},
+		}, wantOrder: "codex,claude,codex", want: resume.StopFailure, wantHalf: resume.HalfExecute, wantErr: true, wantPlan: stepPlan(1)},
 		{name: "planner failure", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result {
 				return agents.Result{ExitCode: 1, Err: errors.New("exit status 1")}
 			}
-		}, wantOrder: "codex,claude", want: StopFailure, wantHalf: halfPlan, wantErr: true},
+		}, wantOrder: "codex,claude", want: resume.StopFailure, wantHalf: resume.HalfPlan, wantErr: true},
 		{name: "planner answers no plan", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result {
 				return agents.Result{FinalText: "I could not read the diff."}
 			}
-		}, wantOrder: "codex,claude", want: StopFailure, wantHalf: halfPlan, wantErr: true},
+		}, wantOrder: "codex,claude", want: resume.StopFailure, wantHalf: resume.HalfPlan, wantErr: true},
 		{name: "planner answers nothing", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result { return agents.Result{FinalText: "  \n"} }
-		}, wantOrder: "codex,claude", want: StopFailure, wantHalf: halfPlan, wantErr: true},
+		}, wantOrder: "codex,claude", want: resume.StopFailure, wantHalf: resume.HalfPlan, wantErr: true},
 		{name: "executor cancelled", max: 5, exec: func(h *harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(_ context.Context, i int, _ agents.Request) agents.Result {
 				touch(h.dir, "f.txt", fmt.Sprint(i))
 				return agents.Result{ExitCode: -1, Cancelled: true}
 			}
-		}, wantOrder: "codex", want: StopCancelled, wantHalf: halfExecute, wantErr: true},
+		}, wantOrder: "codex", want: resume.StopCancelled, wantHalf: resume.HalfExecute, wantErr: true},
 		{name: "planner cancelled", max: 5, exec: writeStep, plan: func(*harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(context.Context, int, agents.Request) agents.Result {
 				return agents.Result{ExitCode: -1, Cancelled: true}
 			}
-		}, wantOrder: "codex,claude", want: StopCancelled, wantHalf: halfPlan, wantErr: true},
+		}, wantOrder: "codex,claude", want: resume.StopCancelled, wantHalf: resume.HalfPlan, wantErr: true},
 		{name: "budget", max: 5, diet: "ultra", exec: func(h *harness) func(context.Context, int, agents.Request) agents.Result {
 			return func(_ context.Context, i int, _ agents.Request) agents.Result {
 				touch(h.dir, "big.txt", strings.Repeat(fmt.Sprintf("line %d\n", i), 3000))
 				return agents.Result{}
 			}
-		}, wantOrder: "codex", want: StopBudget, wantHalf: halfExecute},
-		{name: "declined", max: 3, answer: "n", exec: writeStep, wantOrder: "", want: StopDeclined, wantErr: true},
+		}, wantOrder: "codex", want: resume.StopBudget, wantHalf: resume.HalfExecute},
+		{name: "declined", max: 3, answer: "n", exec: writeStep, wantOrder: "", want: resume.StopDeclined, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,7 +285,7 @@ func TestContinueStopReasons(t *testing.T) {
 			if string(b) != want {
 				t.Fatalf("plan.md %q, want %q", b, want)
 			}
-			if tc.want == StopDeclined {
+			if tc.want == resume.StopDeclined {
 				return
 			}
 			previewsBeforeRuns(t, list, h.fr.ran)
@@ -300,7 +301,7 @@ func TestContinueStopReasons(t *testing.T) {
 }
 
 func TestContinueCtrlCStopsLoop(t *testing.T) {
-	for _, during := range []string{halfExecute, halfPlan} {
+	for _, during := range []string{resume.HalfExecute, resume.HalfPlan} {
 		t.Run(during, func(t *testing.T) {
 			h := newHarness(t, "y")
 			writePlan(t, h, fullPlan)
@@ -312,14 +313,14 @@ func TestContinueCtrlCStopsLoop(t *testing.T) {
 			}
 			loopScript(t, h, func(c context.Context, i int, r agents.Request) agents.Result {
 				touch(h.dir, "f.txt", fmt.Sprint(i))
-				if during == halfExecute {
+				if during == resume.HalfExecute {
 					return ctrlC(c)
 				}
 				return agents.Result{}
 			}, func(c context.Context, i int, r agents.Request) agents.Result { return ctrlC(c) })
 			lr, err := h.e.Continue(ctx, 3)
-			wantRuns := map[string]int{halfExecute: 1, halfPlan: 2}[during]
-			if err == nil || lr.Reason != StopCancelled || h.fr.runs() != wantRuns || lr.Half != during {
+			wantRuns := map[string]int{resume.HalfExecute: 1, resume.HalfPlan: 2}[during]
+			if err == nil || lr.Reason != resume.StopCancelled || h.fr.runs() != wantRuns || lr.Half != during {
 				t.Fatalf("%+v %v runs %d", lr, err, h.fr.runs())
 			}
 			list := h.events(t)
@@ -347,12 +348,12 @@ func TestLoopShape(t *testing.T) {
 		runs, x, p int
 		order      []string
 	}{
-		{loopStart{Step: 1, Half: halfExecute}, 1, 1, 1, 0, []string{"step 1: codex only"}},
-		{loopStart{Step: 1, Half: halfExecute}, 2, 3, 2, 1, []string{"step 1: codex (executor)", "step 2: codex only"}},
-		{loopStart{Step: 1, Half: halfExecute}, 20, 39, 20, 19, []string{"steps 1-19: codex", "step 20: codex only"}},
-		{loopStart{Step: 2, Half: halfPlan}, 4, 4, 2, 2, []string{"step 2: claude (planner)", "step 3: codex (executor)", "step 4: codex only"}},
-		{loopStart{Step: 3, Half: halfPlan}, 4, 2, 1, 1, []string{"step 3: claude (planner)", "step 4: codex only"}},
-		{loopStart{Step: 4, Half: halfExecute}, 4, 1, 1, 0, []string{"step 4: codex only"}},
+		{loopStart{Step: 1, Half: resume.HalfExecute}, 1, 1, 1, 0, []string{"step 1: codex only"}},
+		{loopStart{Step: 1, Half: resume.HalfExecute}, 2, 3, 2, 1, []string{"step 1: codex (executor)", "step 2: codex only"}},
+		{loopStart{Step: 1, Half: resume.HalfExecute}, 20, 39, 20, 19, []string{"steps 1-19: codex", "step 20: codex only"}},
+		{loopStart{Step: 2, Half: resume.HalfPlan}, 4, 4, 2, 2, []string{"step 2: claude (planner)", "step 3: codex (executor)", "step 4: codex only"}},
+		{loopStart{Step: 3, Half: resume.HalfPlan}, 4, 2, 1, 1, []string{"step 3: claude (planner)", "step 4: codex only"}},
+		{loopStart{Step: 4, Half: resume.HalfExecute}, 4, 1, 1, 0, []string{"step 4: codex only"}},
 	}
 	for _, tc := range tests {
 		order, runs, x, p := loopShape(tc.at, tc.max, "codex", "claude")
@@ -428,13 +429,13 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 		first  string // the agent the resumed loop runs first
 		finish string // the agents of the resumed loop
 	}{
-		{"during step 1's executor", isKind(events.KindAgentRun, "codex"), 0, 1, halfExecute, "codex", "codex,claude,codex,claude,codex"},
-		{"after step 1's executor", stepEvent(halfExecute), 0, 1, halfPlan, "claude", "claude,codex,claude,codex"},
-		{"during step 1's plan update", isKind(events.KindAgentRun, "claude"), 0, 1, halfPlan, "claude", "claude,codex,claude,codex"},
-		{"after step 1's plan update", isKind(events.KindPlan, ""), 0, 2, halfExecute, "codex", "codex,claude,codex"},
-		{"after step 2's executor", stepEvent(halfExecute), 1, 2, halfPlan, "claude", "claude,codex"},
-		{"after step 2's plan update", isKind(events.KindPlan, ""), 1, 3, halfExecute, "codex", "codex"},
-		{"after the last step's executor", stepEvent(halfExecute), 2, 0, "", "", ""},
+		{"during step 1's executor", isKind(events.KindAgentRun, "codex"), 0, 1, resume.HalfExecute, "codex", "codex,claude,codex,claude,codex"},
+		{"after step 1's executor", stepEvent(resume.HalfExecute), 0, 1, resume.HalfPlan, "claude", "claude,codex,claude,codex"},
+		{"during step 1's plan update", isKind(events.KindAgentRun, "claude"), 0, 1, resume.HalfPlan, "claude", "claude,codex,claude,codex"},
+		{"after step 1's plan update", isKind(events.KindPlan, ""), 0, 2, resume.HalfExecute, "codex", "codex,claude,codex"},
+		{"after step 2's executor", stepEvent(resume.HalfExecute), 1, 2, resume.HalfPlan, "claude", "claude,codex"},
+		{"after step 2's plan update", isKind(events.KindPlan, ""), 1, 3, resume.HalfExecute, "codex", "codex"},
+		{"after the last step's executor", stepEvent(resume.HalfExecute), 2, 0, "", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,7 +445,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 				t.Fatal(err)
 			}
 			cutLog(t, h.e.LogPath(), list, tc.match, tc.skip)
-			rs, err := ReadResume(h.e.LogPath(), 0)
+			rs, err := resume.Read(h.e.LogPath(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -457,7 +458,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 			if rs.Loop == nil || rs.Loop.From != tc.from || rs.Loop.Half != tc.half || rs.Loop.Max != 3 {
 				t.Fatalf("loop %+v, want step %d %s of 3", rs.Loop, tc.from, tc.half)
 			}
-			if tc.half == halfPlan && !strings.Contains(rs.Loop.Answer, fmt.Sprintf("changed f.txt (step %d)", tc.from)) {
+			if tc.half == resume.HalfPlan && !strings.Contains(rs.Loop.Answer, fmt.Sprintf("changed f.txt (step %d)", tc.from)) {
 				t.Fatalf("the planner half lacks its step's answer: %+v", rs.Loop)
 			}
 			// The repository as that step left it, and the resumed loop.
@@ -472,7 +473,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 			if h.fr.ran[0].Agent != tc.first {
 				t.Fatalf("resumed with %s, want %s", h.fr.ran[0].Agent, tc.first)
 			}
-			if tc.half == halfPlan {
+			if tc.half == resume.HalfPlan {
 				p := h.fr.ran[0].Prompt
 				if !strings.Contains(p, fmt.Sprintf("Step %d of at most 3", tc.from)) || !strings.Contains(p, fmt.Sprintf("changed f.txt (step %d)", tc.from)) ||
 					!strings.Contains(p, "The step's own diff is not available") {
@@ -498,7 +499,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 				t.Fatalf("output:\n%s", h.out)
 			}
 			// Finished: nothing more to offer.
-			if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop != nil {
+			if rs, err := resume.Read(h.e.LogPath(), 0); err != nil || rs.Loop != nil {
 				t.Fatalf("after the resumed loop: %+v %v", rs.Loop, err)
 			}
 			// Had the room died right after the resumed loop's confirmation,
@@ -511,7 +512,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 				}
 				return offered && e.Kind == events.KindCommand && metaMap(e.Meta)["confirmed"] == true
 			}, 0)
-			if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop == nil || rs.Loop.From != tc.from || rs.Loop.Half != tc.half {
+			if rs, err := resume.Read(h.e.LogPath(), 0); err != nil || rs.Loop == nil || rs.Loop.From != tc.from || rs.Loop.Half != tc.half {
 				t.Fatalf("a resumed loop that died at once: %+v %v", rs.Loop, err)
 			}
 		})
@@ -519,7 +520,7 @@ func TestResumeLoopAtEachHalf(t *testing.T) {
 }
 
 func TestResumeLoopAfterStopInAHalf(t *testing.T) {
-	for _, half := range []string{halfExecute, halfPlan} {
+	for _, half := range []string{resume.HalfExecute, resume.HalfPlan} {
 		t.Run(half, func(t *testing.T) {
 			h := newHarness(t, "y", "y")
 			writePlan(t, h, fullPlan)
@@ -533,25 +534,25 @@ func TestResumeLoopAfterStopInAHalf(t *testing.T) {
 			}
 			loopScript(t, h, func(_ context.Context, i int, _ agents.Request) agents.Result {
 				touch(h.dir, "f.txt", fmt.Sprint("step ", i, "\n"))
-				if half == halfExecute && i == 2 {
+				if half == resume.HalfExecute && i == 2 {
 					if r, ok := fail(); ok {
 						return r
 					}
 				}
 				return agents.Result{FinalText: fmt.Sprintf("changed f.txt (run %d)", i)}
 			}, func(_ context.Context, i int, _ agents.Request) agents.Result {
-				if half == halfPlan && i == 2 {
+				if half == resume.HalfPlan && i == 2 {
 					if r, ok := fail(); ok {
 						return r
 					}
 				}
 				return agents.Result{FinalText: stepPlan(i)}
 			})
-			if lr, err := h.e.Continue(context.Background(), 3); err == nil || lr.Reason != StopFailure || lr.Steps != 2 || lr.Half != half {
+			if lr, err := h.e.Continue(context.Background(), 3); err == nil || lr.Reason != resume.StopFailure || lr.Steps != 2 || lr.Half != half {
 				t.Fatalf("%+v %v", lr, err)
 			}
-			rs, err := ReadResume(h.e.LogPath(), 0)
-			if err != nil || rs.Loop == nil || rs.Loop.From != 2 || rs.Loop.Half != half || rs.Loop.Reason != string(StopFailure) {
+			rs, err := resume.Read(h.e.LogPath(), 0)
+			if err != nil || rs.Loop == nil || rs.Loop.From != 2 || rs.Loop.Half != half || rs.Loop.Reason != string(resume.StopFailure) {
 				t.Fatalf("loop %+v %v", rs.Loop, err)
 			}
 			before := len(h.fr.ran)
@@ -562,7 +563,7 @@ func TestResumeLoopAfterStopInAHalf(t *testing.T) {
 			for _, r := range h.fr.ran[before:] {
 				got = append(got, r.Agent)
 			}
-			want := map[string][]string{halfExecute: {"codex", "claude", "codex"}, halfPlan: {"claude", "codex"}}[half]
+			want := map[string][]string{resume.HalfExecute: {"codex", "claude", "codex"}, resume.HalfPlan: {"claude", "codex"}}[half]
 			if !slices.Equal(got, want) {
 				t.Fatalf("resumed loop ran %v, want %v\n%s", got, want, h.out)
 			}

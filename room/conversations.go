@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // Each agent keeps one conversation per room session: the first run of an
@@ -197,7 +198,7 @@ func (e *Engine) ConversationsText() string {
 // conversation.jsonl (the one-shot commands' --continue; chat --resume
 // does it as part of Resume).
 func (e *Engine) ContinueConversations() error {
-	rs, err := ReadResume(e.LogPath(), 0)
+	rs, err := resume.Read(e.LogPath(), 0)
 	if err != nil {
 		return err
 	}
@@ -205,12 +206,11 @@ func (e *Engine) ContinueConversations() error {
 	return nil
 }
 
-func (e *Engine) restoreConversations(rs *ResumeState) {
+func (e *Engine) restoreConversations(rs *resume.State) {
 	for a, c := range rs.Conversations {
 		if e.convs == nil {
 			e.convs = map[string]*AgentConversation{}
 		}
-		cp := c
-		e.convs[a] = &cp
+		e.convs[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // The conversation ids survive in the log: a second engine (a one-shot
@@ -49,7 +50,7 @@ func TestConversationsFromTheLog(t *testing.T) {
 	if err := e2.NewConversation(agents.Claude); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ReadResume(e2.LogPath(), 0)
+	rs, err := resume.Read(e2.LogPath(), 0)
 	if err != nil || len(rs.Conversations) != 0 {
 		t.Fatalf("after /new the log still names %v (%v)", rs.Conversations, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // The /continue loop with the real claude and codex CLIs against the mocks:
@@ -188,7 +189,7 @@ func TestE2EContinuePlanCompleteEndsEarly(t *testing.T) {
 		t.Fatalf("plan events %q", plans)
 	}
 	last := list[len(list)-1]
-	if metaMap(last.Meta)["stopReason"] != string(StopComplete) || metaMap(last.Meta)["half"] != "plan" {
+	if metaMap(last.Meta)["stopReason"] != string(resume.StopComplete) || metaMap(last.Meta)["half"] != "plan" {
 		t.Fatalf("last event %+v", last)
 	}
 }
@@ -220,7 +221,7 @@ func TestE2EContinueStopsOnFailure(t *testing.T) {
 	list := readLog(t, dir)
 	last := list[len(list)-1]
 	b, _ := json.Marshal(last.Meta)
-	if metaMap(last.Meta)["stopReason"] != string(StopFailure) || metaMap(last.Meta)["half"] != "execute" {
+	if metaMap(last.Meta)["stopReason"] != string(resume.StopFailure) || metaMap(last.Meta)["half"] != "execute" {
 		t.Fatalf("last event %s", b)
 	}
 }
@@ -244,7 +245,7 @@ func TestE2EOneShotContinue(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &lr); err != nil {
 		t.Fatalf("stdout is not the loop's JSON: %v\n%s", err, stdout.String())
 	}
-	if lr.Reason != StopMaxSteps || lr.Steps != 2 || lr.AgentRuns != 3 || lr.PlanUpdates != 1 {
+	if lr.Reason != resume.StopMaxSteps || lr.Steps != 2 || lr.AgentRuns != 3 || lr.PlanUpdates != 1 {
 		t.Fatalf("%+v", lr)
 	}
 	if !strings.Contains(stderr.String(), "at most 3 agent runs (2 codex, 1 claude)") {

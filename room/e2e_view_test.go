@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // The serve page's context panel on a log of real agent runs: runs that
@@ -145,7 +146,7 @@ func TestViewContextOnRealRunsFixture(t *testing.T) {
 			f.Close()
 		}
 	}
-	rs, err := ReadResume(logFile(dir), 0)
+	rs, err := resume.Read(logFile(dir), 0)
 	if err != nil || rs.Conversations["codex"].ID == "" || rs.Conversations["claude"].ID == "" {
 		t.Fatalf("the fixture holds no conversations: %+v %v", rs.Conversations, err)
 	}

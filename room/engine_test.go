@@ -18,6 +18,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -260,9 +261,9 @@ func TestParseMaxSteps(t *testing.T) {
 		{"abc", 0, true}, {"--max-steps", 0, true}, {"1 2", 0, true}, {"--steps 2", 0, true}, {"-n 2.5", 0, true},
 	}
 	for _, tc := range tests {
-		got, err := ParseMaxSteps(tc.args)
+		got, err := resume.ParseMaxSteps(tc.args)
 		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("ParseMaxSteps(%q) = %d, %v; want %d, err %v", tc.args, got, err, tc.want, tc.err)
+			t.Errorf("resume.ParseMaxSteps(%q) = %d, %v; want %d, err %v", tc.args, got, err, tc.want, tc.err)
 		}
 	}
 	h := newHarness(t)

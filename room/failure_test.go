@@ -8,6 +8,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -44,7 +45,7 @@ func TestFailedRunIsRecordedWithItsReason(t *testing.T) {
 
 	// replay prints the event's text; resume names the reason and offers
 	// no conversation.
-	rs, err := ReadResume(workspace.LogPath(h.dir), 6)
+	rs, err := resume.Read(workspace.LogPath(h.dir), 6)
 	if err != nil || rs.LastRun == nil || rs.LastRun.Reason != want || len(rs.Conversations) != 0 {
 		t.Fatalf("resume: %+v %v", rs, err)
 	}
@@ -71,7 +72,7 @@ func TestResumeSkipsAConversationThatNeverCompletedATurn(t *testing.T) {
 	h := newHarness(t)
 	h.e.emit(events.RoleClaude, "claude plan: exit 1 in 6.949s", nil, events.AgentRunMeta{Agent: agents.Claude, Command: "plan",
 		Confirmed: true, Ran: true, ExitCode: events.Int(1), Error: "agent claude: Not logged in", Conversation: "94114fec-67f3-4f13-8b3b-dc9385712188", ConversationTurns: 1})
-	rs, err := ReadResume(workspace.LogPath(h.dir), 6)
+	rs, err := resume.Read(workspace.LogPath(h.dir), 6)
 	if err != nil || len(rs.Conversations) != 0 {
 		t.Fatalf("resume offers %+v (%v)", rs.Conversations, err)
 	}

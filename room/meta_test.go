@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -17,7 +18,7 @@ func TestResumeReadsWhatTheRoomWrites(t *testing.T) {
 	const sid = "0b6f6a3e-1111-4222-8333-444455556666"
 	h.e.emit(events.RoleRelayBaton, "now talking to codex", nil, events.StatusMeta{Agent: "codex", Switched: true})
 	h.e.emit(events.RoleUser, "hello", nil, events.ChatSentMeta{Session: sid, MessageID: "abcd1234", TranscriptOffset: 4096})
-	rs, err := ReadResume(workspace.LogPath(h.dir), 10)
+	rs, err := resume.Read(workspace.LogPath(h.dir), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

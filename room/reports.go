@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // The room's side of its reports (package reports): it gathers what only
@@ -27,7 +28,7 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 	if s.LastRun == nil {
 		// Nothing ran in this process (a one-shot status, a room just
 		// opened): the log's last run, marked as such.
-		if rs, err := ReadResume(e.LogPath(), 1); err == nil && rs.LastRun != nil {
+		if rs, err := resume.Read(e.LogPath(), 1); err == nil && rs.LastRun != nil {
 			l := *rs.LastRun
 			l.FromLog = true
 			s.LastRun = &l

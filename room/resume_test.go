@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/replay"
+	"github.com/relay-baton/relay-baton/resume"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
@@ -48,7 +49,7 @@ const fullPlan = "## Goal\nAdd --verbose.\n## Scope (in)\nmain.go\n## Out of sco
 
 func TestResumeFresh(t *testing.T) {
 	h := newHarness(t)
-	rs, err := h.e.Resume(context.Background(), DefaultRecap)
+	rs, err := h.e.Resume(context.Background(), resume.DefaultRecap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestResumeFresh(t *testing.T) {
 	}
 	// No log file at all reads the same.
 	os.Remove(h.e.LogPath())
-	if rs, err := ReadResume(h.e.LogPath(), 3); err != nil || rs.Events != 0 {
+	if rs, err := resume.Read(h.e.LogPath(), 3); err != nil || rs.Events != 0 {
 		t.Fatalf("missing log: %+v %v", rs, err)
 	}
 }
@@ -79,7 +80,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 	if rs.Plan == nil || rs.Plan.Agent != agents.Claude || !slices.Equal(rs.Plan.Missing, []string{"Risks"}) {
 		t.Fatalf("plan %+v", rs.Plan)
 	}
-	want := LoopRecord{Max: 4, Done: 1, Planned: 1, From: 2, Half: halfExecute, At: time.Date(2026, 5, 29, 8, 6, 0, 0, time.UTC),
+	want := resume.LoopRecord{Max: 4, Done: 1, Planned: 1, From: 2, Half: resume.HalfExecute, At: time.Date(2026, 5, 29, 8, 6, 0, 0, time.UTC),
 		Previous: "continue step 1/4 by codex: exit 0, 1 changed files; added the flag to main.go"}
 	if rs.Loop == nil || *rs.Loop != want {
 		t.Fatalf("loop %+v, want %+v", rs.Loop, want)
@@ -155,7 +156,7 @@ func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 		t.Fatalf("output %s", h.out.String())
 	}
 	// Resumed again: the loop is finished, nothing is offered.
-	rs, err := ReadResume(h.e.LogPath(), 0)
+	rs, err := resume.Read(h.e.LogPath(), 0)
 	if err != nil || rs.Loop != nil {
 		t.Fatalf("loop after finishing %+v %v", rs.Loop, err)
 	}
@@ -171,7 +172,7 @@ func TestResumeInterruptedResumedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.e.emit(events.RoleUser, "confirmed: run codex", nil, events.CommandMeta{Agent: "codex", Command: "continue", Confirmed: events.Bool(true)})
-	rs, err := ReadResume(h.e.LogPath(), 0)
+	rs, err := resume.Read(h.e.LogPath(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestResumeInterruptedResumedLoop(t *testing.T) {
 	withLog(t, h2, "midloop.jsonl")
 	planAged(t, h2, fullPlan, time.Hour)
 	h2.e.Resume(context.Background(), 0)
-	if rs, _ := ReadResume(h2.e.LogPath(), 0); rs.Loop == nil || rs.Loop.From != 2 {
+	if rs, _ := resume.Read(h2.e.LogPath(), 0); rs.Loop == nil || rs.Loop.From != 2 {
 		t.Fatalf("after a declined offer: %+v", rs.Loop)
 	}
 }
@@ -191,7 +192,7 @@ func TestResumeInterruptedResumedLoop(t *testing.T) {
 func TestResumeCancelledAndFinishedLoops(t *testing.T) {
 	h := newHarness(t)
 	withLog(t, h, "cancelled-loop.jsonl")
-	rs, err := ReadResume(h.e.LogPath(), 0)
+	rs, err := resume.Read(h.e.LogPath(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestResumeCancelledAndFinishedLoops(t *testing.T) {
 	}
 
 	withLog(t, h, "finished-loop.jsonl")
-	if rs, err := ReadResume(h.e.LogPath(), 0); err != nil || rs.Loop != nil {
+	if rs, err := resume.Read(h.e.LogPath(), 0); err != nil || rs.Loop != nil {
 		t.Fatalf("finished loop offered: %+v %v", rs.Loop, err)
 	}
 }
@@ -277,7 +278,7 @@ func TestResumePendingChat(t *testing.T) {
 	if rs.Target != s.ID || h.e.orchestratorTarget() != s.ID || rs.Active != agents.Claude {
 		t.Fatalf("target %q (engine %q), active %q", rs.Target, h.e.orchestratorTarget(), rs.Active)
 	}
-	got := map[string]PendingChat{}
+	got := map[string]resume.PendingChat{}
 	var ids []string
 	for _, c := range rs.Chats {
 		got[c.MessageID] = c
@@ -286,16 +287,16 @@ func TestResumePendingChat(t *testing.T) {
 	if !slices.Equal(ids, []string{"aaaa1111", "bbbb2222", "fe869b44", "eeee5555", "dddd4444"}) {
 		t.Fatalf("pending chats %v (cccc3333 has a reply in the log)", ids)
 	}
-	check := func(id, state string, ok func(PendingChat) bool) {
+	check := func(id, state string, ok func(resume.PendingChat) bool) {
 		t.Helper()
 		if c := got[id]; c.State != state || (ok != nil && !ok(c)) {
 			t.Fatalf("%s: %+v, want state %s", id, c, state)
 		}
 	}
-	check("aaaa1111", "delivered", func(c PendingChat) bool { return c.Lane == "hook" && c.Reply == "" })
-	check("bbbb2222", "queued", func(c PendingChat) bool { return c.Ahead == 1 })
-	check("fe869b44", "replied", func(c PendingChat) bool { return c.Reply == "ack 2" })
-	check("eeee5555", "replied", func(c PendingChat) bool { return c.Reply == "diff: 2 files, +10 -3" })
+	check("aaaa1111", "delivered", func(c resume.PendingChat) bool { return c.Lane == "hook" && c.Reply == "" })
+	check("bbbb2222", "queued", func(c resume.PendingChat) bool { return c.Ahead == 1 })
+	check("fe869b44", "replied", func(c resume.PendingChat) bool { return c.Reply == "ack 2" })
+	check("eeee5555", "replied", func(c resume.PendingChat) bool { return c.Reply == "diff: 2 files, +10 -3" })
 	check("dddd4444", "gone", nil)
 	out := h.out.String()
 	t.Log(out)
@@ -313,7 +314,7 @@ func TestResumePendingChat(t *testing.T) {
 		}
 	}
 	// The replies picked up are logged, so the next resume does not show them again.
-	rs2, err := ReadResume(h.e.LogPath(), 0)
+	rs2, err := resume.Read(h.e.LogPath(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,29 +329,6 @@ func TestResumePendingChat(t *testing.T) {
 	p := h.e.Panel(context.Background())
 	if p.Target != s.ID || p.QueueDepth != 2 || p.QueueAge != 70*time.Minute {
 		t.Fatalf("panel %+v", p)
-	}
-}
-
-func TestTranscriptReplyOffset(t *testing.T) {
-	const path = "../transcript/testdata/claude-2.1.328-chat.jsonl"
-	ctx := context.Background()
-	for _, c := range []struct {
-		offset int64
-		id     string
-		reply  string
-		ok     bool
-	}{
-		{0, "fe869b44", "ack 2", true},
-		{3983, "fe869b44", "ack 2", true},    // sent after turn 1 ended
-		{11214, "fe869b44", "", false},       // past its delivery: not this transcript's
-		{0, "ebb22c4e", "ack 3", true},       // delivered inside a hook's text
-		{1 << 40, "fe869b44", "ack 2", true}, // a replaced (shorter) transcript is read from its start
-		{0, "00000000", "", false},
-	} {
-		got, ok := transcriptReply(ctx, path, c.offset, c.id)
-		if got != c.reply || ok != c.ok {
-			t.Errorf("offset %d id %s: %q %v, want %q %v", c.offset, c.id, got, ok, c.reply, c.ok)
-		}
 	}
 }
 
@@ -455,70 +433,5 @@ func TestResumeCommandArgs(t *testing.T) {
 	}
 	if !strings.Contains(HelpText(), "/resume [N]") {
 		t.Fatal("/help does not list /resume")
-	}
-}
-
-// BenchmarkReadResume measures rebuilding the state from a 100k-event log.
-func BenchmarkReadResume(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "conversation.jsonl")
-	lg, err := events.OpenLog(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fixture, _ := os.ReadFile(filepath.Join("testdata", "resume", "cancelled-loop.jsonl"))
-	var buf []byte
-	for len(buf) < 40<<20 {
-		buf = append(buf, fixture...)
-	}
-	lg.Close()
-	os.WriteFile(path, buf, 0o600)
-	b.SetBytes(int64(len(buf)))
-	b.ResetTimer()
-	for b.Loop() {
-		rs, err := ReadResume(path, DefaultRecap)
-		if err != nil || rs.Loop == nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// TestResumeFollowsTheLead: a room that talked to the orchestrator as "the
-// lead" resumes following whichever session is the lead then, even after
-// sending it messages; a /target choice is kept as a choice.
-func TestResumeFollowsTheLead(t *testing.T) {
-	const a, b = "3f2a9c4e-8b1d-4e6f-9a0b-1c2d3e4f5a6b", "4f2a9c4e-8b1d-4e6f-9a0b-1c2d3e4f5a6b"
-	write := func(t *testing.T, evs ...events.Event) string {
-		t.Helper()
-		p := filepath.Join(t.TempDir(), "conversation.jsonl")
-		lg, err := events.OpenLog(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lg.Close()
-		for _, e := range evs {
-			if err := lg.Append(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return p
-	}
-	lead := events.NewWithMeta("s", events.RoleRelayBaton, "active agent: orchestrator, session "+a, events.StatusMeta{
-		Agent: AgentOrchestrator, Switched: true, Session: a, FollowsLead: true})
-	sent := events.NewWithMeta("s", events.RoleUser, "hi", events.ChatSentMeta{Session: a, MessageID: "0123abcd"})
-	rs, err := ReadResume(write(t, lead, sent), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rs.FollowsLead || rs.Target != "" || rs.Active != AgentOrchestrator {
-		t.Fatalf("after a switch to the lead and a message: follows %v, target %q, active %q", rs.FollowsLead, rs.Target, rs.Active)
-	}
-	chosen := events.NewWithMeta("s", events.RoleUser, "/target "+b, events.CommandMeta{Command: "target"})
-	rs, err = ReadResume(write(t, lead, sent, chosen), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rs.FollowsLead || rs.Target != b {
-		t.Fatalf("after /target: follows %v, target %q", rs.FollowsLead, rs.Target)
 	}
 }

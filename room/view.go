@@ -12,6 +12,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -28,7 +29,7 @@ type View struct {
 	now  func() time.Time
 
 	mu     sync.Mutex
-	r      *resumeReader
+	r      *resume.Reader
 	offset int64
 	ino    os.FileInfo
 	repo   *repoCache // the panel's git facts, kept between calls (git.go)
@@ -59,7 +60,7 @@ func (v *View) LogPath() string { return workspace.LogPath(v.Root) }
 func (v *View) SessionDir() string { return workspace.SessionDir(v.Root) }
 
 func (v *View) reset() {
-	v.r = newResumeReader()
+	v.r = resume.NewReader()
 	v.offset, v.ino = 0, nil
 }
 
@@ -85,7 +86,7 @@ func (v *View) catchUp() error {
 	if fi.Size() == v.offset {
 		return nil
 	}
-	_, off, err := events.ReadFileFrom(p, v.offset, true, v.r.take)
+	_, off, err := events.ReadFileFrom(p, v.offset, true, v.r.Take)
 	v.offset = off
 	if err != nil && !errors.Is(err, events.ErrNoLog) {
 		return err
@@ -100,7 +101,7 @@ func (v *View) state() (active, target string, last *reports.LastRun, err error)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	err = v.catchUp()
-	rs := v.r.rs
+	rs := v.r.State()
 	return rs.Active, rs.Target, rs.LastRun, err
 }
 
