@@ -11,6 +11,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -211,16 +212,16 @@ func (p Panel) Line(width int, useColor bool) string {
 	if !ok {
 		planAttr = color.FgYellow
 	}
-	ratio, diet := fmt.Sprintf("%.2f", p.Ratio), ""
-	if p.Diet != DefaultDiet { // the line names the diet only when it is not the default
-		diet = " " + p.Diet
+	ratio, profile := fmt.Sprintf("%.2f", p.Ratio), ""
+	if p.Diet != diet.Default { // the line names the diet only when it is not the default
+		profile = " " + p.Diet
 	}
 	type part struct{ plain, colored string }
 	parts := []part{
 		{p.Active, c.with(p.Active, roleColors[rolesByName(p.Active)], color.Bold)},
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
 		{p.changedCell(), p.changedCell()},
-		{"budget " + ratio + diet, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + diet},
+		{"budget " + ratio + profile, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + profile},
 		{"last " + p.lastCell(true), "last " + p.lastCell(true)},
 	}
 	if p.Target != "" {
@@ -253,7 +254,7 @@ func (p Panel) Line(width int, useColor bool) string {
 
 func ratioAttr(r float64) color.Attribute {
 	switch {
-	case r >= BudgetCeiling:
+	case r >= diet.Ceiling:
 		return color.FgRed
 	case r >= 0.75:
 		return color.FgYellow
@@ -301,7 +302,7 @@ func (p Panel) Block(width int, useColor bool) []string {
 	cells := []cell{
 		{"agent", p.Active + " (" + mode + ")", []color.Attribute{roleColors[rolesByName(p.Active)], color.Bold}},
 		{"plan", plan, []color.Attribute{planAttr}},
-		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, BudgetCeiling), []color.Attribute{ratioAttr(p.Ratio)}},
+		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, diet.Ceiling), []color.Attribute{ratioAttr(p.Ratio)}},
 		{"changed", p.filesCell(), nil},
 		{"last run", p.lastCell(false), nil},
 		{"orch", p.orchCell(false), nil},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
@@ -35,20 +36,20 @@ type View struct {
 	repo   *repoCache // the panel's git facts, kept between calls (git.go)
 }
 
-// OpenView opens the view of the repository containing dir. diet is the
+// OpenView opens the view of the repository containing dir. profile is the
 // profile the budget ratio is computed for ("" = the default).
-func OpenView(dir, diet string) (*View, error) {
+func OpenView(dir, profile string) (*View, error) {
 	root, err := workspace.FindRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	if diet == "" {
-		diet = DefaultDiet
+	if profile == "" {
+		profile = diet.Default
 	}
-	if _, ok := Diets[diet]; !ok {
-		return nil, fmt.Errorf("unknown diet profile %q", diet)
+	if _, ok := diet.Profiles[profile]; !ok {
+		return nil, fmt.Errorf("unknown diet profile %q", profile)
 	}
-	v := &View{Root: root, Diet: diet, now: time.Now, repo: newRepoCache(root)}
+	v := &View{Root: root, Diet: profile, now: time.Now, repo: newRepoCache(root)}
 	v.reset()
 	return v, nil
 }
