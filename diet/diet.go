@@ -44,14 +44,14 @@ type Part struct {
 
 // Report is what /budget shows.
 type Report struct {
-	Diet      string       `json:"diet"`
-	Parts     []Part `json:"parts"`
-	Total     int          `json:"totalChars"`
-	Handoff   int          `json:"handoffBudget"`
-	Ratio     float64      `json:"ratio"` // Total / Handoff budget
-	Tokens    int          `json:"estimatedTokens"`
-	Ceiling   float64      `json:"ceiling"`
-	OverParts []string     `json:"overBudget,omitempty"`
+	Diet      string   `json:"diet"`
+	Parts     []Part   `json:"parts"`
+	Total     int      `json:"totalChars"`
+	Handoff   int      `json:"handoffBudget"`
+	Ratio     float64  `json:"ratio"` // Total / Handoff budget
+	Tokens    int      `json:"estimatedTokens"`
+	Ceiling   float64  `json:"ceiling"`
+	OverParts []string `json:"overBudget,omitempty"`
 }
 
 // Text renders the report.
