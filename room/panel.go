@@ -13,6 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -131,9 +132,9 @@ func (p Panel) planCell(short bool) (text string, ok bool) {
 		}
 	}
 	if short {
-		return ago(p.PlanAge) + " " + gate, len(p.PlanMissing) == 0
+		return render.Ago(p.PlanAge) + " " + gate, len(p.PlanMissing) == 0
 	}
-	return fmt.Sprintf("%s old, %s", ago(p.PlanAge), gate), len(p.PlanMissing) == 0
+	return fmt.Sprintf("%s old, %s", render.Ago(p.PlanAge), gate), len(p.PlanMissing) == 0
 }
 
 func (p Panel) changedCell() string {
@@ -143,7 +144,7 @@ func (p Panel) changedCell() string {
 	case p.Changed < 0:
 		return "? changed"
 	case p.GitAge > 0:
-		return strconv.Itoa(p.Changed) + " changed " + ago(p.GitAge) + " ago"
+		return strconv.Itoa(p.Changed) + " changed " + render.Ago(p.GitAge) + " ago"
 	}
 	return strconv.Itoa(p.Changed) + " changed"
 }
@@ -159,12 +160,12 @@ func (p Panel) lastCell(short bool) string {
 	}
 	s := fmt.Sprintf("%s /%s %s %s", l.Agent, l.Command, state, compactDur(l.Duration))
 	if l.CostUSD > 0 {
-		s += " " + money(l.CostUSD)
+		s += " " + render.Money(l.CostUSD)
 	}
 	if !short {
-		s += ", " + ago(p.LastAgo) + " ago"
+		s += ", " + render.Ago(p.LastAgo) + " ago"
 		if p.SessionCostUSD > 0 {
-			s += "; session " + money(p.SessionCostUSD)
+			s += "; session " + render.Money(p.SessionCostUSD)
 		}
 	}
 	return s
@@ -179,7 +180,7 @@ func (p Panel) orchCell(short bool) string {
 		q = fmt.Sprintf("q%d", p.QueueDepth)
 	}
 	if p.QueueDepth > 0 {
-		q += ", oldest " + ago(p.QueueAge)
+		q += ", oldest " + render.Ago(p.QueueAge)
 	}
 	if p.NeedsUser != "" {
 		q += ", waiting for its user"
@@ -187,7 +188,7 @@ func (p Panel) orchCell(short bool) string {
 			q += " (" + p.NeedsUser + ")"
 		}
 	}
-	return shortID(p.Target) + " " + q
+	return render.ShortID(p.Target) + " " + q
 }
 
 // compactDur is a duration to at most three significant figures.
@@ -218,7 +219,7 @@ func (p Panel) Line(width int, useColor bool) string {
 	}
 	type part struct{ plain, colored string }
 	parts := []part{
-		{p.Active, c.with(p.Active, roleColors[rolesByName(p.Active)], color.Bold)},
+		{p.Active, c.with(p.Active, render.RoleColors[rolesByName(p.Active)], color.Bold)},
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
 		{p.changedCell(), p.changedCell()},
 		{"budget " + ratio + profile, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + profile},
@@ -300,7 +301,7 @@ func (p Panel) Block(width int, useColor bool) []string {
 		attrs        []color.Attribute
 	}
 	cells := []cell{
-		{"agent", p.Active + " (" + mode + ")", []color.Attribute{roleColors[rolesByName(p.Active)], color.Bold}},
+		{"agent", p.Active + " (" + mode + ")", []color.Attribute{render.RoleColors[rolesByName(p.Active)], color.Bold}},
 		{"plan", plan, []color.Attribute{planAttr}},
 		{"budget", fmt.Sprintf("%.2f %s (stops at %.2f)", p.Ratio, p.Diet, diet.Ceiling), []color.Attribute{ratioAttr(p.Ratio)}},
 		{"changed", p.filesCell(), nil},
@@ -341,7 +342,7 @@ func (p Panel) filesCell() string {
 	case p.GitPending:
 		return "… (git status running)"
 	case p.Changed >= 0 && p.GitAge > 0:
-		return files(p.Changed) + ", " + ago(p.GitAge) + " ago (refreshing)"
+		return files(p.Changed) + ", " + render.Ago(p.GitAge) + " ago (refreshing)"
 	}
 	return files(p.Changed)
 }
