@@ -12,6 +12,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -108,7 +109,7 @@ func (v *View) state() (active, target string, last *reports.LastRun, err error)
 
 // Panel returns the context panel's facts as the room would show them,
 // computed by the same code (Engine.Panel) on the state the log describes.
-func (v *View) Panel(ctx context.Context) (Panel, error) {
+func (v *View) Panel(ctx context.Context) (panel.Facts, error) {
 	active, target, last, err := v.state()
 	if active == "" {
 		active = agents.Claude
