@@ -23,6 +23,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -49,7 +50,7 @@ func init() {
 	cli.Selftest.Run = runSelftest
 	cli.Complete.Run = runComplete
 	t := cli.RelayBaton
-	t.Values["diet"] = room.DietNames
+	t.Values["diet"] = diet.Names
 	t.Values["agent"] = []string{"claude", "codex", room.AgentOrchestrator}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
+	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/room"
 )
 
@@ -71,7 +72,7 @@ func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin
 		// a refresh of the git facts that was running ends, files change.
 		t := time.NewTicker(PanelRefresh)
 		defer t.Stop()
-		last := strings.Join(p.Block(room.PanelMinWidth, false), "\n")
+		last := strings.Join(p.Block(panel.MinWidth, false), "\n")
 		for {
 			select {
 			case <-pctx.Done():
@@ -79,7 +80,7 @@ func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin
 			case <-t.C:
 			}
 			p := e.Panel(pctx)
-			now := strings.Join(p.Block(room.PanelMinWidth, false), "\n")
+			now := strings.Join(p.Block(panel.MinWidth, false), "\n")
 			mu.Lock()
 			if !stale && pctx.Err() == nil && now != last {
 				pin.Draw(p)
@@ -135,7 +136,7 @@ func (l *termWriter) Write(b []byte) (int, error) {
 // terminal: a scroll region (DECSTBM) holds everything else above it, so
 // the conversation scrolls (and goes into the scrollback) while the panel
 // is redrawn in place, never printed into the scrollback. A terminal
-// narrower than PanelMinWidth, or too short, gets no pinned panel (the
+// narrower than panel.MinWidth, or too short, gets no pinned panel (the
 // REPL prints the one-line status instead).
 type pinnedPanel struct {
 	w     io.Writer
@@ -145,7 +146,7 @@ type pinnedPanel struct {
 	mu     sync.Mutex
 	height int // rows reserved at the bottom; 0 when not pinned
 	rows   int // the terminal's rows when the region was set
-	last   *room.Panel
+	last   *panel.Facts
 	// suspended: a program has the whole screen (Suspend) until Reapply.
 	suspended bool
 	// repaint redraws the panel's rows in place and puts the cursor
@@ -159,7 +160,7 @@ const pinnedMinRows = 10
 
 // Draw shows p in the bottom rows (reserving them the first time) and
 // reports whether it could: false on a narrow or short terminal.
-func (pp *pinnedPanel) Draw(p room.Panel) bool {
+func (pp *pinnedPanel) Draw(p panel.Facts) bool {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	pp.last = &p
@@ -197,7 +198,7 @@ func (pp *pinnedPanel) Resize(atLineStart bool) bool {
 
 func (pp *pinnedPanel) drawLocked(resized bool) bool {
 	cols, rows, ok := pp.size()
-	if !ok || cols < room.PanelMinWidth {
+	if !ok || cols < panel.MinWidth {
 		pp.unpinLocked()
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/panel"
 )
 
 // readline erases to the end of the screen (ESC [ J) whenever it redraws
@@ -18,7 +18,7 @@ func TestPinnedPanelRepaintedAfterAnErase(t *testing.T) {
 	tw := &termWriter{w: &out}
 	pp := &pinnedPanel{w: tw, size: func() (int, int, bool) { return 120, 30, true }}
 	tw.pin = pp // as the REPL links them
-	if !pp.Draw(room.Panel{Active: "claude", Mode: "agents"}) {
+	if !pp.Draw(panel.Facts{Active: "claude", Mode: "agents"}) {
 		t.Fatal("a 120x30 terminal got no pinned panel")
 	}
 	drawn := out.String()

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/spf13/pflag"
@@ -331,7 +332,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		previous = p
 	}
 	rm := gitrepo.Map(ctx, e.Root)
-	if lim := Diets[e.Diet].RepoMap; len(rm) > lim {
+	if lim := diet.Profiles[e.Diet].RepoMap; len(rm) > lim {
 		rm = rm[:lim] + "\n… (truncated)"
 	}
 	spec := runSpec{Command: cmd, Req: e.request(e.Planner, agents.RolePlanner, prompts.Plan(prompts.PlanInput{Task: task, Previous: previous, RepoMap: rm})), Task: task}
@@ -455,7 +456,7 @@ func (e *Engine) cmdBudget(ctx context.Context, args string) error {
 	return nil
 }
 
-func (e *Engine) emitBudget(r BudgetReport) {
+func (e *Engine) emitBudget(r diet.Report) {
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("diet %s: %d chars, ratio %.2f", r.Diet, r.Total, r.Ratio), nil,
 		events.BudgetMeta{Diet: string(r.Diet), Chars: r.Total, Ratio: r.Ratio})
 }
@@ -516,7 +517,7 @@ func (e *Engine) Record(line string) {
 }
 
 // BudgetEvent measures the budget and logs a budget event.
-func (e *Engine) BudgetEvent(ctx context.Context) BudgetReport {
+func (e *Engine) BudgetEvent(ctx context.Context) diet.Report {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
 	return r

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/resume"
@@ -88,7 +89,7 @@ func (e *Engine) loopNote(at loopStart, max int) string {
 	fmt.Fprintf(&b, "loop:    up to %s, at most %s (%d %s, %d %s); this one confirmation covers them all\n", render.Count(max, "step"), render.Count(runs, "agent run"), xr, e.Executor, pr, e.Planner)
 	fmt.Fprintf(&b, "  order:   %s\n", order)
 	fmt.Fprintf(&b, "  stops:   when %s ends its answer with the line %s, a step leaves the repository unchanged,\n", e.Planner, prompts.PlanCompleteMarker)
-	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", BudgetCeiling)
+	fmt.Fprintf(&b, "           budget >= %.2f, an agent fails, or Ctrl-C; every later prompt is previewed and logged before it runs", diet.Ceiling)
 	if at.Step > 1 || at.Half == resume.HalfPlan {
 		which := ""
 		if at.Half == resume.HalfPlan {
@@ -175,8 +176,8 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 				return finish(resume.StopNoProgress, fmt.Sprintf("the repository did not change in step %d", step))
 			}
 			prevKey = key
-			if b := e.Budget(bg); b.Ratio >= BudgetCeiling {
-				return finish(resume.StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, BudgetCeiling, e.Diet))
+			if b := e.Budget(bg); b.Ratio >= diet.Ceiling {
+				return finish(resume.StopBudget, fmt.Sprintf("budget ratio %.2f is at or over the ceiling %.2f (diet %s)", b.Ratio, diet.Ceiling, e.Diet))
 			}
 			if step >= max {
 				return finish(resume.StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
@@ -239,7 +240,7 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 			prompts.ContinueStep(prompts.ContinueInput{Plan: plan, Step: step, MaxSteps: max, Previous: prev}))}, nil
 	}
 	in := prompts.ContinuePlanInput{Plan: plan, Step: step, MaxSteps: max, Executor: e.Executor, Answer: answer}
-	lim := Diets[e.Diet].Diff
+	lim := diet.Profiles[e.Diet].Diff
 	names, diff, err := "", "", errors.New("the step's start is unknown")
 	if startTree != "" && snaps != nil {
 		names, diff, err = snaps.Since(ctx, startTree)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/resume"
 )
 
@@ -135,7 +136,7 @@ func (e *Engine) NewConversation(agent string) error {
 		if old == "" {
 			e.Say("%s: the next run starts a new conversation (none yet)", a)
 		} else {
-			e.Say("%s: forgot conversation %s; the next run starts a new one", a, shortID(old))
+			e.Say("%s: forgot conversation %s; the next run starts a new one", a, render.ShortID(old))
 		}
 		e.emit(events.RoleRelayBaton, a+": new conversation", nil,
 			events.StatusMeta{Agent: a, NewConversation: a, Previous: old})

@@ -2,11 +2,11 @@ package room
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // What a run cost. The CLIs report usage in their own way, measured with
@@ -105,21 +105,7 @@ func (s Spent) Text() string {
 func usageWords(u events.Usage) string {
 	t := fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens)
 	if u.CostUSD > 0 {
-		return money(u.CostUSD) + ", " + t
+		return render.Money(u.CostUSD) + ", " + t
 	}
 	return t
-}
-
-// money shows a cost in dollars with two significant digits below a cent
-// ($0.00014, $0.0012), cents above ($0.25, $12.40): never $0.000 for a
-// cost that is not nothing.
-func money(usd float64) string {
-	if usd <= 0 {
-		return "$0"
-	}
-	digits := 2
-	if usd < 0.1 {
-		digits = int(-math.Floor(math.Log10(usd))) + 1
-	}
-	return fmt.Sprintf("$%.*f", min(digits, 10), usd)
 }

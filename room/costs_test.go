@@ -7,12 +7,13 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 func TestRunUsage(t *testing.T) {
 	claude2 := events.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.00028}
 	prevClaude := &events.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.00014}
-	if got := runUsage(agents.Claude, claude2, prevClaude); got.InputTokens != 10 || got.OutputTokens != 5 || money(got.CostUSD) != "$0.00014" {
+	if got := runUsage(agents.Claude, claude2, prevClaude); got.InputTokens != 10 || got.OutputTokens != 5 || render.Money(got.CostUSD) != "$0.00014" {
 		t.Fatalf("claude's second run: %+v", got)
 	}
 	codex2 := events.Usage{InputTokens: 20, CachedInputTokens: 4, OutputTokens: 10}
@@ -26,14 +27,6 @@ func TestRunUsage(t *testing.T) {
 	// A total that went down is the run's own.
 	if got := runUsage(agents.Codex, events.Usage{InputTokens: 3}, prevCodex); got.InputTokens != 3 {
 		t.Fatalf("smaller total: %+v", got)
-	}
-}
-
-func TestMoney(t *testing.T) {
-	for in, want := range map[float64]string{0: "$0", 0.00014: "$0.00014", 0.00042000000000000002: "$0.00042", 0.0123: "$0.012", 0.25: "$0.25", 1.5: "$1.50", 12.345: "$12.35", 0.000001234: "$0.0000012"} {
-		if got := money(in); got != want {
-			t.Errorf("money(%v) = %s, want %s", in, got, want)
-		}
 	}
 }
 
@@ -78,12 +71,12 @@ func TestPerRunCostsAndSessionTotal(t *testing.T) {
 			runs = append(runs, m)
 		}
 	}
-	if len(runs) != 4 || money(runs[1].CostUSD) != "$0.00014" || money(runs[1].ReportedCostUSD) != "$0.00028" ||
+	if len(runs) != 4 || render.Money(runs[1].CostUSD) != "$0.00014" || render.Money(runs[1].ReportedCostUSD) != "$0.00028" ||
 		runs[3].InputTokens != 10 || runs[3].ReportedInputTokens != 20 || runs[0].ReportedCostUSD != 0 {
 		t.Fatalf("agent_run metas %+v", runs)
 	}
-	if p := h.e.Panel(ctx); money(p.SessionCostUSD) != "$0.00028" || !strings.Contains(p.lastCell(false), "; session $0.00028") {
-		t.Fatalf("panel %+v: %s", p, p.lastCell(false))
+	if p := h.e.Panel(ctx); render.Money(p.SessionCostUSD) != "$0.00028" || !strings.Contains(strings.Join(p.Block(200, false), "\n"), "; session $0.00028") {
+		t.Fatalf("panel %+v:\n%s", p, strings.Join(p.Block(200, false), "\n"))
 	}
 	h.out.Reset()
 	h.e.Process(ctx, "/budget")

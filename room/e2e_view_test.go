@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/resume"
 )
 
@@ -77,14 +78,14 @@ func TestE2EServeContextOnRealRuns(t *testing.T) {
 	// relay-baton serve on that log: /api/context answers, and again.
 	url := serveURL(t, dir)
 	for i := range 2 {
-		var p Panel
+		var p panel.Facts
 		getJSON(t, url+"/api/context", &p)
 		if p.Last == nil || p.Last.Agent != "codex" || p.Last.ExitCode != 1 || p.Active != "claude" {
 			t.Fatalf("request %d: /api/context %+v (last %+v)", i+1, p, p.Last)
 		}
 	}
 	// The live context: the page's event stream sends the same panel.
-	var p Panel
+	var p panel.Facts
 	if err := json.Unmarshal([]byte(streamEvent(t, url+"/api/room/stream", "context")), &p); err != nil || p.Last == nil || p.Last.ExitCode != 1 {
 		t.Fatalf("the stream's context: %+v %v", p, err)
 	}
@@ -153,7 +154,7 @@ func TestViewContextOnRealRunsFixture(t *testing.T) {
 }
 
 type panelOrErr struct {
-	p   Panel
+	p   panel.Facts
 	err error
 }
 

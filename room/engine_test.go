@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
@@ -577,7 +578,7 @@ func TestHandoff(t *testing.T) {
 	if len(h.fr.ran) != 1 || h.fr.ran[0].Agent != "codex" || !strings.Contains(h.fr.ran[0].Prompt, "Ship it.") {
 		t.Fatalf("ran %+v", h.fr.ran)
 	}
-	if len(doc) > Diets["balanced"].Handoff+100 {
+	if len(doc) > diet.Profiles["balanced"].Handoff+100 {
 		t.Fatalf("handoff over budget: %d", len(doc))
 	}
 	// A declined handoff writes nothing; an accepted one backs up the

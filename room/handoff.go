@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
@@ -49,7 +50,7 @@ func (e *Engine) writeHandoff(to, doc string) error {
 	if err := writeFileAtomic(path, []byte(doc)); err != nil {
 		return fmt.Errorf("%w (nothing ran)", err)
 	}
-	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), Diets[e.Diet].Handoff, e.Diet)
+	e.Say("wrote .ai-session/handoff.md (%d chars, budget %d for diet %s).", len(doc), diet.Profiles[e.Diet].Handoff, e.Diet)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("handoff.md for %s (%d chars, diet %s)", to, len(doc), e.Diet), refs,
 		events.HandoffMeta{Agent: to, From: e.Active, Chars: len(doc), Diet: string(e.Diet)})
 	return nil
@@ -59,7 +60,7 @@ func (e *Engine) writeHandoff(to, doc string) error {
 // Instructions for Next Agent), each part cut to its diet budget and the
 // whole to the handoff budget.
 func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
-	d := Diets[e.Diet]
+	d := diet.Profiles[e.Diet]
 	cut := func(s string, n int) string {
 		if len(s) <= n {
 			return strings.TrimRight(s, "\n")

@@ -42,9 +42,6 @@ func newPrinter(w io.Writer, useColor, spinner bool) *printer {
 	return &printer{w: w, r: r, color: useColor, spinner: spinner}
 }
 
-// roleColors is the renderer's one colour per role.
-var roleColors = render.RoleColors
-
 // clearLocked ends an open text line and erases the pulse.
 func (p *printer) clearLocked() {
 	p.erasePulseLocked()
@@ -112,7 +109,7 @@ func (p *printer) endRun(res agents.Result, own events.Usage) {
 	parts = append(parts, res.Duration.Round(time.Millisecond).String())
 	if u != nil {
 		if u.CostUSD > 0 {
-			parts = append(parts, money(u.CostUSD))
+			parts = append(parts, render.Money(u.CostUSD))
 		}
 		if u.InputTokens+u.OutputTokens > 0 {
 			parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens))

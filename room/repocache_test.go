@@ -14,6 +14,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/panel"
 )
 
 // The panel's git facts come from a cache refreshed in the background
@@ -35,7 +36,7 @@ func patient(e *Engine) *Engine {
 	return e
 }
 
-func panelUntil(t *testing.T, e *Engine, d time.Duration, what string, cond func(Panel) bool) Panel {
+func panelUntil(t *testing.T, e *Engine, d time.Duration, what string, cond func(panel.Facts) bool) panel.Facts {
 	t.Helper()
 	d = max(d, time.Minute) // a hang guard, never a bound on a loaded machine
 	deadline := time.Now().Add(d)
@@ -120,7 +121,7 @@ func TestPanelAfterOutsideEdits(t *testing.T) {
 	}
 	h.e.repo.minAge = 200 * time.Millisecond
 	touch(h.dir, "pkg/deep/a.go", "package deep // edited in an editor\n")
-	panelUntil(t, h.e, 5*time.Second, "in-place deep edit", func(p Panel) bool { return p.Changed == 1 })
+	panelUntil(t, h.e, 5*time.Second, "in-place deep edit", func(p panel.Facts) bool { return p.Changed == 1 })
 }
 
 // A dear refresh (a large repository) is not waited for when only the
@@ -144,7 +145,7 @@ func TestPanelDoesNotWaitForADearRefresh(t *testing.T) {
 	touch(h.dir, "new.txt", "x\n")
 	// The refresh cannot finish before slow is closed below: a panel that
 	// waited for it would never return (Within fails it).
-	p := agenttest.Within(t, "a panel while a dear refresh runs", func() Panel { return h.e.Panel(context.Background()) })
+	p := agenttest.Within(t, "a panel while a dear refresh runs", func() panel.Facts { return h.e.Panel(context.Background()) })
 	if p.Changed != 0 || p.GitAge <= 0 {
 		t.Fatalf("while refreshing: %+v (want the last count with its age)", p)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
@@ -101,7 +102,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 		fmt.Fprintf(&files, "%s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
 	}
 	diff := gitrepo.Diff(ctx, e.Root)
-	if lim := Diets[e.Diet].Diff; len(diff) > lim {
+	if lim := diet.Profiles[e.Diet].Diff; len(diff) > lim {
 		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
 	}
 	spec := runSpec{Command: "review", Req: e.request(e.Reviewer, agents.RoleReviewer, prompts.Review(prompts.ReviewInput{Plan: plan, ChangedFiles: files.String(), Diff: diff}))}

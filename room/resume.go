@@ -23,22 +23,6 @@ type continuity struct {
 	target string
 }
 
-// ago renders how long ago t was, coarsely: 45s, 12m, 3h, 2d.
-func ago(d time.Duration) string {
-	switch {
-	case d < 0:
-		d = 0
-		fallthrough
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
-}
-
 // Resume rebuilds the room's state from the conversation log: it prints a
 // recap of the last recap turns (as replay renders them), applies the
 // active agent, the orchestrator target and the last run, shows chat
@@ -75,7 +59,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 	switch a := rs.Active; {
 	case a == agents.Claude || a == agents.Codex:
 		e.Active = a
-		lines = append(lines, fmt.Sprintf("active agent: %s (restored from the log: %s %s ago)", a, activeWords[rs.ActiveFrom], ago(now.Sub(rs.ActiveAt))))
+		lines = append(lines, fmt.Sprintf("active agent: %s (restored from the log: %s %s ago)", a, activeWords[rs.ActiveFrom], render.Ago(now.Sub(rs.ActiveAt))))
 	case a == AgentOrchestrator:
 		// The switch says which session it talks to (the target, else the lead).
 		if err := e.UseOrchestrator(rs.Target); err != nil {
@@ -98,15 +82,15 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 	age, havePlan := e.planAge()
 	switch {
 	case havePlan && rs.Plan != nil:
-		l := fmt.Sprintf("plan: .ai-session/plan.md, %s old (written by %s per the log, %s ago)", ago(age), rs.Plan.Agent, ago(now.Sub(rs.Plan.At)))
+		l := fmt.Sprintf("plan: .ai-session/plan.md, %s old (written by %s per the log, %s ago)", render.Ago(age), rs.Plan.Agent, render.Ago(now.Sub(rs.Plan.At)))
 		if len(rs.Plan.Missing) > 0 {
 			l += "; lacks " + strings.Join(rs.Plan.Missing, ", ")
 		}
 		lines = append(lines, l)
 	case havePlan:
-		lines = append(lines, fmt.Sprintf("plan: .ai-session/plan.md, %s old (not written in a logged turn)", ago(age)))
+		lines = append(lines, fmt.Sprintf("plan: .ai-session/plan.md, %s old (not written in a logged turn)", render.Ago(age)))
 	case rs.Plan != nil:
-		lines = append(lines, fmt.Sprintf("plan: the log says %s wrote one %s ago, but .ai-session/plan.md is gone", rs.Plan.Agent, ago(now.Sub(rs.Plan.At))))
+		lines = append(lines, fmt.Sprintf("plan: the log says %s wrote one %s ago, but .ai-session/plan.md is gone", rs.Plan.Agent, render.Ago(now.Sub(rs.Plan.At))))
 	default:
 		lines = append(lines, "plan: none")
 	}
@@ -159,9 +143,9 @@ func runWords(l *reports.LastRun, now time.Time) string {
 	if l.Cancelled {
 		state = "cancelled"
 	}
-	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), ago(now.Sub(l.At)))
+	s := fmt.Sprintf("%s /%s, %s in %s, %s ago", l.Agent, l.Command, state, l.Duration.Round(time.Millisecond), render.Ago(now.Sub(l.At)))
 	if l.CostUSD > 0 {
-		s += ", " + money(l.CostUSD)
+		s += ", " + render.Money(l.CostUSD)
 	}
 	if l.Reason != "" {
 		s += ": " + l.Reason
@@ -170,7 +154,7 @@ func runWords(l *reports.LastRun, now time.Time) string {
 }
 
 func chatWords(c *resume.PendingChat, now time.Time) string {
-	head := fmt.Sprintf("chat %s to %s (sent %s ago): ", c.MessageID, shortID(c.Session), ago(now.Sub(c.SentAt)))
+	head := fmt.Sprintf("chat %s to %s (sent %s ago): ", c.MessageID, render.ShortID(c.Session), render.Ago(now.Sub(c.SentAt)))
 	switch c.State {
 	case "queued":
 		return head + fmt.Sprintf("still queued, %d ahead: %q", c.Ahead, summary(c.Text, 60))
@@ -183,7 +167,7 @@ func chatWords(c *resume.PendingChat, now time.Time) string {
 		}
 		when := ""
 		if !c.DeliveredAt.IsZero() {
-			when = " " + ago(now.Sub(c.DeliveredAt)) + " ago"
+			when = " " + render.Ago(now.Sub(c.DeliveredAt)) + " ago"
 		}
 		return head + "delivered" + via + when + ", no reply yet"
 	case "gone":
@@ -197,8 +181,6 @@ func chatWords(c *resume.PendingChat, now time.Time) string {
 	}
 	return head + fmt.Sprintf("cannot read its chat folder: %v", c.Err)
 }
-
-func shortID(id string) string { return id[:min(8, len(id))] }
 
 func indent(s, prefix string) string {
 	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -255,7 +237,7 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 	if l.Reason != "" {
 		why = "stopped: " + l.Reason
 	}
-	e.Say("an unfinished /continue loop: %d of %d steps ran (%s, %s ago).", l.Done, l.Max, why, ago(now.Sub(l.At)))
+	e.Say("an unfinished /continue loop: %d of %d steps ran (%s, %s ago).", l.Done, l.Max, why, render.Ago(now.Sub(l.At)))
 	if e.term == nil {
 		e.Say("/continue starts a new loop; resuming this one needs a terminal to confirm on.")
 		return nil

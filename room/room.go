@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/reports"
 
@@ -232,11 +233,11 @@ func New(cfg Config) (*Engine, error) {
 		return nil, &ConfigError{fmt.Sprintf("unknown agent %q: choose claude or codex", e.Active)}
 	}
 	if e.Diet == "" {
-		e.Diet = DefaultDiet
+		e.Diet = diet.Default
 	}
-	if _, ok := Diets[e.Diet]; !ok {
+	if _, ok := diet.Profiles[e.Diet]; !ok {
 		e.Close()
-		return nil, &ConfigError{fmt.Sprintf("unknown diet profile %q: choose %s", e.Diet, strings.Join(DietNames, ", "))}
+		return nil, &ConfigError{fmt.Sprintf("unknown diet profile %q: choose %s", e.Diet, strings.Join(diet.Names, ", "))}
 	}
 	if e.runner == nil {
 		e.runner = AgentsRunner{}

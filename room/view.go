@@ -10,7 +10,9 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -35,20 +37,20 @@ type View struct {
 	repo   *repoCache // the panel's git facts, kept between calls (git.go)
 }
 
-// OpenView opens the view of the repository containing dir. diet is the
+// OpenView opens the view of the repository containing dir. profile is the
 // profile the budget ratio is computed for ("" = the default).
-func OpenView(dir, diet string) (*View, error) {
+func OpenView(dir, profile string) (*View, error) {
 	root, err := workspace.FindRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	if diet == "" {
-		diet = DefaultDiet
+	if profile == "" {
+		profile = diet.Default
 	}
-	if _, ok := Diets[diet]; !ok {
-		return nil, fmt.Errorf("unknown diet profile %q", diet)
+	if _, ok := diet.Profiles[profile]; !ok {
+		return nil, fmt.Errorf("unknown diet profile %q", profile)
 	}
-	v := &View{Root: root, Diet: diet, now: time.Now, repo: newRepoCache(root)}
+	v := &View{Root: root, Diet: profile, now: time.Now, repo: newRepoCache(root)}
 	v.reset()
 	return v, nil
 }
@@ -107,7 +109,7 @@ func (v *View) state() (active, target string, last *reports.LastRun, err error)
 
 // Panel returns the context panel's facts as the room would show them,
 // computed by the same code (Engine.Panel) on the state the log describes.
-func (v *View) Panel(ctx context.Context) (Panel, error) {
+func (v *View) Panel(ctx context.Context) (panel.Facts, error) {
 	active, target, last, err := v.state()
 	if active == "" {
 		active = agents.Claude
