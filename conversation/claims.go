@@ -145,8 +145,8 @@ type ClaimOptions struct {
 	// up (LocateTranscript).
 	Transcript string
 	// Prefer (WaitClaimWith only) is tried before each claim: when it
-	// reports true it delivered the waiting messages by a lane chosen
-	// first (the socket), and nothing is claimed this round.
+	// reports true a lane chosen first (the socket) took the waiting
+	// messages, or had none to take, and nothing is claimed this round.
 	Prefer func() bool
 }
 

@@ -289,13 +289,15 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	defer cancel()
 	// With a messaging socket the socket lane goes first: the waiter posts
 	// to it and keeps waiting; only what the socket refuses wakes the
-	// session by the waiter's own exit.
+	// session by the waiter's own exit. A usable socket with nothing to
+	// post this round also claims nothing by rewake: a message that lands
+	// between the two looks goes by the socket on the next round.
 	prefer := func() bool {
-		n, err := s.DeliverSocket(p.TranscriptPath)
+		_, err := s.DeliverSocket(p.TranscriptPath)
 		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) {
 			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
 		}
-		return n > 0 && err == nil
+		return err == nil
 	}
 	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath, Prefer: prefer})
 	if err != nil {
