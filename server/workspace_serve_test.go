@@ -25,14 +25,15 @@ func TestServeWorkspace(t *testing.T) {
 		done <- ServeWorkspace(ctx, ServeOptions{Workspace: ws, Port: 0, Open: true, Out: &out, Log: &log,
 			Room: func(string) (Room, error) { return nil, errors.New("no room here") }})
 	}()
-	addr := regexp.MustCompile(`^relay-baton serve: (http://127\.0\.0\.1:\d+/)  \(workspace (.*)\)\nCtrl-C stops it\.\n$`)
+	addr := regexp.MustCompile(`^relay-baton serve: (http://127\.0\.0\.1:\d+/)\?token=([A-Za-z0-9_-]{43})  \(workspace (.*)\)\nCtrl-C stops it\. The address carries this start's secret: anyone with it can read and send as you\.\n$`)
 	var m []string
 	for deadline := time.Now().Add(time.Minute); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		m = addr.FindStringSubmatch(out.String())
 	}
-	if m == nil || m[2] != ws {
+	if m == nil || m[3] != ws {
 		t.Fatalf("address line %q (workspace %s)", out.String(), ws)
 	}
+	register(t, strings.TrimSuffix(m[1], "/"), m[2])
 	resp, err := http.Get(m[1] + "api/targets")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestServeWorkspace(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), sid) {
 		t.Errorf("GET /api/targets: %d %s", resp.StatusCode, body)
 	}
-	for _, want := range []string{"--open: no xdg-open here; open " + m[1] + " yourself", "no Agent Room timeline (no room here); the chat panel works without it"} {
+	for _, want := range []string{"--open: no xdg-open here; open the address above yourself", "no Agent Room timeline (no room here); the chat panel works without it"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log %q lacks %q", log.String(), want)
 		}
