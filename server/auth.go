@@ -98,8 +98,8 @@ func (s *Server) refuseUnauthorized(w http.ResponseWriter, r *http.Request) {
 <html lang="en"><head><meta charset="utf-8"><title>relay-baton · secret needed</title></head>
 <body style="font:15px/1.5 system-ui,sans-serif;max-width:44em;margin:3em auto;padding:0 1em">
 <h1 style="font-size:18px">This page needs its secret</h1>
-<p>Open the whole address <code>relay-baton serve</code> printed when it started,
-<code>http://127.0.0.1:%d/?token=…</code> (or start it with <code>--open</code>).
+<p>Open the whole address relay-baton serve printed when it started,
+<code>http://127.0.0.1:%d/?token=…</code> (or start it with <code>relay-baton serve --open</code>).
 Each start makes a new secret: after a restart, open the new address.</p>
 <p>Other accounts on this machine can reach 127.0.0.1 too; the secret is what keeps them out.</p>
 </body></html>
