@@ -164,6 +164,7 @@ func New(b Backend, port int) *Server {
 	s.tokenSum = sha256.Sum256([]byte(s.token))
 	page, _ := fs.Sub(static, "static")
 	s.mux.Handle("GET /{$}", http.FileServerFS(page))
+	s.mux.Handle("GET /app.js", http.FileServerFS(page))
 	s.mux.HandleFunc("GET /api/targets", s.targets)
 	s.mux.HandleFunc("GET /api/log", s.log)
 	s.mux.HandleFunc("POST /api/send", s.send)
@@ -252,7 +253,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	ok, inQuery := s.authorized(r)
 	if !ok {
 		s.refuseUnauthorized(w, r)
