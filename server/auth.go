@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,9 +15,9 @@ import (
 // route (the page, every /api/ read, stream and post) needs the secret
 // `serve` made when it started and printed in the page's address. A browser
 // brings it once as ?token=, gets it back as an HttpOnly, SameSite=Strict
-// cookie and is sent on to the address without it (so it sits in neither
-// the address bar nor the history); a script brings it as
-// `Authorization: Bearer` or ?token=.
+// cookie and is sent on to the address without it (so it does not stay in
+// the address bar); a script brings it as `Authorization: Bearer` or
+// ?token=.
 
 // tokenParam is the query parameter that carries the secret.
 const tokenParam = "token"
@@ -111,6 +112,24 @@ Each start makes a new secret: after a restart, open the new address.</p>
 // path of this server, for this browser session.
 func (s *Server) setCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName(s.port), Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+}
+
+// sendOn answers the page's address with the secret: a page that sends
+// the browser on to u (the address without it) by a refresh of its own.
+// Not a 303: a browser that came from another site (a link in a mail, the
+// file --open writes) does not send a SameSite=Strict cookie anywhere along
+// that navigation's redirects, so the page would answer 401; a refresh is a
+// new navigation started by this server's own page, which does send it.
+// The refresh needs no script (the CSP allows none inline).
+func (s *Server) sendOn(w http.ResponseWriter, u string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	e := html.EscapeString(u)
+	fmt.Fprintf(w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=%s"><title>relay-baton</title></head>
+<body style="font:15px/1.5 system-ui,sans-serif;margin:3em auto;max-width:44em"><p><a href="%s">Open the relay-baton page</a></p></body></html>
+`, e, e)
 }
 
 // withoutToken is r's address with ?token= removed (the other parameters

@@ -113,7 +113,7 @@ func TestSecretRealServe(t *testing.T) {
 			t.Errorf("plan.md with the secret: %q", body)
 		}
 	}
-	if code, h, _ := call(t, noRedirect, "GET", full, "", nil); code != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "HttpOnly") {
+	if code, h, _ := call(t, noRedirect, "GET", full, "", nil); code != http.StatusOK || !strings.Contains(h.Get("Set-Cookie"), "HttpOnly") {
 		t.Errorf("the printed address: %d %v", code, h)
 	}
 	if code, _, _ := call(t, noRedirect, "GET", base+"/api/targets?token="+tok, "", nil); code != 200 {

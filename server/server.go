@@ -261,11 +261,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if inQuery && r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		// The page's address as serve printed it: the secret moves into a
-		// cookie and out of the address bar and the history.
+		// cookie and out of the address bar (sendOn).
 		s.setCookie(w)
 		s.redeem.Do(func() { close(s.redeemed) })
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, withoutToken(r), http.StatusSeeOther)
+		s.sendOn(w, withoutToken(r))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // ServeWorkspace (what `relay-baton serve` calls) prints the page's
@@ -56,5 +61,78 @@ func TestServeWorkspace(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("ServeWorkspace did not return after its context ended")
+	}
+}
+
+// --open puts the secret on no command line (every account can read
+// /proc/PID/cmdline): the opener gets the path of a 0600 file in a 0700
+// folder, which sends the browser on to the address with the secret; the
+// file is gone once the browser came. Chromium follows it to the page.
+func TestOpenThroughPrivateFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake opener is xdg-open")
+	}
+	ws, _, _ := chatWorkspace(t)
+	bin := t.TempDir()
+	argv := filepath.Join(t.TempDir(), "argv")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argv + ".tmp && mv " + argv + ".tmp " + argv + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, log lockedLog
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeWorkspace(ctx, ServeOptions{Workspace: ws, Port: 0, Open: true, Out: &out, Log: &log})
+	}()
+	defer func() { cancel(); <-done }()
+	var args []byte
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) { // a hang guard
+		if b, err := os.ReadFile(argv); err == nil {
+			args = b
+			break
+		}
+	}
+	if args == nil {
+		t.Fatalf("xdg-open was not run; log %q", log.String())
+	}
+	_, full := servedAt(t, out.String())
+	tok := full[strings.Index(full, "=")+1:]
+	file := strings.TrimSpace(string(args))
+	if strings.Contains(string(args), tok) || !filepath.IsAbs(file) || strings.Contains(file, "\n") {
+		t.Fatalf("the opener's command line %q: want one file path, without the secret", args)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the file for the browser: %v %v, want 0600", fi, err)
+	}
+	if di, err := os.Stat(filepath.Dir(file)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("its folder: %v %v, want 0700", di, err)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), full) {
+		t.Fatalf("the file does not send the browser to the address: %s", b)
+	}
+	if strings.Contains(log.String(), tok) {
+		t.Fatalf("the secret is in serve's log: %q", log.String())
+	}
+	if testing.Short() {
+		return
+	}
+	bctx := browser(t)
+	var path string
+	if err := chromedp.Run(bctx, chromedp.Navigate("file://"+file), waitText(`#conn`, "server connected"), chromedp.Evaluate(`location.pathname + location.search`, &path)); err != nil {
+		t.Fatalf("Chromium from the file: %v", err)
+	}
+	if path != "/" {
+		t.Errorf("the browser is at %q, want / (the secret out of the address bar)", path)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) { // a hang guard
+		if _, err := os.Stat(filepath.Dir(file)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the file for the browser is still there after the browser came")
+		}
 	}
 }
