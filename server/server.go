@@ -223,7 +223,7 @@ func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
 		s.logf("refused %s %q for Host %q (%d so far from that name): only %s are served; a page on another name resolving to this machine (DNS rebinding) is refused",
 			r.Method, r.URL.Path, host, n, strings.Join(s.hosts, ", "))
 	}
-	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/", host, s.port))
+	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/ (the whole address relay-baton serve printed, with its secret)", host, s.port))
 }
 
 // ServeHTTP implements http.Handler. Every route first checks Host; every
@@ -248,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n == 1 || n%100 == 0 { // a page cannot flood the log
 			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, r.URL.Path, origin, site, n)
 		}
-		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ and use the page served there")
+		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ (the whole address relay-baton serve printed, with its secret) and use the page served there")
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
