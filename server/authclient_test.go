@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -71,4 +72,18 @@ func pageURL(tb testing.TB, base string) string {
 		tb.Fatalf("no secret registered for %s", base)
 	}
 	return base + "/?token=" + tok.(string)
+}
+
+// portOf is the port of base (http://127.0.0.1:PORT).
+func portOf(tb testing.TB, base string) int {
+	tb.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -87,5 +89,29 @@ func TestPageShowsHostileRefAsMarks(t *testing.T) {
 		if strings.Contains(ref+turns, raw) {
 			t.Errorf("the page shows %q live: %q %q", raw, ref, turns)
 		}
+	}
+}
+
+// After serve restarts (a new secret), the open page's cookie is refused:
+// the page says to open the address serve printed, not "unreachable".
+func TestPageSaysWhenItsSecretIsStale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	_, base, _ := serveFake(t)
+	ctx := browser(t)
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(pageURL(t, base)),
+		waitText(`#conn`, "server connected"),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			// What a restarted serve's page holds: a cookie of the old secret.
+			return network.SetCookie(CookieName(portOf(t, base)), NewToken()).WithURL(base + "/").WithHTTPOnly(true).Do(ctx)
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := within(ctx, 0, waitText(`#reason`, "open the whole address it printed"), waitText(`#conn`, "server unreachable")); err != nil {
+		t.Fatalf("stale secret: %v", err)
 	}
 }
