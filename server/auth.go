@@ -73,10 +73,10 @@ func (s *Server) unauthorizedText() string {
 
 // refuseUnauthorized answers 401 (an HTML page for the page's own address,
 // JSON for the rest) and logs the refusal without anything the request
-// carried but its method and path: the first of each path, then every
-// 100th.
+// carried but its method and route (loggedPath): the first of each, then
+// every 100th.
 func (s *Server) refuseUnauthorized(w http.ResponseWriter, r *http.Request) {
-	path := trim(r.URL.Path, 200)
+	path := loggedPath(r.URL.Path)
 	s.logMu.Lock()
 	key := "auth " + path
 	n := s.refused[key] + 1
@@ -143,4 +143,19 @@ func withoutToken(r *http.Request) string {
 		u += "?" + q.Encode()
 	}
 	return u
+}
+
+// routes are the paths the server answers; loggedPath logs only these.
+var routes = map[string]bool{"/": true, "/app.js": true, "/api/targets": true, "/api/log": true, "/api/send": true,
+	"/api/events": true, "/api/timeline": true, "/api/context": true, "/api/room/stream": true, "/api/ref": true}
+
+// loggedPath is what a log line says of a request's path: the path when it
+// is one of the server's routes, else "another path". A path is the
+// requester's text: pasted wrong, it could hold the secret, which is never
+// logged.
+func loggedPath(p string) string {
+	if routes[p] {
+		return p
+	}
+	return "another path"
 }

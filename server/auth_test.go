@@ -160,6 +160,12 @@ func TestSecretRequired(t *testing.T) {
 		t.Errorf("backend got %d sends, want the 4 with the secret", len(fb.sent))
 	}
 	fb.mu.Unlock()
+	// A secret pasted into the path, by mistake, is not logged either.
+	for _, p := range []string{"/" + tok, "/api/" + tok, "/" + bad} {
+		if code, _, _ := call(t, noRedirect, "GET", base+p, "", nil); code != http.StatusUnauthorized {
+			t.Errorf("GET %s: %d, want 401", p, code)
+		}
+	}
 	if logged := lg.String(); strings.Contains(logged, tok) || strings.Contains(logged, bad) || !strings.Contains(logged, "without the page's secret") {
 		t.Errorf("serve's log: %q; want the refusals, without any secret, right or wrong", logged)
 	}

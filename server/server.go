@@ -221,7 +221,7 @@ func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
 	s.logMu.Unlock()
 	if n == 1 || n%100 == 0 {
 		s.logf("refused %s %q for Host %q (%d so far from that name): only %s are served; a page on another name resolving to this machine (DNS rebinding) is refused",
-			r.Method, r.URL.Path, host, n, strings.Join(s.hosts, ", "))
+			r.Method, loggedPath(r.URL.Path), host, n, strings.Join(s.hosts, ", "))
 	}
 	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/ (the whole address relay-baton serve printed, with its secret)", host, s.port))
 }
@@ -246,7 +246,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.logMu.Unlock()
 		if n == 1 || n%100 == 0 { // a page cannot flood the log
-			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, r.URL.Path, origin, site, n)
+			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, loggedPath(r.URL.Path), origin, site, n)
 		}
 		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ (the whole address relay-baton serve printed, with its secret) and use the page served there")
 		return
