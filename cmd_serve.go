@@ -18,7 +18,7 @@ func (v roomView) Context(ctx context.Context) (any, error) { return v.Panel(ctx
 func runServe(inv *cli.Invocation) error {
 	fs := inv.Flags()
 	port := fs.Int("port", server.DefaultPort, "the port on 127.0.0.1 (0 picks a free one)")
-	open := fs.Bool("open", false, "open the page in the default browser (xdg-open; open on macOS)")
+	open := fs.Bool("open", false, "open the page, with its secret, in the default browser (xdg-open; open on macOS; through a file only you can read, never on a command line)")
 	// --path, as the room's commands call it (and as "not inside a git
 	// repository ... pass --path" says); --workspace, the lane commands'
 	// name, is kept as an alias.

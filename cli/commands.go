@@ -177,7 +177,7 @@ var Hook = &Command{
 }
 
 var Serve = &Command{
-	Entry: Entry{Name: "serve", Usage: "[--port N] [--open] [--path DIR]", Short: "Serve the room's second screen: timeline, context and chat, on localhost"},
+	Entry: Entry{Name: "serve", Usage: "[--port N] [--open] [--path DIR]", Short: "Serve the room's second screen (timeline, context, chat) on localhost, behind a per-start secret"},
 	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
 Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
 kind, with plan.md, handoff.md, review.md and saved prompts opened read-only), the
@@ -190,11 +190,21 @@ them can run at once without losing or duplicating a message.
 The page is read-only for agent runs: nothing on it starts an agent or answers a
 confirmation; approvals stay in the terminal.
 
+Each start makes a new secret and prints the page's address with it,
+http://127.0.0.1:PORT/?token=SECRET: open that whole address (--open does, through
+a file only you can read, so the secret is on no command line). The first load
+keeps the secret in a cookie (HttpOnly, SameSite=Strict) and drops it from the
+address. Every route, the page and every /api/ read, stream and post, answers 401
+without it, so other accounts on this machine, which reach 127.0.0.1 too, can
+neither read the chat nor send as you. Scripts pass it as
+'Authorization: Bearer SECRET' or ?token=SECRET. It is never logged.
+
 The server listens on 127.0.0.1 only (there is no host option), answers only
 its own page (every /api/ request from another site's page, reads and streams
-included, is refused 403), refuses non-JSON posts and bodies slower than 10 s,
-ships no secret in the page, and is not a daemon: it runs until Ctrl-C. Sessions become chat-capable once they start
-with the hooks installed ('relay-baton hook install').`,
+included, is refused 403, with the cookie or not), refuses non-JSON posts and
+bodies slower than 10 s, and is not a daemon: it runs until Ctrl-C; the next
+start has a new secret. Sessions become chat-capable once they start with the
+hooks installed ('relay-baton hook install').`,
 }
 
 var Selftest = &Command{

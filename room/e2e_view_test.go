@@ -76,17 +76,17 @@ func TestE2EServeContextOnRealRuns(t *testing.T) {
 		}
 	}
 	// relay-baton serve on that log: /api/context answers, and again.
-	url := serveURL(t, dir)
+	url, tok := serveURL(t, dir)
 	for i := range 2 {
 		var p panel.Facts
-		getJSON(t, url+"/api/context", &p)
+		getJSON(t, url+"/api/context?token="+tok, &p)
 		if p.Last == nil || p.Last.Agent != "codex" || p.Last.ExitCode != 1 || p.Active != "claude" {
 			t.Fatalf("request %d: /api/context %+v (last %+v)", i+1, p, p.Last)
 		}
 	}
 	// The live context: the page's event stream sends the same panel.
 	var p panel.Facts
-	if err := json.Unmarshal([]byte(streamEvent(t, url+"/api/room/stream", "context")), &p); err != nil || p.Last == nil || p.Last.ExitCode != 1 {
+	if err := json.Unmarshal([]byte(streamEvent(t, url+"/api/room/stream?token="+tok, "context")), &p); err != nil || p.Last == nil || p.Last.ExitCode != 1 {
 		t.Fatalf("the stream's context: %+v %v", p, err)
 	}
 }
@@ -158,11 +158,12 @@ type panelOrErr struct {
 	err error
 }
 
-var serveURLRE = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+var serveURLRE = regexp.MustCompile(`(http://127\.0\.0\.1:[0-9]+)/\?token=([A-Za-z0-9_-]+)`)
 
-// serveURL starts relay-baton serve --port 0 in dir and returns its URL;
-// the server is stopped when the test ends.
-func serveURL(t *testing.T, dir string) string {
+// serveURL starts relay-baton serve --port 0 in dir and returns its
+// address and the page's secret (from the address it printed); the server
+// is stopped when the test ends.
+func serveURL(t *testing.T, dir string) (string, string) {
 	t.Helper()
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, "serve", "--port", "0")
@@ -181,11 +182,11 @@ func serveURL(t *testing.T, dir string) string {
 		return s
 	})
 	go io.Copy(io.Discard, out)
-	u := serveURLRE.FindString(line)
-	if u == "" {
+	m := serveURLRE.FindStringSubmatch(line)
+	if m == nil {
 		t.Fatalf("serve printed %q", line)
 	}
-	return u
+	return m[1], m[2]
 }
 
 // getJSON GETs url and decodes its JSON answer; the client's timeout is a

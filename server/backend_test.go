@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build relay-baton: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	http.DefaultClient = &http.Client{Transport: withSecret{http.DefaultTransport}}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -72,9 +73,12 @@ func startWorkspaceServer(t *testing.T, ws string) (string, *Workspace) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := NewWorkspace(ctx, ws)
 	done := make(chan struct{})
-	go func() { Serve(ctx, ln, New(b, port)); close(done) }()
+	srv := New(b, port)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	register(t, base, srv.Token())
+	go func() { Serve(ctx, ln, srv); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; b.Wait() })
-	return "http://127.0.0.1:" + strconv.Itoa(port), b
+	return base, b
 }
 
 func TestWorkspaceBackendRoutes(t *testing.T) {

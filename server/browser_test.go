@@ -114,7 +114,7 @@ func panelScenario(t *testing.T, base, session, text string, sent func() bool, a
 	shot := filepath.Join(artifactDir(t), "panel-"+strings.ReplaceAll(t.Name(), "/", "_")+".png")
 	var png []byte
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(base+"/"),
+		chromedp.Navigate(pageURL(t, base)),
 		chromedp.WaitReady(`#target option[value="`+session+`"]`, chromedp.ByQuery),
 		chromedp.SetValue(`#target`, session, chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById("target").dispatchEvent(new Event("change"))`, nil),
@@ -163,10 +163,14 @@ func serveFake(t *testing.T) (fb *fakeBackend, base string, stop func()) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
-	go func() { Serve(ctx, ln, New(fb, port)); close(served) }()
+	srv := New(fb, port)
+	srv.SetLog(nil)
+	base = "http://127.0.0.1:" + strconv.Itoa(port)
+	register(t, base, srv.Token())
+	go func() { Serve(ctx, ln, srv); close(served) }()
 	stop = func() { cancel(); <-served }
 	t.Cleanup(stop)
-	return fb, "http://127.0.0.1:" + strconv.Itoa(port), stop
+	return fb, base, stop
 }
 
 func TestPanelInBrowserFakeBackend(t *testing.T) {
@@ -200,7 +204,7 @@ func TestPanelDraftAndUnreachable(t *testing.T) {
 	var draft string
 	var disabled bool
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(base+"/"),
+		chromedp.Navigate(pageURL(t, base)),
 		chromedp.WaitEnabled(`#text`, chromedp.ByQuery),
 		chromedp.SendKeys(`#text`, "half a thought", chromedp.ByQuery),
 		chromedp.Reload(),

@@ -72,6 +72,7 @@ func TestSlowBodyClosed(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	s := New(fb, port)
 	s.bodyTimeout = 200 * time.Millisecond
+	s.SetLog(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { Serve(ctx, ln, s); close(served) }()
@@ -83,7 +84,7 @@ func TestSlowBodyClosed(t *testing.T) {
 	}
 	defer c.Close()
 	host := "127.0.0.1:" + strconv.Itoa(port)
-	io.WriteString(c, "POST /api/send HTTP/1.1\r\nHost: "+host+"\r\nOrigin: http://"+host+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"session\":")
+	io.WriteString(c, "POST /api/send HTTP/1.1\r\nHost: "+host+"\r\nOrigin: http://"+host+"\r\nAuthorization: Bearer "+s.Token()+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"session\":")
 	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a hang guard only: the server closes long before
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err == nil {

@@ -340,9 +340,9 @@ func openRef(sessionDir, name string) (*os.File, error) {
 	return f, err
 }
 
-// ref serves a file named in an event's refs, as plain text (never HTML:
-// the page shows it with textContent, and nosniff keeps the browser from
-// guessing).
+// ref serves a file named in an event's refs, as plain text through
+// render.Inert (never HTML: the page shows it with textContent, and
+// nosniff keeps the browser from guessing).
 func (s *Server) ref(w http.ResponseWriter, r *http.Request) {
 	if !s.needRoom(w) {
 		return
@@ -366,8 +366,17 @@ func (s *Server) ref(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if len(b) > MaxRefBytes {
-		b = append(b[:MaxRefBytes], fmt.Sprintf("\n… (cut at %d bytes; the whole file is .ai-session/%s)\n", MaxRefBytes, name)...)
+	cut := len(b) > MaxRefBytes
+	if cut {
+		b = b[:MaxRefBytes]
+	}
+	// The one rule for output: the file is repository or model text, and a
+	// curl prints it on a terminal as the page shows it, so it leaves only
+	// through render.Inert (ESC, BEL, OSC 52, C1, bidi and zero-width
+	// characters in visible form).
+	b = render.AppendInert(nil, string(b))
+	if cut {
+		b = append(b, fmt.Sprintf("\n… (cut at %d bytes; the whole file is .ai-session/%s)\n", MaxRefBytes, render.InertLine(name))...)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

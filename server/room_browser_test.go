@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,12 +65,9 @@ func serveRepo(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatalf("serve printed nothing: %v", err)
 	}
-	m := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
-	if m == "" {
-		t.Fatalf("no address in %q", line)
-	}
+	base, _ := servedAt(t, line)
 	go func() { _, _ = bufio.NewReader(out).WriteTo(os.Stderr) }()
-	return m
+	return base
 }
 
 // ptyRoom starts `relay-baton chat` in dir on a pseudo-terminal.
@@ -159,7 +155,7 @@ func TestRoomPageInBrowser(t *testing.T) {
 	ctx := browser(t)
 
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(base+"/"),
+		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "logged before the page loaded"),
 		waitText(`#ctx-agent`, "claude"),
 		waitText(`#ctx-plan`, "old, gate: lacks"),
@@ -282,7 +278,7 @@ func TestRoomPagePagesBack(t *testing.T) {
 	var shown, after int
 	var first string
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(base+"/"),
+		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "event number 19999"),
 		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &shown),
 		chromedp.Evaluate(`document.getElementById("timeline").scrollTop = 0`, nil),
@@ -367,10 +363,10 @@ func BenchmarkRoomPageFirstRender(b *testing.B) {
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	_, full := servedAt(b, line)
 	ctx := browser(b)
 	for b.Loop() {
-		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), waitText(`#turns`, "event number 999999")); err != nil {
+		if err := chromedp.Run(ctx, chromedp.Navigate(full), waitText(`#turns`, "event number 999999")); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -392,9 +388,9 @@ func TestRoomPageDegrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	base, _ := servedAt(t, line)
 	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), waitText(`#turns`, "hello")); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base)), waitText(`#turns`, "hello")); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Process.Signal(os.Interrupt)

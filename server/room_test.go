@@ -67,11 +67,13 @@ func serveLoopback(tb testing.TB, r Room) string {
 	if r != nil {
 		s.SetRoom(r)
 	}
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	register(tb, base, s.Token())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { Serve(ctx, ln, s); close(done) }()
 	tb.Cleanup(func() { cancel(); <-done })
-	return "http://127.0.0.1:" + strconv.Itoa(port)
+	return base
 }
 
 func logN(t *testing.T, lg *events.Log, n int, role events.Role, text string) {
@@ -142,7 +144,7 @@ func TestRefServesOnlyRegularFilesInside(t *testing.T) {
 
 	get := func(name string) (int, string, string) {
 		t.Helper()
-		c := &http.Client{Timeout: 5 * time.Second} // a FIFO must not hang the request
+		c := &http.Client{Timeout: 5 * time.Second, Transport: http.DefaultClient.Transport} // a FIFO must not hang the request
 		r, err := c.Get(base + "/api/ref?name=" + name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

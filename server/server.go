@@ -13,7 +13,10 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,6 +108,13 @@ type Server struct {
 	mux       *http.ServeMux
 	hosts     []string // the Host values this server answers to
 	room      Room     // nil: chat only
+	// token is the page's secret, made per start (NewToken); tokenSum its
+	// SHA-256, what presented secrets are compared with (in constant time,
+	// whatever their length).
+	token    string
+	tokenSum [32]byte
+	redeem   sync.Once
+	redeemed chan struct{} // closed when a browser first brings the secret in the page's address
 
 	bodyTimeout time.Duration // how long a request body may take to arrive
 
@@ -129,15 +139,32 @@ const (
 // on the session's folders and transcript.
 const MaxSSEClients = 16
 
+// TokenBytes is the size of the page's secret before encoding.
+const TokenBytes = 32
+
+// NewToken returns a new secret for the page: TokenBytes from crypto/rand,
+// base64url without padding (43 characters, safe in a URL as is).
+func NewToken() string {
+	b := make([]byte, TokenBytes)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // New returns a server for backend b that will listen on 127.0.0.1:port
-// (the port is needed to check Origin headers).
+// (the port is needed to check Origin headers), with a new secret
+// (NewToken): every route answers 401 to a request that does not carry it
+// (see Token and URL).
 func New(b Backend, port int) *Server {
 	p := strconv.Itoa(port)
 	s := &Server{b: b, port: port, keepAlive: 15 * time.Second, mux: http.NewServeMux(), bodyTimeout: BodyTimeout,
 		hosts: []string{"127.0.0.1:" + p, "localhost:" + p, "[::1]:" + p},
 		logW:  os.Stderr, refused: map[string]int{}, sse: make(chan struct{}, MaxSSEClients)}
+	s.redeemed = make(chan struct{})
+	s.token = NewToken()
+	s.tokenSum = sha256.Sum256([]byte(s.token))
 	page, _ := fs.Sub(static, "static")
 	s.mux.Handle("GET /{$}", http.FileServerFS(page))
+	s.mux.Handle("GET /app.js", http.FileServerFS(page))
 	s.mux.HandleFunc("GET /api/targets", s.targets)
 	s.mux.HandleFunc("GET /api/log", s.log)
 	s.mux.HandleFunc("POST /api/send", s.send)
@@ -194,15 +221,16 @@ func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
 	s.logMu.Unlock()
 	if n == 1 || n%100 == 0 {
 		s.logf("refused %s %q for Host %q (%d so far from that name): only %s are served; a page on another name resolving to this machine (DNS rebinding) is refused",
-			r.Method, r.URL.Path, host, n, strings.Join(s.hosts, ", "))
+			r.Method, loggedPath(r.URL.Path), host, n, strings.Join(s.hosts, ", "))
 	}
-	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/", host, s.port))
+	fail(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server: open http://127.0.0.1:%d/ (the whole address relay-baton serve printed, with its secret)", host, s.port))
 }
 
 // ServeHTTP implements http.Handler. Every route first checks Host; every
 // /api/ route, reads and streams included, then checks Origin and
 // Sec-Fetch-Site (sameOrigin), so a page on another site can neither read
-// the conversation nor take the live streams' slots.
+// the conversation nor take the live streams' slots; then every route, the
+// page included, needs the page's secret (authorized; 401 without it).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostOK(r.Host) {
 		s.refuseHost(w, r)
@@ -218,14 +246,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.logMu.Unlock()
 		if n == 1 || n%100 == 0 { // a page cannot flood the log
-			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, r.URL.Path, origin, site, n)
+			s.logf("refused %s %q from Origin %q (Sec-Fetch-Site %q; %d so far): only this server's own page may use the API", r.Method, loggedPath(r.URL.Path), origin, site, n)
 		}
-		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ and use the page served there")
+		fail(w, http.StatusForbidden, "cross-origin request refused: open http://127.0.0.1:"+strconv.Itoa(s.port)+"/ (the whole address relay-baton serve printed, with its secret) and use the page served there")
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	ok, inQuery := s.authorized(r)
+	if !ok {
+		s.refuseUnauthorized(w, r)
+		return
+	}
+	if inQuery && r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// The page's address as serve printed it: the secret moves into a
+		// cookie and out of the address bar (sendOn).
+		s.setCookie(w)
+		s.redeem.Do(func() { close(s.redeemed) })
+		s.sendOn(w, withoutToken(r))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

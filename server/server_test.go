@@ -118,7 +118,10 @@ func newTest(t *testing.T) (*fakeBackend, *httptest.Server, string) {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	ts := httptest.NewUnstartedServer(New(fb, port))
+	srv := New(fb, port)
+	srv.SetLog(nil)
+	register(t, "http://127.0.0.1:"+strconv.Itoa(port), srv.Token())
+	ts := httptest.NewUnstartedServer(srv)
 	ts.Listener.Close()
 	ts.Listener = ln
 	ts.Start()
@@ -356,6 +359,7 @@ func TestHostRefused(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	srv := New(fb, port)
+	register(t, "http://127.0.0.1:"+strconv.Itoa(port), srv.Token())
 	var logBuf lockedLog
 	srv.SetLog(&logBuf)
 	ts := httptest.NewUnstartedServer(srv)

@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
-	"strconv"
 )
 
 // ServeOptions say what `relay-baton serve` serves.
@@ -19,8 +21,8 @@ type ServeOptions struct {
 	// the workspace; when it fails, the chat panel works without it. main
 	// passes room.View in: nothing here imports room.
 	Room func(workspace string) (Room, error)
-	Out  io.Writer // the page's address
-	Log  io.Writer // requests and notes
+	Out  io.Writer // the page's address, with its secret
+	Log  io.Writer // requests and notes (never the secret)
 }
 
 // ServeWorkspace serves the workspace's page on 127.0.0.1 until ctx ends,
@@ -31,21 +33,24 @@ func ServeWorkspace(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
-	fmt.Fprintf(o.Out, "relay-baton serve: %s  (workspace %s)\nCtrl-C stops it.\n", url, o.Workspace)
-	if o.Open {
-		name, args := browserOpener(runtime.GOOS)
-		if p, err := exec.LookPath(name); err == nil {
-			if cmd := exec.Command(p, append(args, url)...); cmd.Start() == nil {
-				go cmd.Wait() // reap it: serve runs long after the opener exits
-			}
-		} else {
-			fmt.Fprintf(o.Log, "relay-baton: --open: no %s here; open %s yourself\n", name, url)
-		}
-	}
 	b := NewWorkspace(ctx, o.Workspace)
 	srv := New(b, port)
 	srv.SetLog(o.Log)
+	fmt.Fprintf(o.Out, "relay-baton serve: %s  (workspace %s)\nCtrl-C stops it. The address carries this start's secret: anyone with it can read and send as you.\n", srv.URL(), o.Workspace)
+	if o.Open {
+		if done, err := openPage(srv); err != nil {
+			fmt.Fprintf(o.Log, "relay-baton: --open: %v; open the address above yourself\n", err)
+		} else {
+			defer done()
+			go func() {
+				select { // the browser has the cookie: the file is not needed any more
+				case <-srv.redeemed:
+				case <-ctx.Done():
+				}
+				done()
+			}()
+		}
+	}
 	if o.Room != nil {
 		if r, err := o.Room(o.Workspace); err == nil {
 			srv.SetRoom(r)
@@ -56,4 +61,39 @@ func ServeWorkspace(ctx context.Context, o ServeOptions) error {
 	err = Serve(ctx, ln, srv)
 	b.Wait()
 	return err
+}
+
+// openPage opens the page in the default browser without putting the
+// secret on a command line (any account can read another's command lines,
+// /proc/PID/cmdline): the opener gets the path of a file only this user can
+// read (0600 in a 0700 folder) that sends the browser on to the address
+// with the secret. done removes the file (after the browser brought the
+// secret, or when serve ends).
+func openPage(srv *Server) (done func(), err error) {
+	name, args := browserOpener(runtime.GOOS)
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("no %s here", name)
+	}
+	dir, err := os.MkdirTemp("", "relay-baton-open-")
+	if err != nil {
+		return nil, err
+	}
+	remove := func() { os.RemoveAll(dir) }
+	file := filepath.Join(dir, "open.html")
+	u := html.EscapeString(srv.URL())
+	page := `<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+		`<meta http-equiv="refresh" content="0;url=` + u + `"><title>relay-baton</title></head>` +
+		`<body><a href="` + u + `">Open the relay-baton page</a></body></html>` + "\n"
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		remove()
+		return nil, err
+	}
+	cmd := exec.Command(p, append(args, file)...)
+	if err := cmd.Start(); err != nil {
+		remove()
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	go cmd.Wait() // reap it: serve runs long after the opener exits
+	return remove, nil
 }

@@ -1,0 +1,378 @@
+"use strict";
+// The page of relay-baton serve. Every text that came from a model, a tool,
+// a transcript, a repository or a chat message is shown with textContent,
+// through visible(): no markup, and nothing that changes how text reads.
+const $ = (id) => document.getElementById(id);
+
+// visible is render.Inert (events/render/inert.go) for the page: C0 controls
+// but newline and tab, and DEL, in caret notation (ESC is ^[, BEL ^G, CR ^M,
+// DEL ^?); C1 controls as \u009b; bidi controls (U+061C, U+200E, U+200F,
+// U+202A-U+202E, U+2066-U+2069) and zero-width characters (U+200B-U+200D,
+// U+2060, U+FEFF) as <U+202E>. A right-to-left override in a message is
+// shown where it is, and overrides nothing. The server already sends most
+// text through Inert; this holds for every string, whatever route it came
+// by, and leaves Inert's output as it is.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+function visible(s) {
+  if (s == null) return "";
+  return String(s).replace(HIDDEN, (c) => {
+    const n = c.charCodeAt(0);
+    if (n < 0x20 || n === 0x7f) return "^" + String.fromCharCode(n ^ 0x40);
+    if (n <= 0x9f) return "\\u00" + n.toString(16).padStart(2, "0");
+    return "<U+" + n.toString(16).toUpperCase().padStart(4, "0") + ">";
+  });
+}
+// show sets an element's text, visibly.
+function show(el, s) { el.textContent = visible(s); }
+
+// noSecret is what the page says when the server refuses it 401: the
+// secret in its cookie is not this server's (serve was restarted).
+const noSecret = "This page does not have the secret of the running relay-baton serve (it makes a new one each start): open the whole address it printed.";
+const state = { target: "", targets: [], es: null, reachable: false, seen: new Set() };
+
+function draftKey() { return "relay-baton.draft." + (state.target || "none"); }
+function saveDraft() { try { sessionStorage.setItem(draftKey(), $("text").value); } catch (e) {} }
+function loadDraft() { try { $("text").value = sessionStorage.getItem(draftKey()) || ""; } catch (e) {} }
+
+function age(ms) {
+  if (ms == null || ms < 0) return "";
+  const s = Math.round(ms / 1000);
+  if (s < 1) return "<1s";
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m" + (s % 60 ? " " + (s % 60) + "s" : "");
+  return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+}
+function hhmmss(iso) {
+  const d = iso ? new Date(iso) : new Date();
+  return isNaN(d) || d.getFullYear() < 2000 ? "" : d.toLocaleTimeString([], { hour12: false });
+}
+
+function setReachable(ok, why) {
+  state.reachable = ok;
+  $("conn").className = ok ? "ok" : "down";
+  $("conn").textContent = ok ? "server connected" : "server unreachable";
+  updateComposer(why);
+}
+function updateComposer(why) {
+  const t = state.targets.find((x) => x.id === state.target);
+  let reason = "";
+  if (!state.reachable) reason = why || "The relay-baton server is not reachable: start it with `relay-baton serve`.";
+  else if (!t) reason = "No session selected. Start Claude Code with the relay-baton hooks installed (`relay-baton hook install`).";
+  else if (!t.chatCapable) reason = "This session is not chat-capable: it started before `relay-baton hook install`.";
+  $("text").disabled = $("send").disabled = !!reason;
+  show($("reason"), reason);
+}
+
+function addMsg(role, text, meta, id) {
+  if (id && state.seen.has(role + ":" + id)) return null;
+  if (id) state.seen.add(role + ":" + id);
+  const div = document.createElement("div");
+  div.className = "msg " + role;
+  const who = document.createElement("div");
+  who.className = "who";
+  who.textContent = role === "user" ? "you" : role === "agent" ? "session" : "relay-baton";
+  const m = document.createElement("span");
+  m.className = "meta";
+  show(m, meta || "");
+  who.appendChild(m);
+  const body = document.createElement("div");
+  body.className = "body";
+  show(body, text);
+  div.append(who, body);
+  const log = $("log");
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  log.appendChild(div);
+  if (atBottom) log.scrollTop = log.scrollHeight;
+  return div;
+}
+function addTool(text) {
+  const div = document.createElement("div");
+  div.className = "tool";
+  show(div, text.startsWith("✓ ") ? text : "▸ " + text);
+  $("log").appendChild(div);
+  $("log").scrollTop = $("log").scrollHeight;
+}
+let currentReply = null;
+function setActivity(text, busy) {
+  const a = $("activity");
+  a.className = busy ? "pulse" : "idle";
+  show(a, text);
+}
+
+function renderData() {
+  const t = state.targets.find((x) => x.id === state.target);
+  if (!t) { $("capable").textContent = "no target"; $("queue").textContent = ""; $("last").textContent = ""; return; }
+  show($("capable"), t.chatCapable ? (t.state ? t.state : "chat-capable") : "not chat-capable");
+  $("queue").textContent = t.queueDepth ? `${t.queueDepth} queued · oldest ${age(t.oldestAgeMs || 0)}` : "queue empty";
+  $("last").textContent = t.lastActivity ? "last activity " + hhmmss(t.lastActivity) : "";
+}
+
+async function refreshTargets() {
+  try {
+    const r = await fetch("/api/targets", { cache: "no-store" });
+    if (r.status === 401) { state.targets = []; setReachable(false, noSecret); return; }
+    if (!r.ok) throw new Error("HTTP " + r.status);
+    const body = await r.json();
+    state.targets = body.targets || [];
+    const sel = $("target");
+    const keep = state.target;
+    sel.textContent = "";
+    for (const t of state.targets) {
+      const o = document.createElement("option");
+      o.value = t.id;
+      show(o, (t.lead ? "★ lead · " : "") + t.id.slice(0, 8) + (t.cwd ? " · " + t.cwd : ""));
+      sel.appendChild(o);
+    }
+    if (!state.target || !state.targets.some((t) => t.id === state.target)) {
+      const saved = (() => { try { return sessionStorage.getItem("relay-baton.target"); } catch (e) { return null; } })();
+      const pick = state.targets.find((t) => t.id === saved) || state.targets[0];
+      state.target = pick ? pick.id : "";
+    }
+    sel.value = state.target;
+    setReachable(true);
+    renderData();
+    if (state.target !== keep) switchTarget();
+  } catch (e) {
+    setReachable(false);
+  }
+}
+
+async function loadLog() {
+  $("log").textContent = "";
+  state.seen.clear();
+  if (!state.target) return;
+  try {
+    const r = await fetch("/api/log?session=" + encodeURIComponent(state.target), { cache: "no-store" });
+    if (!r.ok) return;
+    const body = await r.json();
+    for (const e of body.entries || []) addMsg(e.role === "user" ? "user" : "agent", e.text, hhmmss(e.at), e.id);
+  } catch (e) {}
+}
+
+function connectEvents() {
+  if (state.es) state.es.close();
+  state.es = null;
+  if (!state.target) return;
+  const es = new EventSource("/api/events?session=" + encodeURIComponent(state.target));
+  state.es = es;
+  es.onopen = () => setReachable(true);
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED) setReachable(false, "Lost the event stream; reload when the server is back."); };
+  const on = (name, fn) => es.addEventListener(name, (ev) => { let d = {}; try { d = JSON.parse(ev.data); } catch (e) {} fn(d); });
+  on("queued", (d) => { if (d.depth > 0) setActivity(`queued (${d.ahead || 0} ahead)`, true); refreshTargets(); });
+  on("delivered", (d) => {
+    const line = `delivered via ${d.lane || "?"} at ${hhmmss(d.at)}`;
+    addTool("✓ " + line);
+    setActivity(line, true);
+    currentReply = null;
+    refreshTargets();
+  });
+  on("thinking", () => setActivity("thinking", true));
+  on("activity", (d) => { addTool((d.tool || "tool") + (d.detail ? " — " + d.detail : "")); setActivity("working: " + (d.tool || ""), true); });
+  on("text", (d) => {
+    if (!currentReply) currentReply = addMsg("agent", "", hhmmss(d.at));
+    if (currentReply) currentReply.querySelector(".body").textContent += (currentReply.querySelector(".body").textContent ? "\n\n" : "") + visible(d.text || "");
+    $("log").scrollTop = $("log").scrollHeight;
+  });
+  on("end_turn", () => { setActivity("end of turn", false); currentReply = null; });
+  on("notice", (d) => addMsg("notice", d.text || "", hhmmss(d.at)));
+}
+
+function switchTarget() {
+  try { sessionStorage.setItem("relay-baton.target", state.target); } catch (e) {}
+  loadDraft();
+  renderData();
+  updateComposer();
+  loadLog();
+  connectEvents();
+}
+
+async function send() {
+  const text = $("text").value;
+  if (!text.trim() || $("send").disabled) return;
+  $("send").disabled = true;
+  try {
+    const r = await fetch("/api/send", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ session: state.target, text }),
+    });
+    const body = await r.json().catch(() => ({}));
+    if (r.status === 401) { show($("reason"), noSecret); return; }
+    if (!r.ok) { show($("reason"), body.error || ("send failed: HTTP " + r.status)); return; }
+    addMsg("user", text, hhmmss(body.createdAt), body.id);
+    $("text").value = "";
+    saveDraft();
+    setActivity(`queued (${body.ahead || 0} ahead)`, true);
+    refreshTargets();
+  } catch (e) {
+    setReachable(false, "Could not reach the server to send; your draft is kept.");
+  } finally {
+    updateComposer();
+  }
+}
+
+$("target").addEventListener("change", () => { if ($("target").value === state.target) return; state.target = $("target").value; switchTarget(); });
+$("text").addEventListener("input", saveDraft);
+$("text").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); send(); } });
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+
+// ---- the Agent Room: timeline and context (read-only) ----
+const ROLES = ["user", "claude", "codex", "orchestrator", "relay-baton"];
+const KINDS = ["message", "command", "prompt_preview", "agent_run", "plan", "execute", "review", "diagnose",
+  "handoff", "status", "budget", "audit", "chat_sent", "chat_delivered", "chat_reply", "changes"];
+const room = { events: [], before: -1, more: false, end: 0, es: null, loading: false, enabled: true };
+for (const r of ROLES) { const o = document.createElement("option"); o.value = o.textContent = r; $("f-role").appendChild(o); }
+for (const k of KINDS) { const o = document.createElement("option"); o.value = o.textContent = k; $("f-kind").appendChild(o); }
+
+function dur(ns) { return ns == null ? "" : age(ns / 1e6); }
+function filterQuery() {
+  const p = new URLSearchParams();
+  if ($("f-role").value) p.set("role", $("f-role").value);
+  if ($("f-kind").value) p.set("kind", $("f-kind").value);
+  return p;
+}
+function keeps(e) {
+  return (!$("f-role").value || e.role === $("f-role").value) && (!$("f-kind").value || e.kind === $("f-kind").value);
+}
+// A turn starts with what the user did: a command or a message (not the
+// confirmation that answers a preview).
+function startsTurn(e) {
+  return e.role === "user" && (e.kind === "command" || e.kind === "message") && !(e.meta && "confirmed" in e.meta);
+}
+function evNode(e) {
+  const d = document.createElement("div");
+  d.className = "ev r-" + (ROLES.includes(e.role) ? e.role : "other");
+  const h = document.createElement("div");
+  h.className = "h";
+  const who = document.createElement("span");
+  who.className = "who";
+  const agent = e.meta && typeof e.meta.agent === "string" && e.meta.agent !== e.role ? "/" + e.meta.agent : "";
+  show(who, e.role + agent);
+  const kind = document.createElement("span");
+  show(kind, e.kind + " · " + hhmmss(e.ts));
+  h.append(who, kind);
+  for (const [key, val] of Object.entries(e.refs || {})) {
+    if (typeof val !== "string" || val.startsWith(".claude/")) continue; // chat files move; not a document
+    if (val.startsWith("/")) continue; // a session's transcript, outside .ai-session: /api/ref refuses it
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "ref"; show(b, key + ": " + val);
+    b.addEventListener("click", () => openRef(val));
+    h.appendChild(b);
+  }
+  const t = document.createElement("div");
+  t.className = "t";
+  show(t, e.text || "");
+  if ((e.text || "").split("\n").length > 6 || (e.text || "").length > 600) {
+    d.classList.add("clip");
+    t.title = "click to expand";
+    t.addEventListener("click", () => d.classList.toggle("clip"));
+  }
+  d.append(h, t);
+  return d;
+}
+function renderTimeline() {
+  const box = $("turns");
+  box.textContent = "";
+  let turn = null;
+  for (const e of room.events) {
+    if (!turn || startsTurn(e)) { turn = document.createElement("div"); turn.className = "turn"; box.appendChild(turn); }
+    turn.appendChild(evNode(e));
+  }
+  $("more").hidden = !room.more;
+  $("tl-status").textContent = room.events.length ? room.events.length + " events shown" + (room.more ? " (scroll up for earlier)" : "") : "no events yet";
+}
+function appendLive(e) {
+  if (!keeps(e)) return;
+  room.events.push(e);
+  const tl = $("timeline");
+  const atBottom = tl.scrollHeight - tl.scrollTop - tl.clientHeight < 40;
+  const box = $("turns");
+  let turn = box.lastElementChild;
+  if (!turn || startsTurn(e)) { turn = document.createElement("div"); turn.className = "turn"; box.appendChild(turn); }
+  turn.appendChild(evNode(e));
+  $("tl-status").textContent = room.events.length + " events shown" + (room.more ? " (scroll up for earlier)" : "");
+  if (atBottom) tl.scrollTop = tl.scrollHeight;
+}
+async function loadPage(first) {
+  if (room.loading || (!first && !room.more)) return;
+  room.loading = true;
+  try {
+    const p = filterQuery();
+    if (!first) p.set("before", room.before);
+    const r = await fetch("/api/timeline?" + p, { cache: "no-store" });
+    if (r.status === 401) { $("tl-status").textContent = noSecret; return; }
+    if (r.status === 404) { room.enabled = false; $("tl-status").textContent = "no Agent Room here (serve from inside a git repository)"; return; }
+    if (!r.ok) throw new Error("HTTP " + r.status);
+    const pg = await r.json();
+    const evs = (pg.events || []).map((x) => x.event);
+    const tl = $("timeline");
+    const oldH = tl.scrollHeight;
+    room.events = first ? evs : evs.concat(room.events);
+    room.before = pg.before; room.more = pg.more;
+    if (first) room.end = pg.end;
+    renderTimeline();
+    if (first) tl.scrollTop = tl.scrollHeight; else tl.scrollTop += tl.scrollHeight - oldH;
+    if (first) connectRoom();
+  } catch (e) {
+    $("tl-status").textContent = "timeline not reachable: is `relay-baton serve` running?";
+  } finally {
+    room.loading = false;
+  }
+}
+function renderContext(c) {
+  show($("ctx-agent"), (c.activeAgent || "?") + (c.mode === "orchestrator" ? " (orchestrator lane)" : " (agent room)"));
+  const plan = $("ctx-plan");
+  if (!c.plan) { plan.textContent = "none"; plan.className = "warn"; }
+  else {
+    const miss = c.planMissingSections || [];
+    show(plan, dur(c.planAgeNs || 0) + " old, gate: " + (miss.length ? "lacks " + miss.join(", ") : "ok"));
+    plan.className = miss.length ? "warn" : "ok";
+  }
+  const b = $("ctx-budget");
+  show(b, (c.budgetRatio || 0).toFixed(2) + " " + (c.diet || "") + " (stops at 0.95)");
+  b.className = c.budgetRatio >= 0.95 ? "bad" : c.budgetRatio >= 0.75 ? "warn" : "ok";
+  $("ctx-changed").textContent = c.changedFiles < 0 ? "unknown" : c.changedFiles + (c.changedFiles === 1 ? " file" : " files");
+  const l = c.lastRun;
+  $("ctx-last").textContent = l ? visible( `${l.agent} /${l.command} ${l.cancelled ? "cancelled" : "exit " + l.exitCode} ${dur(l.durationNs)}, ${dur(c.lastRunAgoNs || 0)} ago`) : "none";
+  $("ctx-orch").textContent = c.target ? visible(c.target.slice(0, 8)) + " · " + (c.queueDepth ? c.queueDepth + " queued, oldest " + dur(c.queueOldestNs) : "queue empty") : "none";
+  const h = $("ctx").offsetHeight;
+  if (h) document.documentElement.style.setProperty("--ctxh", h + "px");
+}
+function connectRoom() {
+  if (room.es) room.es.close();
+  const es = new EventSource("/api/room/stream?from=" + room.end);
+  room.es = es;
+  es.addEventListener("timeline", (ev) => { try { appendLive(JSON.parse(ev.data).event); } catch (e) {} });
+  es.addEventListener("context", (ev) => { try { renderContext(JSON.parse(ev.data)); } catch (e) {} });
+  es.onopen = () => {
+    // After an interruption the stream would start again from the old end:
+    // reload the newest page instead, so nothing is shown twice or missed.
+    if (room.broken) { room.broken = false; es.close(); loadPage(true); }
+  };
+  es.onerror = () => {
+    room.broken = true;
+    $("tl-status").textContent = es.readyState === EventSource.CLOSED
+      ? "timeline not reachable: the server is gone; reload when it is back"
+      : "timeline not reachable: reconnecting to relay-baton serve…";
+  };
+}
+async function openRef(name) {
+  show($("refname"), ".ai-session/" + name);
+  $("reftext").textContent = "loading…";
+  $("refview").classList.add("open");
+  try {
+    const r = await fetch("/api/ref?name=" + encodeURIComponent(name), { cache: "no-store" });
+    const text = await r.text();
+    if (r.status === 401) { show($("reftext"), noSecret); return; }
+    if (!r.ok) { let m = text; try { m = JSON.parse(text).error; } catch (e) {} show($("reftext"), m); return; }
+    show($("reftext"), text);
+  } catch (e) { $("reftext").textContent = "not reachable"; }
+}
+$("refclose").addEventListener("click", () => $("refview").classList.remove("open"));
+$("more").addEventListener("click", () => loadPage(false));
+$("timeline").addEventListener("scroll", () => { if ($("timeline").scrollTop < 60) loadPage(false); });
+for (const id of ["f-role", "f-kind"]) $(id).addEventListener("change", () => { room.more = false; loadPage(true); });
+loadPage(true);
+
+refreshTargets();
+setInterval(refreshTargets, 5000); // soft refresh of the data region only; the composer is never touched
