@@ -396,11 +396,7 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 // previewChat prints what would be queued, shortly (previewChatText),
 // and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
-	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
-	if _, err := s.SocketLane(); err == nil {
-		m.Lane = conversation.LaneSocket // framed for the lane that will deliver it
-	}
-	framed := s.Frame(m)
+	framed := chatPreviewFrame(text)
 	n := len([]rune(framed))
 	e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, false))
 	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
@@ -416,10 +412,17 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
 }
 
+// chatPreviewFrame is the text a chat preview shows: the frame every lane
+// delivers, with the id and the time the queue assigns as placeholders
+// (prompts.FillFrame fills them: the result is the text sent).
+func chatPreviewFrame(text string) string {
+	return conversation.Frame(conversation.Message{From: ChatFrom, Text: text})
+}
+
 // previewChatText is what a chat preview shows: the session, its inbox
 // and state, and the framed text (its first lines, or all of it).
 func (e *Engine) previewChatText(s *conversation.Session, text, note string, all bool) string {
-	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	framed := chatPreviewFrame(text)
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
 	if note != "" {
@@ -427,7 +430,7 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text (<id> is assigned when queued)", framed, text, len([]rune(framed)), all)
+	promptLines(&b, "framed text, the same by every lane (<id> and <time> are filled in when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
