@@ -150,7 +150,9 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	}
 	info, ok := s.Socket()
 	if !ok {
-		return SocketInfo{}, ErrNoSocket
+		// No hook recorded one: the socket of the process Claude Code's
+		// registry names for the session, if it lists it.
+		return s.registrySocket()
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:

@@ -443,7 +443,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if s.ProcessEnded(procfacts.System) {
 		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
 	}
-	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
+	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {
