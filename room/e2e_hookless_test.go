@@ -1,0 +1,130 @@
+//go:build unix
+
+package room
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/workspace"
+)
+
+// hooklessRun runs the built relay-baton in dir as relayRun does, with
+// RELAY_BATON_CLAUDE pointing at the pinned claude (whose `agents --json`
+// lists the sessions); it returns the output whatever the exit code.
+func hooklessRun(t testing.TB, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	bin, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), max(2*time.Minute, ptyGuard)) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	home, _ := agenttest.EnvValue(env, "HOME")
+	claude, _ := agenttest.EnvValue(env, agents.ClaudeBinEnv)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NO_COLOR=1", "HOME=" + home, agents.ClaudeBinEnv + "=" + claude}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestE2EHooklessTUI: the real interactive Claude Code in tmux with NO
+// relay-baton hook installed. Claude Code's registry makes it a target;
+// `send --follow` reaches it through its messaging socket and gets its
+// answer; the model's request carries the frame the preview shows, byte
+// for byte; the room chats with it (/agent orchestrator); a permission
+// prompt shows as waiting for its user; an ended session disappears.
+func TestE2EHooklessTUI(t *testing.T) {
+	const (
+		idleQ, idleA = "HOOKLESS-Q1: anything left?", "HOOKLESS-A1: nothing is left."
+		roomQ, roomA = "HOOKLESS-ROOM-Q2: status from the room?", "HOOKLESS-ROOM-A2: the room's answer."
+		permQ        = "HOOKLESS-PERM: write the file"
+	)
+	a := agenttest.NewAnthropic(t)
+	a.WhenTail("HOOKLESS-Q1", agenttest.Reply(agenttest.Text(idleA)))
+	a.WhenTail("HOOKLESS-ROOM-Q2", agenttest.Reply(agenttest.Text(roomA)))
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	a.When("HOOKLESS-PERM", agenttest.Reply(agenttest.ToolUse("Write", map[string]any{"file_path": filepath.Join(dir, "perm.txt"), "content": "x\n"})))
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	u := startTUI(t, dir, env)
+
+	// A target with no hook: listed by Claude Code, reached by its socket.
+	var out string
+	eventually(t, time.Minute, "the hookless session in targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return strings.Contains(out, "idle, socket: at once")
+	})
+	if _, err := os.Stat(filepath.Join(dir, workspace.ChatDir)); err == nil {
+		t.Fatalf("a chat folder exists before any send (hooks?)")
+	}
+	if strings.Contains(out, "hook install") {
+		t.Fatalf("targets asks for hooks:\n%s", out)
+	}
+	t.Logf("targets:\n%s", out)
+
+	sent := time.Now()
+	out, err := hooklessRun(t, dir, env, "send", "--lead", "--follow", idleQ)
+	if err != nil {
+		t.Fatalf("send --follow: %v\n%s", err, out)
+	}
+	id := sentID(t, out)
+	for _, want := range []string{"delivered via socket at ", idleA, "✓ end of turn"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("send --follow to the hookless session lacks %q:\n%s", want, out)
+		}
+	}
+	req, ok := requestWith(a, "chat message "+id+" ")
+	if !ok {
+		t.Fatal("the message never reached the model")
+	}
+	s := chatSession(t, dir)
+	st, err := s.State(id)
+	if err != nil || st.Delivered == nil {
+		t.Fatalf("state %+v %v", st, err)
+	}
+	// The frame the preview shows, filled, is what the model received.
+	frame := prompts.FillFrame(conversation.Frame(conversation.Message{From: st.Delivered.From, Text: idleQ}), id, st.Delivered.CreatedAt)
+	tail := agenttest.TailText(req)
+	if !strings.Contains(tail, frame) {
+		t.Fatalf("the model's request does not carry the previewed frame.\nframe:\n%s\nrequest:\n%s", frame, tail)
+	}
+	t.Logf("idle, hookless: send → the model's request %s; frame %d chars; the request's text around it (Claude Code's own):\n%s", req.At.Sub(sent).Round(time.Millisecond), len(frame), tail)
+	if strings.Contains(tail, "typed by your user") && !strings.Contains(tail, "not typed by your user") {
+		t.Fatalf("the request says typed by your user:\n%s", tail)
+	}
+	u.waitScreen(t, 10*time.Second, idleA)
+
+	// The room chats with it.
+	home, _ := agenttest.EnvValue(env, "HOME")
+	p := startBinary(t, dir, "NO_COLOR=1", "HOME="+home, agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	sendFromRoom(t, p, s.ID, roomQ, "idle; delivers: socket, at once")
+	p.untilWithin(t, "delivered via socket at ", 60*time.Second)
+	p.untilWithin(t, "[orchestrator] "+roomA, 60*time.Second)
+	p.untilWithin(t, "orchestrator: ✓ end of turn", 60*time.Second)
+	p.until(t, "orchestrator› ")
+	p.send(t, "\x04")
+	p.wait(t)
+
+	// A permission prompt: waiting for its user.
+	u.typeLine(t, permQ)
+	eventually(t, time.Minute, "the permission prompt in targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return strings.Contains(out, "waiting for its user (permission prompt)")
+	})
+	u.run(t, "send-keys", "-t", "tui", "Escape")
+
+	// Ended: the TUI exits; the session is no target any more.
+	u.run(t, "kill-server")
+	eventually(t, time.Minute, "the ended session gone from targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return !strings.Contains(out, s.ID)
+	})
+	t.Logf("after the end:\n%s", out)
+}
