@@ -156,7 +156,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SocketErr == nil || !errors.Is(r.SocketErr, ErrSocketRefused) {
+			if r.SocketErr == nil || !errors.Is(r.SocketErr, ErrSocketRefused) && !errors.Is(r.SocketErr, ErrPeer) {
 				t.Fatalf("SocketErr = %v, want a refused socket", r.SocketErr)
 			}
 			if strings.Contains(r.SocketErr.Error(), testToken) {

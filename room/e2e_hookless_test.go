@@ -4,6 +4,7 @@ package room
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,4 +128,58 @@ func TestE2EHooklessTUI(t *testing.T) {
 		return !strings.Contains(out, s.ID)
 	})
 	t.Logf("after the end:\n%s", out)
+}
+
+// TestE2EHooklessWithHooks: with relay-baton's hooks installed as well,
+// the session Claude Code lists and the one its hooks registered are one
+// row, and each message reaches the model once.
+func TestE2EHooklessWithHooks(t *testing.T) {
+	const (
+		q1, a1 = "BOTH-Q1: first?", "BOTH-A1: the first answer."
+		q2, a2 = "BOTH-Q2: second?", "BOTH-A2: the second answer."
+	)
+	a := agenttest.NewAnthropic(t)
+	a.WhenTail("BOTH-Q1", agenttest.Reply(agenttest.Text(a1)))
+	a.WhenTail("BOTH-Q2", agenttest.Reply(agenttest.Text(a2)))
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	installHooks(t, dir)
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	startTUI(t, dir, env)
+	s := chatSession(t, dir)
+	var out string
+	var ts []conversation.Target
+	eventually(t, time.Minute, "the session in targets, listed and hooked", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets", "--json")
+		ts = nil
+		return json.Unmarshal([]byte(out), &ts) == nil && len(ts) > 0 && ts[0].Listed && ts[0].Socket
+	})
+	if len(ts) != 1 || ts[0].SessionID != s.ID {
+		t.Fatalf("targets for session %s:\n%s", s.ID, out)
+	}
+	for _, qa := range [][2]string{{q1, a1}, {q2, a2}} {
+		out, err := hooklessRun(t, dir, env, "send", "--lead", "--follow", qa[0])
+		if err != nil || !strings.Contains(out, qa[1]) || !strings.Contains(out, "✓ end of turn") {
+			t.Fatalf("send --follow %q: %v\n%s", qa[0], err, out)
+		}
+		id := sentID(t, out)
+		// Once: one request first carries it (every later request of the
+		// conversation repeats the history).
+		first := -1
+		for i, r := range a.Agent() {
+			if strings.Contains(agenttest.LastUserText(r), "chat message "+id+" ") {
+				if first >= 0 {
+					t.Fatalf("message %s reached the model in requests %d and %d", id, first, i)
+				}
+				first = i
+			}
+		}
+		if first < 0 {
+			t.Fatalf("message %s never reached the model as a new turn", id)
+		}
+		tr := conversation.LocateTranscript(s)
+		b, _ := os.ReadFile(tr)
+		if n := strings.Count(string(b), `"content":"Another Claude session sent a message:\n[relay-baton chat message `+id+" "); n > 1 {
+			t.Fatalf("message %s delivered %d times (transcript)", id, n)
+		}
+	}
 }
