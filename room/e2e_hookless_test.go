@@ -5,9 +5,11 @@ package room
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,13 @@ func TestE2EHooklessTUI(t *testing.T) {
 		t.Fatalf("targets asks for hooks:\n%s", out)
 	}
 	t.Logf("targets:\n%s", out)
+	// doctor says which lanes reach it, and why not the others.
+	out, _ = hooklessRun(t, dir, env, "doctor")
+	for _, want := range []string{"socket (Claude Code lists it; its listener is checked at each post)", "no Stop hook or rewake: it started without relay-baton's hooks"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("doctor lacks %q:\n%s", want, out)
+		}
+	}
 
 	sent := time.Now()
 	out, err := hooklessRun(t, dir, env, "send", "--lead", "--follow", idleQ)
@@ -182,4 +191,68 @@ func TestE2EHooklessWithHooks(t *testing.T) {
 			t.Fatalf("message %s delivered %d times (transcript)", id, n)
 		}
 	}
+}
+
+// BenchmarkHooklessIdleDelivery is BenchmarkSocketIdleDelivery with no
+// relay-baton hook installed: each send finds the session in Claude Code's
+// list (`claude agents --json`, cached 3 s) and posts to its socket after
+// the peer check. It reports p50 and p95 of send → the model's request
+// (go test ./room -run '^$' -bench 'HooklessIdle|SocketIdle' -benchtime 30x).
+func BenchmarkHooklessIdleDelivery(b *testing.B) {
+	a := agenttest.NewAnthropic(b)
+	for i := range b.N {
+		a.WhenTail(fmt.Sprintf("BENCH-HL-%d:", i), agenttest.Reply(agenttest.Text(fmt.Sprintf("BENCH-HL-ANSWER-%d", i))))
+	}
+	dir := agenttest.GitRepo(b, map[string]string{"README.md": "demo\n"})
+	bin := agenttest.ClaudeBin(b)
+	env := append(messagingEnv(b, a), agents.ClaudeBinEnv+"="+bin)
+	startTUI(b, dir, env)
+	home, _ := agenttest.EnvValue(env, "HOME")
+	b.Setenv("HOME", home) // Claude Code's list and transcripts are the TUI's
+	b.Setenv("CLAUDE_CONFIG_DIR", "")
+	b.Setenv(agents.ClaudeBinEnv, bin)
+	var sid string
+	eventually(b, time.Minute, "the session in Claude Code's list", func() bool {
+		conversation.ForgetRegistry()
+		ts, _ := conversation.ListTargets(dir)
+		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
+			sid = ts[0].SessionID
+		}
+		return sid != ""
+	})
+	s, _ := conversation.OpenSession(dir, sid)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i > 0 {
+			eventually(b, time.Minute, "the TUI idle", func() bool {
+				l, ok, _ := conversation.RegistrySession(context.Background(), sid)
+				return ok && l.Status == conversation.StatusIdle
+			})
+		}
+		conversation.ForgetRegistry() // every send pays the list, as a new `send` does
+		start := time.Now()
+		r, err := conversation.Send(dir, sid, "bench", fmt.Sprintf("BENCH-HL-%d: ping", i))
+		if err != nil || r.SocketErr != nil {
+			b.Fatal(err, r.SocketErr)
+		}
+		var req agenttest.Recorded
+		eventually(b, time.Minute, "the message's request", func() bool {
+			var ok bool
+			req, ok = requestWith(a, "chat message "+r.Message.ID+" ")
+			return ok
+		})
+		lat = append(lat, req.At.Sub(start))
+		eventually(b, time.Minute, "the answer in the transcript", func() bool {
+			tr := conversation.LocateTranscript(s)
+			data, _ := os.ReadFile(tr)
+			return strings.Contains(string(data), fmt.Sprintf("BENCH-HL-ANSWER-%d", i))
+		})
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	b.ReportMetric(float64(p(0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p(0.95).Microseconds())/1000, "p95-ms")
+	b.Logf("idle hookless delivery, send → model request, n=%d: p50 %s, p95 %s, max %s", len(lat), p(0.5).Round(time.Millisecond), p(0.95).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 }
