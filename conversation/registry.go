@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/subprocess"
 )
@@ -306,4 +309,37 @@ func waitTranscript(ctx context.Context, s *Session, d, poll time.Duration) stri
 func (s *Session) Listed() bool {
 	_, ok := listedIn(s.Workspace)[s.ID]
 	return ok
+}
+
+// WriteEverywhere is `targets --everywhere`: every session Claude Code's
+// list names, whatever its folder (the cwd, state and pid), with the
+// command that reaches one (send works per repository: --workspace).
+// The cwds come from Claude Code: they are sanitized.
+func WriteEverywhere(w io.Writer, now time.Time) error {
+	list, err := Registry(context.Background())
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "Claude Code lists no running session.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSTATE\tPID\tSTARTED\tCWD")
+	for _, l := range list {
+		state := l.Status
+		if l.Status == StatusWaiting {
+			state = "waiting for its user (" + registryWaiting(l) + ")"
+		}
+		started := "-"
+		if l.StartedAt > 0 {
+			started = now.Sub(time.UnixMilli(l.StartedAt)).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.SessionID, render.InertLine(state), l.PID, started, render.InertLine(l.Cwd))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, "send to one with: relay-baton send --workspace CWD --session ID \"message\"")
+	return err
 }

@@ -230,3 +230,21 @@ func listenAt(t *testing.T, p string) net.Listener {
 	}
 	return ln
 }
+
+// targets --everywhere: every listed session, any folder, its cwd inert.
+func TestWriteEverywhere(t *testing.T) {
+	reg := newFakeRegistry(t)
+	reg.set(LiveSession{PID: 42, Cwd: "/elsewhere/\x1b[2Jrepo", SessionID: testSID, Status: StatusWaiting, WaitingFor: "permission prompt"})
+	var b strings.Builder
+	if err := WriteEverywhere(&b, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{testSID, "waiting for its user (permission prompt)", "42", "/elsewhere/^[[2Jrepo", "relay-baton send --workspace CWD --session ID"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "\x1b") {
+		t.Errorf("an escape reached the output:\n%q", b.String())
+	}
+}
