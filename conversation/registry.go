@@ -100,6 +100,9 @@ func Registry(ctx context.Context) ([]LiveSession, error) {
 	}
 	list, err := readRegistry(ctx, bin)
 	registryCache.at, registryCache.bin, registryCache.list, registryCache.err = time.Now(), bin, list, err
+	if err == nil {
+		rememberRegistry(list)
+	}
 	return list, err
 }
 
@@ -164,7 +167,16 @@ func firstLine(s string) string {
 
 // RegistrySession is the registry's entry for session id (ok false when it
 // lists none, or cannot be read: err then says why).
+//
+// A session the last answer named (registry_cache.go), whose process still
+// runs as it did then, is answered without a new call of claude: its
+// Status is then that answer's (Registry has the current ones).
 func RegistrySession(ctx context.Context, id string) (LiveSession, bool, error) {
+	if os.Getenv(NoRegistryEnv) != "1" && !registryOff.Load() {
+		if l, ok := rememberedSession(id); ok {
+			return l, true, nil
+		}
+	}
 	list, err := Registry(ctx)
 	if err != nil {
 		return LiveSession{}, false, err

@@ -3,6 +3,7 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ func newFakeRegistry(t *testing.T) *fakeRegistry {
 	}
 	t.Setenv(agents.ClaudeBinEnv, bin)
 	t.Setenv(NoRegistryEnv, "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the remembered answer
 	f.set()
 	t.Cleanup(ForgetRegistry)
 	return f
@@ -246,5 +248,29 @@ func TestWriteEverywhere(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "\x1b") {
 		t.Errorf("an escape reached the output:\n%q", b.String())
+	}
+}
+
+// A send to a session the last answer named, whose process still runs as
+// then, needs no new call of claude; once that process ends, it does.
+func TestRememberedRegistry(t *testing.T) {
+	reg := newFakeRegistry(t)
+	cmd := otherListener(t, filepath.Join(shortDir(t), "x.sock"))
+	reg.set(LiveSession{PID: cmd.Process.Pid, Cwd: "/w", SessionID: testSID, Status: StatusIdle})
+	if _, err := Registry(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reg.old() // claude answers no more
+	if l, ok, err := RegistrySession(context.Background(), testSID); !ok || err != nil || l.PID != cmd.Process.Pid {
+		t.Fatalf("remembered: %+v %v %v", l, ok, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, ok, err := RegistrySession(context.Background(), testSID); ok || !errors.Is(err, ErrNoRegistry) {
+		t.Fatalf("an ended session answered from the file: %v %v", ok, err)
+	}
+	// A file planted in a repository is never read: only the user's cache folder.
+	if p := registryFile(); !strings.HasPrefix(p, os.Getenv("XDG_CACHE_HOME")) {
+		t.Fatalf("kept at %s", p)
 	}
 }

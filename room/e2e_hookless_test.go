@@ -209,12 +209,22 @@ func BenchmarkHooklessIdleDelivery(b *testing.B) {
 	startTUI(b, dir, env)
 	home, _ := agenttest.EnvValue(env, "HOME")
 	b.Setenv("HOME", home) // Claude Code's list and transcripts are the TUI's
-	b.Setenv("CLAUDE_CONFIG_DIR", "")
+	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok { // unset, not empty: claude would take "" as a folder
+		os.Unsetenv("CLAUDE_CONFIG_DIR")
+		b.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
+	}
 	b.Setenv(agents.ClaudeBinEnv, bin)
 	var sid string
+	var ts []conversation.Target
+	b.Cleanup(func() {
+		if sid == "" {
+			l, err := conversation.Registry(context.Background())
+			b.Logf("Claude Code's list: %+v %v; targets %+v", l, err, ts)
+		}
+	})
 	eventually(b, time.Minute, "the session in Claude Code's list", func() bool {
 		conversation.ForgetRegistry()
-		ts, _ := conversation.ListTargets(dir)
+		ts, _ = conversation.ListTargets(dir)
 		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
 			sid = ts[0].SessionID
 		}
@@ -226,11 +236,12 @@ func BenchmarkHooklessIdleDelivery(b *testing.B) {
 	for i := range b.N {
 		if i > 0 {
 			eventually(b, time.Minute, "the TUI idle", func() bool {
-				l, ok, _ := conversation.RegistrySession(context.Background(), sid)
-				return ok && l.Status == conversation.StatusIdle
+				conversation.ForgetRegistry()
+				list, _ := conversation.Registry(context.Background())
+				return len(list) == 1 && list[0].Status == conversation.StatusIdle
 			})
 		}
-		conversation.ForgetRegistry() // every send pays the list, as a new `send` does
+		conversation.ForgetRegistry() // a new `send` process: no answer in memory (the user's cache folder keeps the last one)
 		start := time.Now()
 		r, err := conversation.Send(dir, sid, "bench", fmt.Sprintf("BENCH-HL-%d: ping", i))
 		if err != nil || r.SocketErr != nil {
