@@ -208,7 +208,7 @@ func BenchmarkHooklessIdleDelivery(b *testing.B) {
 	env := append(messagingEnv(b, a), agents.ClaudeBinEnv+"="+bin)
 	startTUI(b, dir, env)
 	home, _ := agenttest.EnvValue(env, "HOME")
-	b.Setenv("HOME", home) // Claude Code's list and transcripts are the TUI's
+	b.Setenv("HOME", home)                                // Claude Code's list and transcripts are the TUI's
 	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok { // unset, not empty: claude would take "" as a folder
 		os.Unsetenv("CLAUDE_CONFIG_DIR")
 		b.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
