@@ -139,10 +139,14 @@ func runTargets(inv *cli.Invocation) error {
 	fs := inv.Flags()
 	asJSON := fs.Bool("json", false, "print JSON")
 	all := fs.Bool("all", false, "also list sessions that ended or whose process is unknown")
+	everywhere := fs.Bool("everywhere", false, "list every running Claude Code session Claude Code knows (claude agents --json), whatever its folder")
 	setLead := fs.String("set-lead", "", "mark session ID as the lead (\"none\" clears the mark)")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.Parse(fs); err != nil {
 		return err
+	}
+	if *everywhere {
+		return conversation.WriteEverywhere(inv.IO.Out, time.Now())
 	}
 	ws, err := workspace.For(*wsFlag)
 	if err != nil {

@@ -123,7 +123,7 @@ func TestHookStopDeliversOneMessage(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Decision != "block" {
 		t.Fatalf("output %q: %v", out, err)
 	}
-	for _, want := range []string{m1.ID, "first <b>question</b>", "live chat message", "not a new work order", "carry on", "already claimed"} {
+	for _, want := range []string{m1.ID, "first <b>question</b>", "chat message from relay-baton", "not a work order", "carry on"} {
 		if !strings.Contains(d.Reason, want) {
 			t.Errorf("reason lacks %q:\n%s", want, d.Reason)
 		}

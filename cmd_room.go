@@ -380,6 +380,7 @@ func runDoctor(inv *cli.Invocation) error {
 		r.Checks = append([]reports.Check{{Name: "relay-baton", Status: reports.OK, Detail: cli.ReadBuildVersion().String()}}, r.Checks...)
 		bin, _ := os.Executable()
 		r.Checks = append(r.Checks, hookinstall.CheckHooks(e.Root, bin)...)
+		r.Checks = append(r.Checks, hookinstall.CheckSessions(e.Root)...)
 		failed = r.Failed()
 		return r, r.RenderWidth(inv.IO.Color, cli.TerminalWidth(inv.IO.Out)), nil
 	})

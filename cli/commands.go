@@ -126,10 +126,14 @@ Messages over 64 KB are refused.`,
 }
 
 var Targets = &Command{
-	Entry: Entry{Name: "targets", Usage: "[--all] [--json] [--set-lead ID|none]", Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with"},
-	Long: `Lists the running Claude Code sessions of this workspace (started after
-'relay-baton hook install': their hooks record the session's process), most
-recently active first: whether each is chat-capable (its inbox exists), its
+	Entry: Entry{Name: "targets", Usage: "[--all] [--everywhere] [--json] [--set-lead ID|none]", Short: "List the Claude Code and Codex sessions in this workspace that can be chatted with"},
+	Long: `Lists the running Claude Code sessions of this workspace, most recently
+active first: those Claude Code's own list names (claude agents --json, run
+as RELAY_BATON_CLAUDE or claude on PATH; no hooks needed: relay-baton reaches
+them through their messaging socket) and those relay-baton's hooks registered,
+one row per session. A missing or older claude leaves the hooks' sessions, with
+a note saying why. --everywhere lists every session Claude Code names, in any
+folder. For each: whether it is chat-capable (its inbox exists, or its socket), its
 queue depth and oldest message age, whether it is in a turn (busy) and whether
 an idle-lane waiter is armed, its last activity and transcript path. Codex
 threads (AGENT codex) whose rollout cwd is in the workspace are listed too:

@@ -681,9 +681,18 @@ func (s *Session) State(id string) (State, error) {
 	return st, nil
 }
 
-// Frame returns the text the session receives for m.
+// Frame returns the text the session receives for m, the same for every
+// lane (prompts.FrameChat). A preview frames a Message with no ID and no
+// CreatedAt: the frame then shows prompts.PlaceholderID and
+// prompts.PlaceholderTime, which prompts.FillFrame fills with what the
+// queue assigned.
 func (s *Session) Frame(m Message) string {
-	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt, OutboxPath: s.OutboxPath(m.ID), Socket: m.Lane == LaneSocket})
+	return Frame(m)
+}
+
+// Frame is Session.Frame: the frame depends on the message alone.
+func Frame(m Message) string {
+	return prompts.FrameChat(prompts.ChatMessage{ID: m.ID, From: m.From, Text: m.Text, CreatedAt: m.CreatedAt})
 }
 
 // Reply reads outbox/<id>.json, the session's optional explicit reply.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -40,14 +39,16 @@ const LaneSteer Lane = "steer"
 const SteerTimeout = 15 * time.Second
 
 // CodexControlSocket is the control socket of Codex's local app-server
-// daemon, or "" when there is none.
+// daemon, or "" when there is none, or when its path does not pass
+// CheckSocketPath (a link on it, a folder another user owns or may write
+// to, a socket that is not the user's): no link is followed.
 func CodexControlSocket() string {
 	home := CodexHome()
 	if home == "" {
 		return ""
 	}
 	p := filepath.Join(home, "app-server-control", "app-server-control.sock")
-	if fi, err := os.Stat(p); err != nil || fi.Mode().Type() != os.ModeSocket {
+	if !filepath.IsAbs(p) || CheckSocketPath(p) != nil {
 		return ""
 	}
 	return p
@@ -125,8 +126,9 @@ var errNotSteerable = errors.New("no turn in progress on the app-server daemon")
 // "" and no error means there was nothing to claim.
 func steerCodex(ctx context.Context, sock, thread string, claim func() (string, error)) error {
 	d := ws.Dialer{NetDial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var nd net.Dialer
-		return nd.DialContext(ctx, "unix", sock)
+		// The daemon's pid is recorded nowhere: the listening end must be a
+		// process of this user.
+		return DialPeer(ctx, sock, 0, SteerTimeout)
 	}}
 	conn, br, _, err := d.Dial(ctx, "ws://localhost/")
 	if err != nil {

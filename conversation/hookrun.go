@@ -324,6 +324,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 // failed is a Stop hook's ClaimFailure: the caller prints it on stderr
 // and exits 1.
 func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) (woke bool, failed error) {
+	registryOff.Store(true)  // a hook never runs claude: its session recorded its own socket
 	var wokeFlag atomic.Bool // fn may still run when RunBounded gives up on it
 	var failure atomic.Pointer[error]
 	limit := HookBudget()

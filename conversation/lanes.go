@@ -119,6 +119,18 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 		return Receipt{}, err
 	}
 	path := LocateTranscript(s)
+	if !s.ChatCapable() && !transcript.IsRolloutPath(path) {
+		// Not hooked: a session Claude Code's registry lists is reached
+		// without hooks (its socket); relay-baton makes its own queue.
+		if l, ok, _ := RegistrySession(context.Background(), s.ID); ok {
+			if err := s.adopt(l); err != nil {
+				return Receipt{}, err
+			}
+			if path == "" {
+				path = LocateTranscript(s)
+			}
+		}
+	}
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
 		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
 	}
@@ -234,7 +246,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 
 	path := r.TranscriptPath
 	if path == "" {
-		path = LocateTranscript(s)
+		path = waitTranscript(ctx, s, opts.ConfirmWithin, opts.Poll)
 	}
 	if path == "" {
 		emit(Update{Kind: UpdUnreadable, Err: errors.New("the session's transcript could not be located: delivered, reply not readable")})

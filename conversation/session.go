@@ -171,7 +171,7 @@ func SetLead(ws, id string) error {
 // Target is a session of the workspace that could be chatted with.
 type Target struct {
 	SessionID      string             `json:"sessionId"`
-	ChatCapable    bool               `json:"chatCapable"` // its inbox exists
+	ChatCapable    bool               `json:"chatCapable"` // its inbox exists, or it is listed and its socket usable (registry.go)
 	Lead           bool               `json:"lead"`
 	State          procfacts.Liveness `json:"state"`         // live, ended or unknown (no process recorded)
 	PID            int                `json:"pid,omitempty"` // the session's recorded process
@@ -194,6 +194,11 @@ type Target struct {
 	// "hook" (at the turn's end), "rewake" (idle, at once), "queue" (an
 	// idle Codex thread) or "" (none until the session's next turn end).
 	Delivers string `json:"delivers,omitempty"`
+	// Listed: Claude Code's own registry (`claude agents --json`) lists
+	// the session as running; Registry is its status word there (idle,
+	// busy, waiting). A listed session needs no relay-baton hook.
+	Listed   bool   `json:"listed,omitempty"`
+	Registry string `json:"registryStatus,omitempty"`
 	// NeedsUser: the session waits for its user (a permission prompt or a
 	// question, attention.go): say what, so a queued message is no mystery.
 	NeedsUser string `json:"needsUser,omitempty"`
@@ -250,6 +255,10 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			}
 		}
 	}
+	listed := listedIn(ws)
+	for id := range listed {
+		get(id)
+	}
 	plant := findPlanted(ws)
 	for id := range plant.sessions {
 		delete(byID, id) // committed by a clone: never a target
@@ -263,6 +272,11 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 		if p, ok := s.Process(); ok {
 			t.State, t.PID = p.Check(procs), p.PID
 		}
+		l, isListed := listed[id]
+		if isListed {
+			// Claude Code's registry lists it: live, whatever a file says.
+			t.Listed, t.Registry, t.State, t.PID = true, l.Status, procfacts.Live, l.PID
+		}
 		if !all && t.State != procfacts.Live {
 			continue
 		}
@@ -273,8 +287,19 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			t.Cwd = r.Cwd
 			t.LastActivity = r.RegisteredAt
 		}
+		if isListed {
+			if t.Cwd == "" {
+				t.Cwd = l.Cwd
+			}
+			if at := time.UnixMilli(l.StartedAt); l.StartedAt > 0 && at.After(t.LastActivity) {
+				t.LastActivity = at
+			}
+		}
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
+			if t.TranscriptPath == "" && isListed {
+				t.TranscriptPath = registryTranscript(id, l.Cwd)
+			}
 		}
 		if t.State == procfacts.Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
 			// A transcript only, of a print-mode run nothing registered: a
@@ -287,6 +312,13 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 				t.LastActivity = fi.ModTime()
 			}
 		}
+		if isListed && !t.ChatCapable {
+			// Not hooked: reachable through its socket alone (the inbox is
+			// made at the first send).
+			if _, err := s.socketLane(procs); err == nil {
+				t.Socket, t.ChatCapable = true, true
+			}
+		}
 		if t.ChatCapable {
 			q, _ := s.Queue()
 			t.Depth, t.Oldest = q.Depth, q.Oldest
@@ -297,6 +329,15 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			}
 			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
 				t.NeedsUser = a.What()
+			}
+			switch {
+			case !isListed:
+			case l.Status == StatusBusy:
+				t.Busy = true
+			case l.Status == StatusWaiting:
+				t.NeedsUser = registryWaiting(l)
+			case l.Status == StatusIdle:
+				t.Busy, t.NeedsUser = false, ""
 			}
 			t.Delivers = t.lane()
 		}
@@ -346,7 +387,11 @@ func Lead(ws string) (Target, error) {
 			return t, nil
 		}
 	}
-	return Target{}, fmt.Errorf("%w in %s: start Claude Code there after `relay-baton hook install` (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws)
+	why := "start Claude Code there (relay-baton finds it in Claude Code's own list of sessions, `claude agents`, and reaches it through its messaging socket)"
+	if note := RegistryNote(); note != "" {
+		why = "start Claude Code there after `relay-baton hook install` (" + strings.TrimPrefix(note, "note: ") + ")"
+	}
+	return Target{}, fmt.Errorf("%w in %s: %s (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws, why)
 }
 
 // PickSession is the session a command talks to: id when given, a whole

@@ -3,6 +3,7 @@ package conversation
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,7 +150,9 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	}
 	info, ok := s.Socket()
 	if !ok {
-		return SocketInfo{}, ErrNoSocket
+		// No hook recorded one: the socket of the process Claude Code's
+		// registry names for the session, if it lists it.
+		return s.registrySocket()
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
@@ -163,35 +166,22 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld
 	}
-	if err := checkSocket(info.Path); err != nil {
+	if err := CheckSocketPath(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil
 }
 
-// checkSocket refuses anything but a socket at p (a FIFO would block an
-// open, a regular file or a link planted there is not the session's).
-func checkSocket(p string) error {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSocketRefused, p, errors.Unwrap(err))
-	}
-	if fi.Mode().Type() != fs.ModeSocket {
-		return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, p, events.FileKind(fi.Mode()))
-	}
-	return nil
-}
-
 // PostSocket posts text to the socket of info as one user message: the
-// auth line, then {"type":"user","message":{"role":"user","content":text}},
-// written at once, within timeout (dial and write). It never blocks longer
-// and never opens anything but a socket.
+// auth line (when there is a token), then
+// {"type":"user","message":{"role":"user","content":text}}, written at
+// once, within timeout (dial and write). It never blocks longer and never
+// opens anything but a socket: the path is checked and the listening end
+// must be a process of this user, info.Process.PID itself when known
+// (DialPeer); otherwise nothing is written.
 func PostSocket(info SocketInfo, text string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = SocketTimeout
-	}
-	if err := checkSocket(info.Path); err != nil {
-		return err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -212,10 +202,9 @@ func PostSocket(info SocketInfo, text string, timeout time.Duration) error {
 	}{"user", msg{"user", text}}); err != nil {
 		return err
 	}
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.Dial("unix", info.Path)
+	c, err := DialPeer(context.Background(), info.Path, info.Process.PID, timeout)
 	if err != nil {
-		return fmt.Errorf("%w: connect to %s: %v", ErrSocketRefused, info.Path, opErr(err))
+		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))

@@ -101,7 +101,7 @@ func TestSendPostsToTheSocket(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.Type != "user" || m.Message.Role != "user" {
 		t.Fatalf("message line %q: %v", lines[1], err)
 	}
-	for _, want := range []string{"[relay-baton chat message " + r.Message.ID + " from room", "typed by your user, in relay-baton", "not with SendMessage", "<chat-message>\nhow far along?\n</chat-message>"} {
+	for _, want := range []string{"[relay-baton chat message " + r.Message.ID + " from room", "Your user sent this chat message from relay-baton, not in this terminal.", "<chat-message>\nhow far along?\n</chat-message>"} {
 		if !strings.Contains(m.Message.Content, want) {
 			t.Errorf("posted text lacks %q:\n%s", want, m.Message.Content)
 		}
@@ -156,7 +156,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SocketErr == nil || !errors.Is(r.SocketErr, ErrSocketRefused) {
+			if r.SocketErr == nil || !errors.Is(r.SocketErr, ErrSocketRefused) && !errors.Is(r.SocketErr, ErrPeer) {
 				t.Fatalf("SocketErr = %v, want a refused socket", r.SocketErr)
 			}
 			if strings.Contains(r.SocketErr.Error(), testToken) {

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if ws := os.Getenv("RB_SOCKET_POSTER"); ws != "" {
 		os.Exit(socketPosterMain(ws))
 	}
+	if p := os.Getenv("RB_PEER_LISTENER"); p != "" {
+		os.Exit(peerListenerMain(p))
+	}
 	os.Exit(m.Run())
 }
 

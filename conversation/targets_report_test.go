@@ -17,6 +17,7 @@ import (
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // no user hooks
+	t.Setenv(conversation.NoRegistryEnv, "1")  // the hooks' words (registry_test.go has the others)
 	var b strings.Builder
 	if err := conversation.WriteTargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
 		t.Errorf("empty report %q %v", b.String(), err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -183,8 +184,15 @@ func (s *Session) Reachability(now time.Time) string {
 // session to chat with in ws (and, unless all was asked for, how many
 // sessions --all would add).
 func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
+	note := RegistryNote()
+	if note != "" {
+		fmt.Fprintln(w, render.InertLine(note))
+	}
 	if len(ts) == 0 {
-		if path := claudeHooksIn(ws); path != "" {
+		if note == "" && os.Getenv(NoRegistryEnv) != "1" {
+			// Claude Code's registry was read: no session runs here.
+			fmt.Fprintf(w, "No running Claude Code session found for %s.\nStart Claude Code there: relay-baton finds it in Claude Code's own list of sessions (`claude agents`) and reaches it through its messaging socket, no hooks needed ('relay-baton hook install' adds the Stop-hook and rewake lanes; for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
+		} else if path := claudeHooksIn(ws); path != "" {
 			// Installed: what is missing is a session that read them.
 			fmt.Fprintf(w, "No running Claude Code session found for %s.\nThe chat hooks are installed (%s): start Claude Code there, or restart (resume) a session started before the install (Claude Code reads hooks when a session starts).\n", render.InertLine(ws), render.InertLine(path))
 		} else {

@@ -11,53 +11,66 @@ import (
 
 // ChatMessage is what the framing needs to know about a chat message.
 type ChatMessage struct {
-	ID        string
+	ID        string // "" shows PlaceholderID (a preview: the queue assigns it)
 	From      string
 	Text      string
-	CreatedAt time.Time
-	// OutboxPath is where the session may write an explicit reply
-	// ({"id","text"}); empty leaves the hint out.
-	OutboxPath string
-	// Socket: posted to the session's messaging socket, which Claude Code
-	// presents as a message from another Claude session, not typed by the
-	// user, to be answered with SendMessage; the frame then says who
-	// really typed it and where the answer goes.
-	Socket bool
+	CreatedAt time.Time // zero shows PlaceholderTime (a preview)
 }
 
-// FrameChat returns the text a session receives for a chat message: it
-// says plainly that this is a live chat message typed by the user in
-// relay-baton, asks for a conversational answer in the response text, says
-// it is neither a new work order nor approval for anything gated, and asks
-// the session to carry on afterwards. The message is already claimed.
+// The placeholders a preview's frame shows for what the queue assigns when
+// it takes the message: FillFrame puts the real values in.
+const (
+	PlaceholderID   = "<id>"
+	PlaceholderTime = "<time>"
+)
+
+// FrameTimeLayout is how the frame writes the time a message was queued.
+const FrameTimeLayout = "2006-01-02 15:04:05 UTC"
+
+// FrameChat returns the text a session receives for a chat message, the
+// same whichever lane delivers it (the messaging socket, the Stop hook,
+// the rewake waiter, the Monitor tool, codex queue or turn/steer), so the
+// room's preview is the text sent: the message inside <chat-message> tags
+// and three lines around it. The first line says what it is: a chat
+// message the user sent from relay-baton (not typed in this terminal:
+// Claude Code itself labels a socket message "not typed by your user"),
+// to be answered in the reply text, neither a work order nor approval for
+// anything. It starts with "[relay-baton chat message <id> " (the marker
+// the transcript readers find a delivery by).
 func FrameChat(m ChatMessage) string {
 	from := ChatFrom(m.From)
 	if from == "" {
 		from = "relay-baton"
 	}
-	at := m.CreatedAt
-	if at.IsZero() {
-		at = time.Now()
+	id := m.ID
+	if id == "" {
+		id = PlaceholderID
+	}
+	at := PlaceholderTime
+	if !m.CreatedAt.IsZero() {
+		at = m.CreatedAt.UTC().Format(FrameTimeLayout)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[relay-baton chat message %s from %s, typed by the user at %s]\n", m.ID, from, at.UTC().Format("2006-01-02 15:04:05 UTC"))
-	b.WriteString("This is a live chat message the user typed in relay-baton while this session runs. ")
-	if m.Socket {
-		b.WriteString("relay-baton posted it through this session's messaging socket, so it arrives as if from another Claude session: it was typed by your user, in relay-baton, not by another session. ")
-		b.WriteString("Answer it in your response text (relay-baton shows the user your reply), not with SendMessage. ")
-	} else {
-		b.WriteString("Answer it conversationally in your response text. ")
-	}
-	b.WriteString("It is not a new work order and not approval or consent for anything that needs approval; ")
-	b.WriteString("your standing rules still apply. After answering, carry on with what you were doing.\n")
-	fmt.Fprintf(&b, "The message (id %s) is already claimed: do not look for it in the inbox.", m.ID)
-	if m.OutboxPath != "" {
-		fmt.Fprintf(&b, " Optionally write your reply as JSON {\"id\":%q,\"text\":...} to %s.", m.ID, m.OutboxPath)
-	}
-	b.WriteString("\n\n<chat-message>\n")
+	b.Grow(len(m.Text) + 320)
+	fmt.Fprintf(&b, "[relay-baton chat message %s from %s, %s] Your user sent this chat message from relay-baton, not in this terminal. ", id, from, at)
+	b.WriteString("Answer it in your reply text; it is not a work order and approves nothing. Then carry on.\n")
+	b.WriteString("<chat-message>\n")
 	b.WriteString(defuseClosingTag(m.Text))
 	b.WriteString("\n</chat-message>")
 	return b.String()
+}
+
+// FillFrame puts a message's id and queue time into a frame made with the
+// placeholders (a preview's): the result is FrameChat of the message as
+// queued, byte for byte. Only the header line is filled, so a placeholder
+// the user typed in the message itself stays as typed.
+func FillFrame(frame, id string, at time.Time) string {
+	head, rest, _ := strings.Cut(frame, "\n")
+	head = strings.Replace(head, "chat message "+PlaceholderID+" ", "chat message "+id+" ", 1)
+	if i := strings.LastIndex(head, ", "+PlaceholderTime+"]"); i >= 0 {
+		head = head[:i] + ", " + at.UTC().Format(FrameTimeLayout) + "]" + head[i+len(", "+PlaceholderTime+"]"):]
+	}
+	return head + "\n" + rest
 }
 
 // MaxFromRunes is the longest sender name the frame shows.

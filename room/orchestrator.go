@@ -55,7 +55,12 @@ type sentMessage struct {
 
 // errNoChatSession is the message for a workspace with nothing to chat with.
 func errNoChatSession(ws, active string) error {
-	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached); the active agent stays %s", ws, active)
+	how := "start Claude Code there (relay-baton finds it in Claude Code's own list of sessions, `claude agents`, and reaches it through its messaging socket, no hooks needed), or run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent"
+	if note := conversation.RegistryNote(); note != "" {
+		// Claude Code's list cannot be read: the hooks are the way.
+		how = "run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached; " + note + ")"
+	}
+	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: %s; the active agent stays %s", ws, how, active)
 }
 
 func (e *Engine) chatWorkspace() (string, error) {
@@ -396,11 +401,7 @@ func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
 // previewChat prints what would be queued, shortly (previewChatText),
 // and logs a prompt_preview event.
 func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
-	m := conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()}
-	if _, err := s.SocketLane(); err == nil {
-		m.Lane = conversation.LaneSocket // framed for the lane that will deliver it
-	}
-	framed := s.Frame(m)
+	framed := chatPreviewFrame(text)
 	n := len([]rune(framed))
 	e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, false))
 	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
@@ -416,10 +417,17 @@ func (e *Engine) previewChat(s *conversation.Session, text, note string, edited 
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
 }
 
+// chatPreviewFrame is the text a chat preview shows: the frame every lane
+// delivers, with the id and the time the queue assigns as placeholders
+// (prompts.FillFrame fills them: the result is the text sent).
+func chatPreviewFrame(text string) string {
+	return conversation.Frame(conversation.Message{From: ChatFrom, Text: text})
+}
+
 // previewChatText is what a chat preview shows: the session, its inbox
 // and state, and the framed text (its first lines, or all of it).
 func (e *Engine) previewChatText(s *conversation.Session, text, note string, all bool) string {
-	framed := s.Frame(conversation.Message{ID: "<id>", From: ChatFrom, Text: text, CreatedAt: e.now()})
+	framed := chatPreviewFrame(text)
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
 	if note != "" {
@@ -427,7 +435,7 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text (<id> is assigned when queued)", framed, text, len([]rune(framed)), all)
+	promptLines(&b, "framed text, the same by every lane (<id> and <time> are filled in when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -440,7 +448,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if s.ProcessEnded(procfacts.System) {
 		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
 	}
-	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) { // a loaded Codex thread: the queue lane
+	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {

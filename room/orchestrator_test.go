@@ -13,6 +13,7 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -134,6 +135,17 @@ func TestChatThroughTheHookLane(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// The preview showed the frame every lane delivers, line for line; with
+	// the id and time the queue assigned, it is the text the session got.
+	preview := chatPreviewFrame("how is it going?")
+	for _, l := range strings.Split(preview, "\n") {
+		if !strings.Contains(out, "│ "+l+"\n") {
+			t.Errorf("the preview does not show the frame's line %q:\n%s", l, out)
+		}
+	}
+	if got, want := prompts.FillFrame(preview, m.ID, m.CreatedAt), s.Frame(m); got != want {
+		t.Errorf("previewed and filled:\n%q\ndelivered:\n%q", got, want)
 	}
 	list := h.events(t)
 	if got := kinds(list); got != "command,status,prompt_preview,command,chat_sent,chat_delivered,chat_reply" {

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/mockapi"
+	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -112,7 +114,8 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 		HookDirEnv+"="+hooks2)
 	res3 := agents.Run(ctx, agents.Request{Agent: agents.Claude, Role: agents.RoleAsk, Prompt: socketPrompt, Dir: work,
 		Env: run3, Timeout: o.Step})
-	messagingSocket(c, res3, readRecords(hooks2, "SessionStart"))
+	messagingSocket(c, res3, readRecords(hooks2, "SessionStart"), tmp)
+	sessionRegistry(ctx, c, cli.Path, base, o.Step)
 	return cli, nil
 }
 
@@ -359,7 +362,7 @@ func resumed(c checkFunc, name string, first, res agents.Result, want string, sa
 // messagingSocket checks that a session with messaging on exports its
 // inbox socket and token to its hooks, and that the socket takes a
 // connection.
-func messagingSocket(c checkFunc, res agents.Result, starts []record) {
+func messagingSocket(c checkFunc, res agents.Result, starts []record, tmp string) {
 	const name = "messaging socket"
 	if len(starts) == 0 {
 		c(name, Changed, "no SessionStart hook ran with messaging on (run exit %d: %v)", res.ExitCode, res.Err)
@@ -377,6 +380,67 @@ func messagingSocket(c checkFunc, res agents.Result, starts []record) {
 		problems = append(problems, "no CLAUDE_CODE_MESSAGING_TOKEN in the hook environment")
 	}
 	c.verdict(name, problems, "CLAUDE_CODE_MESSAGING_SOCKET (%s) and CLAUDE_CODE_MESSAGING_TOKEN set; the socket takes a connection", filepath.Base(sock))
+	// The rule relay-baton finds a session's socket by without hooks:
+	// <temp dir>/cc-socks/<pid>.sock for the session's pid.
+	if sock != "" {
+		want := filepath.Join(tmp, "cc-socks", r.Env["CLAUDE_PID"]+".sock")
+		if r.Env["CLAUDE_PID"] == "" || !sameFile(sock, want) {
+			c("socket path rule", Changed, "the socket is %s, not <TMPDIR>/cc-socks/<CLAUDE_PID>.sock (%s): sessions without hooks are not reached", sock, want)
+		} else {
+			c("socket path rule", OK, "<TMPDIR>/cc-socks/<pid>.sock, the pid the session's hooks see")
+		}
+	}
+}
+
+// sameFile reports whether a and b are one path once links in their
+// folders are resolved (macOS's /var -> /private/var).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	da, err1 := filepath.EvalSymlinks(filepath.Dir(a))
+	db, err2 := filepath.EvalSymlinks(filepath.Dir(b))
+	return err1 == nil && err2 == nil && da == db && filepath.Base(a) == filepath.Base(b)
+}
+
+// registryFields are the fields of `claude agents --json` relay-baton reads.
+var registryFields = []string{"pid", "cwd", "kind", "startedAt", "sessionId", "name", "status"}
+
+// sessionRegistry checks `claude agents --json`, Claude Code's list of
+// live sessions (relay-baton's targets without hooks): it exits 0 with a
+// JSON array, and its help still offers --json. Each entry listed (none
+// in selftest's HOME, where no session runs) must carry the fields used
+// and a known status word.
+func sessionRegistry(ctx context.Context, c checkFunc, bin string, env []string, step time.Duration) {
+	const name = "session registry (agents --json)"
+	if bin == "" {
+		c(name, Skipped, "no claude binary")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	out, err := subprocess.Output(ctx, cliCommand(bin, env, "agents", "--json"))
+	if err != nil {
+		c(name, Changed, "`claude agents --json` failed (%v: %s): sessions without relay-baton's hooks are not targets", err, cut(strings.TrimSpace(string(out)), 200))
+		return
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &list); err != nil {
+		c(name, Changed, "`claude agents --json` printed no JSON array (%v): %s", err, cut(string(out), 200))
+		return
+	}
+	var problems []string
+	for _, e := range list {
+		for _, f := range registryFields {
+			if _, ok := e[f]; !ok {
+				problems = append(problems, "an entry lacks "+f)
+			}
+		}
+		if st, _ := e["status"].(string); st != "idle" && st != "busy" && st != "waiting" {
+			problems = append(problems, fmt.Sprintf("unknown status %q", st))
+		}
+	}
+	c.verdict(name, problems, "a JSON array (%d sessions listed in the selftest HOME)", len(list))
 }
 
 // parseFile parses each line of path with parse; bad counts the lines it

@@ -74,7 +74,7 @@ func (w *Workspace) open(id string) (*conversation.Session, error) {
 		}
 		return nil, err
 	}
-	if !s.ChatCapable() && conversation.LocateTranscript(s) == "" {
+	if !s.ChatCapable() && conversation.LocateTranscript(s) == "" && !s.Listed() {
 		return nil, fmt.Errorf("%w: no chat folder or transcript for session %s in %s", ErrUnknownSession, id, w.Dir)
 	}
 	return s, nil

@@ -1,0 +1,190 @@
+//go:build linux || darwin
+
+package conversation
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/procfacts"
+)
+
+// peerListenerMain is a stand-in socket served by another process: it
+// listens at p, says "ready" on stdout, and appends what it is sent to
+// p+".got".
+func peerListenerMain(p string) int {
+	ln, err := net.Listen("unix", p)
+	if err != nil {
+		return 1
+	}
+	os.Stdout.WriteString("ready\n")
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return 0
+		}
+		b, _ := io.ReadAll(c)
+		c.Close()
+		f, _ := os.OpenFile(p+".got", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		f.Write(b)
+		f.Close()
+	}
+}
+
+// otherListener starts peerListenerMain in a child process at p.
+func otherListener(t *testing.T, p string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RB_PEER_LISTENER="+p)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the stand-in listener did not start: %q", line)
+	}
+	return cmd
+}
+
+// shortDir is a folder for sockets (a socket path has a length limit).
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "peer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// A socket.json naming a live process (this one) and a socket another
+// process serves is not the session's: nothing is posted, the message
+// stays in the inbox for the hooks. Recorded with the listener's own
+// process, the same socket takes it.
+func TestSocketServedByAnotherProcessRefused(t *testing.T) {
+	s := newSession(t)
+	p := filepath.Join(shortDir(t), "s.sock")
+	cmd := otherListener(t, p)
+	if err := s.RecordSocket(SocketInfo{Path: p, Process: procfacts.ThisProcess()}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Send(s.Workspace, s.ID, "room", "to the wrong socket?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(r.SocketErr, ErrPeer) || !strings.Contains(r.SocketErr.Error(), "not by the session's process") {
+		t.Fatalf("socket error %v, want the peer refused", r.SocketErr)
+	}
+	if st, _ := s.State(r.Message.ID); !st.Queued {
+		t.Fatalf("state %+v, want still queued", st)
+	}
+	if b, _ := os.ReadFile(p + ".got"); len(b) > 0 {
+		t.Fatalf("the stand-in got %q", b)
+	}
+	// The same socket, recorded with the process that really serves it.
+	if err := s.RecordSocket(SocketInfo{Path: p, Process: procfacts.Identify(procfacts.System, cmd.Process.Pid)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeliverSocket(""); n != 1 || err != nil {
+		t.Fatalf("posted %d: %v", n, err)
+	}
+}
+
+// No link on a socket's path, no folder others may write to or another
+// user owns; a root-owned sticky folder (/tmp) is fine.
+func TestSocketPathChecks(t *testing.T) {
+	d := shortDir(t)
+	real := filepath.Join(d, "real")
+	os.Mkdir(real, 0o700)
+	p := filepath.Join(real, "s.sock")
+	ln, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := CheckSocketPath(p); err != nil {
+		t.Fatalf("a socket in a private folder under %s: %v", filepath.Dir(d), err)
+	}
+	link := filepath.Join(d, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSocketPath(filepath.Join(link, "s.sock")); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("through a linked folder: %v", err)
+	}
+	sockLink := filepath.Join(real, "l.sock")
+	os.Symlink(p, sockLink)
+	if err := CheckSocketPath(sockLink); !errors.Is(err, ErrPeer) {
+		t.Errorf("a link to the socket: %v", err)
+	}
+	modes := []os.FileMode{0o770, 0o707}
+	if os.Getuid() != 0 {
+		modes = append(modes, 0o777|os.ModeSticky) // sticky is fine only in root's folders
+	}
+	for _, mode := range modes {
+		os.Chmod(real, mode)
+		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "writable by others") {
+			t.Errorf("folder mode %s: %v", mode, err)
+		}
+	}
+	os.Chmod(real, 0o700)
+	if os.Getuid() == 0 {
+		// Another user's folder (root can make one).
+		os.Chown(real, 65534, 65534)
+		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "belongs to user 65534") {
+			t.Errorf("another user's folder: %v", err)
+		}
+		os.Chown(real, 0, 0)
+		os.Lchown(p, 65534, 65534)
+		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) {
+			t.Errorf("another user's socket: %v", err)
+		}
+		os.Lchown(p, 0, 0)
+	}
+	if err := CheckSocketPath(filepath.Join(real, "none.sock")); !errors.Is(err, ErrSocketRefused) {
+		t.Errorf("no socket: %v", err)
+	}
+}
+
+// Codex's control socket is found without following links.
+func TestCodexControlSocketNoLinks(t *testing.T) {
+	home := shortDir(t)
+	t.Setenv("CODEX_HOME", home)
+	elsewhere := shortDir(t)
+	ln, err := net.Listen("unix", filepath.Join(elsewhere, "app-server-control.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Symlink(elsewhere, filepath.Join(home, "app-server-control")); err != nil {
+		t.Fatal(err)
+	}
+	if got := CodexControlSocket(); got != "" {
+		t.Fatalf("found %s through a link", got)
+	}
+	os.Remove(filepath.Join(home, "app-server-control"))
+	os.Mkdir(filepath.Join(home, "app-server-control"), 0o700)
+	ln2, err := net.Listen("unix", filepath.Join(home, "app-server-control", "app-server-control.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	if got := CodexControlSocket(); got == "" {
+		t.Fatal("the daemon's own socket is not found")
+	}
+	os.Chmod(filepath.Join(home, "app-server-control"), 0o777)
+	if got := CodexControlSocket(); got != "" {
+		t.Fatalf("found %s in a folder anyone may write to", got)
+	}
+}

@@ -1,0 +1,92 @@
+package conversation
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
+)
+
+// The last answer of `claude agents --json`, kept in the user's own cache
+// folder (never in a repository: a clone cannot plant it), each session
+// with its process named across pid reuse (pid, start time, boot id). A
+// send to a session this file names, whose process still runs as named,
+// needs no new call of claude (seconds on a loaded machine): the session's
+// socket is still asked who listens there before a byte is written. The
+// targets' list always asks claude (new sessions, their state).
+
+// registryFile is where the answer is kept ("" when the user has no cache
+// folder).
+func registryFile() string {
+	d, err := os.UserCacheDir()
+	if err != nil || d == "" {
+		return ""
+	}
+	return filepath.Join(d, "relay-baton", "claude-agents.json")
+}
+
+type knownSession struct {
+	LiveSession
+	Process procfacts.Process `json:"process"`
+}
+
+// rememberRegistry writes list with each session's process identity
+// (0600, a temporary file renamed over the old one, its folder 0700).
+func rememberRegistry(list []LiveSession) {
+	p := registryFile()
+	if p == "" {
+		return
+	}
+	known := make([]knownSession, 0, len(list))
+	for _, l := range list {
+		if pr := procfacts.Identify(procfacts.System, l.PID); pr.Known() && pr.Start != 0 {
+			known = append(known, knownSession{l, pr})
+		}
+	}
+	b, err := json.Marshal(known)
+	if err != nil {
+		return
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".claude-agents-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if werr != nil || cerr != nil || os.Rename(f.Name(), p) != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// rememberedSession is the remembered entry of session id whose process
+// still runs as it ran when claude listed it (ok false otherwise).
+func rememberedSession(id string) (LiveSession, bool) {
+	p := registryFile()
+	if p == "" {
+		return LiveSession{}, false
+	}
+	b, err := events.ReadOwned(p, 4<<20)
+	if err != nil {
+		return LiveSession{}, false
+	}
+	var known []knownSession
+	if json.Unmarshal(b, &known) != nil {
+		return LiveSession{}, false
+	}
+	for _, k := range known {
+		if strings.EqualFold(k.SessionID, id) && k.Process.PID == k.PID && k.Process.Start != 0 && k.Process.Check(procfacts.System) == procfacts.Live {
+			return k.LiveSession, true
+		}
+	}
+	return LiveSession{}, false
+}

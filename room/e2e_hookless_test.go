@@ -1,0 +1,269 @@
+//go:build unix
+
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/workspace"
+)
+
+// hooklessRun runs the built relay-baton in dir as relayRun does, with
+// RELAY_BATON_CLAUDE pointing at the pinned claude (whose `agents --json`
+// lists the sessions); it returns the output whatever the exit code.
+func hooklessRun(t testing.TB, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	bin, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), max(2*time.Minute, ptyGuard)) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	home, _ := agenttest.EnvValue(env, "HOME")
+	claude, _ := agenttest.EnvValue(env, agents.ClaudeBinEnv)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NO_COLOR=1", "HOME=" + home, agents.ClaudeBinEnv + "=" + claude}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestE2EHooklessTUI: the real interactive Claude Code in tmux with NO
+// relay-baton hook installed. Claude Code's registry makes it a target;
+// `send --follow` reaches it through its messaging socket and gets its
+// answer; the model's request carries the frame the preview shows, byte
+// for byte; the room chats with it (/agent orchestrator); a permission
+// prompt shows as waiting for its user; an ended session disappears.
+func TestE2EHooklessTUI(t *testing.T) {
+	const (
+		idleQ, idleA = "HOOKLESS-Q1: anything left?", "HOOKLESS-A1: nothing is left."
+		roomQ, roomA = "HOOKLESS-ROOM-Q2: status from the room?", "HOOKLESS-ROOM-A2: the room's answer."
+		permQ        = "HOOKLESS-PERM: write the file"
+	)
+	a := agenttest.NewAnthropic(t)
+	a.WhenTail("HOOKLESS-Q1", agenttest.Reply(agenttest.Text(idleA)))
+	a.WhenTail("HOOKLESS-ROOM-Q2", agenttest.Reply(agenttest.Text(roomA)))
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	a.When("HOOKLESS-PERM", agenttest.Reply(agenttest.ToolUse("Write", map[string]any{"file_path": filepath.Join(dir, "perm.txt"), "content": "x\n"})))
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	u := startTUI(t, dir, env)
+
+	// A target with no hook: listed by Claude Code, reached by its socket.
+	var out string
+	eventually(t, time.Minute, "the hookless session in targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return strings.Contains(out, "idle, socket: at once")
+	})
+	if _, err := os.Stat(filepath.Join(dir, workspace.ChatDir)); err == nil {
+		t.Fatalf("a chat folder exists before any send (hooks?)")
+	}
+	if strings.Contains(out, "hook install") {
+		t.Fatalf("targets asks for hooks:\n%s", out)
+	}
+	t.Logf("targets:\n%s", out)
+	// doctor says which lanes reach it, and why not the others.
+	out, _ = hooklessRun(t, dir, env, "doctor")
+	for _, want := range []string{"socket (Claude Code lists it; its listener is checked at each post)", "no Stop hook or rewake: it started without relay-baton's hooks"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+
+	sent := time.Now()
+	out, err := hooklessRun(t, dir, env, "send", "--lead", "--follow", idleQ)
+	if err != nil {
+		t.Fatalf("send --follow: %v\n%s", err, out)
+	}
+	id := sentID(t, out)
+	for _, want := range []string{"delivered via socket at ", idleA, "✓ end of turn"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("send --follow to the hookless session lacks %q:\n%s", want, out)
+		}
+	}
+	req, ok := requestWith(a, "chat message "+id+" ")
+	if !ok {
+		t.Fatal("the message never reached the model")
+	}
+	s := chatSession(t, dir)
+	st, err := s.State(id)
+	if err != nil || st.Delivered == nil {
+		t.Fatalf("state %+v %v", st, err)
+	}
+	// The frame the preview shows, filled, is what the model received.
+	frame := prompts.FillFrame(conversation.Frame(conversation.Message{From: st.Delivered.From, Text: idleQ}), id, st.Delivered.CreatedAt)
+	tail := agenttest.TailText(req)
+	if !strings.Contains(tail, frame) {
+		t.Fatalf("the model's request does not carry the previewed frame.\nframe:\n%s\nrequest:\n%s", frame, tail)
+	}
+	t.Logf("idle, hookless: send → the model's request %s; frame %d chars; the request's text around it (Claude Code's own):\n%s", req.At.Sub(sent).Round(time.Millisecond), len(frame), tail)
+	if strings.Contains(tail, "typed by your user") && !strings.Contains(tail, "not typed by your user") {
+		t.Fatalf("the request says typed by your user:\n%s", tail)
+	}
+	u.waitScreen(t, 10*time.Second, idleA)
+
+	// The room chats with it.
+	home, _ := agenttest.EnvValue(env, "HOME")
+	p := startBinary(t, dir, "NO_COLOR=1", "HOME="+home, agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	sendFromRoom(t, p, s.ID, roomQ, "idle; delivers: socket, at once")
+	p.untilWithin(t, "delivered via socket at ", 60*time.Second)
+	p.untilWithin(t, "[orchestrator] "+roomA, 60*time.Second)
+	p.untilWithin(t, "orchestrator: ✓ end of turn", 60*time.Second)
+	p.until(t, "orchestrator› ")
+	p.send(t, "\x04")
+	p.wait(t)
+
+	// A permission prompt: waiting for its user.
+	u.typeLine(t, permQ)
+	eventually(t, time.Minute, "the permission prompt in targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return strings.Contains(out, "waiting for its user (permission prompt)")
+	})
+	u.run(t, "send-keys", "-t", "tui", "Escape")
+
+	// Ended: the TUI exits; the session is no target any more.
+	u.run(t, "kill-server")
+	eventually(t, time.Minute, "the ended session gone from targets", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets")
+		return !strings.Contains(out, s.ID)
+	})
+	t.Logf("after the end:\n%s", out)
+}
+
+// TestE2EHooklessWithHooks: with relay-baton's hooks installed as well,
+// the session Claude Code lists and the one its hooks registered are one
+// row, and each message reaches the model once.
+func TestE2EHooklessWithHooks(t *testing.T) {
+	const (
+		q1, a1 = "BOTH-Q1: first?", "BOTH-A1: the first answer."
+		q2, a2 = "BOTH-Q2: second?", "BOTH-A2: the second answer."
+	)
+	a := agenttest.NewAnthropic(t)
+	a.WhenTail("BOTH-Q1", agenttest.Reply(agenttest.Text(a1)))
+	a.WhenTail("BOTH-Q2", agenttest.Reply(agenttest.Text(a2)))
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	installHooks(t, dir)
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	startTUI(t, dir, env)
+	s := chatSession(t, dir)
+	var out string
+	var ts []conversation.Target
+	eventually(t, time.Minute, "the session in targets, listed and hooked", func() bool {
+		out, _ = hooklessRun(t, dir, env, "targets", "--json")
+		ts = nil
+		return json.Unmarshal([]byte(out), &ts) == nil && len(ts) > 0 && ts[0].Listed && ts[0].Socket
+	})
+	if len(ts) != 1 || ts[0].SessionID != s.ID {
+		t.Fatalf("targets for session %s:\n%s", s.ID, out)
+	}
+	for _, qa := range [][2]string{{q1, a1}, {q2, a2}} {
+		out, err := hooklessRun(t, dir, env, "send", "--lead", "--follow", qa[0])
+		if err != nil || !strings.Contains(out, qa[1]) || !strings.Contains(out, "✓ end of turn") {
+			t.Fatalf("send --follow %q: %v\n%s", qa[0], err, out)
+		}
+		id := sentID(t, out)
+		// Once: one request first carries it (every later request of the
+		// conversation repeats the history).
+		first := -1
+		for i, r := range a.Agent() {
+			if strings.Contains(agenttest.LastUserText(r), "chat message "+id+" ") {
+				if first >= 0 {
+					t.Fatalf("message %s reached the model in requests %d and %d", id, first, i)
+				}
+				first = i
+			}
+		}
+		if first < 0 {
+			t.Fatalf("message %s never reached the model as a new turn", id)
+		}
+		tr := conversation.LocateTranscript(s)
+		b, _ := os.ReadFile(tr)
+		if n := strings.Count(string(b), `"content":"Another Claude session sent a message:\n[relay-baton chat message `+id+" "); n > 1 {
+			t.Fatalf("message %s delivered %d times (transcript)", id, n)
+		}
+	}
+}
+
+// BenchmarkHooklessIdleDelivery is BenchmarkSocketIdleDelivery with no
+// relay-baton hook installed: each send finds the session in Claude Code's
+// list (`claude agents --json`, cached 3 s) and posts to its socket after
+// the peer check. It reports p50 and p95 of send → the model's request
+// (go test ./room -run '^$' -bench 'HooklessIdle|SocketIdle' -benchtime 30x).
+func BenchmarkHooklessIdleDelivery(b *testing.B) {
+	a := agenttest.NewAnthropic(b)
+	for i := range b.N {
+		a.WhenTail(fmt.Sprintf("BENCH-HL-%d:", i), agenttest.Reply(agenttest.Text(fmt.Sprintf("BENCH-HL-ANSWER-%d", i))))
+	}
+	dir := agenttest.GitRepo(b, map[string]string{"README.md": "demo\n"})
+	bin := agenttest.ClaudeBin(b)
+	env := append(messagingEnv(b, a), agents.ClaudeBinEnv+"="+bin)
+	startTUI(b, dir, env)
+	home, _ := agenttest.EnvValue(env, "HOME")
+	b.Setenv("HOME", home)                                // Claude Code's list and transcripts are the TUI's
+	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok { // unset, not empty: claude would take "" as a folder
+		os.Unsetenv("CLAUDE_CONFIG_DIR")
+		b.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
+	}
+	b.Setenv(agents.ClaudeBinEnv, bin)
+	var sid string
+	var ts []conversation.Target
+	b.Cleanup(func() {
+		if sid == "" {
+			l, err := conversation.Registry(context.Background())
+			b.Logf("Claude Code's list: %+v %v; targets %+v", l, err, ts)
+		}
+	})
+	eventually(b, time.Minute, "the session in Claude Code's list", func() bool {
+		conversation.ForgetRegistry()
+		ts, _ = conversation.ListTargets(dir)
+		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
+			sid = ts[0].SessionID
+		}
+		return sid != ""
+	})
+	s, _ := conversation.OpenSession(dir, sid)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i > 0 {
+			eventually(b, time.Minute, "the TUI idle", func() bool {
+				conversation.ForgetRegistry()
+				list, _ := conversation.Registry(context.Background())
+				return len(list) == 1 && list[0].Status == conversation.StatusIdle
+			})
+		}
+		conversation.ForgetRegistry() // a new `send` process: no answer in memory (the user's cache folder keeps the last one)
+		start := time.Now()
+		r, err := conversation.Send(dir, sid, "bench", fmt.Sprintf("BENCH-HL-%d: ping", i))
+		if err != nil || r.SocketErr != nil {
+			b.Fatal(err, r.SocketErr)
+		}
+		var req agenttest.Recorded
+		eventually(b, time.Minute, "the message's request", func() bool {
+			var ok bool
+			req, ok = requestWith(a, "chat message "+r.Message.ID+" ")
+			return ok
+		})
+		lat = append(lat, req.At.Sub(start))
+		eventually(b, time.Minute, "the answer in the transcript", func() bool {
+			tr := conversation.LocateTranscript(s)
+			data, _ := os.ReadFile(tr)
+			return strings.Contains(string(data), fmt.Sprintf("BENCH-HL-ANSWER-%d", i))
+		})
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	b.ReportMetric(float64(p(0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p(0.95).Microseconds())/1000, "p95-ms")
+	b.Logf("idle hookless delivery, send → model request, n=%d: p50 %s, p95 %s, max %s", len(lat), p(0.5).Round(time.Millisecond), p(0.95).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+}
