@@ -276,6 +276,11 @@ var forbidden = []string{
 	"danger-full-access",
 }
 
+// Forbidden returns the arguments and values that disable an agent's
+// permission checks or sandbox, refused wherever they appear (doctor
+// checks every role's argv against this very list).
+func Forbidden() []string { return append([]string(nil), forbidden...) }
+
 // ForbiddenArgs returns the arguments of argv that disable an agent's
 // permission checks or sandbox (--full-auto,
 // --dangerously-bypass-approvals-and-sandbox, --dangerously-skip-permissions,

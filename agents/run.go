@@ -18,7 +18,7 @@ import (
 // KeyVars are the agents' API-key variables (OwnKeyVars): held back from
 // an agent's environment unless Request.AllowAPIKeyEnv, and then passed to
 // their own agent only. The CLIs authenticate with their own login.
-var KeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
+var KeyVars = append(append([]string(nil), OwnKeyVars[Claude]...), OwnKeyVars[Codex]...)
 
 // Binary environment variables and install hints.
 const (
