@@ -231,6 +231,9 @@ func guardMain(graceNS, path string, argv []string) int {
 		}
 		if wpid == pid {
 			childStatus = ws
+			if _, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); errors.Is(err, syscall.ECHILD) {
+				break // it left nothing behind: no descendant to walk /proc for
+			}
 			// What the child left behind is asked to end, and killed
 			// after the grace period.
 			g.signalAll(syscall.SIGTERM)
