@@ -45,7 +45,7 @@ func RunDoctor(ctx context.Context, f Facts, deep bool) Doctor {
 	for _, name := range []string{agents.Claude, agents.Codex} {
 		r.agentChecks(ctx, f, name, deep)
 	}
-	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv))
+	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv), userConfigCheck())
 	if f.Root != "" {
 		r.Checks = append(r.Checks, configCheck(f.Root), claudeSettingsCheck(f.Root, f.Getenv))
 	}
@@ -264,4 +264,28 @@ func configCheck(root string) Check {
 		return Check{name, OK, "trusted; adds no argument"}
 	}
 	return Check{name, OK, "trusted; adds " + strings.Join(parts, " · ")}
+}
+
+// userConfigCheck: the user's own config (agents.UserConfigName), what it
+// adds to every run, or why it stops them.
+func userConfigCheck() Check {
+	const name = "your config"
+	u, err := agents.LoadUserConfig()
+	switch {
+	case err != nil:
+		return Check{name, Fail, err.Error() + " (every agent run stops on it)"}
+	case u.Path == "":
+		p, _ := agents.UserConfigPath()
+		return Check{name, OK, "none (" + p + " would add arguments to every run)"}
+	}
+	var parts []string
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if args := u.Args(a); len(args) > 0 {
+			parts = append(parts, a+" "+strings.Join(args, " "))
+		}
+	}
+	if len(parts) == 0 {
+		return Check{name, OK, u.Path + " adds no argument"}
+	}
+	return Check{name, OK, u.Path + " adds " + strings.Join(parts, " · ")}
 }

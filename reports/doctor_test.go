@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,5 +52,27 @@ func TestDoctorListsAreAgents(t *testing.T) {
 	}
 	if strings.Join(own, ",") != strings.Join(agents.KeyVars, ",") {
 		t.Errorf("agents.KeyVars %q is not agents.OwnKeyVars %q", agents.KeyVars, own)
+	}
+}
+
+// doctor names the user's own config and what it adds, or why it stops
+// every run.
+func TestDoctorUserConfig(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	if c := userConfigCheck(); c.Status != OK || !strings.HasPrefix(c.Detail, "none (") {
+		t.Fatalf("no config: %+v", c)
+	}
+	p, err := agents.UserConfigPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte(`{"claude":{"args":["--append-system-prompt","be brief"]}}`), 0o600)
+	if c := userConfigCheck(); c.Status != OK || c.Detail != p+" adds claude --append-system-prompt be brief" {
+		t.Fatalf("config: %+v", c)
+	}
+	os.WriteFile(p, []byte(`{"codex":{"args":["--yolo"]}}`), 0o600)
+	if c := userConfigCheck(); c.Status != Fail || !strings.Contains(c.Detail, "--yolo") {
+		t.Fatalf("refused: %+v", c)
 	}
 }
