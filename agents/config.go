@@ -206,14 +206,15 @@ func userConfigHint() string {
 }
 
 // LoadUserConfig reads the user's own config (UserConfigPath). A missing
-// file is the zero UserConfig; a link there, a malformed file or a refused
+// file is the zero UserConfig; a malformed file, one that is not a regular
+// file (a link to one is followed: dotfile managers link) or a refused
 // argument is an error that names the file.
 func LoadUserConfig() (UserConfig, error) {
 	p, err := UserConfigPath()
 	if err != nil {
 		return UserConfig{}, nil // no config folder: no user config
 	}
-	b, err := events.ReadOwned(p, maxConfigBytes)
+	b, err := events.ReadRegular(p, maxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return UserConfig{}, nil
 	}
