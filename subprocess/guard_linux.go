@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -101,6 +102,10 @@ func (t *tree) start() error {
 	t.cmd.Args = append([]string{guardName, path}, args...)
 	t.cmd.Stdin = ctlR
 	t.cmd.ExtraFiles = []*os.File{stW}
+	// A process group of its own: Ctrl-C, a closed terminal or a kill
+	// of relay-baton's group do not reach the guard (relay-baton decides
+	// what they mean for the run, and tells the guard).
+	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = t.cmd.Start()
 	ctlR.Close()
 	stW.Close()
@@ -178,6 +183,18 @@ func guardMain(graceNS, path string, argv []string) int {
 	}
 	g := &guard{self: os.Getpid()}
 
+	// A signal to the guard itself (its group is its own, so not the
+	// terminal's) asks for the tree to end, as "term" does. Caught, not
+	// ignored: an ignored signal would stay ignored in the child.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGQUIT)
+	go func() {
+		for range sigs {
+			g.signalAll(syscall.SIGTERM)
+			time.AfterFunc(grace, g.killAll)
+		}
+	}()
+
 	// relay-baton's requests, and its death (end of file).
 	go func() {
 		r := bufio.NewReader(os.Stdin)
@@ -248,6 +265,7 @@ func guardMain(graceNS, path string, argv []string) int {
 	switch {
 	case childStatus.Signaled():
 		sig := childStatus.Signal()
+		signal.Reset()
 		_ = syscall.Kill(os.Getpid(), sig) // die as the child did
 		return 128 + int(sig)
 	default:

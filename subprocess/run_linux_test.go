@@ -123,3 +123,42 @@ func TestStartErrorThroughGuard(t *testing.T) {
 		t.Fatalf("missing dir: state %v err %v", st, err)
 	}
 }
+
+// The guard is in a process group of its own: Ctrl-C in the terminal
+// (SIGINT to relay-baton's group) does not kill it, which would kill the
+// child at once and let what it left behind go.
+func TestGuardOutOfTerminalGroup(t *testing.T) {
+	const marker = "301.3579"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	w := subprocess.Lines(1<<20, func(l []byte, _ int) {
+		if string(l) == "started" {
+			close(started)
+		}
+	})
+	defer w.Close()
+	c := subprocess.Command("/bin/sh", "-c", "echo started; exec sleep "+marker)
+	c.Stdout = w
+	done := make(chan struct{})
+	go func() {
+		subprocess.Run(ctx, c)
+		close(done)
+	}()
+	<-started
+	var guard []string
+	for _, l := range agenttest.LiveProcesses(t, 0, marker) {
+		if strings.Contains(l, "relay-baton-guard") {
+			guard = strings.Fields(l)
+		}
+	}
+	if guard == nil {
+		t.Fatal("no guard process")
+	}
+	if pg := strconv.Itoa(syscall.Getpgrp()); guard[1] == pg {
+		t.Fatalf("the guard %v is in relay-baton's process group %s", guard, pg)
+	}
+	cancel()
+	<-done
+	waitGone(t, marker)
+}
