@@ -3,8 +3,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,4 +73,109 @@ func TestKilledRelayBatonTakesAgentTree(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("SIGKILL of relay-baton plan -> agent tree gone in %v", time.Since(t0))
+}
+
+// `relay-baton plan` and `execute` (the built binary) killed with SIGKILL
+// while the agent runs leave no process of the agent's tree: not the
+// agent, not a grandchild that called setsid (a session of its own, out of
+// the agent's process group), not one that double-forked (re-parented away
+// from the agent); all ignore SIGTERM. The step folder execute made is
+// removed by the next run that makes one. Hang guards are a minute; the
+// sleeps last five.
+func TestKilledRelayBatonTakesEscapedTree(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("on macOS a setsid'd descendant outlives a SIGKILLed relay-baton (docs/platforms.md)")
+	}
+	bin := filepath.Join(t.TempDir(), "relay-baton")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for i, args := range [][]string{{"plan", "--yes", "add a flag"}, {"execute", "--yes"}} {
+		t.Run(args[0], func(t *testing.T) {
+			dir := roomRepo(t)
+			if err := os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("# Plan\n## Steps\n1. add a flag in main.go\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			marker := fmt.Sprintf("299.86%d", i)
+			fake := filepath.Join(t.TempDir(), "claude")
+			script := "#!/bin/sh\ntrap '' TERM\n" +
+				"echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}'\n" +
+				"setsid -f sleep " + marker + "\n" + // a session of its own
+				"( sleep " + marker + " & )\n" + // double-forked: re-parented
+				"sleep " + marker + " & wait\n"
+			if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, append(args[:1:1], append([]string{"--path", dir}, args[1:]...)...)...)
+			cmd.Env = append(os.Environ(), agents.ClaudeBinEnv+"="+fake, agents.CodexBinEnv+"="+fake, "TMPDIR="+tmp, "XDG_CONFIG_HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
+			var out, errb lockedBuffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			t.Cleanup(func() {
+				cmd.Process.Kill()
+				<-done
+				for _, l := range liveWith(t, marker) {
+					if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			hang := time.Now().Add(time.Minute)
+			for len(liveWith(t, marker)) < 3 {
+				select {
+				case <-done:
+					t.Fatalf("%s ended before its agent ran:\n%s\n%s", args[0], out.String(), errb.String())
+				default:
+				}
+				if time.Now().After(hang) {
+					t.Fatalf("the fake agent's sleeps never started: %v", liveWith(t, marker))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			t0 := time.Now()
+			for {
+				left := liveWith(t, marker)
+				if len(left) == 0 {
+					break
+				}
+				if time.Since(t0) > time.Minute {
+					t.Fatalf("a minute after SIGKILL of relay-baton %s its agent's tree still runs: %v", args[0], left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("SIGKILL of relay-baton %s -> agent tree (setsid, double fork) gone in %v", args[0], time.Since(t0))
+			if args[0] != "execute" {
+				return
+			}
+			steps, _ := filepath.Glob(filepath.Join(tmp, "relay-baton-step-*"))
+			if len(steps) != 1 || !strings.Contains(steps[0], fmt.Sprintf("relay-baton-step-%d-", cmd.Process.Pid)) {
+				t.Fatalf("step folders of the killed execute: %q", steps)
+			}
+			// The next execute (its agent fails at once) removes it.
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			next := exec.Command(bin, "execute", "--path", dir, "--yes")
+			next.Env = cmd.Env
+			next.CombinedOutput()
+			if left, _ := filepath.Glob(filepath.Join(tmp, "relay-baton-step-*")); len(left) != 0 {
+				t.Fatalf("the next execute left the dead run's step folder (and its own): %q", left)
+			}
+		})
+	}
 }

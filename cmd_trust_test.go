@@ -69,6 +69,19 @@ func TestTrustCommand(t *testing.T) {
 	if !strings.Contains(out, "env PASSED (on purpose, audited): GITHUB_TOKEN") {
 		t.Fatalf("--allow-env not previewed:\n%s", out)
 	}
+	// The user's own config adds more, and the preview says which
+	// arguments come from where.
+	ucfg := filepath.Join(cfgHome, "relay-baton", agents.UserConfigName)
+	if err := os.WriteFile(ucfg, []byte(`{"claude":{"args":["--append-system-prompt","be brief"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = plan()
+	if !strings.Contains(out, "config:  .relay-baton.json (trusted) adds 4 argument(s): --model opus --effort high\n") ||
+		!strings.Contains(out, "           your config "+ucfg+` adds 2 argument(s): --append-system-prompt "be brief"`+"\n") ||
+		!strings.Contains(out, `--model opus --effort high --append-system-prompt "be brief" -- <prompt`) {
+		t.Fatalf("the user's config not previewed:\n%s", out)
+	}
+	os.Remove(ucfg)
 
 	write(`{"claude":{"args":["--model","opus","--effort","low"]}}`)
 	if out := plan(); !strings.Contains(out, "config:  .relay-baton.json ignored: it changed since you trusted it") || strings.Contains(out, "--effort") {
@@ -99,7 +112,7 @@ func TestTrustCommand(t *testing.T) {
 
 	write(`{"claude":{"args":["--settings","{\"hooks\":{}}"]}}`)
 	code, out, errs = runCmd(t, "trust", "--path", dir)
-	if code != 1 || !strings.Contains(errs, "--settings") || !strings.Contains(errs, "refused") || strings.Contains(out, "trusted:") {
+	if code != 1 || !strings.Contains(errs, "--settings") || !strings.Contains(errs, "not allowed") || !strings.Contains(errs, "may set only") || strings.Contains(out, "trusted:") {
 		t.Fatalf("trust of a refused config: %d\n%s\n%s", code, out, errs)
 	}
 	if code, _, errs := runCmd(t, "plan", "--yes", "--path", dir, "--allow-env", "NOT A NAME", "x"); code != 2 || !strings.Contains(errs, "--allow-env takes a variable name") {

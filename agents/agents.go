@@ -82,8 +82,14 @@ type Invocation struct {
 	Timeout  time.Duration // the run's timeout (Request, else config, else DefaultTimeout)
 	Config   string        // the .relay-baton.json read ("" when none)
 	// Extra are the arguments added by the trusted .relay-baton.json
-	// (also in Argv): every one is shown in the preview.
+	// (also in Argv; only what AllowedFlags lists): every one is shown in
+	// the preview.
 	Extra []string
+	// UserExtra are the arguments added by the user's own config
+	// (UserConfigName, also in Argv, after Extra), from UserConfig: every
+	// one is shown in the preview too.
+	UserExtra  []string
+	UserConfig string // the user's config read ("" when none)
 	// ConfigIgnored is one line when a .relay-baton.json is present but
 	// not used (not trusted, or changed since): why, and how to trust it.
 	ConfigIgnored string

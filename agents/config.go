@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,9 +15,12 @@ import (
 
 // ConfigName is the repository config file, at the repository root:
 //
-//	{"claude":{"args":[...]},"codex":{"args":[...]},"timeout":"45m"}
+//	{"claude":{"args":["--model","opus","--effort","high"]},
+//	 "codex":{"args":["-m","gpt-5","-c","model_reasoning_effort=high"]},
+//	 "timeout":"45m","allowEnv":["AWS_PROFILE"]}
 //
-// Every field is optional; a missing file is an empty config.
+// Every field is optional; a missing file is an empty config. The args
+// may hold only the flags of AllowedFlags (allow.go).
 const ConfigName = ".relay-baton.json"
 
 // maxConfigBytes caps the config file: it is a few lines.
@@ -115,7 +119,7 @@ func ReadConfig(root string) (Config, error) {
 }
 
 func parseConfig(p string, b []byte) (Config, error) {
-	const shape = `{"claude":{"args":[...]},"codex":{"args":[...]},"timeout":"45m"}`
+	const shape = `{"claude":{"args":["--model","opus"]},"codex":{"args":["-m","gpt-5"]},"timeout":"45m","allowEnv":["NAME"]}`
 	var cf configFile
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -146,18 +150,106 @@ func parseConfig(p string, b []byte) (Config, error) {
 	}
 	c.AllowEnv = cf.AllowEnv
 	for _, agent := range []string{Claude, Codex} {
-		args := c.Args(agent)
-		if bad := ForbiddenArgs(args); len(bad) > 0 {
-			return Config{}, fmt.Errorf("%s: %s.args has %s: relay-baton never disables the agent's permission checks or sandbox; remove it", p, agent, strings.Join(bad, ", "))
-		}
-		if own := policyArgs(agent, args); len(own) > 0 {
-			return Config{}, fmt.Errorf("%s: %s.args sets %s, which relay-baton sets per role (read-only for planner/reviewer/ask, edits for executor); remove it", p, agent, strings.Join(own, ", "))
-		}
-		if bad := RefusedArgs(agent, args); len(bad) > 0 {
-			return Config{}, fmt.Errorf("%s: %s.args refused: %s: a repository's config may not start processes or widen an agent's permissions; remove them", p, agent, JoinRefused(bad))
+		if bad := NotAllowedArgs(agent, c.Args(agent)); len(bad) > 0 {
+			return Config{}, fmt.Errorf("%s: %s.args: %s: a repository's config may set only %s (put other arguments in your own %s)",
+				p, agent, JoinRefused(bad), AllowedSummary(), userConfigHint())
 		}
 	}
 	return c, nil
+}
+
+// UserConfigName is the user's own agent config, in TrustDir (the user's
+// config folder, which no repository writes):
+//
+//	{"claude":{"args":[...]},"codex":{"args":[...]}}
+//
+// Its arguments are added after the repository's, to every run of that
+// agent, and shown in every preview with where they come from. They may be
+// anything a repository's config may not, except what disables the
+// agent's permission checks or sandbox, what relay-baton sets per role or
+// per run, and the other arguments RefusedArgs lists.
+const UserConfigName = "config.json"
+
+// UserConfig is the user's own config.
+type UserConfig struct {
+	Claude AgentConfig `json:"claude"`
+	Codex  AgentConfig `json:"codex"`
+	Path   string      `json:"-"` // the file read ("" when there is none)
+}
+
+// Args returns the user's extra arguments for agent.
+func (u UserConfig) Args(agent string) []string {
+	switch agent {
+	case Claude:
+		return u.Claude.Args
+	case Codex:
+		return u.Codex.Args
+	}
+	return nil
+}
+
+// UserConfigPath is the user's own config's path.
+func UserConfigPath() (string, error) {
+	d, err := TrustDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, UserConfigName), nil
+}
+
+// userConfigHint names the user's config for messages.
+func userConfigHint() string {
+	if p, err := UserConfigPath(); err == nil {
+		return p
+	}
+	return "relay-baton/" + UserConfigName + " in your config folder"
+}
+
+// LoadUserConfig reads the user's own config (UserConfigPath). A missing
+// file is the zero UserConfig; a malformed file, one that is not a regular
+// file (a link to one is followed: dotfile managers link) or a refused
+// argument is an error that names the file.
+func LoadUserConfig() (UserConfig, error) {
+	p, err := UserConfigPath()
+	if err != nil {
+		return UserConfig{}, nil // no config folder: no user config
+	}
+	b, err := events.ReadRegular(p, maxConfigBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return UserConfig{}, nil
+	}
+	if err != nil {
+		return UserConfig{}, fmt.Errorf("your config %s: %w", p, err)
+	}
+	var u UserConfig
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil {
+		return UserConfig{}, fmt.Errorf("your config %s: %v (expected {\"claude\":{\"args\":[...]},\"codex\":{\"args\":[...]}})", p, err)
+	}
+	u.Path = p
+	for _, agent := range []string{Claude, Codex} {
+		if err := checkUserArgs(agent, u.Args(agent)); err != nil {
+			return UserConfig{}, fmt.Errorf("your config %s: %s.args %w; remove it", p, agent, err)
+		}
+	}
+	return u, nil
+}
+
+// checkUserArgs refuses, in the user's own arguments, what disables the
+// agent's permission checks or sandbox, what relay-baton sets per role,
+// and what RefusedArgs lists.
+func checkUserArgs(agent string, args []string) error {
+	if bad := ForbiddenArgs(args); len(bad) > 0 {
+		return fmt.Errorf("has %s: relay-baton never disables the agent's permission checks or sandbox", strings.Join(bad, ", "))
+	}
+	if own := policyArgs(agent, args); len(own) > 0 {
+		return fmt.Errorf("sets %s, which relay-baton sets per role (read-only for planner/reviewer/ask, edits for executor)", strings.Join(own, ", "))
+	}
+	if bad := RefusedArgs(agent, args); len(bad) > 0 {
+		return fmt.Errorf("refused: %s", JoinRefused(bad))
+	}
+	return nil
 }
 
 // ValidEnvName reports whether s is a portable environment variable name.
@@ -184,6 +276,11 @@ var forbidden = []string{
 	"bypassPermissions",
 	"danger-full-access",
 }
+
+// Forbidden returns the arguments and values that disable an agent's
+// permission checks or sandbox, refused wherever they appear (doctor
+// checks every role's argv against this very list).
+func Forbidden() []string { return append([]string(nil), forbidden...) }
 
 // ForbiddenArgs returns the arguments of argv that disable an agent's
 // permission checks or sandbox (--full-auto,

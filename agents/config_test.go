@@ -1,6 +1,7 @@
 package agents_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -40,8 +41,8 @@ func TestLoadConfig(t *testing.T) {
 		{`{"claude":{"args":["--permission-mode=bypassPermissions"]}}`, "bypassPermissions"},
 		{`{"claude":{"args":["--dangerously-skip-permissions"]}}`, "--dangerously-skip-permissions"},
 		{`{"codex":{"args":["-c","sandbox_mode=\"danger-full-access\""]}}`, "danger-full-access"},
-		{`{"claude":{"args":["--permission-mode","acceptEdits"]}}`, "sets --permission-mode"},
-		{`{"codex":{"args":["--sandbox","workspace-write"]}}`, "sets --sandbox"},
+		{`{"claude":{"args":["--permission-mode","acceptEdits"]}}`, "--permission-mode (not allowed: relay-baton sets it per run"},
+		{`{"codex":{"args":["--sandbox","workspace-write"]}}`, "--sandbox (not allowed"},
 		{`{"timeout":"soon"}`, `timeout "soon"`},
 		{`{"timeout":"-5m"}`, "positive duration"},
 		{`{"claud":{}}`, "unknown field"},
@@ -49,7 +50,7 @@ func TestLoadConfig(t *testing.T) {
 		{`{"claude":`, "unexpected EOF"},
 		{`{} {}`, "trailing data"},
 		{`{"allowEnv":["A B"]}`, "not a variable name"},
-		{`{"codex":{"args":["-c","mcp_servers.x.command=\"sh\""]}}`, "refused"},
+		{`{"codex":{"args":["-c","mcp_servers.x.command=\"sh\""]}}`, "mcp_servers.x.command=\"sh\" (not allowed: mcp_servers.x.command: starts a process"},
 	}
 	for _, b := range bad {
 		write(b.body)
@@ -61,6 +62,101 @@ func TestLoadConfig(t *testing.T) {
 	write(strings.Repeat(" ", 2<<20))
 	if _, err := agents.ReadConfig(dir); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Errorf("huge file: %v", err)
+	}
+}
+
+// A trusted .relay-baton.json may pass only the allow-list: the model,
+// its effort or reasoning level, a fallback model, each a plain word. Every
+// hostile argument a review tried (hidden flags, aliases of refused ones,
+// paths, URLs, remotes, sockets, codex config keys) is refused by name,
+// with the list of what is allowed; it names no path, URL or setting.
+func TestRepoConfigAllowList(t *testing.T) {
+	hostile := []struct {
+		agent string
+		argv  []string
+	}{
+		{agents.Claude, []string{"--plugin-dir-no-mcp", "plugins"}},
+		{agents.Claude, []string{"--managed-settings", `{"hooks":{}}`}},
+		{agents.Claude, []string{"--sdk-url", "ws://127.0.0.1:9/x"}},
+		{agents.Claude, []string{"--rc"}},
+		{agents.Claude, []string{"--remote", "x"}},
+		{agents.Claude, []string{"--pool", "x"}},
+		{agents.Claude, []string{"--project-config-root", "/tmp"}},
+		{agents.Claude, []string{"--channels", "plugin:x"}},
+		{agents.Claude, []string{"--messaging-socket-path", "/tmp/s.sock"}},
+		{agents.Claude, []string{"--append-system-prompt", "obey the file"}},
+		{agents.Claude, []string{"--system-prompt-file", "/etc/passwd"}},
+		{agents.Claude, []string{"--mcp-config", "{}"}},
+		{agents.Claude, []string{"--settings", "{}"}},
+		{agents.Claude, []string{"--plugin-dir", "x"}},
+		{agents.Claude, []string{"--model", "../../etc/passwd"}},
+		{agents.Claude, []string{"--model", "http://evil.example/m"}},
+		{agents.Claude, []string{"--model=--settings"}},
+		{agents.Claude, []string{"--model", "--settings", "{}"}},
+		{agents.Claude, []string{"--model"}},
+		{agents.Claude, []string{"--effort", "high; id"}},
+		{agents.Claude, []string{"--MODEL", "opus"}},
+		{agents.Claude, []string{"-m", "opus"}},
+		{agents.Claude, []string{"--"}},
+		{agents.Codex, []string{"--remote", "ws://evil.example:1"}},
+		{agents.Codex, []string{"--remote-auth-token-env", "GITHUB_TOKEN"}},
+		{agents.Codex, []string{"--image", "/etc/passwd"}},
+		{agents.Codex, []string{"-i", "/etc/passwd"}},
+		{agents.Codex, []string{"-i/etc/passwd"}},
+		{agents.Codex, []string{"-c", `model_instructions_file="/etc/passwd"`}},
+		{agents.Codex, []string{"-c", `experimental_instructions_file="x"`}},
+		{agents.Codex, []string{"-c", `model_provider="mine"`}},
+		{agents.Codex, []string{"-c", `model_providers.x.base_url="http://evil"`}},
+		{agents.Codex, []string{"-c", `model="o3"`, "-c", "x=1"}},
+		{agents.Codex, []string{"-c", `model=["o3"]`}},
+		{agents.Codex, []string{"-c", `model="o3\" x"`}},
+		{agents.Codex, []string{"-c", `model.x="o3"`}},
+		{agents.Codex, []string{"-c", `model_reasoning_effort="high", x=1`}},
+		{agents.Codex, []string{"--config=notify=[]"}},
+		{agents.Codex, []string{"-m", "/tmp/model"}},
+		{agents.Codex, []string{"-m", "o3", "-m", "o4"}},
+		{agents.Codex, []string{"--oss"}},
+		{agents.Codex, []string{"--skip-git-repo-check"}},
+		{agents.Codex, []string{"--output-schema", "/etc/passwd"}},
+		{agents.Codex, []string{"-C", "/"}},
+		{agents.Codex, []string{"resume", "--last"}},
+	}
+	dir := t.TempDir()
+	for _, h := range hostile {
+		if got := agents.NotAllowedArgs(h.agent, h.argv); len(got) == 0 {
+			t.Errorf("%s %q: allowed, want refused", h.agent, h.argv)
+		}
+		body, _ := json.Marshal(map[string]any{h.agent: map[string]any{"args": h.argv}})
+		if err := os.WriteFile(filepath.Join(dir, agents.ConfigName), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := agents.ReadConfig(dir)
+		if err == nil {
+			t.Errorf("%s: read as a config", body)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, h.agent+".args: ") || !strings.Contains(msg, "may set only claude.args: --model MODEL, --effort LEVEL, --fallback-model MODELS; "+
+			"codex.args: --model (-m) MODEL, -c model=MODEL, -c model_reasoning_effort=LEVEL; \"timeout\"; \"allowEnv\"") ||
+			!strings.Contains(msg, agents.UserConfigName) {
+			t.Errorf("%s: message %q does not name the argument, what is allowed and the user's config", body, msg)
+		}
+	}
+	allowed := []struct {
+		agent string
+		argv  []string
+	}{
+		{agents.Claude, []string{"--model", "opus", "--effort", "high", "--fallback-model", "sonnet,haiku"}},
+		{agents.Claude, []string{"--model=claude-opus-4-5[1m]", "--effort=max"}},
+		{agents.Codex, []string{"-m", "gpt-5.1-codex", "-c", `model_reasoning_effort="high"`}},
+		{agents.Codex, []string{"--model=o3", "--config=model_reasoning_effort=low"}},
+		{agents.Codex, []string{"-mo3", "--config", "model_reasoning_effort='minimal'"}},
+		{agents.Codex, []string{"-c", `model="o3"`}},
+	}
+	for _, a := range allowed {
+		if got := agents.NotAllowedArgs(a.agent, a.argv); len(got) != 0 {
+			t.Errorf("%s %q: refused %v, want allowed", a.agent, a.argv, got)
+		}
 	}
 }
 

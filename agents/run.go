@@ -18,7 +18,7 @@ import (
 // KeyVars are the agents' API-key variables (OwnKeyVars): held back from
 // an agent's environment unless Request.AllowAPIKeyEnv, and then passed to
 // their own agent only. The CLIs authenticate with their own login.
-var KeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
+var KeyVars = append(append([]string(nil), OwnKeyVars[Claude]...), OwnKeyVars[Codex]...)
 
 // Binary environment variables and install hints.
 const (
@@ -81,11 +81,16 @@ func Prepare(req Request) (Invocation, error) {
 		return inv, fmt.Errorf("agent %s: cannot continue conversation %q: not a session or thread id (start a new one)", req.Agent, req.Resume)
 	}
 	inv.Resume = req.Resume
-	extra := cfg.Args(req.Agent)
-	if bad := RefusedArgs(req.Agent, extra); len(bad) > 0 { // LoadConfig refused them already: a second lock
-		return inv, fmt.Errorf("agent %s: %s: refused arguments %s", req.Agent, cfg.Path, JoinRefused(bad))
+	if bad := NotAllowedArgs(req.Agent, cfg.Args(req.Agent)); len(bad) > 0 { // LoadConfig refused them already: a second lock
+		return inv, fmt.Errorf("agent %s: %s: arguments not allowed %s", req.Agent, cfg.Path, JoinRefused(bad))
 	}
-	inv.Extra = append([]string(nil), extra...)
+	ucfg, err := LoadUserConfig()
+	if err != nil {
+		return inv, err
+	}
+	inv.Extra = append([]string(nil), cfg.Args(req.Agent)...)
+	inv.UserExtra, inv.UserConfig = append([]string(nil), ucfg.Args(req.Agent)...), ucfg.Path
+	extra := append(append([]string(nil), inv.Extra...), inv.UserExtra...)
 	readOnly := req.Role != RoleExecutor
 	switch req.Agent {
 	case Claude:

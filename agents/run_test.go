@@ -184,7 +184,7 @@ func TestPrepareArgvAndPolicy(t *testing.T) {
 
 func TestPrepareUsesConfig(t *testing.T) {
 	dir := t.TempDir()
-	agenttest.WriteRepoConfig(t, dir, agenttest.RepoConfig{ClaudeArgs: []string{"--model", "opus"}, CodexArgs: []string{"-c", "x=1"}, Timeout: "45m"})
+	agenttest.WriteRepoConfig(t, dir, agenttest.RepoConfig{ClaudeArgs: []string{"--model", "opus"}, CodexArgs: []string{"-c", "model_reasoning_effort=high"}, Timeout: "45m"})
 	inv, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
 	if err != nil || strings.Contains(strings.Join(inv.Argv, " "), "opus") || inv.Timeout != agents.DefaultTimeout || inv.Extra != nil ||
 		!strings.Contains(inv.ConfigIgnored, "relay-baton trust") {
@@ -205,6 +205,27 @@ func TestPrepareUsesConfig(t *testing.T) {
 	if err != nil || inv.Timeout != time.Second {
 		t.Fatalf("request timeout should win: %v %v", inv.Timeout, err)
 	}
+	// The user's own config (in the config folder) may add more; the
+	// invocation says which arguments come from where.
+	ucfg, err := agents.UserConfigPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(ucfg), 0o700)
+	t.Cleanup(func() { os.Remove(ucfg) })
+	os.WriteFile(ucfg, []byte(`{"claude":{"args":["--append-system-prompt","be brief"]}}`), 0o600)
+	inv, err = agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}})
+	if err != nil || !strings.Contains(strings.Join(inv.Argv, " "), "--model opus --append-system-prompt be brief -- p") ||
+		strings.Join(inv.Extra, " ") != "--model opus" || strings.Join(inv.UserExtra, " ") != "--append-system-prompt be brief" || inv.UserConfig != ucfg {
+		t.Fatalf("user config: argv %q extra %q user %q from %q: %v", inv.Argv, inv.Extra, inv.UserExtra, inv.UserConfig, err)
+	}
+	for _, body := range []string{`{"claude":{"args":["--dangerously-skip-permissions"]}}`, `{"claude":{"args":["--permission-mode","acceptEdits"]}}`, `{"claude":{"args":["--output-format","text"]}}`, `{"claud":{}}`} {
+		os.WriteFile(ucfg, []byte(body), 0o600)
+		if _, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RolePlanner, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}}); err == nil || !strings.Contains(err.Error(), "your config "+ucfg) {
+			t.Errorf("user config %s: %v", body, err)
+		}
+	}
+	os.Remove(ucfg)
 	os.WriteFile(filepath.Join(dir, agents.ConfigName), []byte(`{"claude":{"args":["--dangerously-skip-permissions"]}}`), 0o644)
 	forceTrust(t, dir)
 	if _, err := agents.Prepare(agents.Request{Agent: agents.Claude, Role: agents.RoleExecutor, Prompt: "p", Dir: dir, Env: []string{agents.ClaudeBinEnv + "=" + self(t)}}); err == nil || !strings.Contains(err.Error(), "--dangerously-skip-permissions") {

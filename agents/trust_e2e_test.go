@@ -3,7 +3,9 @@ package agents_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -13,7 +15,8 @@ import (
 // A cloned repository's .relay-baton.json that declares an MCP server
 // (`-c mcp_servers.x.command="sh"`) made the real codex start `sh` as the
 // user during a read-only question. Untrusted, the file is ignored; once
-// trusted, the argument is refused by name and nothing starts.
+// trusted, the argument is refused by name (it is not on the allow-list)
+// and nothing starts.
 func TestRepoConfigMCPServerE2E(t *testing.T) {
 	bin := agenttest.CodexBin(t)
 	root := agenttest.GitRepo(t, map[string]string{"a.txt": "hello\n"})
@@ -44,7 +47,7 @@ func TestRepoConfigMCPServerE2E(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a trusted config's MCP server ran a shell")
 	}
-	if res.Err == nil || !containsAll(res.Err.Error(), "mcp_servers.x.command", "refused") {
+	if res.Err == nil || !containsAll(res.Err.Error(), "mcp_servers.x.command", "not allowed", "may set only") {
 		t.Fatalf("trusted config with an MCP server: %+v", res)
 	}
 	if n := len(mock.Requests()); n != 1 {
@@ -78,7 +81,32 @@ func TestRepoConfigClaudeSettingsHookE2E(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a trusted config's settings ran a hook")
 	}
-	if res.Err == nil || !containsAll(res.Err.Error(), "--settings", "refused") {
+	if res.Err == nil || !containsAll(res.Err.Error(), "--settings", "not allowed", "may set only") {
 		t.Fatalf("trusted config with --settings: %+v", res)
+	}
+}
+
+// Every flag a trusted repository config may pass is listed by the
+// pinned CLIs' own --help (claude --help, codex exec --help), and a help
+// without one of them is reported.
+func TestAllowedFlagsInPinnedHelpE2E(t *testing.T) {
+	for _, c := range []struct{ agent, bin string }{{agents.Claude, agenttest.ClaudeBin(t)}, {agents.Codex, agenttest.CodexBin(t)}} {
+		out, err := exec.Command(c.bin, agents.HelpArgs(c.agent)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --help: %v\n%s", c.agent, err, out)
+		}
+		if missing := agents.MissingAllowedFlags(c.agent, out); missing != nil {
+			t.Errorf("%s's help does not list the allowed %q", c.agent, missing)
+		}
+		// Without its --model line, --model is reported missing.
+		var kept []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if !strings.Contains(l, "--model <") {
+				kept = append(kept, l)
+			}
+		}
+		if missing := agents.MissingAllowedFlags(c.agent, []byte(strings.Join(kept, "\n"))); len(missing) == 0 || missing[0] != "--model" {
+			t.Errorf("%s: a help without --model: missing %q", c.agent, missing)
+		}
 	}
 }

@@ -36,7 +36,9 @@ func NewSnapshots(ctx context.Context, root string) *Snapshots {
 	if !filepath.IsAbs(objs) {
 		objs = filepath.Join(root, objs)
 	}
-	dir, err := os.MkdirTemp("", "relay-baton-step-")
+	// Folders of runs killed before they could remove theirs go first.
+	staleOnce.Do(func() { RemoveStaleSteps("") })
+	dir, err := os.MkdirTemp("", stepDirPattern())
 	if err != nil {
 		s.err = err
 		return s

@@ -17,13 +17,6 @@ import (
 	"github.com/relay-baton/relay-baton/subprocess"
 )
 
-// APIKeyVars are the agents' API-key variables, held back from agents
-// unless --allow-api-key-env (then each goes to its own agent only).
-var APIKeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"}
-
-// ForbiddenArgs are agent arguments that disable the safety rails.
-var ForbiddenArgs = []string{"--full-auto", "--dangerously-bypass-approvals-and-sandbox", "bypassPermissions", "--dangerously-skip-permissions"}
-
 // Preparer builds an agent's invocation without running it (the room's
 // agent runner).
 type Preparer interface {
@@ -52,7 +45,7 @@ func RunDoctor(ctx context.Context, f Facts, deep bool) Doctor {
 	for _, name := range []string{agents.Claude, agents.Codex} {
 		r.agentChecks(ctx, f, name, deep)
 	}
-	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv))
+	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv), userConfigCheck())
 	if f.Root != "" {
 		r.Checks = append(r.Checks, configCheck(f.Root), claudeSettingsCheck(f.Root, f.Getenv))
 	}
@@ -116,25 +109,22 @@ func argumentsCheck(f Facts, name string) Check {
 		if err != nil {
 			continue
 		}
-		for _, a := range inv.Argv {
-			for _, fa := range ForbiddenArgs {
-				if strings.Contains(a, fa) {
-					bad = append(bad, fmt.Sprintf("%s (%s)", fa, role))
-				}
-			}
+		// agents' own list (agents.Forbidden), never a copy of it.
+		for _, a := range agents.ForbiddenArgs(inv.Argv) {
+			bad = append(bad, fmt.Sprintf("%s (%s)", a, role))
 		}
 	}
 	if len(bad) > 0 {
 		return Check{name + " arguments", Fail, "forbidden: " + strings.Join(bad, ", ")}
 	}
-	return Check{name + " arguments", OK, "no --full-auto or bypass flags in any role's argv"}
+	return Check{name + " arguments", OK, "no argument in any role's argv disables permission checks or the sandbox (" + strings.Join(agents.Forbidden(), ", ") + ")"}
 }
 
 // apiKeyCheck: which API-key variables are set, and whether they reach
 // the agents.
 func apiKeyCheck(getenv func(string) string, allow bool) Check {
 	var present []string
-	for _, k := range APIKeyVars {
+	for _, k := range agents.KeyVars { // agents' own list, never a copy
 		if getenv(k) != "" {
 			present = append(present, k)
 		}
@@ -274,4 +264,28 @@ func configCheck(root string) Check {
 		return Check{name, OK, "trusted; adds no argument"}
 	}
 	return Check{name, OK, "trusted; adds " + strings.Join(parts, " · ")}
+}
+
+// userConfigCheck: the user's own config (agents.UserConfigName), what it
+// adds to every run, or why it stops them.
+func userConfigCheck() Check {
+	const name = "your config"
+	u, err := agents.LoadUserConfig()
+	switch {
+	case err != nil:
+		return Check{name, Fail, err.Error() + " (every agent run stops on it)"}
+	case u.Path == "":
+		p, _ := agents.UserConfigPath()
+		return Check{name, OK, "none (" + p + " would add arguments to every run)"}
+	}
+	var parts []string
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		if args := u.Args(a); len(args) > 0 {
+			parts = append(parts, a+" "+strings.Join(args, " "))
+		}
+	}
+	if len(parts) == 0 {
+		return Check{name, OK, u.Path + " adds no argument"}
+	}
+	return Check{name, OK, u.Path + " adds " + strings.Join(parts, " · ")}
 }

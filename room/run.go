@@ -212,23 +212,32 @@ func promptLines(b *strings.Builder, noun, prompt, task string, n int, all bool)
 	}
 }
 
-// configLine is the preview's line about .relay-baton.json: every
-// argument a trusted one adds, or why one present is ignored; "" when
-// there is none.
+// configLine is the preview's line about the extra arguments: every
+// argument a trusted .relay-baton.json adds (or why one present is
+// ignored) and every one the user's own config adds, each with where it
+// comes from; "" when there is neither.
 func configLine(inv agents.Invocation) string {
+	quoted := func(args []string) string {
+		parts := make([]string, len(args))
+		for i, a := range args {
+			parts[i] = quoteArg(a)
+		}
+		return strings.Join(parts, " ")
+	}
+	var lines []string
 	switch {
 	case inv.ConfigIgnored != "":
-		return inv.ConfigIgnored
+		lines = append(lines, inv.ConfigIgnored)
 	case inv.Config == "":
-		return ""
 	case len(inv.Extra) == 0:
-		return agents.ConfigName + " (trusted) adds no argument"
+		lines = append(lines, agents.ConfigName+" (trusted) adds no argument")
+	default:
+		lines = append(lines, fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), quoted(inv.Extra)))
 	}
-	parts := make([]string, len(inv.Extra))
-	for i, a := range inv.Extra {
-		parts[i] = quoteArg(a)
+	if len(inv.UserExtra) > 0 {
+		lines = append(lines, fmt.Sprintf("your config %s adds %d argument(s): %s", inv.UserConfig, len(inv.UserExtra), quoted(inv.UserExtra)))
 	}
-	return fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), strings.Join(parts, " "))
+	return strings.Join(lines, "\n           ") // under "  config:  "
 }
 
 // previewLineMax is the longest prompt line a preview prints whole.

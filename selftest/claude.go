@@ -79,9 +79,11 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 	base = lay(base, "ANTHROPIC_BASE_URL="+mock.URL)
 
 	// The binary, as relay-baton resolves it for a real run.
-	if _, ok := findCLI(ctx, c, &cli, work, base, o.Step); !ok {
+	inv, ok := findCLI(ctx, c, &cli, work, base, o.Step)
+	if !ok {
 		return cli, nil
 	}
+	allowedFlags(ctx, c, agents.Claude, inv.Path, inv.Env, o.Step)
 
 	// 1. A one-shot run as relay-baton's agent runs are made, with hooks
 	// recording, the Stop hook delivering a chat message once.

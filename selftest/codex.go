@@ -98,6 +98,7 @@ func checkCodex(ctx context.Context, o Options, root string, add func(Check)) (C
 
 	// 4. The queue lane's command line, the steer lane's protocol.
 	codexQueue(ctx, c, inv.Path, inv.Env, o.Step)
+	allowedFlags(ctx, c, agents.Codex, inv.Path, inv.Env, o.Step)
 	codexSteerProtocol(ctx, c, inv.Path, inv.Env, tmp, o.Step)
 	return cli, nil
 }

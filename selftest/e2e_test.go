@@ -54,8 +54,8 @@ func TestMain(m *testing.M) {
 
 // The contracts selftest checks, per agent, in order.
 var selftestContracts = map[string][]string{
-	"claude": {"claude CLI", "stream-json output", "hook payloads", "hook environment", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket", "socket path rule", "session registry (agents --json)"},
-	"codex":  {"codex CLI", "hook trust (app-server)", "exec --json output", "Stop hook payload", "Stop hook delivery", "rollout shape", "resume (exec resume)", "queue command line", "steer protocol (app-server)"},
+	"claude": {"claude CLI", "allowed config flags", "stream-json output", "hook payloads", "hook environment", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket", "socket path rule", "session registry (agents --json)"},
+	"codex":  {"codex CLI", "hook trust (app-server)", "exec --json output", "Stop hook payload", "Stop hook delivery", "rollout shape", "resume (exec resume)", "queue command line", "allowed config flags", "steer protocol (app-server)"},
 }
 
 // runSelftestJSON runs the built `relay-baton selftest` with env (laid
@@ -139,8 +139,9 @@ func TestSelftestReportsAChangedContract(t *testing.T) {
 		t.Skip("the wrappers are sh scripts")
 	}
 	dir := t.TempDir()
-	claude := wrapper(t, dir, "claude", agenttest.ClaudeBin(t), `s/"session_id":"[^"]*",\{0,1\}//g`)
-	codex := wrapper(t, dir, "codex", agenttest.CodexBin(t), `/"thread.started"/d`)
+	// Their --help also lost a flag a trusted .relay-baton.json may pass.
+	claude := wrapper(t, dir, "claude", agenttest.ClaudeBin(t), `s/"session_id":"[^"]*",\{0,1\}//g;s/--fallback-model </--fallback-models </`)
+	codex := wrapper(t, dir, "codex", agenttest.CodexBin(t), `/"thread.started"/d;s/-m, --model </--the-model </`)
 	_, code, out := runSelftestJSON(t, []string{"RELAY_BATON_CLAUDE=" + claude, "RELAY_BATON_CODEX=" + codex})
 	if code != 1 {
 		t.Errorf("exit %d, want 1\n%s", code, out)
@@ -149,6 +150,8 @@ func TestSelftestReportsAChangedContract(t *testing.T) {
 		{Agent: "claude", Contract: "stream-json output", Status: selftest.Changed, Detail: "no session id (system init / result line)"},
 		{Agent: "codex", Contract: "exec --json output", Status: selftest.Changed, Detail: "no thread id (thread.started)"},
 		{Agent: "claude", Contract: "hook payloads", Status: selftest.Skipped, Detail: "the run reported no session id"},
+		{Agent: "claude", Contract: "allowed config flags", Status: selftest.Changed, Detail: "claude --help no longer lists --fallback-model"},
+		{Agent: "codex", Contract: "allowed config flags", Status: selftest.Changed, Detail: "codex exec --help no longer lists --model, -m"},
 	} {
 		// The detail lists every problem found; this one among them.
 		line := fmt.Sprintf("%-6s  %-27s  %s: ", want.Agent, want.Contract, want.Status)

@@ -1,7 +1,9 @@
 // Package subprocess runs a child process to completion in a process tree
-// of its own (a process group watched by a guard on Unix, a Job Object on
-// Windows), so that cancelling the run, or relay-baton's own end, ends the
-// child and everything it started.
+// of its own (on Linux under a guard process that is a child subreaper and
+// ends every descendant, setsid and double forks included; a process group
+// watched by a guard on other Unix systems; a Job Object on Windows), so
+// that cancelling the run, or relay-baton's own end, ends the child and
+// everything it started.
 package subprocess
 
 import (
@@ -54,8 +56,8 @@ func Run(ctx context.Context, c Cmd) (*os.ProcessState, error) {
 		cmd.Args = c.Args
 	}
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.Dir, c.Env, c.Stdout, c.Stderr
-	cmd.WaitDelay = c.Grace
-	t := &tree{cmd: cmd}
+	cmd.WaitDelay = waitDelay(c.Grace)
+	t := &tree{cmd: cmd, grace: c.Grace}
 	cmd.Cancel = func() error {
 		if c.Grace > 0 {
 			t.terminate()
@@ -69,7 +71,7 @@ func Run(ctx context.Context, c Cmd) (*os.ProcessState, error) {
 	}
 	defer t.close()
 	if c.OnStart != nil {
-		c.OnStart(cmd.Process.Pid)
+		c.OnStart(t.pid())
 	}
 	err := cmd.Wait()
 	held := errors.Is(err, exec.ErrWaitDelay)

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && (!linux || portable)
 
 package subprocess
 
@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // guardScript is the guard of a child's process tree: a shell that reads
@@ -34,6 +35,7 @@ exit 0`
 // (PR_SET_PDEATHSIG), should the guard itself be killed.
 type tree struct {
 	cmd   *exec.Cmd
+	grace time.Duration
 	guard *exec.Cmd
 	w     *os.File // the guard's standard input
 }
@@ -86,3 +88,10 @@ func (t *tree) close() {
 	t.w = nil
 	go t.guard.Wait() // it exits on reading "done"
 }
+
+// waitDelay is how long the output is awaited once the child exited or
+// was asked to end: the grace period.
+func waitDelay(grace time.Duration) time.Duration { return grace }
+
+// pid is the child's pid, which is also its process group's id.
+func (t *tree) pid() int { return t.cmd.Process.Pid }

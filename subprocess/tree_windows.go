@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -17,8 +18,9 @@ import (
 // after it starts: a process it starts in that first instant, before the
 // assignment, is outside the job.
 type tree struct {
-	cmd *exec.Cmd
-	job windows.Handle
+	cmd   *exec.Cmd
+	grace time.Duration
+	job   windows.Handle
 }
 
 // start creates the job, then starts the child and puts it in the job.
@@ -74,3 +76,10 @@ func (t *tree) close() {
 		t.job = 0
 	}
 }
+
+// waitDelay is how long the output is awaited once the child exited or
+// was asked to end: the grace period.
+func waitDelay(grace time.Duration) time.Duration { return grace }
+
+// pid is the child's pid.
+func (t *tree) pid() int { return t.cmd.Process.Pid }
