@@ -78,6 +78,11 @@ type Message struct {
 	// Deliveries counts earlier deliveries that never reached the session
 	// (put back in the inbox by Recover).
 	Deliveries int `json:"deliveries,omitempty"`
+	// SocketPost is an earlier post of the message to the session's
+	// messaging socket that did not show in the transcript within the
+	// claim grace (the message was put back in the inbox for the hook
+	// lanes): where to look for it showing late.
+	SocketPost *SocketPost `json:"socketPost,omitempty"`
 	// Inbox is the inbox file name Enqueue wrote (not stored in the file).
 	Inbox string `json:"-"`
 }
@@ -494,6 +499,17 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			continue
 		}
 		m.ID = id
+		if m.SocketPost != nil && s.socketPostShown(*m.SocketPost, id) {
+			// Its earlier socket post showed after all: the session has it.
+			// Counted as delivered by the socket, never handed over again.
+			m.Lane, m.ClaimedAt, m.DeliveredAt = LaneSocket, &now, &now
+			if err := s.writeRecord(m); err != nil {
+				s.RecordError(fmt.Errorf("record the late delivery of %s: %w", id, err))
+			}
+			held.drop()
+			s.RecordError(fmt.Errorf("message %s: its socket post of %s showed in the transcript after it had been put back in the inbox; counted as delivered via socket, not delivered again", id, m.SocketPost.At.Format(time.RFC3339Nano)))
+			continue
+		}
 		m.Lane, m.ClaimedAt, m.DeliveredAt = lane, &now, nil
 		if !o.Handover {
 			m.DeliveredAt = &now // Claim: delivered with the claim (one record write)

@@ -294,7 +294,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	// between the two looks goes by the socket on the next round.
 	prefer := func() bool {
 		_, err := s.DeliverSocket(p.TranscriptPath)
-		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) {
+		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) && !errors.Is(err, ErrSocketDrops) {
 			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
 		}
 		return err == nil

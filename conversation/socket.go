@@ -80,7 +80,75 @@ var (
 	ErrNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
 	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
 	ErrSocketRefused = errors.New("the messaging socket did not take the message")
+	// ErrSocketDrops: a post to this session process's socket was taken
+	// but never shown in its transcript (socket-off.json): the socket lane
+	// is off for it, the Stop hook and the rewake waiter deliver.
+	ErrSocketDrops = errors.New("the messaging socket dropped a message")
 )
+
+// socketOffName is the file, beside socket.json, that turns the socket
+// lane off for one session process after a post it took never showed.
+const socketOffName = "socket-off.json"
+
+// SocketOff is socket-off.json: the session process whose socket took a
+// message and never showed it, which message, when and why.
+type SocketOff struct {
+	Process   procfacts.Process `json:"process,omitzero"`
+	Path      string            `json:"path"`
+	MessageID string            `json:"messageId"`
+	Reason    string            `json:"reason"`
+	Since     time.Time         `json:"since"`
+}
+
+// Words is the short form of the state for the targets' rows and the page.
+func (o SocketOff) Words() string { return "socket drops messages: delivered by hooks" }
+
+func (s *Session) socketOffPath() string { return filepath.Join(s.dir, socketOffName) }
+
+// SocketOffState reads socket-off.json; ok is false when there is none,
+// or when it is about another process or socket than the one recorded
+// now (the session restarted: the lane is tried again).
+func (s *Session) SocketOffState() (SocketOff, bool) {
+	b, err := events.ReadOwned(s.socketOffPath(), 64<<10)
+	if err != nil {
+		return SocketOff{}, false
+	}
+	var o SocketOff
+	if json.Unmarshal(b, &o) != nil {
+		return SocketOff{}, false
+	}
+	info, ok := s.Socket()
+	if !ok || info.Process != o.Process || info.Path != o.Path {
+		return SocketOff{}, false
+	}
+	return o, true
+}
+
+// markSocketOff turns the socket lane off for the recorded socket's
+// process: message id, posted there, never showed (why).
+func (s *Session) markSocketOff(id, why string) {
+	info, ok := s.Socket()
+	if !ok {
+		return
+	}
+	if o, ok := s.SocketOffState(); ok && o.MessageID != "" {
+		return // already off: the first message that showed it stays named
+	}
+	o := SocketOff{Process: info.Process, Path: info.Path, MessageID: id, Reason: why, Since: time.Now().UTC().Truncate(time.Millisecond)}
+	b, _ := json.Marshal(o)
+	if err := writeFileAtomic(s.dir, socketOffName, append(b, '\n'), false); err != nil {
+		s.RecordError(fmt.Errorf("record that the messaging socket dropped %s: %w", id, err))
+	}
+}
+
+// socketConfirmed turns the socket lane back on after a post claimed at
+// claimedAt showed in the transcript, when that post was made after the
+// lane was turned off (a later post confirmed).
+func (s *Session) socketConfirmed(claimedAt time.Time) {
+	if o, ok := s.SocketOffState(); ok && claimedAt.After(o.Since) {
+		os.Remove(s.socketOffPath())
+	}
+}
 
 func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) }
 
@@ -162,6 +230,9 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	}
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld
+	}
+	if o, ok := s.SocketOffState(); ok {
+		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", ErrSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
 	}
 	if err := checkSocket(info.Path); err != nil {
 		return info, err

@@ -21,6 +21,14 @@ import (
 // reachable" (at the next turn's end), "-" when t cannot chat. Every view of
 // the targets says it with these words.
 func (t Target) Status() string {
+	st := t.status()
+	if t.SocketProblem != "" && t.State == procfacts.Live && t.ChatCapable {
+		st += " (" + t.SocketProblem + ")"
+	}
+	return st
+}
+
+func (t Target) status() string {
 	switch {
 	case t.State == procfacts.Ended:
 		return "ended"
@@ -168,6 +176,10 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle; delivers: socket, at once; " + queue
 	case errors.Is(serr, ErrSocketHeld):
 		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
+	case errors.Is(serr, ErrSocketDrops):
+		if o, ok := s.SocketOffState(); ok {
+			user += fmt.Sprintf("its messaging socket took message %s at %s and the session never showed it, so the hooks deliver; ", o.MessageID, o.Since.Local().Format("15:04:05"))
+		}
 	}
 	switch {
 	case s.Busy(now):
