@@ -460,11 +460,6 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			}
 			continue
 		}
-		if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
-			// A different message with the same id was delivered before:
-			// keep both, under a unique name.
-			id = id + "-" + strings.SplitN(name, "-", 2)[0]
-		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: tpath, Offset: offset}
 		held, err := s.newMarker(mk)
@@ -473,6 +468,19 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			// it, then try once more.
 			s.recoverOne(id, false)
 			held, err = s.newMarker(mk)
+		}
+		if err == nil {
+			if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
+				// With the claim of id held (nobody else moves it), a record
+				// of id means a different message with the same id was
+				// delivered before: keep both, under a unique name. (Looked
+				// at before the claim, a message another lane was holding and
+				// then put back would pass for one.)
+				held.drop()
+				id = id + "-" + strings.SplitN(name, "-", 2)[0]
+				mk.ID = id
+				held, err = s.newMarker(mk)
+			}
 		}
 		if errors.Is(err, fs.ErrExist) {
 			continue // another lane is on it
