@@ -68,4 +68,3 @@ func waitOutput(t *testing.T, p *rbProc, want string) {
 		}
 	}
 }
-
