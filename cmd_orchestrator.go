@@ -115,6 +115,9 @@ func runSend(inv *cli.Invocation) error {
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}
+	if r.Behind != "" {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: message %s waits until message %s is answered: the session gets one message per turn, each with its own reply\n", r.Message.ID, r.Behind)
+	}
 	if r.SocketErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s; it waits in the inbox for the session's Stop hook or its rewake waiter ('relay-baton targets' shows how it is reachable)\n", render.InertLine(r.SocketErr.Error()))
 	}

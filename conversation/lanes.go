@@ -109,6 +109,9 @@ type Receipt struct {
 	// the message (refused, gone, not a socket): the message stays queued
 	// for the Stop hook and the asyncRewake waiter.
 	SocketErr error
+	// Behind: the message waits in the inbox until this earlier message is
+	// answered (one message per turn boundary, ErrAwaitingAnswer).
+	Behind string
 }
 
 // Send validates the session, records the transcript offset and enqueues
@@ -142,7 +145,11 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 		// (recorded in errors.log).
 		_, r.QueueErr = DeliverCodex(context.Background(), s)
 	} else {
-		r.SocketErr = socketFailure(s.DeliverSocket(path))
+		_, err := s.DeliverSocket(path)
+		r.SocketErr = socketFailure(0, err)
+		if errors.Is(err, ErrAwaitingAnswer) {
+			r.Behind, _ = s.AwaitingAnswer(time.Now())
+		}
 	}
 	return r, nil
 }
@@ -151,7 +158,7 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 // nil when it worked or when the session has no usable socket (the hook
 // lanes are then the lanes, as Reachability says).
 func socketFailure(_ int, err error) error {
-	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) {
+	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) || errors.Is(err, ErrAwaitingAnswer) {
 		return nil
 	}
 	return err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -55,9 +56,57 @@ const socketName = "socket.json"
 // SocketTimeout bounds one post: the dial, and the write of both lines.
 const SocketTimeout = 2 * time.Second
 
-// maxSocketBurst caps the messages one DeliverSocket posts (Claude Code
-// queues at most 50 accepted messages).
+// maxSocketBurst caps the messages the stress test's senders post at once.
 const maxSocketBurst = 20
+
+// ErrAwaitingAnswer: an earlier message to the session has not been
+// answered yet (AwaitingAnswer): the next one waits in the inbox, so that
+// each message gets its own turn and its own reply.
+var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet")
+
+// AwaitingAnswer reports the earlier message the next one waits behind: a
+// message posted to the socket whose turn has not ended (its claim is not
+// settled and it has no stored reply), or, while the session is in a
+// turn, one that reached the model in that turn (answering/). One message
+// per turn boundary: two messages posted during one busy turn would reach
+// the model in one request, and the turn's answer would be the reply of
+// both. A settled claim or the turn's end (the Stop hook stores the reply)
+// lets the next one go; a claim whose turn ended without text holds the
+// next message until it is settled (the claim grace at most).
+func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
+	names, _ := events.ReadDirNames(s.ClaimsDir())
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".json")
+		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
+			continue
+		}
+		b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+		if err != nil {
+			continue
+		}
+		var mk claimMarker
+		if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
+			continue
+		}
+		if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+			continue // answered: its reply is stored
+		}
+		if st, err := s.State(id); err != nil || st.Delivered == nil || st.Delivered.DeliveredAt == nil {
+			continue // not posted (yet, or it went back): the claim is not an answer awaited
+		}
+		return id, true
+	}
+	if s.Busy(now) {
+		if names, _ := events.ReadDirNames(s.answeringDir()); len(names) > 0 {
+			for _, id := range names {
+				if validMessageID(id) == nil {
+					return id, true
+				}
+			}
+		}
+	}
+	return "", false
+}
 
 // SocketInfo is socket.json: where the session's messaging socket is and
 // the token that authenticates a post. The token is a secret of the
@@ -309,35 +358,34 @@ func opErr(err error) error {
 	return err
 }
 
-// DeliverSocket posts the inbox's messages to the session's socket, oldest
-// first, each claimed for the socket lane before it is posted (a poster
-// that dies between the two leaves it to Recover: back in the inbox,
-// delivered once). It stops at the first failure, putting that message
-// back in the inbox first in line for the hook lanes, and returns how many
-// it posted and that failure (nil when the inbox is empty or no socket is
-// usable: err is then the reason, wrapping ErrNoSocket or ErrSocketHeld).
+// DeliverSocket posts the inbox's oldest message to the session's socket,
+// claimed for the socket lane before it is posted (a poster that dies
+// between the two leaves it to Recover: back in the inbox, delivered
+// once), unless an earlier message awaits its answer (ErrAwaitingAnswer:
+// one message per turn boundary). A failure to post puts the message back
+// in the inbox first in line for the hook lanes. It returns how many it
+// posted (0 or 1) and the failure (nil when the inbox is empty; when no
+// socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
+// or ErrSocketDrops).
 func (s *Session) DeliverSocket(transcript string) (int, error) {
 	info, err := s.SocketLane()
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for range maxSocketBurst {
-		res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
-		if err != nil {
-			return n, err
-		}
-		if !res.OK {
-			return n, nil
-		}
-		if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
-			_ = res.Abandon(err)
-			return n, err
-		}
-		_ = res.Delivered()
-		n++
+	s.Recover() // a settled claim no longer holds the next message back
+	if id, ok := s.AwaitingAnswer(time.Now()); ok {
+		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
 	}
-	return n, nil
+	res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
+	if err != nil || !res.OK {
+		return 0, err
+	}
+	if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+		_ = res.Abandon(err)
+		return 0, err
+	}
+	_ = res.Delivered()
+	return 1, nil
 }
 
 // recordSocketFromEnv records the socket the hook's environment names

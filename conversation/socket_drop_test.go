@@ -362,3 +362,77 @@ func deliveriesOf(t *testing.T, tr, id string) int {
 	}
 	return n
 }
+
+// One message per turn boundary: a second message sent while the first,
+// posted to the socket, has not been answered waits in the inbox (Send
+// says behind which, the preview's sentence says so); at the end of the
+// turn that answered the first, the Stop hook stores its reply and posts
+// the second, which gets a turn and a reply of its own.
+func TestOneMessagePerTurn(t *testing.T) {
+	s, tr, sock := droppingSession(t)
+	t.Setenv("RELAY_BATON_CLAIM_GRACE", "1h") // nothing is put back here
+	r1, err := Send(s.Workspace, s.ID, "room", "first question")
+	if err != nil || r1.SocketErr != nil || r1.Behind != "" {
+		t.Fatalf("first send: %v %v %q", err, r1.SocketErr, r1.Behind)
+	}
+	post1 := sock.next(t)
+	r2, err := Send(s.Workspace, s.ID, "room", "second question")
+	if err != nil || r2.SocketErr != nil || r2.Behind != r1.Message.ID {
+		t.Fatalf("second send: %v, socket %v, behind %q (want %s)", err, r2.SocketErr, r2.Behind, r1.Message.ID)
+	}
+	if st, _ := s.State(r2.Message.ID); !st.Queued {
+		t.Fatalf("the second message %+v, want it queued", st)
+	}
+	if got := s.Reachability(time.Now()); !strings.Contains(got, "a new message waits until message "+r1.Message.ID+" is answered") {
+		t.Fatalf("reachability: %s", got)
+	}
+	// The session takes the first in (UserPromptSubmit with its text):
+	// busy, answering it. Nudges (a follower's) post nothing more.
+	var p1 struct{ Message struct{ Content string } }
+	json.Unmarshal([]byte(post1[len(post1)-1]), &p1)
+	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
+	appendLine(t, tr, peerLine(p1.Message.Content))
+	s.Recover()
+	if n, err := s.DeliverSocket(tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
+		t.Fatalf("DeliverSocket during the first's turn: %d %v", n, err)
+	}
+	select {
+	case p := <-sock.posts:
+		t.Fatalf("posted during the first message's turn: %q", p)
+	default:
+	}
+	// Its turn ends: the reply is stored, and the second goes out alone.
+	if reason := runStopWith(t, s, tr, "FIRST-ANSWER"); reason != "" {
+		t.Fatalf("the Stop hook blocked: %q", reason)
+	}
+	if text, _ := s.Reply(r1.Message.ID); text != "FIRST-ANSWER" {
+		t.Fatalf("the first's reply %q", text)
+	}
+	post2 := sock.next(t)
+	if !strings.Contains(strings.Join(post2, "\n"), "second question") || strings.Contains(strings.Join(post2, "\n"), "first question") {
+		t.Fatalf("posted %q", post2)
+	}
+	var p2 struct{ Message struct{ Content string } }
+	json.Unmarshal([]byte(post2[len(post2)-1]), &p2)
+	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p2.Message.Content}))
+	runStopWith(t, s, tr, "SECOND-ANSWER")
+	if text, _ := s.Reply(r2.Message.ID); text != "SECOND-ANSWER" {
+		t.Fatalf("the second's reply %q", text)
+	}
+	if text, _ := s.Reply(r1.Message.ID); text != "FIRST-ANSWER" {
+		t.Fatalf("the first's reply became %q", text)
+	}
+}
+
+// runStopWith is runStop with the turn's last text.
+func runStopWith(t *testing.T, s *Session, tr, last string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": last}), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() == 0 {
+		return ""
+	}
+	return out.String()
+}
