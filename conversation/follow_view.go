@@ -38,7 +38,7 @@ func FollowView(w io.Writer, color bool) func(Update) {
 			if u.Lane != delivered && u.Lane != "" {
 				fmt.Fprintf(w, "the session shows it %s (an earlier post, shown late)\n", render.InertLine(ViaLane(u.Lane)))
 			}
-		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete, UpdRequeued, UpdDuplicate:
+		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete, UpdRequeued, UpdDuplicate, UpdUnseen:
 			fmt.Fprintf(w, "! %s\n", render.Inert(u.Err.Error()))
 		case UpdActivity:
 			if u.Activity.Kind == events.ActText {

@@ -127,6 +127,9 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 	}
 	off := transcript.Size(path)
 	codex := transcript.IsRolloutPath(path)
+	if codex && s.CodexTUIQuit() {
+		return Receipt{}, EndedError(s)
+	}
 	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
 		// A running Codex thread without the hooks: the queue lane reaches it.
 		if err := s.Ensure(); err != nil {
@@ -191,6 +194,10 @@ const (
 	// socket post put back showed late, after another lane delivered it);
 	// it counts once (Err says which lanes).
 	UpdDuplicate UpdateKind = "duplicate"
+	// UpdUnseen: a Codex thread's TUI quit and a codex app-server daemon
+	// answered the message in a turn no terminal shows (Err says so and
+	// how to see it).
+	UpdUnseen UpdateKind = "unseen"
 )
 
 // Update is one change of a sent message's state or one activity of its
@@ -293,6 +300,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 				}
 				if a.Kind == events.ActDone {
 					done = true
+					if transcript.IsRolloutPath(path) && s.CodexTUIQuit() {
+						emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
+					}
 					// The Stop hook stores the turn's last text as the reply
 					// a moment after the transcript shows its end.
 					text, _ := s.waitReply(ctx, id, replyWait)

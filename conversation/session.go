@@ -187,6 +187,9 @@ type Target struct {
 	Agent string `json:"agent"`
 	// Loaded: a Codex thread held by a running codex process (codex.go).
 	Loaded bool `json:"loaded,omitempty"`
+	// TUIQuit: a Codex thread whose TUI quit, held only by a codex
+	// app-server daemon (State is Ended: nobody would see an answer).
+	TUIQuit bool `json:"tuiQuit,omitempty"`
 	// Socket: a message goes by the session's messaging socket (between
 	// tool calls, or at once when idle; socket.go).
 	Socket bool `json:"socket"`

@@ -30,6 +30,8 @@ func (t Target) Status() string {
 
 func (t Target) status() string {
 	switch {
+	case t.State == procfacts.Ended && t.TUIQuit:
+		return "ended (its TUI quit; a codex daemon still holds it)"
 	case t.State == procfacts.Ended:
 		return "ended"
 	case t.State == procfacts.Unknown:
