@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -28,11 +29,14 @@ func (s *Session) ResumeCommand() string {
 	return "claude --resume " + s.ID
 }
 
+// ErrCodexTUIQuit: the Codex thread is held only by an app-server daemon.
+var ErrCodexTUIQuit = errors.New("no codex TUI shows the thread")
+
 // EndedError is the refusal of a message to session s, whose process
 // ended: the words `send` uses when no session runs, and the next step.
 func EndedError(s *Session) error {
 	if s.CodexTUIQuit() {
-		return fmt.Errorf("%w: codex thread %s: its TUI has quit, and a codex app-server daemon that still holds the thread would answer in a turn no terminal shows; nothing was queued: reopen it (`%s` in %s), then send again", ErrNoLiveSession, s.ID, s.ResumeCommand(), s.Workspace)
+		return fmt.Errorf("%w: thread %s: its TUI has quit, and a codex app-server daemon that still holds the thread would answer in a turn no terminal shows; nothing was queued: reopen it (`%s` in %s), then send again", ErrCodexTUIQuit, s.ID, s.ResumeCommand(), s.Workspace)
 	}
 	return fmt.Errorf("%w: session %s ended (its process exited); nothing was queued: start a session, or resume this one (`%s` in %s)", ErrNoLiveSession, s.ID, s.ResumeCommand(), s.Workspace)
 }
