@@ -18,8 +18,11 @@ import (
 // Status says where a message sent to t now would go, in a few words:
 // "ended" or "unknown (no process recorded)" (its liveness), "busy"
 // (delivered at the turn's end), "idle, waiter armed" (at once), "idle, not
-// reachable" (at the next turn's end), "-" when t cannot chat. Every view of
-// the targets says it with these words.
+// reachable" (at the next turn's end), "-" when t cannot chat; "ended (its
+// TUI quit; ...)" for a Codex thread only a daemon holds; a live session
+// whose socket dropped a message adds "(socket drops messages: delivered
+// by hooks)". Every view of the targets (the page's state too) says it with
+// these words.
 func (t Target) Status() string {
 	st := t.status()
 	if t.SocketProblem != "" && t.State == procfacts.Live && t.ChatCapable {
