@@ -115,6 +115,9 @@ func runSend(inv *cli.Invocation) error {
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}
+	if r.Behind != "" {
+		fmt.Fprintf(inv.IO.Err, "relay-baton: note: message %s waits until message %s is answered: the session gets one message per turn, each with its own reply\n", r.Message.ID, r.Behind)
+	}
 	if r.SocketErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s; it waits in the inbox for the session's Stop hook or its rewake waiter ('relay-baton targets' shows how it is reachable)\n", render.InertLine(r.SocketErr.Error()))
 	}
@@ -124,13 +127,38 @@ func runSend(inv *cli.Invocation) error {
 	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
 	switch {
 	case res.Outcome == conversation.Stopped:
+		if res.StateErr == nil {
+			fmt.Fprintf(inv.IO.Err, "relay-baton: stopped waiting: %s\n", followState(r.Message.ID, res.State))
+		}
 		return inv.Ctx.Err()
 	case res.Outcome == conversation.SessionEnded && res.StateErr == nil && res.State.Queued:
 		return fmt.Errorf("the session ended; message %s stays queued: it is delivered when the session runs again (`%s`)", r.Message.ID, r.Session.ResumeCommand())
 	case res.Outcome == conversation.SessionEnded:
 		return fmt.Errorf("the session ended before it answered message %s (relay-baton tail --session %s shows what it wrote)", r.Message.ID, id)
+	case res.Outcome == conversation.Unconfirmed:
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("gave up following message %s: no lane's delivery shows in the session's transcript (%s); 'relay-baton targets' shows how the session is reachable", r.Message.ID, render.InertLine(res.Err.Error()))}
+	case res.Outcome == conversation.Unreadable:
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("gave up following message %s: %s (relay-baton tail --session %s follows the session once its transcript shows)", r.Message.ID, render.InertLine(res.Err.Error()), id)}
+	case res.Outcome == conversation.Cancelled:
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("message %s left the inbox without being delivered (cancelled elsewhere)", r.Message.ID)}
 	}
 	return err
+}
+
+// followState says where a followed message is when the follow stops:
+// which lane delivered it, or that none has yet.
+func followState(id string, st conversation.State) string {
+	switch {
+	case st.Queued:
+		return fmt.Sprintf("message %s is in the inbox (%d ahead): no lane has delivered it yet", id, st.Ahead)
+	case st.Delivered != nil && st.Delivered.Lane == conversation.LaneSocket && st.Unconfirmed:
+		return fmt.Sprintf("message %s was posted to the session's messaging socket and its transcript has not shown it yet: not delivered yet (it goes back to the inbox for the hooks if it never shows)", id)
+	case st.Delivered != nil && st.Incomplete:
+		return fmt.Sprintf("message %s is being handed over %s: not delivered yet", id, conversation.ViaLane(st.Delivered.Lane))
+	case st.Delivered != nil:
+		return fmt.Sprintf("message %s was delivered %s", id, conversation.ViaLane(st.Delivered.Lane))
+	}
+	return fmt.Sprintf("message %s", id)
 }
 
 // --- targets ---

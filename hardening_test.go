@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/server"
 	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -622,6 +624,21 @@ func TestClaimKilledAfterRename(t *testing.T) {
 	transcript := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	os.WriteFile(transcript, nil, 0o600)
 	register(t, s, transcript)
+	// The session's messaging socket takes every post and shows nothing:
+	// the hook posts to it first; each post goes back to the inbox after
+	// the grace, the socket lane turns off, and the hook blocks with it.
+	// The test turns the lane on again every few runs (as if the session
+	// restarted), so posts and their kills keep coming.
+	sockPath, posts := standInSocket(t, true)
+	go func() {
+		for range posts {
+		}
+	}()
+	if err := s.RecordSocket(conversation.SocketInfo{Path: sockPath, Process: procfacts.ThisProcess()}); err != nil {
+		t.Fatal(err)
+	}
+	socketOff := filepath.Join(s.Dir(), "socket-off.json")
+	turnedOn := 0
 	env := []string{"RELAY_BATON_CLAIM_GRACE=300ms"}
 	payload := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"` + transcript + `","hook_event_name":"Stop","stop_hook_active":false}`
 	var sent []string
@@ -645,6 +662,9 @@ func TestClaimKilledAfterRename(t *testing.T) {
 			enqueue()
 		}
 		runs++
+		if runs%16 == 0 && os.Remove(socketOff) == nil {
+			turnedOn++
+		}
 		kill := time.Duration(1 + rng.Int64N(int64(typical)))
 		if runs%4 == 0 {
 			kill = 0 // a hook that completes: it delivers, and recovers what the kills left
@@ -702,10 +722,11 @@ func TestClaimKilledAfterRename(t *testing.T) {
 		case 1:
 		case 0:
 			// A message whose every hand-over was killed before the hook
-			// exited is, after three, left as delivered (a session whose
-			// transcript never shows deliveries is not sent the same
-			// message forever), and errors.log says so: not a silent loss.
-			if strings.Contains(log, "message "+id+" was delivered 3 times by ") {
+			// exited is, after three, counted as delivered by the hook's
+			// output (a session whose transcript never shows deliveries is
+			// not sent the same message forever), and errors.log says so:
+			// not a silent loss.
+			if strings.Contains(log, "message "+id+" was handed over 3 times by ") {
 				gaveUp++
 				continue
 			}
@@ -727,8 +748,12 @@ func TestClaimKilledAfterRename(t *testing.T) {
 		t.Errorf("the transcript shows %d messages (%d given up after three killed hand-overs), %d were sent", len(got), gaveUp, len(sent))
 	}
 	recovered := strings.Count(log, "recovered ")
-	t.Logf("%d hook runs, %d kills landed; they left %d incomplete claims and %d hand-overs killed before exit; %d recoveries in errors.log; %d messages, %d lost, %d doubled, %d given up (recorded)",
-		runs, landed, len(incomplete), len(unconfirmed), recovered, len(sent), lost, twice, gaveUp)
+	dropped := strings.Count(log, "posted to the messaging socket")
+	if dropped == 0 && runtime.GOOS != "windows" { // no socket lane there
+		t.Error("no socket post was put back: the dropping socket was not exercised")
+	}
+	t.Logf("%d hook runs, %d kills landed; they left %d incomplete claims and %d hand-overs killed before exit; %d recoveries in errors.log (%d dropped socket posts; socket lane turned on again %d times); %d messages, %d lost, %d doubled, %d given up (recorded)",
+		runs, landed, len(incomplete), len(unconfirmed), recovered, dropped, turnedOn, len(sent), lost, twice, gaveUp)
 	if len(incomplete) == 0 {
 		if raceEnabled {
 			// A race-instrumented hook starts too slowly for 1-9 ms kills to

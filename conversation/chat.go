@@ -78,6 +78,11 @@ type Message struct {
 	// Deliveries counts earlier deliveries that never reached the session
 	// (put back in the inbox by Recover).
 	Deliveries int `json:"deliveries,omitempty"`
+	// SocketPost is an earlier post of the message to the session's
+	// messaging socket that did not show in the transcript within the
+	// claim grace (the message was put back in the inbox for the hook
+	// lanes): where to look for it showing late.
+	SocketPost *SocketPost `json:"socketPost,omitempty"`
 	// Inbox is the inbox file name Enqueue wrote (not stored in the file).
 	Inbox string `json:"-"`
 }
@@ -455,11 +460,6 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			}
 			continue
 		}
-		if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
-			// A different message with the same id was delivered before:
-			// keep both, under a unique name.
-			id = id + "-" + strings.SplitN(name, "-", 2)[0]
-		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: tpath, Offset: offset}
 		held, err := s.newMarker(mk)
@@ -468,6 +468,19 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			// it, then try once more.
 			s.recoverOne(id, false)
 			held, err = s.newMarker(mk)
+		}
+		if err == nil {
+			if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
+				// With the claim of id held (nobody else moves it), a record
+				// of id means a different message with the same id was
+				// delivered before: keep both, under a unique name. (Looked
+				// at before the claim, a message another lane was holding and
+				// then put back would pass for one.)
+				held.drop()
+				id = id + "-" + strings.SplitN(name, "-", 2)[0]
+				mk.ID = id
+				held, err = s.newMarker(mk)
+			}
 		}
 		if errors.Is(err, fs.ErrExist) {
 			continue // another lane is on it
@@ -494,6 +507,17 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 			continue
 		}
 		m.ID = id
+		if m.SocketPost != nil && s.socketPostShown(*m.SocketPost, id) {
+			// Its earlier socket post showed after all: the session has it.
+			// Counted as delivered by the socket, never handed over again.
+			m.Lane, m.ClaimedAt, m.DeliveredAt = LaneSocket, &now, &now
+			if err := s.writeRecord(m); err != nil {
+				s.RecordError(fmt.Errorf("record the late delivery of %s: %w", id, err))
+			}
+			held.drop()
+			s.RecordError(fmt.Errorf("message %s: its socket post of %s showed in the transcript after it had been put back in the inbox; counted as delivered via socket, not delivered again", id, m.SocketPost.At.Format(time.RFC3339Nano)))
+			continue
+		}
 		m.Lane, m.ClaimedAt, m.DeliveredAt = lane, &now, nil
 		if !o.Handover {
 			m.DeliveredAt = &now // Claim: delivered with the claim (one record write)

@@ -41,10 +41,27 @@ import (
 //     the marker goes;
 //   - no deliveredAt (the claimer died before handing the message over):
 //     the message goes back to the inbox under its old name, first in line;
-//   - deliveredAt but not in the transcript ClaimGrace after it: back to
-//     the inbox too (at most maxDeliveries times in all);
-//   - no transcript to check: a handed-over message counts as delivered.
+//   - a socket post (lane socket) not in the transcript ClaimGrace after
+//     it, nor in Claude Code's queue (an enqueue line), or with no
+//     transcript to check: back to the inbox, first in line, with the post
+//     kept in the record (socketPost), and the socket lane is turned off
+//     for the session's process (socket-off.json): the Stop hook and the
+//     rewake waiter deliver it. The socket answers nothing, so only the
+//     transcript is evidence of its delivery;
+//   - a hand-over by a hook lane (the Stop hook's block, the waiter's
+//     stderr, the Monitor's line) not in the transcript ClaimGrace after
+//     it: back to the inbox too (at most maxDeliveries times in all);
+//   - a hook lane's hand-over with no transcript to check: delivered, by
+//     the hook's own documented output.
 // Each recovery is recorded in errors.log.
+//
+// A socket post put back may still show later (a session that held it for
+// its user's approval). Before any lane hands such a message over again it
+// looks for the post in the transcript (ClaimWith, socketPostShown): shown
+// or enqueued, it counts as delivered by the socket and is not handed over
+// again. Shown after another lane handed it over, it reached the session
+// twice: Watch counts the first showing as the delivery and reports the
+// second (UpdDuplicate, errors.log); it is never counted twice.
 
 // ClaimGrace is how long after a hand-over the delivery may take to show
 // in the transcript before the message is delivered again (default 30 s,
@@ -206,10 +223,35 @@ func (s *Session) writeRecord(m Message) error {
 	return writeFileAtomic(s.DeliveredDir(), m.ID+".json", b, false) // the rename already claimed it
 }
 
+// SocketPost is where a socket post that did not show was made: the
+// transcript and its size at the claim, so that a late showing is found.
+type SocketPost struct {
+	At         time.Time `json:"at"`
+	Transcript string    `json:"transcript,omitempty"`
+	Offset     int64     `json:"offset"`
+}
+
+// socketPostShown reports whether the transcript shows message id (its
+// delivery, or Claude Code taking it into its queue) after the post p.
+func (s *Session) socketPostShown(p SocketPost, id string) bool {
+	mk := claimMarker{Transcript: p.Transcript, Offset: p.Offset}
+	if s.inTranscript(mk, id) == yes {
+		return true
+	}
+	return enqueuedInTranscript(transcriptOf(s, mk), p.Offset, id)
+}
+
 // requeue moves delivered/<m.ID>.json back to the inbox as mk.Inbox (a
-// fresh name if that is gone or taken), without the claim's fields.
+// fresh name if that is gone or taken), without the claim's fields. A
+// socket post is kept as m.SocketPost (the earliest one), not counted as a
+// delivery.
 func (s *Session) requeue(m Message, mk claimMarker) error {
-	if m.DeliveredAt != nil {
+	switch {
+	case m.DeliveredAt != nil && mk.Lane == LaneSocket:
+		if m.SocketPost == nil {
+			m.SocketPost = &SocketPost{At: *m.DeliveredAt, Transcript: mk.Transcript, Offset: mk.Offset}
+		}
+	case m.DeliveredAt != nil:
 		m.Deliveries++ // handed over once already, never seen
 	}
 	m.Lane, m.DeliveredAt, m.ClaimedAt = "", nil, nil
@@ -233,6 +275,7 @@ type Recovered struct {
 	ID      string
 	Lane    Lane
 	Requeue bool   // put back in the inbox (else: confirmed, or given up)
+	Dropped bool   // a socket post that did not show: the socket lane is off
 	Why     string // what happened, for errors.log
 }
 
@@ -402,6 +445,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		// its next tool result: not lost, not to be delivered again.
 		return Recovered{}, false
 	}
+	socketOff := ""
 	switch {
 	case seen == yes:
 		if rec.DeliveredAt == nil {
@@ -413,16 +457,29 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 			_ = s.writeRecord(rec)
 		}
 		drop()
+		if mk.Lane == LaneSocket {
+			s.socketConfirmed(mk.ClaimedAt)
+		}
 		r.Why = "confirmed"
 		return r, true
 	case rec.DeliveredAt == nil:
 		r.Why = fmt.Sprintf("claim of %s by %s at %s died before the message was handed over", id, who, mk.ClaimedAt.Format(time.RFC3339Nano))
+	case mk.Lane == LaneSocket && seen == unknown:
+		// The socket answers nothing: without a transcript to read, nothing
+		// says the session has it.
+		socketOff = "and the session's transcript cannot be read to confirm it"
+		r.Why = fmt.Sprintf("message %s posted to the messaging socket at %s cannot be confirmed (the session's transcript cannot be read)", id, rec.DeliveredAt.Format(time.RFC3339Nano))
+	case mk.Lane == LaneSocket:
+		socketOff = "and the session never showed it"
+		r.Why = fmt.Sprintf("message %s posted to the messaging socket at %s never showed in the transcript (the session holds or refuses peer messages, or dropped it)", id, rec.DeliveredAt.Format(time.RFC3339Nano))
 	case seen == unknown:
-		drop() // nothing to check against: handed over counts as delivered
+		// Nothing to check against: a hook lane's hand-over, made through
+		// the hook's own documented output, counts as delivered.
+		drop()
 		return Recovered{}, false
 	case rec.Deliveries+1 >= maxDeliveries && !force:
 		drop()
-		s.RecordError(fmt.Errorf("message %s was delivered %d times by %s and never showed in the transcript: left as delivered (check the session's transcript path with `relay-baton targets`)", id, rec.Deliveries+1, who))
+		s.RecordError(fmt.Errorf("message %s was handed over %d times by %s (its documented output) and never showed in the transcript: counted as delivered by that output, not handed over again (check the session's transcript path with `relay-baton targets`)", id, rec.Deliveries+1, who))
 		r.Why = "gave up"
 		return r, true
 	default:
@@ -434,6 +491,12 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	}
 	drop()
 	r.Requeue = true
+	if socketOff != "" {
+		r.Dropped = true
+		s.markSocketOff(id, socketOff)
+		s.RecordError(fmt.Errorf("recovered %s: %s; put back in the inbox, first in line, for the Stop hook and the rewake waiter; the socket lane is off for this session process", id, r.Why))
+		return r, true
+	}
 	s.RecordError(fmt.Errorf("recovered %s: %s; put back in the inbox for the next lane", id, r.Why))
 	return r, true
 }
@@ -455,9 +518,35 @@ func (s *Session) ConfirmClaim(id string) {
 	}
 	if fi, err := f.Stat(); err == nil {
 		if cur, err := os.Lstat(p); err == nil && os.SameFile(fi, cur) {
+			var mk claimMarker
+			b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+			if json.Unmarshal(b, &mk) == nil && mk.Lane == LaneSocket {
+				s.socketConfirmed(mk.ClaimedAt)
+			}
 			os.Remove(p)
 		}
 	}
+}
+
+// SettleSocketPost puts message id back in the inbox, first in line, when
+// it was posted to the socket and has not shown in the transcript (nor in
+// Claude Code's queue), and turns the socket lane off for the session
+// process (see the top of this file). Watch calls it when ClaimGrace has
+// passed since the post; it reports whether it did.
+func (s *Session) SettleSocketPost(id string) bool {
+	if validMessageID(id) != nil {
+		return false
+	}
+	b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+	if err != nil {
+		return false
+	}
+	var mk claimMarker
+	if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
+		return false
+	}
+	r, ok := s.recoverOne(id, true)
+	return ok && r.Requeue
 }
 
 // removeStaleTemp removes a marker's temporary file (.tmp-<pid>-*) left

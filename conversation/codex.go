@@ -274,9 +274,13 @@ func codexState(ws string, t *Target, now time.Time) {
 	t.State, t.PID = procfacts.Ended, 0
 	if t.Loaded {
 		t.State = procfacts.Live
+		if codexTUIGone(t.SessionID, t.Cwd) {
+			// Only the app-server daemon holds it: nobody sees it.
+			t.State, t.TUIQuit = procfacts.Ended, true
+		}
 	}
 	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
-	t.Waiting = t.Loaded && !t.Busy // the queue lane reaches it at once
+	t.Waiting = t.Loaded && !t.TUIQuit && !t.Busy // the queue lane reaches it at once
 	if !t.ChatCapable && t.Loaded {
 		t.ChatCapable = true
 	}
@@ -364,4 +368,18 @@ func pendingForRollout(s *Session) (rollout string, has bool, err error) {
 	}
 	has, err = s.HasPending()
 	return rollout, has && err == nil, err
+}
+
+// CodexTUIQuit reports whether s is a Codex thread whose TUI has quit
+// while a codex app-server daemon still holds it loaded: a message would
+// be answered in a turn no terminal shows (Linux; see codexTUIGone).
+func (s *Session) CodexTUIQuit() bool {
+	if !s.IsCodex() || !CodexLoaded(s.ID) {
+		return false
+	}
+	cwd := ""
+	if m, ok := readRolloutMeta(LocateTranscript(s)); ok {
+		cwd = m.Cwd
+	}
+	return codexTUIGone(s.ID, cwd)
 }

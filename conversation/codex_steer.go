@@ -59,6 +59,9 @@ func CodexControlSocket() string {
 // while it is in a turn on the daemon. ok reports a delivery; otherwise the
 // message stays queued for the Stop hook (or a later try).
 func DeliverCodex(ctx context.Context, s *Session) (ok bool, err error) {
+	if s.CodexTUIQuit() {
+		return false, nil // nobody would see it: it waits for `codex resume`
+	}
 	if ok, err := DeliverQueue(ctx, s); ok || err != nil {
 		return ok, err
 	}

@@ -21,6 +21,7 @@ import (
 func FollowView(w io.Writer, color bool) func(Update) {
 	tr := render.NewTerminal(w, color)
 	var shown strings.Builder
+	var delivered Lane
 	return func(u Update) {
 		tr.EndLine()
 		switch u.Kind {
@@ -28,9 +29,16 @@ func FollowView(w io.Writer, color bool) func(Update) {
 			fmt.Fprintf(w, "queued (%d ahead)\n", u.Ahead)
 		case UpdCancelled:
 			fmt.Fprintln(w, "cancelled: the message left the inbox without being delivered")
+		case UpdPosted:
+			fmt.Fprintf(w, "posted to the session's messaging socket at %s; delivered once its transcript shows it\n", u.At.Local().Format("15:04:05"))
 		case UpdDelivered:
+			delivered = u.Lane
 			fmt.Fprintf(w, "delivered %s at %s\n", render.InertLine(ViaLane(u.Lane)), u.At.Local().Format("15:04:05"))
-		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete:
+		case UpdConfirmed:
+			if u.Lane != delivered && u.Lane != "" {
+				fmt.Fprintf(w, "the session shows it %s (an earlier post, shown late)\n", render.InertLine(ViaLane(u.Lane)))
+			}
+		case UpdUnconfirmed, UpdUnreadable, UpdIncomplete, UpdRequeued, UpdDuplicate, UpdUnseen:
 			fmt.Fprintf(w, "! %s\n", render.Inert(u.Err.Error()))
 		case UpdActivity:
 			if u.Activity.Kind == events.ActText {

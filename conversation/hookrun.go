@@ -134,7 +134,10 @@ func HookStop(in io.Reader, out io.Writer) error {
 	// its next turns: no block (which its screen shows as a Stop hook
 	// problem), and no cap on consecutive blocks holds the queue back.
 	if _, err := s.SocketLane(); err == nil {
-		if n, err := s.DeliverSocket(p.TranscriptPath); n > 0 && err == nil {
+		if n, err := s.DeliverSocket(p.TranscriptPath); n > 0 && err == nil || errors.Is(err, ErrAwaitingAnswer) {
+			// Posted; or a message posted a moment ago has not reached the
+			// model yet: it is the next turn, and the queued ones follow
+			// it one per turn (no block that would hand two over at once).
 			_ = s.ClearBusy()
 			return nil
 		} else if err != nil {
@@ -294,7 +297,10 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	// between the two looks goes by the socket on the next round.
 	prefer := func() bool {
 		_, err := s.DeliverSocket(p.TranscriptPath)
-		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) {
+		if errors.Is(err, ErrAwaitingAnswer) {
+			return true // a message posted to the socket is about to start a turn: the next waits for its end
+		}
+		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) && !errors.Is(err, ErrSocketDrops) {
 			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
 		}
 		return err == nil

@@ -109,6 +109,9 @@ type Receipt struct {
 	// the message (refused, gone, not a socket): the message stays queued
 	// for the Stop hook and the asyncRewake waiter.
 	SocketErr error
+	// Behind: the message waits in the inbox until this earlier message is
+	// answered (one message per turn boundary, ErrAwaitingAnswer).
+	Behind string
 }
 
 // Send validates the session, records the transcript offset and enqueues
@@ -136,6 +139,9 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 	}
 	off := transcript.Size(path)
 	codex := transcript.IsRolloutPath(path)
+	if codex && s.CodexTUIQuit() {
+		return Receipt{}, EndedError(s)
+	}
 	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
 		// A running Codex thread without the hooks: the queue lane reaches it.
 		if err := s.Ensure(); err != nil {
@@ -154,7 +160,11 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 		// (recorded in errors.log).
 		_, r.QueueErr = DeliverCodex(context.Background(), s)
 	} else {
-		r.SocketErr = socketFailure(s.DeliverSocket(path))
+		_, err := s.DeliverSocket(path)
+		r.SocketErr = socketFailure(0, err)
+		if errors.Is(err, ErrAwaitingAnswer) {
+			r.Behind, _ = s.AwaitingAnswer(time.Now())
+		}
 	}
 	return r, nil
 }
@@ -163,7 +173,7 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 // nil when it worked or when the session has no usable socket (the hook
 // lanes are then the lanes, as Reachability says).
 func socketFailure(_ int, err error) error {
-	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) {
+	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) || errors.Is(err, ErrAwaitingAnswer) {
 		return nil
 	}
 	return err
@@ -174,15 +184,32 @@ type UpdateKind string
 
 // The update kinds, in the order they usually come.
 const (
-	UpdQueued      UpdateKind = "queued"      // in the inbox, Ahead messages before it
-	UpdCancelled   UpdateKind = "cancelled"   // gone from the inbox without being delivered
-	UpdDelivered   UpdateKind = "delivered"   // claimed by Lane at At
-	UpdConfirmed   UpdateKind = "confirmed"   // the delivery shows in the transcript
+	UpdQueued    UpdateKind = "queued"    // in the inbox, Ahead messages before it
+	UpdCancelled UpdateKind = "cancelled" // gone from the inbox without being delivered
+	// UpdPosted: posted to the session's messaging socket at At; the
+	// socket answers nothing, so it is not delivered until the transcript
+	// shows it (then UpdDelivered).
+	UpdPosted UpdateKind = "posted"
+	// UpdRequeued: a socket post did not show in the transcript within
+	// the claim grace: the message is back in the inbox, first in line, for
+	// the Stop hook and the rewake waiter, and the socket lane is off for
+	// the session process (Err says so).
+	UpdRequeued    UpdateKind = "requeued"
+	UpdDelivered   UpdateKind = "delivered"   // handed over by Lane at At (a hook's output), or a socket post the transcript shows
+	UpdConfirmed   UpdateKind = "confirmed"   // the delivery shows in the transcript; Lane: the lane it shows as
 	UpdUnconfirmed UpdateKind = "unconfirmed" // claimed, but not seen in the transcript in time
 	UpdActivity    UpdateKind = "activity"    // the session did something after the delivery
 	UpdDone        UpdateKind = "done"        // end of the turn that answered; Reply = outbox text if any
 	UpdUnreadable  UpdateKind = "unreadable"  // delivered, reply not readable (no transcript)
 	UpdIncomplete  UpdateKind = "incomplete"  // claimed, but its claimer died before handing it over: delivered again
+	// UpdDuplicate: the transcript shows the message a second time (a
+	// socket post put back showed late, after another lane delivered it);
+	// it counts once (Err says which lanes).
+	UpdDuplicate UpdateKind = "duplicate"
+	// UpdUnseen: a Codex thread's TUI quit and a codex app-server daemon
+	// answered the message in a turn no terminal shows (Err says so and
+	// how to see it).
+	UpdUnseen UpdateKind = "unseen"
 )
 
 // Update is one change of a sent message's state or one activity of its
@@ -199,18 +226,23 @@ type Update struct {
 
 // WatchOptions tunes Watch.
 type WatchOptions struct {
-	// ConfirmWithin is how long after the claim the delivery may take to
-	// show in the transcript before UpdUnconfirmed is sent (default 30 s).
+	// ConfirmWithin is how long after a hook lane's hand-over the delivery
+	// may take to show in the transcript before UpdUnconfirmed is sent
+	// (default 30 s). A socket post gets ClaimGrace, then is put back in
+	// the inbox (UpdRequeued).
 	ConfirmWithin time.Duration
 	Poll          time.Duration // fallback re-check interval (default 1 s)
 }
 
 // Watch follows a sent message: UpdQueued (each time the number ahead
-// changes), UpdDelivered, then, from the transcript, UpdConfirmed, the
-// reply's UpdActivity updates and UpdDone at end of turn. fn is never
-// called concurrently. It returns nil after UpdDone, UpdCancelled or
-// UpdUnreadable, or ctx.Err() when ctx ends first (the message stays where
-// it is).
+// changes); UpdDelivered when a hook lane hands it over, or UpdPosted when
+// it is posted to the socket and UpdDelivered once the transcript shows it
+// (a post that does not show within ClaimGrace is put back in the inbox:
+// UpdRequeued, then the next lane's UpdDelivered); then, from the
+// transcript, UpdConfirmed, the reply's UpdActivity updates and UpdDone at
+// end of turn. fn is never called concurrently. It returns nil after
+// UpdDone, UpdCancelled or UpdUnreadable, or ctx.Err() when ctx ends first
+// (the message stays where it is).
 func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) error {
 	if opts.ConfirmWithin <= 0 {
 		opts.ConfirmWithin = 30 * time.Second
@@ -227,7 +259,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 			fn(u)
 		}
 	}
-	defer func() { // no call of fn after Watch returns (the confirm timer)
+	defer func() { // no call of fn after Watch returns (the lanes' goroutine)
 		mu.Lock()
 		finished = true
 		mu.Unlock()
@@ -238,54 +270,51 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	if err != nil || m == nil {
 		return err
 	}
-	at := time.Now()
-	if m.DeliveredAt != nil {
-		at = *m.DeliveredAt
-	}
-	emit(Update{Kind: UpdDelivered, Lane: m.Lane, At: at})
-
 	path := r.TranscriptPath
 	if path == "" {
 		path = waitTranscript(ctx, s, opts.ConfirmWithin, opts.Poll)
 	}
+	w := &delivery{s: s, id: id, path: path, offset: r.Offset, opts: opts, emit: emit, confirmedCh: make(chan struct{})}
+	w.announce(m)
 	if path == "" {
-		emit(Update{Kind: UpdUnreadable, Err: errors.New("the session's transcript could not be located: delivered, reply not readable")})
+		// Nothing to confirm from: a hook lane's hand-over stands (its own
+		// output); a socket post goes back to the inbox for them.
+		for m.Lane == LaneSocket && s.ClaimState(id) != ClaimNone {
+			if m, err = w.settleSocket(ctx, m); err != nil || m == nil {
+				return err
+			}
+		}
+		emit(Update{Kind: UpdUnreadable, Err: errors.New("the session's transcript could not be located: delivered " + ViaLane(m.Lane) + ", reply not readable")})
 		return nil
 	}
-	var confirmed bool
-	var cmu sync.Mutex
-	timer := time.AfterFunc(opts.ConfirmWithin, func() {
-		cmu.Lock()
-		c := confirmed
-		cmu.Unlock()
-		if !c && m.Lane == LaneSocket && enqueuedInTranscript(path, r.Offset, id) {
-			return // in the session's queue until its next tool result
-		}
-		if !c {
-			emit(Update{Kind: UpdUnconfirmed, Err: fmt.Errorf("message %s was claimed by %s but has not shown in the transcript within %s", id, m.Lane, opts.ConfirmWithin)})
-		}
-	})
-	defer timer.Stop()
+	tctx, endTail := context.WithCancel(ctx)
+	defer endTail()
+	w.endTail = endTail // the message left the inbox undelivered
+	wctx, stopLanes := context.WithCancel(ctx)
+	defer stopLanes()
+	lanesDone := make(chan struct{})
+	go func() {
+		defer close(lanesDone)
+		w.supervise(wctx, m)
+	}()
+	defer func() { stopLanes(); <-lanesDone }()
 	var reply strings.Builder
 	done := false
-	err = transcript.Tail(ctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
+	err = transcript.Tail(tctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
-				cmu.Lock()
-				c := confirmed
-				cmu.Unlock()
-				if !c {
-					if a.Kind == events.ActDelivered && strings.Contains(a.Text, id) {
-						cmu.Lock()
-						confirmed = true
-						cmu.Unlock()
-						s.ConfirmClaim(id)
-						emit(Update{Kind: UpdConfirmed, Lane: m.Lane, At: a.Time})
-					}
+				if a.Kind == events.ActDelivered && strings.Contains(a.Text, id) {
+					w.shown(a)
+					continue
+				}
+				if !w.isConfirmed() {
 					continue
 				}
 				if a.Kind == events.ActDone {
 					done = true
+					if transcript.IsRolloutPath(path) && s.CodexTUIQuit() {
+						emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
+					}
 					// The Stop hook stores the turn's last text as the reply
 					// a moment after the transcript shows its end.
 					text, _ := s.waitReply(ctx, id, replyWait)
@@ -314,6 +343,169 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		return ctx.Err()
 	}
 	return nil
+}
+
+// delivery is Watch's view of one message between its first claim and the
+// transcript's confirmation.
+type delivery struct {
+	s      *Session
+	id     string
+	path   string
+	offset int64
+	opts   WatchOptions
+	emit   func(Update)
+	// endTail ends Watch's reading of the transcript (the message was
+	// cancelled while back in the inbox).
+	endTail func()
+
+	mu          sync.Mutex
+	confirmed   bool
+	confirmedCh chan struct{}
+	told        bool // UpdDelivered was sent
+	lane        Lane // the lane of the current claim
+	confirmLane Lane // the lane the first showing was by
+}
+
+// announce says how m left the inbox: posted to the socket (not yet
+// delivered), or handed over by a hook lane.
+func (w *delivery) announce(m *Message) {
+	at := time.Now()
+	if m.DeliveredAt != nil {
+		at = *m.DeliveredAt
+	}
+	w.mu.Lock()
+	w.lane = m.Lane
+	tell := !w.told && m.Lane != LaneSocket
+	if tell {
+		w.told = true
+	}
+	w.mu.Unlock()
+	if m.Lane == LaneSocket {
+		w.emit(Update{Kind: UpdPosted, Lane: m.Lane, At: at})
+		return
+	}
+	if tell {
+		w.emit(Update{Kind: UpdDelivered, Lane: m.Lane, At: at})
+	}
+}
+
+func (w *delivery) isConfirmed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.confirmed
+}
+
+// shown is a transcript line that shows the message: the first confirms
+// it (and, for a socket post, is its delivery); a later one is a second
+// arrival, reported and never counted.
+func (w *delivery) shown(a events.Activity) {
+	lane := Lane(a.Detail)
+	w.mu.Lock()
+	first := !w.confirmed
+	if lane == "" {
+		lane = w.lane
+	}
+	tell := first && !w.told
+	if first {
+		w.confirmed, w.confirmLane = true, lane
+		w.told = true
+		close(w.confirmedCh)
+	}
+	was := w.confirmLane
+	w.mu.Unlock()
+	at := a.Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	if !first {
+		err := fmt.Errorf("message %s reached the session a second time (%s, after %s): an earlier post showed late; it is counted once", w.id, ViaLane(lane), ViaLane(was))
+		w.s.RecordError(err)
+		w.emit(Update{Kind: UpdDuplicate, Lane: lane, At: at, Err: err})
+		return
+	}
+	w.s.ConfirmClaim(w.id)
+	if tell {
+		w.emit(Update{Kind: UpdDelivered, Lane: lane, At: at})
+	}
+	w.emit(Update{Kind: UpdConfirmed, Lane: lane, At: at})
+}
+
+// supervise waits for the confirmation of the claim m: a socket post that
+// does not show within ClaimGrace goes back to the inbox and the next
+// lane's claim is followed; a hook lane's hand-over that does not show
+// within ConfirmWithin is reported (UpdUnconfirmed).
+func (w *delivery) supervise(ctx context.Context, m *Message) {
+	for m != nil {
+		if m.Lane != LaneSocket {
+			select {
+			case <-ctx.Done():
+			case <-w.confirmedCh:
+			case <-time.After(w.opts.ConfirmWithin):
+				w.emit(Update{Kind: UpdUnconfirmed, Err: fmt.Errorf("message %s was claimed by %s but has not shown in the transcript within %s", w.id, m.Lane, w.opts.ConfirmWithin)})
+			}
+			return
+		}
+		if w.s.ClaimState(w.id) == ClaimNone {
+			return // its earlier post showed (counted at the claim): the transcript confirms it
+		}
+		var err error
+		if m, err = w.settleSocket(ctx, m); err != nil {
+			return
+		}
+	}
+}
+
+// settleSocket waits out the socket post m's grace; if the transcript has
+// not shown it by then (nor Claude Code's queue), the message goes back to
+// the inbox (UpdRequeued) and settleSocket waits for the next lane's claim
+// and returns it (nil when it is confirmed meanwhile or leaves the inbox).
+func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, error) {
+	at := time.Now()
+	if m.DeliveredAt != nil {
+		at = *m.DeliveredAt
+	}
+	wait := time.Until(at.Add(ClaimGrace()))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-w.confirmedCh:
+			return nil, nil
+		case <-time.After(max(wait, 0)):
+		}
+		if w.path != "" && enqueuedInTranscript(w.path, w.offset, w.id) {
+			return nil, nil // in the session's queue until its next tool result
+		}
+		w.s.SettleSocketPost(w.id)
+		st, err := w.s.State(w.id)
+		if err != nil {
+			return nil, nil
+		}
+		if st.Queued || st.Delivered != nil && st.Delivered.Lane != LaneSocket {
+			break // put back (here or by another lane's Recover)
+		}
+		wait = w.opts.Poll // its marker is busy for a moment: look again
+	}
+	if w.isConfirmed() {
+		return nil, nil
+	}
+	why := "the session never showed it"
+	if w.path == "" {
+		why = "the session's transcript cannot be read to confirm it"
+	}
+	w.emit(Update{Kind: UpdRequeued, Lane: LaneSocket, Err: fmt.Errorf("message %s was posted to the session's messaging socket, but %s within %s: it is back in the inbox, first in line, for the Stop hook and the rewake waiter (the socket lane is off for this session process)", w.id, why, ClaimGrace())})
+	next, err := waitDelivered(ctx, w.s, w.id, w.opts.Poll, w.emit, nil)
+	if err != nil || next == nil {
+		if err == nil && w.endTail != nil {
+			w.endTail() // cancelled: nothing more to read for it
+		}
+		return nil, err
+	}
+	if w.isConfirmed() {
+		return nil, nil
+	}
+	w.announce(next)
+	return next, nil
 }
 
 // deliveryNudge is what Watch does each time a message it follows still
@@ -446,6 +638,8 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 			cancelled = true
 		case UpdDelivered:
 			res.Lane, res.DeliveredAt = u.Lane, u.At
+		case UpdConfirmed:
+			res.Lane = u.Lane // the lane the transcript shows it came by
 		case UpdDone:
 			done, res.Reply = true, u.Reply
 		case UpdUnconfirmed:

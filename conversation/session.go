@@ -187,9 +187,16 @@ type Target struct {
 	Agent string `json:"agent"`
 	// Loaded: a Codex thread held by a running codex process (codex.go).
 	Loaded bool `json:"loaded,omitempty"`
+	// TUIQuit: a Codex thread whose TUI quit, held only by a codex
+	// app-server daemon (State is Ended: nobody would see an answer).
+	TUIQuit bool `json:"tuiQuit,omitempty"`
 	// Socket: a message goes by the session's messaging socket (between
 	// tool calls, or at once when idle; socket.go).
 	Socket bool `json:"socket"`
+	// SocketProblem: the session's socket took a message and never showed
+	// it ("socket drops messages: delivered by hooks"): the socket lane is
+	// off for its process and the hooks deliver.
+	SocketProblem string `json:"socketProblem,omitempty"`
 	// Delivers names the lane a message sent now would take: "socket",
 	// "hook" (at the turn's end), "rewake" (idle, at once), "queue" (an
 	// idle Codex thread) or "" (none until the session's next turn end).
@@ -326,6 +333,8 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			t.Waiting = s.Waiting()
 			if _, err := s.socketLane(procs); err == nil {
 				t.Socket = true
+			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
+				t.SocketProblem = o.Words()
 			}
 			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
 				t.NeedsUser = a.What()

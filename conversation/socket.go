@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -56,9 +57,57 @@ const socketName = "socket.json"
 // SocketTimeout bounds one post: the dial, and the write of both lines.
 const SocketTimeout = 2 * time.Second
 
-// maxSocketBurst caps the messages one DeliverSocket posts (Claude Code
-// queues at most 50 accepted messages).
+// maxSocketBurst caps the messages the stress test's senders post at once.
 const maxSocketBurst = 20
+
+// ErrAwaitingAnswer: an earlier message to the session has not been
+// answered yet (AwaitingAnswer): the next one waits in the inbox, so that
+// each message gets its own turn and its own reply.
+var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet")
+
+// AwaitingAnswer reports the earlier message the next one waits behind: a
+// message posted to the socket whose turn has not ended (its claim is not
+// settled and it has no stored reply), or, while the session is in a
+// turn, one that reached the model in that turn (answering/). One message
+// per turn boundary: two messages posted during one busy turn would reach
+// the model in one request, and the turn's answer would be the reply of
+// both. A settled claim or the turn's end (the Stop hook stores the reply)
+// lets the next one go; a claim whose turn ended without text holds the
+// next message until it is settled (the claim grace at most).
+func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
+	names, _ := events.ReadDirNames(s.ClaimsDir())
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".json")
+		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
+			continue
+		}
+		b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+		if err != nil {
+			continue
+		}
+		var mk claimMarker
+		if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
+			continue
+		}
+		if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+			continue // answered: its reply is stored
+		}
+		if st, err := s.State(id); err != nil || st.Delivered == nil || st.Delivered.DeliveredAt == nil {
+			continue // not posted (yet, or it went back): the claim is not an answer awaited
+		}
+		return id, true
+	}
+	if s.Busy(now) {
+		if names, _ := events.ReadDirNames(s.answeringDir()); len(names) > 0 {
+			for _, id := range names {
+				if validMessageID(id) == nil {
+					return id, true
+				}
+			}
+		}
+	}
+	return "", false
+}
 
 // SocketInfo is socket.json: where the session's messaging socket is and
 // the token that authenticates a post. The token is a secret of the
@@ -81,7 +130,75 @@ var (
 	ErrNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
 	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
 	ErrSocketRefused = errors.New("the messaging socket did not take the message")
+	// ErrSocketDrops: a post to this session process's socket was taken
+	// but never shown in its transcript (socket-off.json): the socket lane
+	// is off for it, the Stop hook and the rewake waiter deliver.
+	ErrSocketDrops = errors.New("the messaging socket dropped a message")
 )
+
+// socketOffName is the file, beside socket.json, that turns the socket
+// lane off for one session process after a post it took never showed.
+const socketOffName = "socket-off.json"
+
+// SocketOff is socket-off.json: the session process whose socket took a
+// message and never showed it, which message, when and why.
+type SocketOff struct {
+	Process   procfacts.Process `json:"process,omitzero"`
+	Path      string            `json:"path"`
+	MessageID string            `json:"messageId"`
+	Reason    string            `json:"reason"`
+	Since     time.Time         `json:"since"`
+}
+
+// Words is the short form of the state for the targets' rows and the page.
+func (o SocketOff) Words() string { return "socket drops messages: delivered by hooks" }
+
+func (s *Session) socketOffPath() string { return filepath.Join(s.dir, socketOffName) }
+
+// SocketOffState reads socket-off.json; ok is false when there is none,
+// or when it is about another process or socket than the one recorded
+// now (the session restarted: the lane is tried again).
+func (s *Session) SocketOffState() (SocketOff, bool) {
+	b, err := events.ReadOwned(s.socketOffPath(), 64<<10)
+	if err != nil {
+		return SocketOff{}, false
+	}
+	var o SocketOff
+	if json.Unmarshal(b, &o) != nil {
+		return SocketOff{}, false
+	}
+	info, ok := s.Socket()
+	if !ok || info.Process != o.Process || info.Path != o.Path {
+		return SocketOff{}, false
+	}
+	return o, true
+}
+
+// markSocketOff turns the socket lane off for the recorded socket's
+// process: message id, posted there, never showed (why).
+func (s *Session) markSocketOff(id, why string) {
+	info, ok := s.Socket()
+	if !ok {
+		return
+	}
+	if o, ok := s.SocketOffState(); ok && o.MessageID != "" {
+		return // already off: the first message that showed it stays named
+	}
+	o := SocketOff{Process: info.Process, Path: info.Path, MessageID: id, Reason: why, Since: time.Now().UTC().Truncate(time.Millisecond)}
+	b, _ := json.Marshal(o)
+	if err := writeFileAtomic(s.dir, socketOffName, append(b, '\n'), false); err != nil {
+		s.RecordError(fmt.Errorf("record that the messaging socket dropped %s: %w", id, err))
+	}
+}
+
+// socketConfirmed turns the socket lane back on after a post claimed at
+// claimedAt showed in the transcript, when that post was made after the
+// lane was turned off (a later post confirmed).
+func (s *Session) socketConfirmed(claimedAt time.Time) {
+	if o, ok := s.SocketOffState(); ok && claimedAt.After(o.Since) {
+		os.Remove(s.socketOffPath())
+	}
+}
 
 func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) }
 
@@ -166,6 +283,9 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld
 	}
+	if o, ok := s.SocketOffState(); ok {
+		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", ErrSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
+	}
 	if err := CheckSocketPath(info.Path); err != nil {
 		return info, err
 	}
@@ -227,35 +347,34 @@ func opErr(err error) error {
 	return err
 }
 
-// DeliverSocket posts the inbox's messages to the session's socket, oldest
-// first, each claimed for the socket lane before it is posted (a poster
-// that dies between the two leaves it to Recover: back in the inbox,
-// delivered once). It stops at the first failure, putting that message
-// back in the inbox first in line for the hook lanes, and returns how many
-// it posted and that failure (nil when the inbox is empty or no socket is
-// usable: err is then the reason, wrapping ErrNoSocket or ErrSocketHeld).
+// DeliverSocket posts the inbox's oldest message to the session's socket,
+// claimed for the socket lane before it is posted (a poster that dies
+// between the two leaves it to Recover: back in the inbox, delivered
+// once), unless an earlier message awaits its answer (ErrAwaitingAnswer:
+// one message per turn boundary). A failure to post puts the message back
+// in the inbox first in line for the hook lanes. It returns how many it
+// posted (0 or 1) and the failure (nil when the inbox is empty; when no
+// socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
+// or ErrSocketDrops).
 func (s *Session) DeliverSocket(transcript string) (int, error) {
 	info, err := s.SocketLane()
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for range maxSocketBurst {
-		res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
-		if err != nil {
-			return n, err
-		}
-		if !res.OK {
-			return n, nil
-		}
-		if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
-			_ = res.Abandon(err)
-			return n, err
-		}
-		_ = res.Delivered()
-		n++
+	s.Recover() // a settled claim no longer holds the next message back
+	if id, ok := s.AwaitingAnswer(time.Now()); ok {
+		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
 	}
-	return n, nil
+	res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
+	if err != nil || !res.OK {
+		return 0, err
+	}
+	if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+		_ = res.Abandon(err)
+		return 0, err
+	}
+	_ = res.Delivered()
+	return 1, nil
 }
 
 // recordSocketFromEnv records the socket the hook's environment names

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/procfacts"
 )
 
 // The stress test re-executes this test binary as claimer processes: with
@@ -67,6 +69,24 @@ func claimerMain(spec string) int {
 			return 1
 		}
 		var res ClaimResult
+		if lane == LaneSocket {
+			// A sender's post to a socket that drops everything: the
+			// posts are written as "posted <id>", never a delivery; each
+			// goes back to the inbox after the claim grace for the
+			// other lanes.
+			posted, perr := postSocket(s, w)
+			if perr != nil && !errors.Is(perr, ErrSocketDrops) && !errors.Is(perr, ErrNoSocket) {
+				fmt.Fprintln(os.Stderr, perr)
+				return 1
+			}
+			if posted == 0 {
+				if _, err := os.Stat(done); err == nil && stressDrained(s) {
+					return 0
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			continue
+		}
 		if lane == LaneHook {
 			// The Stop hook's shape: a single claim attempt per turn end.
 			res, err = s.Claim(lane)
@@ -87,13 +107,46 @@ func claimerMain(spec string) int {
 			continue
 		}
 		if _, err := os.Stat(done); err == nil {
-			if has, _ := s.HasPending(); !has {
+			if stressDrained(s) {
 				return 0
 			}
 		} else if lane == LaneHook {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// stressDrained: nothing in the inbox and no claim in progress (a socket
+// post waits out its grace in claims/ before it goes back).
+func stressDrained(s *Session) bool {
+	if has, _ := s.HasPending(); has {
+		return false
+	}
+	names, _ := os.ReadDir(s.ClaimsDir())
+	return len(names) == 0
+}
+
+// postSocket is DeliverSocket writing each posted id as "posted <id>".
+func postSocket(s *Session, w *bufio.Writer) (int, error) {
+	info, err := s.SocketLane()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for range maxSocketBurst {
+		res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true})
+		if err != nil || !res.OK {
+			return n, err
+		}
+		if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+			_ = res.Abandon(err)
+			return n, err
+		}
+		_ = res.Delivered()
+		fmt.Fprintln(w, "posted", res.Message.ID)
+		n++
+	}
+	return n, nil
 }
 
 // enqueuerMain enqueues n messages through Send, the one entry point the
@@ -159,7 +212,11 @@ func readIDs(t *testing.T, files []string) (map[string]int, []int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, id := range strings.Fields(string(b)) {
+		for _, line := range strings.Split(string(b), "\n") {
+			id := strings.TrimSpace(line)
+			if id == "" || strings.HasPrefix(id, "posted ") {
+				continue // a socket post: not a delivery
+			}
 			ids[id]++
 			per[i]++
 		}
@@ -169,22 +226,56 @@ func readIDs(t *testing.T, files []string) (map[string]int, []int) {
 
 var stressLanes = []Lane{LaneHook, LaneRewake, LaneMonitor}
 
-// stress starts 8 claimer processes across the three lanes, runs produce
-// (which returns every id it enqueued, each once), then checks that every
-// message was claimed exactly once: none lost, none doubled.
+// stress starts 8 claimer processes across the three lanes, plus two
+// senders posting to a messaging socket that drops every post (so each
+// post goes back to the inbox after the claim grace; the socket lane,
+// turned off by each drop, is turned on again every few milliseconds as if
+// the session restarted), runs produce (which returns every id it
+// enqueued, each once), then checks that every message was delivered (by
+// a lane with evidence) exactly once: none lost, none doubled.
 func stress(t *testing.T, n int, produce func(s *Session) map[string]int) {
 	s := newSession(t)
+	t.Setenv("RELAY_BATON_CLAIM_GRACE", "20ms") // the children inherit it
+	sock := newFakeSocket(t)
+	go func() { // drain: a socket that takes everything and shows nothing
+		for range sock.posts {
+		}
+	}()
+	if err := s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()}); err != nil {
+		t.Fatal(err)
+	}
 	outDir := t.TempDir()
 	var procs []*exec.Cmd
 	var outs []string
-	for i := range 8 {
-		lane := stressLanes[i%len(stressLanes)]
+	for i := range 10 {
+		lane := LaneSocket
+		if i < 8 {
+			lane = stressLanes[i%len(stressLanes)]
+		}
 		out := filepath.Join(outDir, fmt.Sprintf("claimer-%d.txt", i))
 		procs = append(procs, startChild(t, "RB_STRESS_CLAIMER="+s.Workspace+"|"+string(lane)+"|"+out))
 		outs = append(outs, out)
 	}
+	stopRestarts := make(chan struct{})
+	restarted := make(chan int)
+	go func() { // the session "restarts": the socket lane is tried again
+		k := 0
+		for {
+			select {
+			case <-stopRestarts:
+				restarted <- k
+				return
+			case <-time.After(5 * time.Millisecond):
+				if os.Remove(s.socketOffPath()) == nil {
+					k++
+				}
+			}
+		}
+	}()
 	start := time.Now()
 	sent := produce(s)
+	close(stopRestarts)
+	restarts := <-restarted
 	os.WriteFile(filepath.Join(s.Workspace, "producer-done"), nil, 0o600)
 	for i, p := range procs {
 		if err := p.Wait(); err != nil {
@@ -237,7 +328,23 @@ func stress(t *testing.T, n int, produce func(s *Session) map[string]int) {
 			t.Errorf("no message delivered through the %s lane: %v", l, lanes)
 		}
 	}
-	t.Logf("%d messages, 8 claimer processes: %v; %d lost, %d doubled; per process %v; per lane %v", n, elapsed, lost, doubled, perProc, lanes)
+	posted, dropped := 0, 0
+	for _, out := range outs {
+		b, _ := os.ReadFile(out)
+		posted += strings.Count(string(b), "posted ")
+	}
+	for _, e := range ents {
+		if st, _ := s.State(strings.TrimSuffix(e.Name(), ".json")); st.Delivered != nil && st.Delivered.SocketPost != nil {
+			dropped++
+		}
+	}
+	if posted == 0 || dropped == 0 {
+		t.Errorf("the dropping socket took no message (posted %d, put back %d)", posted, dropped)
+	}
+	if lanes[LaneSocket] != 0 {
+		t.Errorf("%d messages counted as delivered by a socket that shows nothing", lanes[LaneSocket])
+	}
+	t.Logf("%d messages, 8 claimer processes and 2 senders posting to a dropping socket: %v; %d posts dropped (%d messages put back, socket lane turned on again %d times); %d lost, %d doubled; per process %v; per lane %v", n, elapsed, posted, dropped, restarts, lost, doubled, perProc, lanes)
 }
 
 // Eight claimer processes (hook-style single claims, rewake and monitor

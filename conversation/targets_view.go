@@ -19,10 +19,23 @@ import (
 // Status says where a message sent to t now would go, in a few words:
 // "ended" or "unknown (no process recorded)" (its liveness), "busy"
 // (delivered at the turn's end), "idle, waiter armed" (at once), "idle, not
-// reachable" (at the next turn's end), "-" when t cannot chat. Every view of
-// the targets says it with these words.
+// reachable" (at the next turn's end), "-" when t cannot chat; "ended (its
+// TUI quit; ...)" for a Codex thread only a daemon holds; a live session
+// whose socket dropped a message adds "(socket drops messages: delivered
+// by hooks)". Every view of the targets (the page's state too) says it with
+// these words.
 func (t Target) Status() string {
+	st := t.status()
+	if t.SocketProblem != "" && t.State == procfacts.Live && t.ChatCapable {
+		st += " (" + t.SocketProblem + ")"
+	}
+	return st
+}
+
+func (t Target) status() string {
 	switch {
+	case t.State == procfacts.Ended && t.TUIQuit:
+		return "ended (its TUI quit; a codex daemon still holds it)"
 	case t.State == procfacts.Ended:
 		return "ended"
 	case t.State == procfacts.Unknown:
@@ -146,6 +159,11 @@ func FindTarget(ts []Target, want string) []Target {
 func (s *Session) Reachability(now time.Time) string {
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
+	if id, ok := s.AwaitingAnswer(now); ok && !s.IsCodex() {
+		queue += fmt.Sprintf("; a new message waits until message %s is answered (one message per turn, each with its own reply)", id)
+	} else if q.Depth > 0 {
+		queue += fmt.Sprintf("; a new message waits behind %s (one message per turn, each with its own reply)", render.Count(q.Depth, "queued message"))
+	}
 	if s.IsCodex() {
 		switch {
 		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
@@ -169,6 +187,10 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle; delivers: socket, at once; " + queue
 	case errors.Is(serr, ErrSocketHeld):
 		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
+	case errors.Is(serr, ErrSocketDrops):
+		if o, ok := s.SocketOffState(); ok {
+			user += fmt.Sprintf("its messaging socket took message %s at %s and the session never showed it, so the hooks deliver; ", o.MessageID, o.Since.Local().Format("15:04:05"))
+		}
 	}
 	switch {
 	case s.Busy(now):

@@ -513,8 +513,10 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 					LatencyMs: &latency})
 			e.out.beginRun(AgentOrchestrator)
 			started = true
-		case conversation.UpdIncomplete:
+		case conversation.UpdIncomplete, conversation.UpdRequeued, conversation.UpdDuplicate, conversation.UpdUnseen:
 			e.Say("%v", u.Err)
+		case conversation.UpdPosted:
+			e.Say("posted to the session's messaging socket at %s; delivered once its transcript shows it", u.At.Local().Format("15:04:05"))
 		case conversation.UpdActivity:
 			e.out.activity(u.Activity)
 		}

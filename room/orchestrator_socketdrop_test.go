@@ -1,0 +1,123 @@
+//go:build unix
+
+package room
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/procfacts"
+)
+
+// The room with a session whose messaging socket takes the message and
+// drops it: the room says it was posted, not delivered; after the claim
+// grace that it is back in the inbox for the hooks; then "delivered via
+// hook" and the answer, logged once (chat_delivered with the hook's
+// lane); /targets says the socket drops messages.
+func TestChatDroppedSocketPostReachesTheHook(t *testing.T) {
+	h := newHarness(t, "y")
+	s, tr := simSession(t, h, simSID)
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RELAY_BATON_CLAIM_GRACE", "200ms")
+	dir, _ := os.MkdirTemp("", "sock") // short: a socket path has a length limit
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // takes every post, shows nothing
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := c.Read(buf); err != nil {
+					break
+				}
+			}
+			c.Close()
+		}
+	}()
+	if err := s.RecordSocket(conversation.SocketInfo{Path: filepath.Join(dir, "s.sock"), Process: procfacts.ThisProcess()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { // the session's turn ends after the grace: its Stop hook delivers
+		defer close(done)
+		deadline := time.Now().Add(time.Minute) // a hang guard
+		posted := ""
+		for time.Now().Before(deadline) {
+			ents, _ := os.ReadDir(s.DeliveredDir())
+			for _, e := range ents {
+				id := strings.TrimSuffix(e.Name(), ".json")
+				if st, _ := s.State(id); st.Delivered != nil && st.Delivered.Lane == conversation.LaneSocket {
+					posted = id
+				}
+			}
+			if posted != "" {
+				if st, _ := s.State(posted); st.Queued {
+					res, err := s.Claim(conversation.LaneHook)
+					if err != nil || !res.OK {
+						t.Errorf("claim: %v %+v", err, res)
+						return
+					}
+					appendTranscript(t, tr,
+						`{"type":"user","isMeta":true,"message":{"role":"user","content":`+jsonString("Stop hook feedback:\n"+s.Frame(res.Message))+`}}`,
+						`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"HOOK-ANSWER"}],"stop_reason":null}}`,
+						`{"type":"system","subtype":"turn_duration","durationMs":1200}`,
+					)
+					return
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Error("the dropped post never went back to the inbox")
+	}()
+	if _, err := h.e.Process(ctx, "are you there?"); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	out := h.out.String()
+	for _, want := range []string{
+		"posted to the session's messaging socket at ",
+		"but the session never showed it within 200ms: it is back in the inbox, first in line, for the Stop hook and the rewake waiter",
+		"delivered via hook at ",
+		"[orchestrator] HOOK-ANSWER",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "delivered via socket") {
+		t.Errorf("a dropped post shown as delivered:\n%s", out)
+	}
+	list := h.events(t)
+	if got := kinds(list); got != "command,status,prompt_preview,command,chat_sent,chat_delivered,chat_reply" {
+		t.Fatalf("events %s", got)
+	}
+	if lane := metaMap(list[5].Meta)["lane"]; lane != "hook" {
+		t.Errorf("chat_delivered lane %v, want hook", lane)
+	}
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/targets"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.out.String(), "socket drops messages: delivered by hooks") {
+		t.Errorf("/targets:\n%s", h.out)
+	}
+}
