@@ -436,3 +436,29 @@ func runStopWith(t *testing.T, s *Session, tr, last string) string {
 	}
 	return out.String()
 }
+
+// A session reached through its socket alone (no relay-baton hooks in the
+// repository) whose socket dropped a message has no lane left to take it:
+// its sentence says the message waits and names the install and the
+// restart, instead of promising a hook delivery.
+func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
+	s, tr, sock := droppingSession(t)
+	s.Enqueue("room", "x")
+	s.DeliverSocket(tr)
+	sock.next(t)
+	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
+	s.Recover()
+	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+		t.Fatalf("after the drop: %v", err)
+	}
+	got := s.Reachability(time.Now())
+	if !strings.Contains(got, "no relay-baton hooks are installed") || !strings.Contains(got, "relay-baton hook install") || !strings.Contains(got, "claude --resume "+s.ID) {
+		t.Errorf("without hooks: %q", got)
+	}
+	settings := filepath.Join(s.Workspace, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/local/bin/relay-baton hook stop"}]}]}}`), 0o644)
+	if got := s.Reachability(time.Now()); !strings.Contains(got, "so the hooks deliver") || strings.Contains(got, "hook install") {
+		t.Errorf("with hooks: %q", got)
+	}
+}
