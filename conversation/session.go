@@ -47,6 +47,14 @@ func (s *Session) Register(r Registration) error {
 	return writeFileAtomic(s.dir, "session.json", append(b, '\n'), false) // the next SessionStart rewrites it
 }
 
+// hooklessOnly: the session was adopted from Claude Code's registry (no
+// hook of relay-baton's registered it) and no relay-baton hooks are
+// installed for the repository: its socket is the only lane that reaches it.
+func (s *Session) hooklessOnly() bool {
+	r, ok := s.Registration()
+	return ok && r.Source == "registry" && claudeHooksIn(s.Workspace) == ""
+}
+
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
 	b, err := events.ReadOwned(s.registrationPath(), 1<<20)
@@ -335,6 +343,9 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 				t.Socket = true
 			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
 				t.SocketProblem = o.Words()
+				if s.hooklessOnly() {
+					t.SocketProblem = "socket drops messages; no hooks installed to deliver: relay-baton hook install"
+				}
 			}
 			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
 				t.NeedsUser = a.What()

@@ -443,6 +443,9 @@ func runStopWith(t *testing.T, s *Session, tr, last string) string {
 // restart, instead of promising a hook delivery.
 func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 	s, tr, sock := droppingSession(t)
+	if err := s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace, Source: "registry"}); err != nil {
+		t.Fatal(err)
+	}
 	s.Enqueue("room", "x")
 	s.DeliverSocket(tr)
 	sock.next(t)
@@ -454,6 +457,9 @@ func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 	got := s.Reachability(time.Now())
 	if !strings.Contains(got, "no relay-baton hooks are installed") || !strings.Contains(got, "relay-baton hook install") || !strings.Contains(got, "claude --resume "+s.ID) {
 		t.Errorf("without hooks: %q", got)
+	}
+	if ts, err := ListTargets(s.Workspace); err != nil || len(ts) != 1 || !strings.Contains(ts[0].SocketProblem, "relay-baton hook install") {
+		t.Errorf("targets without hooks: %+v %v", ts, err)
 	}
 	settings := filepath.Join(s.Workspace, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
