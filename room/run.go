@@ -284,7 +284,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	res := e.runner.Run(ctx, req)
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
-	e.spent.addRun(req.Agent, spec.Command, own)
+	e.spent.addRun(req.Agent, spec.Command, e.now(), own)
 	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()

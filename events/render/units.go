@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // Ago renders how long ago t was, coarsely: 45s, 12m, 3h, 2d.
@@ -34,6 +36,16 @@ func Money(usd float64) string {
 		digits = int(-math.Floor(math.Log10(usd))) + 1
 	}
 	return fmt.Sprintf("$%.*f", min(digits, 10), usd)
+}
+
+// UsageWords is "$0.00042, 30 in / 15 out tokens": a run's usage as the
+// room, /costs and replay show it (the cost when one was reported).
+func UsageWords(u events.Usage) string {
+	t := fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens)
+	if u.CostUSD > 0 {
+		return Money(u.CostUSD) + ", " + t
+	}
+	return t
 }
 
 // ShortID is a session id cut to its first 8 characters, as the room
