@@ -454,11 +454,11 @@ func (s *session) setCancel(c context.CancelFunc) {
 }
 
 // printErr says a command's error, unless it needs no line: a declined
-// confirmation; ErrNotLoggedIn, whose run's summary line already said how
-// to log in; a cancelled run whose own line said "cancelled" (one Ctrl-C,
+// confirmation; ErrNotLoggedIn and MissingEnvError, whose run's summary
+// line already said how to log in or which variable to pass; a cancelled run whose own line said "cancelled" (one Ctrl-C,
 // one line).
 func (s *session) printErr(err error, cancelled bool) {
-	if err == nil || errors.Is(err, room.ErrDeclined) || errors.Is(err, agents.ErrNotLoggedIn) || (cancelled && room.Told(err)) {
+	if err == nil || errors.Is(err, room.ErrDeclined) || errors.Is(err, agents.ErrNotLoggedIn) || errors.As(err, new(*agents.MissingEnvError)) || (cancelled && room.Told(err)) {
 		return
 	}
 	if cancelled {
