@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -40,12 +41,20 @@ func Money(usd float64) string {
 
 // UsageWords is "$0.00042, 30 in / 15 out tokens": a run's usage as the
 // room, /costs and replay show it (the cost when one was reported).
+// Token counts of nothing are left out ("$0.042" alone), and so is a cost
+// of nothing; with neither it is "no usage reported".
 func UsageWords(u events.Usage) string {
-	t := fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens)
+	var parts []string
 	if u.CostUSD > 0 {
-		return Money(u.CostUSD) + ", " + t
+		parts = append(parts, Money(u.CostUSD))
 	}
-	return t
+	if in := u.InputTokens + u.CachedInputTokens; in+u.OutputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", in, u.OutputTokens))
+	}
+	if len(parts) == 0 {
+		return "no usage reported"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ShortID is a session id cut to its first 8 characters, as the room
