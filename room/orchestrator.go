@@ -55,7 +55,7 @@ type sentMessage struct {
 
 // errNoChatSession is the message for a workspace with nothing to chat with.
 func errNoChatSession(ws, active string) error {
-	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached); the active agent stays %s", ws, active)
+	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: %s; the active agent stays %s", ws, noSessionAdvice(ws), active)
 }
 
 func (e *Engine) chatWorkspace() (string, error) {
@@ -176,7 +176,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return err
 	}
 	if len(ts) == 0 {
-		e.Say("no Claude Code or Codex session found for %s: run `relay-baton hook install` there, then start Claude Code (for Codex: `relay-baton hook install --agent codex`, then start codex).", ws)
+		e.Say("no Claude Code or Codex session running for %s: %s.", ws, noSessionAdvice(ws))
 		return nil
 	}
 	var b strings.Builder
