@@ -352,6 +352,10 @@ func (s *session) greet() {
 		e.Say("%s", banner)
 		e.Say("%s", hint)
 	}
+	// A missing CLI is said now, not after a whole preview.
+	for _, l := range e.MissingAgents() {
+		e.Say("%s", l)
+	}
 	if !s.o.Resume {
 		return
 	}
