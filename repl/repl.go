@@ -376,7 +376,7 @@ func (s *session) read() (line, typed string, err error) {
 	s.rl.SetPrompt(promptFor(s.e.Active, s.o.Color))
 	stopPanel := func() {}
 	if s.redraw {
-		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin)
+		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin, s.rl.Terminal.IsReading)
 		s.redraw = false
 	}
 	line, err = s.term.readLine()
