@@ -250,30 +250,57 @@ func runTail(inv *cli.Invocation) error {
 	}
 	out := render.NewStream(inv.IO.Out, inv.IO.Color, *asJSON)
 	defer out.Close()
+	lane := deliveredLane(ws, id)
+	show := func(acts []events.Activity) {
+		for _, a := range acts {
+			lane(&a)
+			out.Activity(events.RoleOrchestrator, a)
+		}
+	}
 	onSkip := func(_ int64, why string) {
 		out.Flush()
 		fmt.Fprintf(inv.IO.Err, "relay-baton: %s\n", render.Inert(why))
 	}
 	if *noFollow && !*fromStart {
-		return transcript.TailRecent(inv.Ctx, path, transcript.RecentTurns, onSkip, func(acts []events.Activity) {
-			for _, a := range acts {
-				out.Activity(events.RoleOrchestrator, a)
-			}
-		})
+		return transcript.TailRecent(inv.Ctx, path, transcript.RecentTurns, onSkip, show)
 	}
 	return transcript.Tail(inv.Ctx, transcript.TailOptions{
 		Path: path, Offset: off, Follow: !*noFollow,
 		OnSkip: onSkip,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
-			for _, a := range acts {
-				out.Activity(events.RoleOrchestrator, a)
-			}
+			show(acts)
 			if !*noFollow { // following: nothing waits in the buffer
 				out.Flush()
 			}
 			return true
 		},
 	})
+}
+
+// deliveredLane names the lane of a chat message a Codex rollout shows as
+// a user turn: the rollout cannot tell `codex queue` (an idle thread) from
+// a steer into a running turn, so it says "queue" for both; the session's
+// chat folder recorded which lane claimed the message. It returns the
+// function that corrects an activity in place (the folder's word, when
+// it has one).
+func deliveredLane(ws, id string) func(*events.Activity) {
+	s, err := conversation.OpenSession(ws, id)
+	if err != nil {
+		return func(*events.Activity) {}
+	}
+	return func(a *events.Activity) {
+		if a.Kind != events.ActDelivered || a.Detail != transcript.DeliveredByQueue {
+			return
+		}
+		rest, ok := strings.CutPrefix(strings.TrimSpace(a.Text), "[relay-baton chat message ")
+		if !ok {
+			return
+		}
+		msg, _, _ := strings.Cut(rest, " ")
+		if st, err := s.State(msg); err == nil && st.Delivered != nil && st.Delivered.Lane != "" {
+			a.Detail = string(st.Delivered.Lane)
+		}
+	}
 }
 
 // --- wait (Monitor lane) ---

@@ -124,8 +124,9 @@ func roomErr(err error) error {
 		return cli.ErrSilent
 	case errors.Is(err, room.ErrNoPlan), errors.Is(err, room.ErrNeedYes):
 		return &cli.UsageError{Msg: err.Error()}
-	case errors.Is(err, agents.ErrNotLoggedIn):
-		// The run's summary line said how to log in: nothing to add.
+	case errors.Is(err, agents.ErrNotLoggedIn), errors.As(err, new(*agents.MissingEnvError)):
+		// The run's summary line said how to log in, or which variable
+		// to pass: nothing to add.
 		return &cli.ExitError{Code: 4}
 	case errors.As(err, &ae):
 		return &cli.ExitError{Code: 4, Err: err}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/selftest"
@@ -62,6 +63,12 @@ func runSelftest(inv *cli.Invocation) error {
 		}
 	} else {
 		printSelftestSummary(inv, rep, time.Since(started))
+	}
+	if rep.Checked() == 0 {
+		// Skipped everything: nothing was shown to hold.
+		fmt.Fprintf(inv.IO.Err, "selftest checked nothing: no agent CLI could be run. Install them (npm install -g %s %s), or set %s / %s to their paths, then run relay-baton selftest again\n",
+			selftest.Tested["claude"], selftest.Tested["codex"], agents.ClaudeBinEnv, agents.CodexBinEnv)
+		return &cli.ExitError{Code: 1}
 	}
 	if rep.Broken() > 0 {
 		if *js {

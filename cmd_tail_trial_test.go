@@ -49,3 +49,52 @@ func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 		}
 	}
 }
+
+// tail names the lane the chat folder recorded: a message steered into a
+// running Codex turn shows in the rollout as a user turn, as one `codex
+// queue` delivered does, and tail says "via steer" for it, as the room
+// and the log do.
+func TestTailSaysViaSteer(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	t.Setenv("CODEX_HOME", t.TempDir())
+	const sid = "01a2333b-88b5-7f30-ab54-d2401a5fb8a1" // the recording's thread
+	b, err := os.ReadFile("transcript/testdata/codex/rollout-0.169.0-tui-queue-delivery.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	s, _ := conversation.OpenSession(ws, sid)
+	rollout := filepath.Join(t.TempDir(), "rollout-2026-12-01T20-11-09-"+sid+".jsonl")
+	if err := s.Register(conversation.Registration{TranscriptPath: rollout, Cwd: ws}); err != nil {
+		t.Fatal(err)
+	}
+	tail := func() string {
+		t.Helper()
+		out, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
+		if code != 0 {
+			t.Fatalf("tail: exit %d %q", code, errs)
+		}
+		return out
+	}
+	// The recorded message, queued and claimed by the steer lane.
+	m, err := s.Enqueue("room", "what are you doing?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.ClaimWith(conversation.LaneSteer, conversation.ClaimOptions{Handover: true}); err != nil || !res.OK || res.Message.ID != m.ID {
+		t.Fatalf("claim: %+v %v", res, err)
+	}
+	if err := os.WriteFile(rollout, []byte(strings.ReplaceAll(string(b), "452048be", m.ID)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := tail(); !strings.Contains(out, "→ chat message delivered via steer") || strings.Contains(out, "via queue") {
+		t.Errorf("a steered message:\n%s", out)
+	}
+	// A message the folder knows nothing of keeps the rollout's word.
+	if err := os.WriteFile(rollout, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := tail(); !strings.Contains(out, "→ chat message delivered via queue") {
+		t.Errorf("an unknown message:\n%s", out)
+	}
+}

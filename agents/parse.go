@@ -185,6 +185,8 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 type CodexParser struct {
 	out     Outcome
 	started map[string]bool // item ids whose item.started was seen
+	// lastError is the text of the last error line shown as activity.
+	lastError string
 }
 
 // NewCodexParser returns a parser for codex's --json output.
@@ -277,12 +279,19 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		if l.Error != nil && l.Error.Message != "" {
 			msg = l.Error.Message
 		}
-		p.out.ErrorText = FirstLine(msg)
 		done := events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s}
 		if p.out.NotLoggedIn || notLoggedInText(Codex, msg) {
+			p.out.ErrorText = FirstLine(msg)
 			p.out.NotLoggedIn = true
 			return []events.Activity{done}
 		}
+		if p.lastError == oneLine(msg, 500) {
+			// codex 0.171.0 says a refusal twice: an error line, then
+			// turn.failed with the same message. It was shown once.
+			p.out.ErrorText = FirstLine(msg)
+			return []events.Activity{done}
+		}
+		p.out.ErrorText = FirstLine(msg)
 		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: s}, done}
 	case "error":
 		msg := l.Message
@@ -306,7 +315,8 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 			p.out.NotLoggedIn = true
 			return nil
 		}
-		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: oneLine(msg, 500), IsError: true, Session: s}}
+		p.lastError = oneLine(msg, 500)
+		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: p.lastError, IsError: true, Session: s}}
 	}
 	return nil
 }

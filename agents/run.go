@@ -426,7 +426,12 @@ func (r ending) failure(res *Result) {
 		head = fmt.Sprintf("%s ended (%s)", label, waitErr)
 	}
 	res.Err = fmt.Errorf("agent %s: %s", req.Agent, why)
-	if r.out.NotLoggedIn || notLoggedInText(req.Agent, why) {
+	if me := missingEnv(req.Agent, why, res.Stripped); me != nil {
+		// The CLI's own words were shown as activity: the summary names
+		// the variable and what passes it.
+		res.Err = me
+		why = me.Error()
+	} else if r.out.NotLoggedIn || notLoggedInText(req.Agent, why) {
 		res.Err = &LoginError{Agent: req.Agent}
 		why = res.Err.Error()
 	}

@@ -737,8 +737,9 @@ func (s *Session) Reply(id string) (string, bool) {
 	return r.Text, true
 }
 
-// RecordError appends an internal error to errors.log in the session folder
-// (the hooks stay silent toward Claude Code). Best effort.
+// RecordError records an internal error in errors.log in the session
+// folder (the hooks stay silent toward Claude Code): one line per distinct
+// failure, with a count, the file bounded (recordError). Best effort.
 func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
@@ -746,12 +747,7 @@ func (s *Session) RecordError(err error) {
 	if s.checkDirs() != nil {
 		return
 	}
-	f, ferr := workspace.OpenAppend(filepath.Join(s.dir, "errors.log"))
-	if ferr != nil {
-		return
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), render.Cut(err.Error(), 2000))
+	_ = recordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
 }
 
 // LogEntry is one line of log.jsonl, the derived chat log.

@@ -28,6 +28,12 @@ type Usage struct {
 	CostUSD           float64 `json:"costUsd,omitempty"`
 }
 
+// Plus is u and v summed, field by field.
+func (u Usage) Plus(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		OutputTokens: u.OutputTokens + v.OutputTokens, ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens, CostUSD: u.CostUSD + v.CostUSD}
+}
+
 // Activity is one thing an agent did, whatever agent and whatever source
 // (live CLI output or a session transcript).
 type Activity struct {

@@ -160,6 +160,12 @@ func (t *termInput) feed(p []byte) {
 			t.pasteByteLocked(b)
 			continue
 		}
+		if t.swallowNL && b != '\r' && b != '\n' && !(t.ask && t.oneKey) {
+			// After a one-key answer, anything but Enter (a paste, an
+			// arrow key, a letter) is the user doing something else: the
+			// next Enter is theirs, not the one typed after the answer.
+			t.swallowNL = false
+		}
 		if len(s.held) > 0 || b == 0x1b {
 			s.held = append(s.held, b)
 			switch {

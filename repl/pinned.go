@@ -45,7 +45,14 @@ func panelText(ctx context.Context, e *room.Engine, o Options) string {
 // one-line status through readline's writer, which redraws the prompt and
 // the line being edited below it. The returned stop must be called when
 // Readline returns: after it nothing more is written.
-func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin *pinnedPanel) (stop func()) {
+//
+// reading reports whether readline reads keys (readline.Terminal's
+// IsReading). readline prints its prompt first and only then starts
+// reading; a line written through its writer in between is written as it
+// is, after the prompt, and the prompt is not redrawn: at 60 columns the
+// status line once hid the prompt until a key was typed. So the one-line
+// status waits until readline reads (nil: it does not wait).
+func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin *pinnedPanel, reading func() bool) (stop func()) {
 	if !o.Terminal {
 		e.Print(panelText(ctx, e, o))
 		return func() {}
@@ -63,7 +70,14 @@ func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin
 			return
 		}
 		if pin == nil || !pin.Draw(p) {
-			e.HoldOutput(false, func() { io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n") })
+			mu.Unlock()
+			if !waitReading(pctx, reading) {
+				return
+			}
+			mu.Lock()
+			if !stale && pctx.Err() == nil {
+				e.HoldOutput(false, func() { io.WriteString(w, p.Line(termWidth(o), o.Color)+"\n") })
+			}
 			mu.Unlock()
 			return
 		}
@@ -96,6 +110,24 @@ func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin
 		cancel()
 		<-done
 	}
+}
+
+// waitReading waits until reading reports true (nil: at once); false when
+// ctx ended first.
+func waitReading(ctx context.Context, reading func() bool) bool {
+	if reading == nil {
+		return true
+	}
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for !reading() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // PanelRefresh is how often the pinned panel's facts are gathered again

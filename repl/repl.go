@@ -352,6 +352,10 @@ func (s *session) greet() {
 		e.Say("%s", banner)
 		e.Say("%s", hint)
 	}
+	// A missing CLI is said now, not after a whole preview.
+	for _, l := range e.MissingAgents() {
+		e.Say("%s", l)
+	}
 	if !s.o.Resume {
 		return
 	}
@@ -372,7 +376,7 @@ func (s *session) read() (line, typed string, err error) {
 	s.rl.SetPrompt(promptFor(s.e.Active, s.o.Color))
 	stopPanel := func() {}
 	if s.redraw {
-		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin)
+		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin, s.rl.Terminal.IsReading)
 		s.redraw = false
 	}
 	line, err = s.term.readLine()
@@ -454,11 +458,11 @@ func (s *session) setCancel(c context.CancelFunc) {
 }
 
 // printErr says a command's error, unless it needs no line: a declined
-// confirmation; ErrNotLoggedIn, whose run's summary line already said how
-// to log in; a cancelled run whose own line said "cancelled" (one Ctrl-C,
+// confirmation; ErrNotLoggedIn and MissingEnvError, whose run's summary
+// line already said how to log in or which variable to pass; a cancelled run whose own line said "cancelled" (one Ctrl-C,
 // one line).
 func (s *session) printErr(err error, cancelled bool) {
-	if err == nil || errors.Is(err, room.ErrDeclined) || errors.Is(err, agents.ErrNotLoggedIn) || (cancelled && room.Told(err)) {
+	if err == nil || errors.Is(err, room.ErrDeclined) || errors.Is(err, agents.ErrNotLoggedIn) || errors.As(err, new(*agents.MissingEnvError)) || (cancelled && room.Told(err)) {
 		return
 	}
 	if cancelled {

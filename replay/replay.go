@@ -175,6 +175,10 @@ type summary struct {
 	Skipped skipped        `json:"skipped"`
 
 	first, last string
+	// runs and spent: the agent runs that match the filters (before
+	// --limit) and what they cost, for the text footer.
+	runs  int
+	spent events.Usage
 }
 
 type skipped struct {
@@ -224,7 +228,24 @@ func (s *summary) footer() string {
 	if s.Total == 1 {
 		noun = "event"
 	}
-	return fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, events.RoleNames())), render.InertLine(counts(s.ByKind, events.KindNames())))
+	line := fmt.Sprintf("%d %s; roles %s; kinds %s", s.Total, noun, render.InertLine(counts(s.ByRole, events.RoleNames())), render.InertLine(counts(s.ByKind, events.KindNames())))
+	if s.runs > 0 {
+		line += fmt.Sprintf("\nagent runs: %s, %s", render.Count(s.runs, "run"), render.UsageWords(s.spent))
+	}
+	return line
+}
+
+// runUsage is an agent run's own usage as its agent_run event logs it; ok
+// is false for any other event and for a run that did not run.
+func runUsage(e *events.Event) (events.Usage, bool) {
+	if e.Kind != events.KindAgentRun {
+		return events.Usage{}, false
+	}
+	m, err := events.MetaOf[events.AgentRunMeta](e)
+	if err != nil || !m.Ran {
+		return events.Usage{}, false
+	}
+	return events.Usage{CostUSD: m.CostUSD, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}, true
 }
 
 // Ring keeps the newest n events in constant memory.
@@ -344,6 +365,10 @@ type replayer struct {
 func (r *replayer) take(e events.Event) error {
 	if !r.f.match(&e) {
 		return nil
+	}
+	if u, ok := runUsage(&e); ok {
+		r.sum.runs++
+		r.sum.spent = r.sum.spent.Plus(u)
 	}
 	if r.ring != nil {
 		r.ring.Push(e)
@@ -529,11 +554,21 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 			b = render.AppendInert(b, line)
 		}
 		if !more {
-			return b
+			return appendCost(b, e)
 		}
 		b = append(b, "\n    "...)
 		b = append(b, who...)
 		b = append(b, " │ "...)
 		text = rest
 	}
+}
+
+// appendCost appends " · $0.00014, 10 in / 5 out tokens" to an agent run's
+// line: what the run cost, as logged.
+func appendCost(b []byte, e *events.Event) []byte {
+	if u, ok := runUsage(e); ok && u != (events.Usage{}) {
+		b = append(b, " · "...)
+		b = append(b, render.UsageWords(u)...)
+	}
+	return b
 }

@@ -437,3 +437,40 @@ func samplePeakHeap(peak *uint64) (stop func()) {
 	}()
 	return func() { close(quit); <-done }
 }
+
+// Plain replay shows what each agent run cost, as its agent_run event logs
+// it, and the total of the runs that match the filters (--limit or not).
+func TestReplayTextShowsCosts(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "conversation.jsonl")
+	lines := []string{
+		`{"schemaVersion":1,"id":"evt_1","ts":"2026-05-29T10:00:00.000Z","sessionId":"s","role":"claude","kind":"agent_run","text":"claude plan: exit 0 in 2s","meta":{"agent":"claude","command":"plan","confirmed":true,"ran":true,"exitCode":0,"costUsd":0.00014,"inputTokens":10,"outputTokens":5}}`,
+		`{"schemaVersion":1,"id":"evt_2","ts":"2026-05-29T10:01:00.000Z","sessionId":"s","role":"codex","kind":"agent_run","text":"codex execute: exit 0 in 3s","meta":{"agent":"codex","command":"execute","confirmed":true,"ran":true,"exitCode":0,"inputTokens":20,"cachedInputTokens":4,"outputTokens":7}}`,
+		`{"schemaVersion":1,"id":"evt_3","ts":"2026-05-29T10:02:00.000Z","sessionId":"s","role":"claude","kind":"agent_run","text":"claude ask: declined","meta":{"agent":"claude","command":"ask","confirmed":false,"ran":false}}`,
+		`{"schemaVersion":1,"id":"evt_4","ts":"2026-05-29T10:03:00.000Z","sessionId":"s","role":"claude","kind":"agent_run","text":"claude ask: exit 0 in 1s","meta":{"agent":"claude","command":"ask","confirmed":true,"ran":true,"exitCode":0,"costUsd":0.00028,"inputTokens":10,"outputTokens":5}}`,
+	}
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := replayArgs(t, context.Background(), &out, "--file", log); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"claude plan: exit 0 in 2s · $0.00014, 10 in / 5 out tokens\n",
+		"codex execute: exit 0 in 3s · 24 in / 7 out tokens\n",
+		"claude ask: declined\n",
+		"agent runs: 3 runs, $0.00042, 44 in / 17 out tokens\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q missing from:\n%s", want, got)
+		}
+	}
+	out.Reset()
+	if err := replayArgs(t, context.Background(), &out, "--file", log, "--limit", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "agent runs: 3 runs, $0.00042") {
+		t.Errorf("--limit 1 lost the total of the runs:\n%s", got)
+	}
+}

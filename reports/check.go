@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fatih/color"
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
@@ -36,6 +37,9 @@ type Check struct {
 type Doctor struct {
 	Deep   bool    `json:"deep"`
 	Checks []Check `json:"checks"`
+	// providerKey is codex's provider's key variable, when it reads one
+	// (the api keys check names it).
+	providerKey *agents.ProviderKey
 }
 
 // add appends one check.

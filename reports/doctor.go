@@ -45,7 +45,7 @@ func RunDoctor(ctx context.Context, f Facts, deep bool) Doctor {
 	for _, name := range []string{agents.Claude, agents.Codex} {
 		r.agentChecks(ctx, f, name, deep)
 	}
-	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv), userConfigCheck())
+	r.Checks = append(r.Checks, apiKeyCheck(f.Getenv, f.AllowAPIKeyEnv, r.providerKey), userConfigCheck())
 	if f.Root != "" {
 		r.Checks = append(r.Checks, configCheck(f.Root), claudeSettingsCheck(f.Root, f.Getenv))
 	}
@@ -84,6 +84,22 @@ func (r *Doctor) agentChecks(ctx context.Context, f Facts, name string, deep boo
 		detail += " · " + agentVersion(ctx, inv.Path)
 	}
 	r.add(name, OK, detail)
+	// A codex provider that reads its key from a variable needs no login:
+	// it needs that variable, which relay-baton holds back unless passed.
+	if name == agents.Codex {
+		if k, ok := agents.CodexProviderKeyOf(inv); ok {
+			r.providerKey = &k
+			st := OK
+			if !k.Passed {
+				st = Fail
+			}
+			r.add(name+" key", st, k.Line())
+			if deep {
+				r.Checks = append(r.Checks, argumentsCheck(f, name))
+			}
+			return
+		}
+	}
 	// The login, asked of the CLI offline, with the environment its
 	// runs get (API-key variables removed unless passed).
 	switch ls := agents.CheckLogin(ctx, name, inv.Path, inv.Env); {
@@ -122,20 +138,34 @@ func argumentsCheck(f Facts, name string) Check {
 
 // apiKeyCheck: which API-key variables are set, and whether they reach
 // the agents.
-func apiKeyCheck(getenv func(string) string, allow bool) Check {
+// pk, when codex's provider reads its key from a variable, is said too.
+func apiKeyCheck(getenv func(string) string, allow bool, pk *agents.ProviderKey) Check {
 	var present []string
 	for _, k := range agents.KeyVars { // agents' own list, never a copy
 		if getenv(k) != "" {
 			present = append(present, k)
 		}
 	}
+	provider := ""
+	if pk != nil {
+		state := "not set"
+		switch {
+		case pk.Passed:
+			state = "set, passed to codex"
+		case pk.Set:
+			state = "set, held back: pass it with --allow-env " + pk.Name
+		}
+		provider = fmt.Sprintf("; codex provider %s reads %s (%s)", pk.Provider, pk.Name, state)
+	}
 	switch {
+	case len(present) == 0 && pk != nil:
+		return Check{"api keys", OK, "none of " + strings.Join(agents.KeyVars, ", ") + " set" + provider}
 	case len(present) == 0:
 		return Check{"api keys", OK, "none set (agents use their CLI login)"}
 	case allow:
-		return Check{"api keys", Warn, "PASSED to agents, each its own (--allow-api-key-env, audited): " + strings.Join(present, ", ")}
+		return Check{"api keys", Warn, "PASSED to agents, each its own (--allow-api-key-env, audited): " + strings.Join(present, ", ") + provider}
 	}
-	return Check{"api keys", OK, "present, blocked from agents: " + strings.Join(present, ", ")}
+	return Check{"api keys", OK, "present, blocked from agents: " + strings.Join(present, ", ") + provider}
 }
 
 // sessionChecks: .ai-session exists and is writable, and relay-baton's

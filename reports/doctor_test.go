@@ -41,7 +41,7 @@ func TestDoctorListsAreAgents(t *testing.T) {
 	}
 	for _, k := range agents.KeyVars {
 		env := map[string]string{k: "x"}
-		c := apiKeyCheck(func(n string) string { return env[n] }, false)
+		c := apiKeyCheck(func(n string) string { return env[n] }, false, nil)
 		if !strings.Contains(c.Detail, "blocked from agents: "+k) {
 			t.Errorf("%s: doctor says %+v", k, c)
 		}

@@ -63,8 +63,10 @@ type State struct {
 	// used and no /new forgot, by agent.
 	Conversations map[string]Conversation
 	Recap         []events.Event
-	Events        int          // events read
-	Stats         events.Stats // lines read and skipped (damaged, too long)
+	// Costs are the agent runs the log records and what each cost.
+	Costs  Costs
+	Events int          // events read
+	Stats  events.Stats // lines read and skipped (damaged, too long)
 	// Versions counts events written with another schema version, by
 	// version; Unknown counts events skipped because their role or kind
 	// is not one this build knows.
@@ -74,6 +76,45 @@ type State struct {
 	First    time.Time
 	Last     time.Time
 }
+
+// LatestCosts is how many of the latest runs Costs keeps one by one (the
+// totals count them all).
+const LatestCosts = 20
+
+// Costs are the agent runs that ran, per the log (agent_run events), and
+// their own usage: every run counted in the totals, the latest
+// LatestCosts kept one by one.
+type Costs struct {
+	Runs    int
+	Total   events.Usage
+	ByAgent map[string]events.Usage
+	Latest  []RunCost // oldest first
+}
+
+// RunCost is what one agent run cost: its own usage, as logged.
+type RunCost struct {
+	Agent   string
+	Command string
+	At      time.Time
+	Usage   events.Usage
+}
+
+// Add counts one run into c, keeping at most keep runs in Latest.
+func (c *Costs) Add(r RunCost, keep int) {
+	c.Runs++
+	c.Total = c.Total.Plus(r.Usage)
+	if c.ByAgent == nil {
+		c.ByAgent = map[string]events.Usage{}
+	}
+	c.ByAgent[r.Agent] = c.ByAgent[r.Agent].Plus(r.Usage)
+	c.Latest = append(c.Latest, r)
+	if over := len(c.Latest) - keep; over > 0 {
+		c.Latest = append(c.Latest[:0], c.Latest[over:]...)
+	}
+}
+
+// Earlier is how many runs the totals count that Latest does not list.
+func (c *Costs) Earlier() int { return c.Runs - len(c.Latest) }
 
 // PlanRecord is the last plan event that wrote plan.md.
 type PlanRecord struct {
@@ -443,6 +484,8 @@ func (r *Reader) takeAgentRun(e *events.Event, at time.Time, bad *bool) {
 		l.Duration = time.Duration(*m.DurationMs) * time.Millisecond
 	}
 	rs.LastRun = l
+	rs.Costs.Add(RunCost{Agent: l.Agent, Command: l.Command, At: at, Usage: events.Usage{CostUSD: m.CostUSD,
+		InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens}}, LatestCosts)
 	// A failed first run (logged so by an earlier build) never
 	// completed a turn: not a conversation to continue.
 	failedFirst := (l.ExitCode != 0 || l.Cancelled || m.Error != "") && m.ConversationTurns <= 1

@@ -67,6 +67,7 @@ func init() {
 		{Entry: cli.Entry{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns"}, Run: (*Engine).cmdResume},
 		{Entry: cli.Entry{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)"}, Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
 		{Entry: cli.Entry{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)"}, Run: (*Engine).cmdNote},
+		{Entry: cli.Entry{Name: "allow-env", Usage: "[NAME...]", Short: "Pass a held-back variable (a provider's key) to the agents from now on, in this room (logged)"}, Run: (*Engine).cmdAllowEnv},
 		{Entry: cli.Entry{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
 		{Entry: cli.Entry{Name: "help", Short: "List the room's commands"}, Run: (*Engine).cmdHelp},
 		{Entry: cli.Entry{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)"}, Run: func(*Engine, context.Context, string) error { return errExit }},
@@ -134,7 +135,7 @@ type Line struct {
 	Text string   // free text (Cmd == nil)
 }
 
-var commandRE = lazyRE(`^/([A-Za-z]+)(?:\s+(.*))?$`)
+var commandRE = lazyRE(`^/([A-Za-z][A-Za-z-]*)(?:\s+(.*))?$`)
 
 // UnknownCommandError is a slash command the room does not know: its
 // message suggests the nearest names, or /help.

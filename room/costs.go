@@ -7,6 +7,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // What a run cost. The CLIs report usage in their own way, measured with
@@ -58,26 +59,12 @@ func (e *Engine) previousReport(req agents.Request) *events.Usage {
 }
 
 // Spent is what the agent runs of this room session cost, summed from
-// each run's own usage.
+// each run's own usage; after a resume, the runs the log records too.
 type Spent struct {
-	Runs    int          `json:"runs"`
-	Usage   events.Usage `json:"usage"`
-	ByAgent map[string]events.Usage
-	Each    []RunCost `json:"-"` // each run, in order (addRun)
-}
-
-func (s *Spent) add(agent string, u events.Usage) {
-	s.Runs++
-	s.Usage = addUsage(s.Usage, u)
-	if s.ByAgent == nil {
-		s.ByAgent = map[string]events.Usage{}
-	}
-	s.ByAgent[agent] = addUsage(s.ByAgent[agent], u)
-}
-
-func addUsage(a, b events.Usage) events.Usage {
-	return events.Usage{InputTokens: a.InputTokens + b.InputTokens, CachedInputTokens: a.CachedInputTokens + b.CachedInputTokens,
-		OutputTokens: a.OutputTokens + b.OutputTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens, CostUSD: a.CostUSD + b.CostUSD}
+	resume.Costs
+	// FromLog is how many of the runs were read back from the log by a
+	// resume.
+	FromLog int
 }
 
 // Text is /budget's line about the session's spending.
@@ -86,26 +73,19 @@ func (s Spent) Text() string {
 		return "spent this session: no agent run yet\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "spent this session: %s over %s", usageWords(s.Usage), plural(s.Runs, "run"))
+	fmt.Fprintf(&b, "spent this session: %s over %s", render.UsageWords(s.Total), plural(s.Runs, "run"))
 	var per []string
 	for _, a := range []string{agents.Claude, agents.Codex} {
 		if u, ok := s.ByAgent[a]; ok {
-			per = append(per, a+" "+usageWords(u))
+			per = append(per, a+" "+render.UsageWords(u))
 		}
 	}
 	if len(per) > 1 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(per, "; "))
 	}
+	if s.FromLog > 0 {
+		fmt.Fprintf(&b, "; %s read back from the log", render.Count(s.FromLog, "run"))
+	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// usageWords is "$0.00042, 30 in / 15 out tokens" (the cost when one was
-// reported).
-func usageWords(u events.Usage) string {
-	t := fmt.Sprintf("%d in / %d out tokens", u.InputTokens+u.CachedInputTokens, u.OutputTokens)
-	if u.CostUSD > 0 {
-		return render.Money(u.CostUSD) + ", " + t
-	}
-	return t
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 func TestRunUsage(t *testing.T) {
@@ -104,5 +105,44 @@ func TestPerRunCostsAndSessionTotal(t *testing.T) {
 	}
 	if out := h.out.String(); !strings.Contains(out, "codex: exit 0 · 0s · 10 in / 5 out tokens") || !strings.Contains(out, "claude: exit 0 · 0s · $0.00014 · 10 in") {
 		t.Fatalf("after a resume:\n%s", out)
+	}
+}
+
+// A resumed room's /costs lists the runs the log records, each with its own
+// cost, and the session's total; so does /budget.
+func TestCostsAfterResume(t *testing.T) {
+	h := newHarness(t, "y", "y", "y", "y")
+	fakeTotals(h)
+	ctx := context.Background()
+	for _, line := range []string{"same question", "same question", "/agent codex", "same question"} {
+		if _, err := h.e.Process(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2, err := New(Config{Dir: h.dir, Runner: h.fr, Out: h.out, Term: &scriptTerm{}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	if _, err := e2.Resume(ctx, resume.DefaultRecap); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "costs: $0.00028, 30 in / 15 out tokens over 3 runs, per the log (/costs lists each run)") {
+		t.Fatalf("the resume does not say what the runs cost:\n%s", out)
+	}
+	h.out.Reset()
+	if _, err := e2.Process(ctx, "/costs"); err != nil {
+		t.Fatal(err)
+	}
+	got := h.out.String()
+	for _, want := range []string{"1. claude /ask: $0.00014, 10 in / 5 out tokens\n", "2. claude /ask: $0.00014, 10 in / 5 out tokens\n",
+		"3. codex /ask: 10 in / 5 out tokens\n",
+		"spent this session: $0.00028, 30 in / 15 out tokens over 3 runs (claude $0.00028, 20 in / 10 out tokens; codex 10 in / 5 out tokens); 3 runs read back from the log"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("/costs after a resume: %q missing from:\n%s", want, got)
+		}
+	}
+	if p := e2.Panel(ctx); render.Money(p.SessionCostUSD) != "$0.00028" {
+		t.Fatalf("the panel's session cost after a resume: %+v", p)
 	}
 }

@@ -4,41 +4,38 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/resume"
 )
 
 // RunCost is what one agent run of the room session cost (its own usage).
-type RunCost struct {
-	Agent   string
-	Command string
-	Usage   events.Usage
-}
+type RunCost = resume.RunCost
 
 // addRun counts one run's own usage into the session's totals and keeps
 // it for /costs.
-func (s *Spent) addRun(agent, command string, u events.Usage) {
-	s.add(agent, u)
-	s.Each = append(s.Each, RunCost{Agent: agent, Command: command, Usage: u})
+func (s *Spent) addRun(agent, command string, at time.Time, u events.Usage) {
+	s.Add(RunCost{Agent: agent, Command: command, At: at, Usage: u}, costsListed)
 }
 
 // costsListed is how many of the session's latest runs /costs lists.
-const costsListed = 20
+const costsListed = resume.LatestCosts
 
 // CostsText is /costs: each run of this room session with what it cost
 // (the latest costsListed), then the session's totals.
 func (s Spent) CostsText() string {
-	if len(s.Each) == 0 {
+	if len(s.Latest) == 0 {
 		return s.Text()
 	}
 	var b strings.Builder
-	from := max(0, len(s.Each)-costsListed)
+	from := s.Earlier()
 	if from > 0 {
 		fmt.Fprintf(&b, "(%s not listed)\n", render.Count(from, "earlier run"))
 	}
-	for i, r := range s.Each[from:] {
-		fmt.Fprintf(&b, "%d. %s /%s: %s\n", from+i+1, r.Agent, r.Command, usageWords(r.Usage))
+	for i, r := range s.Latest {
+		fmt.Fprintf(&b, "%d. %s /%s: %s\n", from+i+1, r.Agent, r.Command, render.UsageWords(r.Usage))
 	}
 	return b.String() + s.Text()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/events"
 )
@@ -13,8 +14,8 @@ func TestCostsLists(t *testing.T) {
 	if got := s.CostsText(); !strings.Contains(got, "no agent run yet") {
 		t.Fatalf("no run: %q", got)
 	}
-	s.addRun("claude", "plan", events.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.00014})
-	s.addRun("codex", "execute", events.Usage{InputTokens: 20, OutputTokens: 7})
+	s.addRun("claude", "plan", time.Time{}, events.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.00014})
+	s.addRun("codex", "execute", time.Time{}, events.Usage{InputTokens: 20, OutputTokens: 7})
 	got := s.CostsText()
 	for _, want := range []string{"1. claude /plan: $0.00014, 10 in / 5 out tokens\n", "2. codex /execute: 20 in / 7 out tokens\n",
 		"spent this session: $0.00014, 30 in / 12 out tokens over 2 runs"} {
@@ -23,7 +24,7 @@ func TestCostsLists(t *testing.T) {
 		}
 	}
 	for range costsListed {
-		s.addRun("codex", "ask", events.Usage{InputTokens: 1})
+		s.addRun("codex", "ask", time.Time{}, events.Usage{InputTokens: 1})
 	}
 	if got := s.CostsText(); !strings.HasPrefix(got, "(2 earlier runs not listed)\n3. codex /ask") {
 		t.Fatalf("the list is not the latest %d runs:\n%s", costsListed, got)

@@ -110,7 +110,7 @@ func goldenRepo(t *testing.T) string {
 func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 	t.Helper()
 	tmux := agenttest.TmuxBin(t)
-	bin, _ := binaries(t)
+	bin, fake := binaries(t)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	run := func(args ...string) string {
 		out, err := exec.Command(tmux, append([]string{"-f", "/dev/null", "-S", sock}, args...)...).CombinedOutput()
@@ -120,7 +120,10 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 		return string(out)
 	}
 	run("new-session", "-d", "-s", "g", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,
+		// Both CLIs "installed" (the fake agent): the first screen says
+		// nothing of a missing one, whatever the machine has on PATH.
 		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+dir, "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
+		"RELAY_BATON_CLAUDE="+fake, "RELAY_BATON_CODEX="+fake,
 		bin, "chat", "--resume", "--recap", "4")
 	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	prev := ""

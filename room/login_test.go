@@ -115,7 +115,7 @@ func TestEditWithoutEditorAsksAgain(t *testing.T) {
 	if ran != 1 || h.term.asked != 2 || strings.Contains(out, "cancelled") {
 		t.Fatalf("ran %d, asked %d times:\n%s", ran, h.term.asked, out)
 	}
-	if !strings.Contains(out, "no editor to open: set $VISUAL or $EDITOR") || !strings.Contains(out, "answer y for the prompt as shown") {
+	if !strings.Contains(out, "no editor to open: $VISUAL and $EDITOR are not set and none of") || !strings.Contains(out, "answer y for the prompt as shown") {
 		t.Fatalf("no explanation:\n%s", out)
 	}
 	if n := strings.Count(out, "preview: "); n != 1 {

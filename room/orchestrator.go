@@ -55,12 +55,7 @@ type sentMessage struct {
 
 // errNoChatSession is the message for a workspace with nothing to chat with.
 func errNoChatSession(ws, active string) error {
-	how := "start Claude Code there (relay-baton finds it in Claude Code's own list of sessions, `claude agents`, and reaches it through its messaging socket, no hooks needed), or run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent"
-	if note := conversation.RegistryNote(); note != "" {
-		// Claude Code's list cannot be read: the hooks are the way.
-		how = "run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached; " + note + ")"
-	}
-	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: %s; the active agent stays %s", ws, how, active)
+	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: %s; the active agent stays %s", ws, noSessionAdvice(ws), active)
 }
 
 func (e *Engine) chatWorkspace() (string, error) {
@@ -181,7 +176,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return err
 	}
 	if len(ts) == 0 {
-		e.Say("no Claude Code or Codex session found for %s: run `relay-baton hook install` there, then start Claude Code (for Codex: `relay-baton hook install --agent codex`, then start codex).", ws)
+		e.Say("no Claude Code or Codex session running for %s: %s.", ws, noSessionAdvice(ws))
 		return nil
 	}
 	var b strings.Builder

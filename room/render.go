@@ -116,8 +116,10 @@ func (p *printer) endRun(res agents.Result, own events.Usage) {
 		}
 	}
 	line := p.agent + ": " + strings.Join(parts, " · ")
-	if errors.Is(res.Err, agents.ErrNotLoggedIn) {
-		// One line: what to run to log in (the CLI's own lines were held back).
+	var me *agents.MissingEnvError
+	if errors.Is(res.Err, agents.ErrNotLoggedIn) || errors.As(res.Err, &me) {
+		// One line: what to run to log in (the CLI's own lines were held
+		// back), or which variable to pass and how.
 		line = res.Err.Error() + " (" + strings.Join(parts, " · ") + ")"
 	} else if res.Err != nil && !res.Cancelled {
 		line += " · " + render.Cut(res.Err.Error(), 200)

@@ -106,6 +106,12 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 		}
 		lines = append(lines, "last run: "+runWords(rs.LastRun, now))
 	}
+	if c := rs.Costs; c.Runs > 0 {
+		// The log holds every run the room's spending counts (this
+		// session's own runs too, when /resume is typed later).
+		e.spent = Spent{Costs: c, FromLog: c.Runs}
+		lines = append(lines, fmt.Sprintf("costs: %s over %s, per the log (/costs lists each run)", render.UsageWords(c.Total), plural(c.Runs, "run")))
+	}
 	if len(rs.Chats) > 0 {
 		ws, err := workspace.Resolve(e.Root)
 		if err != nil {

@@ -435,3 +435,39 @@ func TestResumeCommandArgs(t *testing.T) {
 		t.Fatal("/help does not list /resume")
 	}
 }
+
+// A resumed orchestrator with no session running advises installing the
+// hooks only when they are not installed; with them installed (the TUI is
+// simply closed) it says to start or resume the session.
+func TestResumeAdviceNamesWhatIsMissing(t *testing.T) {
+	cfg, codexHome := t.TempDir(), t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
+	t.Setenv("CODEX_HOME", codexHome)
+	log := `{"schemaVersion":1,"id":"e1","ts":"2026-05-29T09:00:01.000Z","sessionId":"s","role":"relay-baton","kind":"status","text":"active agent: orchestrator","meta":{"agent":"orchestrator"}}` + "\n"
+	resumed := func() string {
+		t.Helper()
+		h := newHarness(t)
+		os.WriteFile(h.e.LogPath(), []byte(log), 0o600)
+		if _, err := h.e.Resume(context.Background(), 2); err != nil {
+			t.Fatal(err)
+		}
+		return h.out.String()
+	}
+	if out := resumed(); !strings.Contains(out, "run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there") {
+		t.Fatalf("no hooks installed:\n%s", out)
+	}
+	settings := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/local/bin/relay-baton hook stop"}]}]}}`
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := resumed()
+	if strings.Contains(out, "run `relay-baton hook install` (for Codex") || !strings.Contains(out, "relay-baton's hooks are installed for Claude Code: start it there (`claude`), or resume an earlier session (`claude --resume`)") {
+		t.Fatalf("Claude Code's hooks installed:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "hooks.json"), []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/local/bin/relay-baton hook stop"}]}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := resumed(); !strings.Contains(out, "relay-baton's hooks are installed: start Claude Code or Codex there") {
+		t.Fatalf("both installed:\n%s", out)
+	}
+}

@@ -346,3 +346,21 @@ func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton,
 // summary shortens s to one line of at most n runes for event text: the
 // one truncation helper.
 var summary = render.Cut
+
+// MissingAgents says, one line each, which agent CLI cannot be found and
+// how to install it (the room's first screen says so before any preview).
+func (e *Engine) MissingAgents() []string {
+	var lines []string
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		_, err := e.runner.Prepare(agents.Request{Agent: a, Role: agents.RoleAsk, Prompt: "x", Dir: e.Root})
+		if !errors.Is(err, agents.ErrNotFound) {
+			continue
+		}
+		l := err.Error()
+		if a == e.Active {
+			l = "the active agent: " + l
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}

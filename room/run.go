@@ -157,12 +157,26 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 	}
 	// Credentials held back are always said; "none" only in the whole view.
 	if len(inv.Stripped) > 0 {
-		fmt.Fprintf(&b, "  env stripped: %s (credentials held back; pass one with --allow-env NAME)\n", strings.Join(inv.Stripped, ", "))
+		fmt.Fprintf(&b, "  env stripped: %s (credentials held back; pass one with /allow-env NAME, or --allow-env NAME at start)\n", strings.Join(inv.Stripped, ", "))
 	} else if all {
 		fmt.Fprintf(&b, "  env stripped: none\n")
 	}
 	if len(inv.Passed) > 0 {
 		fmt.Fprintf(&b, "  env PASSED (on purpose, audited): %s\n", strings.Join(inv.Passed, ", "))
+	}
+	if k, ok := agents.CodexProviderKeyOf(inv); ok && spec.Req.Agent == agents.Codex && !k.Passed {
+		// The run would fail for want of it: said before it starts.
+		fmt.Fprintf(&b, "  key:     %s\n", k.Line())
+	}
+	if unset, plain := allowedNotPassed(e.passEnv, inv); len(unset)+len(plain) > 0 {
+		var parts []string
+		if len(unset) > 0 {
+			parts = append(parts, strings.Join(unset, ", ")+" not set")
+		}
+		if len(plain) > 0 {
+			parts = append(parts, strings.Join(plain, ", ")+" passed (not a credential)")
+		}
+		fmt.Fprintf(&b, "  env allowed (/allow-env, --allow-env): %s\n", strings.Join(parts, "; "))
 	}
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
@@ -293,7 +307,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	res := e.runner.Run(ctx, req)
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
-	e.spent.addRun(req.Agent, spec.Command, own)
+	e.spent.addRun(req.Agent, spec.Command, e.now(), own)
 	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := gitrepo.Head(bg, e.Root)
 	ms := res.Duration.Milliseconds()

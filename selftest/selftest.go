@@ -60,6 +60,18 @@ type Report struct {
 }
 
 // Broken counts the checks that found a changed contract.
+// Checked counts the contracts that were checked (ok or changed): none
+// when no CLI could be run.
+func (r Report) Checked() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Status == OK || c.Status == Changed {
+			n++
+		}
+	}
+	return n
+}
+
 func (r Report) Broken() int {
 	n := 0
 	for _, c := range r.Checks {

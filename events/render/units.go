@@ -3,7 +3,10 @@ package render
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/relay-baton/relay-baton/events"
 )
 
 // Ago renders how long ago t was, coarsely: 45s, 12m, 3h, 2d.
@@ -34,6 +37,24 @@ func Money(usd float64) string {
 		digits = int(-math.Floor(math.Log10(usd))) + 1
 	}
 	return fmt.Sprintf("$%.*f", min(digits, 10), usd)
+}
+
+// UsageWords is "$0.00042, 30 in / 15 out tokens": a run's usage as the
+// room, /costs and replay show it (the cost when one was reported).
+// Token counts of nothing are left out ("$0.042" alone), and so is a cost
+// of nothing; with neither it is "no usage reported".
+func UsageWords(u events.Usage) string {
+	var parts []string
+	if u.CostUSD > 0 {
+		parts = append(parts, Money(u.CostUSD))
+	}
+	if in := u.InputTokens + u.CachedInputTokens; in+u.OutputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", in, u.OutputTokens))
+	}
+	if len(parts) == 0 {
+		return "no usage reported"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ShortID is a session id cut to its first 8 characters, as the room
