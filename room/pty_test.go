@@ -36,7 +36,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Runs' worktrees go to a folder of the tests', not the user's cache
+	// (the binaries the PTY tests start inherit it).
+	wt, err := os.MkdirTemp("", "room-worktrees-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("RELAY_BATON_WORKTREES", wt)
 	code := m.Run()
+	os.RemoveAll(wt)
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

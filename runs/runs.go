@@ -178,13 +178,27 @@ func (r *Run) snapshot(ctx context.Context, dir, index string) (string, error) {
 	return strings.TrimSpace(id), err
 }
 
-// Start makes a run's worktree for the work tree root and records it.
+// Start makes a run's worktree for the work tree root and records it:
+// Reserve then Setup.
 func Start(ctx context.Context, root string, o Options) (*Run, error) {
+	r, err := Reserve(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Setup(ctx, o); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Reserve names a new run's worktree and makes its empty folder (an
+// agent's preview names it, and its working directory must exist), with
+// nothing else done: Setup fills it on a yes, Cancel takes it away.
+func Reserve(root string) (*Run, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
-	head := gitrepo.Head(ctx, root)
-	if head == "" {
+	if gitrepo.Head(context.Background(), root) == "" {
 		return nil, ErrNoCommit
 	}
 	repoDir, err := RepoDir(root)
@@ -195,23 +209,54 @@ func Start(ctx context.Context, root string, o Options) (*Run, error) {
 		return nil, fmt.Errorf("make the worktrees folder: %w", err)
 	}
 	id := time.Now().UTC().Format("20060102-150405") + "-" + events.NewUUID()[:6]
-	r := &Run{ID: id, Root: root, Worktree: filepath.Join(repoDir, id), Head: head, State: Pending,
-		Started: time.Now().UTC(), PID: os.Getpid(), Agent: o.Agent, Command: o.Command, dir: recordDir(repoDir, id)}
+	r := &Run{ID: id, Root: root, Worktree: filepath.Join(repoDir, id), dir: recordDir(repoDir, id)}
+	if err := os.Mkdir(r.Worktree, 0o700); err != nil {
+		return nil, fmt.Errorf("make the worktree folder: %w", err)
+	}
+	return r, nil
+}
+
+// Reserved reports whether the run is reserved and not set up.
+func (r *Run) Reserved() bool { return r.State == "" }
+
+// Cancel removes a reserved run's empty folder.
+func (r *Run) Cancel() {
+	if r.Reserved() {
+		os.Remove(r.Worktree)
+	}
+}
+
+// Setup makes the reserved run's worktree: the user's tree recorded (its
+// Base), HEAD checked out on a detached HEAD, the user's changes and
+// untracked files brought in, the ignored paths of o copied or linked,
+// and the record written. On an error nothing is left.
+func (r *Run) Setup(ctx context.Context, o Options) error {
+	if !r.Reserved() {
+		return errors.New("the run is set up already")
+	}
+	root := r.Root
+	head := gitrepo.Head(ctx, root)
+	if head == "" {
+		r.Cancel()
+		return ErrNoCommit
+	}
+	r.Head, r.Started, r.PID, r.Agent, r.Command = head, time.Now().UTC(), os.Getpid(), o.Agent, o.Command
+	fail := func(err error) error {
+		r.remove(context.WithoutCancel(ctx))
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(r.dir, "objects"), 0o700); err != nil {
-		return nil, fmt.Errorf("make the run's folder: %w", err)
+		return fail(fmt.Errorf("make the run's folder: %w", err))
 	}
 	if err := os.MkdirAll(filepath.Join(r.dir, "hooks"), 0o700); err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*Run, error) {
-		r.remove(context.WithoutCancel(ctx))
-		return nil, err
+		return fail(err)
 	}
 	// The user's tree as they see it: their index copied (its stat
 	// facts spare hashing unchanged files), then every change added.
 	if err := r.copyIndex(ctx, root, r.userIndex()); err != nil {
 		return fail(err)
 	}
+	var err error
 	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
 		return fail(fmt.Errorf("record your tree: %w", err))
 	}
@@ -233,10 +278,12 @@ func Start(ctx context.Context, root string, o Options) (*Run, error) {
 	if err := r.bringIgnored(ctx, o); err != nil {
 		return fail(err)
 	}
+	r.State = Pending
 	if err := r.save(); err != nil {
+		r.State = ""
 		return fail(err)
 	}
-	return r, nil
+	return nil
 }
 
 // copyIndex copies the index of the work tree dir to dst (none: dst is
