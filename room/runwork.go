@@ -350,7 +350,7 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 	} else {
 		e.Say("took out %s of %s.", render.Count(plan.Writes(), "file"), e.runName(r))
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("undo: took out %s of %s", render.Count(plan.Writes(), "file"), e.runName(r)), nil, meta)
-		}
+	}
 	if e.run == r {
 		e.run, e.work, e.pendingFiles = nil, nil, 0
 	}
