@@ -121,7 +121,7 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 	}
 	run("new-session", "-d", "-s", "g", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,
 		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+dir, "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
-		bin, "chat", "--resume", "--recap", "4")
+		"RELAY_BATON_WORKTREES="+os.Getenv("RELAY_BATON_WORKTREES"), bin, "chat", "--resume", "--recap", "4")
 	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	prev := ""
 	deadline := time.Now().Add(tmuxGuard) // a hang guard: it returns once the screen settles

@@ -132,6 +132,27 @@ func RepoDir(root string) (string, error) {
 	return filepath.Join(c, hex.EncodeToString(h[:6])), nil
 }
 
+// inside reports whether path is root or below it (links resolved where
+// they exist).
+func inside(root, path string) bool {
+	real := func(p string) string {
+		p, _ = filepath.Abs(p)
+		for q, rest := p, ""; ; {
+			if r, err := filepath.EvalSymlinks(q); err == nil {
+				return filepath.Join(r, rest)
+			}
+			parent := filepath.Dir(q)
+			if parent == q {
+				return p
+			}
+			rest = filepath.Join(filepath.Base(q), rest)
+			q = parent
+		}
+	}
+	rel, err := filepath.Rel(real(root), real(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // recordDir is a run's record folder beside its worktree.
 func recordDir(repoDir, id string) string { return filepath.Join(repoDir, id+".run") }
 
@@ -204,6 +225,9 @@ func Reserve(root string) (*Run, error) {
 	repoDir, err := RepoDir(root)
 	if err != nil {
 		return nil, err
+	}
+	if inside(root, repoDir) {
+		return nil, fmt.Errorf("the worktrees folder %s is inside the repository: set RELAY_BATON_WORKTREES to a folder outside it", repoDir)
 	}
 	if err := os.MkdirAll(repoDir, 0o700); err != nil {
 		return nil, fmt.Errorf("make the worktrees folder: %w", err)

@@ -454,3 +454,14 @@ func TestNoCommitAndConfigPathsOutsideAreRefused(t *testing.T) {
 		t.Fatalf("a failed start left a record: %v", list)
 	}
 }
+
+func TestAWorktreeFolderInsideTheRepositoryIsRefused(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	t.Setenv("RELAY_BATON_WORKTREES", filepath.Join(dir, ".cache", "wt"))
+	if _, err := Start(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "inside the repository") {
+		t.Fatalf("start: %v", err)
+	}
+	if exists(dir, ".cache") {
+		t.Fatal("the refused folder was made")
+	}
+}
