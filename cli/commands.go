@@ -25,7 +25,7 @@ var RelayBaton = &Table{
 }
 
 var Chat = &Command{
-	Entry: Entry{Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env] [--allow-env NAME]...", Short: "Open the Agent Room: a turn-based REPL with Claude and Codex"},
+	Entry: Entry{Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--in-place] [--yes] [--allow-api-key-env] [--allow-env NAME]...", Short: "Open the Agent Room: a turn-based REPL with Claude and Codex"},
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
 credentials held back) and runs only after you answer y. /agent orchestrator chats with a running
@@ -63,10 +63,10 @@ writes: it does not create .ai-session.`,
 
 var Plan = &Command{Entry: Entry{Name: "plan", Usage: "<task> [--yes] [--continue] [--allow-env NAME]...", Short: "Have the planner write plan.md (preview first)"}}
 
-var Execute = &Command{Entry: Entry{Name: "execute", Usage: "[--yes] [--continue] [--allow-env NAME]...", Short: "Run the executor against plan.md (preview first)"}}
+var Execute = &Command{Entry: Entry{Name: "execute", Usage: "[--yes] [--continue] [--in-place] [--allow-env NAME]...", Short: "Run the executor against plan.md in a worktree of its own (preview first)"}}
 
 var Continue = &Command{
-	Entry: Entry{Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)"},
+	Entry: Entry{Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--in-place] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)"},
 	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
 next step, then claude (the planner) reads the step's answer and diff and rewrites
 .ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
@@ -79,7 +79,7 @@ stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`
 }
 
 var Handoff = &Command{
-	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
+	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--in-place] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
 	Subcommands: []string{"claude", "codex"},
 }
 
