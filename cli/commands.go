@@ -13,7 +13,7 @@ import (
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
 	Suggest: func(word string, names []string) string { return DidYouMean("", Suggest(word, names)) },
-	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
+	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Diff, Apply, Undo, Runs, Review, Status, Budget, Doctor, Note, Trust,
 		Send, Targets, Tail, Wait, Hook, Serve, Selftest, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
@@ -82,6 +82,33 @@ var Handoff = &Command{
 	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--in-place] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
 	Subcommands: []string{"claude", "codex"},
 }
+
+var Diff = &Command{
+	Entry: Entry{Name: "diff", Usage: "[--run ID] [--json] [file...]", Short: "Show an executor run's change, not applied or as applied (read-only)"},
+	Long: `The change of the newest pending run (or, with none, the newest applied one; --run ID
+picks one: relay-baton runs lists them), as a unified diff against your tree when the run
+started. Paths limit it to some files. --json prints {run, state, worktree, files, diff}.`,
+}
+
+var Apply = &Command{
+	Entry: Entry{Name: "apply", Usage: "[--run ID] [--yes]", Short: "Bring a pending run's change into your tree, three-way, after a preview (all or nothing)"},
+	Long: `The room's /apply outside the room. The preview lists every path the run changed with its
+hunks and what apply does to it: write (your copy is what the run started from), merge (you
+changed it too: both kept), create, same, kept (the run deleted it: apply never deletes a file).
+A conflict anywhere applies nothing and names each path. Your index and HEAD are not touched.
+Then the run's worktree is removed; undo takes out exactly what was written.`,
+}
+
+var Undo = &Command{
+	Entry: Entry{Name: "undo", Usage: "[--run ID] [--yes]", Short: "Discard a pending run, or take out what apply wrote, after a preview"},
+	Long: `The room's /undo outside the room. A pending run is discarded: its worktree is removed
+(git worktree remove and prune) and your files are not touched. An applied run has what
+apply wrote taken out, three-way: edits you made since are kept, and a path where they
+overlap refuses the whole undo. A file apply made is removed only while it is as apply
+left it; no file that existed before the run is removed.`,
+}
+
+var Runs = &Command{Entry: Entry{Name: "runs", Usage: "[--json]", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}}
 
 var Review = &Command{Entry: Entry{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}}
 

@@ -441,3 +441,6 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 	e.work = nil
 	return nil
 }
+
+// ColorDiff is colorDiff for the one-shot diff command.
+func ColorDiff(diff string, useColor bool) string { return colorDiff(diff, useColor) }
