@@ -192,11 +192,12 @@ type Engine struct {
 	// pending or applied; nil: none), why none could be reserved, the
 	// user's choices from worktree.json, and how many files the pending
 	// run changed.
-	inPlace      bool
-	run          *runs.Run
-	runErr       error
-	runOpts      runs.Options
-	pendingFiles int
+	ignoredBefore []string // what git ignored before the last run in place (work.go)
+	inPlace       bool
+	run           *runs.Run
+	runErr        error
+	runOpts       runs.Options
+	pendingFiles  int
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a

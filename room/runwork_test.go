@@ -247,3 +247,47 @@ func TestResumeBringsThePendingRunBack(t *testing.T) {
 		t.Fatal("the resumed run did not apply")
 	}
 }
+
+// In place, the agent takes .env out of .gitignore: the user's .env looks
+// new to the trees, and /undo must not delete it (it existed before the
+// run, ignored).
+func TestInPlaceUndoNeverDeletesAnIgnoredFileThatExistedBefore(t *testing.T) {
+	h := newHarnessIn(t, true, "y", "y")
+	os.WriteFile(filepath.Join(h.dir, ".gitignore"), []byte(".env\nnode_modules/\n"), 0o644)
+	exec.Command("git", "-C", h.dir, "add", ".gitignore").Run()
+	exec.Command("git", "-C", h.dir, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "ignore").Run()
+	os.WriteFile(filepath.Join(h.dir, ".env"), []byte("SECRET=mine\n"), 0o600)
+	os.MkdirAll(filepath.Join(h.dir, "node_modules", "x"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "node_modules", "x", "i.js"), []byte("x\n"), 0o644)
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		if r.Role == agents.RoleExecutor {
+			os.WriteFile(filepath.Join(r.Dir, ".gitignore"), []byte(""), 0o644)
+			os.WriteFile(filepath.Join(r.Dir, "made.txt"), []byte("by the run\n"), 0o644)
+		}
+		return agents.Result{FinalText: "done"}
+	}
+	writePlan(t, h, "## Goal\nx\n")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.out.String(), "in place: the executor edits your working tree directly") {
+		t.Fatalf("the preview does not say the run is in place:\n%s", h.out.String())
+	}
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	for _, want := range []string{"keep     .env (it existed before the run, ignored by git: never deleted)", "keep     node_modules/x/i.js", "delete   made.txt (new file)", "cannot be told apart from the agent's"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	if read(t, h.dir, ".env") != "SECRET=mine\n" || read(t, h.dir, "node_modules/x/i.js") != "x\n" {
+		t.Fatalf("/undo deleted the user's ignored files:\n%s", out)
+	}
+	if read(t, h.dir, ".gitignore") != ".env\nnode_modules/\n" || !strings.Contains(read(t, h.dir, "made.txt"), "no such file") {
+		t.Fatal("/undo did not revert the run's own changes")
+	}
+}

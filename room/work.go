@@ -35,6 +35,10 @@ type runWork struct {
 	Before, After  string // tree ids in the snapshot store (or the run's)
 	Files          []gitrepo.FileChange
 	Run            string // the worktree run's id ("" in place)
+	// Ignored is what git ignored before a run in place: a path the run
+	// made look new (un-ignored) that is here existed before it, and
+	// /undo never deletes it.
+	Ignored []string
 }
 
 // snapshotStore is the room's one snapshot store, made on first use; nil
@@ -74,10 +78,17 @@ func (e *Engine) treeBefore(ctx context.Context, req agents.Request) string {
 	if s == nil {
 		return ""
 	}
+	// What git ignores now, before the tree: nothing listed here is ever
+	// deleted by /undo. Without the list there is no /undo record.
+	ign, err := gitrepo.Ignored(context.WithoutCancel(ctx), e.Root)
+	if err != nil {
+		return ""
+	}
 	t, err := s.Tree(context.WithoutCancel(ctx))
 	if err != nil {
 		return ""
 	}
+	e.ignoredBefore = ign
 	return t
 }
 
@@ -102,7 +113,7 @@ func (e *Engine) afterRun(ctx context.Context, command string, req agents.Reques
 	if err != nil || len(files) == 0 {
 		return
 	}
-	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files}
+	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files, Ignored: e.ignoredBefore}
 	text := changeSummary(files)
 	e.Say("%s\n  /diff shows the changes, /undo reverts them", text)
 	a, d := 0, 0
@@ -403,11 +414,25 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		e.emitChanges(w, "undo refused: "+why, true, why)
 		return nil
 	}
+	// A path the run made look new that git ignored before it existed
+	// before the run (.env, un-ignored by an edit of .gitignore): kept.
+	var revert []gitrepo.FileChange
+	var kept []string
+	for _, f := range w.Files {
+		if f.Status == 'A' && gitrepo.Covers(w.Ignored, f.Path) {
+			kept = append(kept, f.Path)
+			continue
+		}
+		revert = append(revert, f)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "/undo reverts the changes of %s /%s at %s:", w.Agent, w.Command, w.At.Local().Format("15:04:05"))
-	for i, f := range w.Files {
+	for _, p := range kept {
+		fmt.Fprintf(&b, "\n  keep     %s (it existed before the run, ignored by git: never deleted)", render.InertLine(p))
+	}
+	for i, f := range revert {
 		if i == maxSummaryFiles {
-			fmt.Fprintf(&b, "\n  … and %d more", len(w.Files)-maxSummaryFiles)
+			fmt.Fprintf(&b, "\n  … and %d more", len(revert)-maxSummaryFiles)
 			break
 		}
 		p := render.InertLine(f.Path)
@@ -421,6 +446,7 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		}
 	}
 	b.WriteString("\n  commits, the index (what you staged) and files the run did not change are left as they are")
+	b.WriteString("\n  the run was in place: an edit you made to these files during the run cannot be told apart from the agent's, and is reverted with it")
 	e.Say("%s", b.String())
 	if !e.autoYes {
 		if e.term == nil {
@@ -432,12 +458,12 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 			return nil
 		}
 	}
-	if err := e.snaps.Restore(bg, w.Before, w.Files); err != nil {
+	if err := e.snaps.Restore(bg, w.Before, revert); err != nil {
 		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())
 		return fmt.Errorf("/undo: %v (some files may be reverted: /diff --all shows the working tree)", err)
 	}
-	e.Say("reverted %s of %s /%s.", render.Count(len(w.Files), "file"), w.Agent, w.Command)
-	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
+	e.Say("reverted %s of %s /%s.", render.Count(len(revert), "file"), w.Agent, w.Command)
+	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(revert), "file"), w.Agent, w.Command), true, "")
 	e.work = nil
 	return nil
 }
