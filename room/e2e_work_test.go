@@ -1,6 +1,7 @@
 package room
 
 import (
+	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,7 +84,8 @@ func TestTmuxRoomWork(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "greet.py")); string(b) != greetPy {
 		t.Fatalf("codex wrote in the user's tree: greet.py is %q", b)
 	}
-	wts, _ := filepath.Glob(filepath.Join(os.Getenv("RELAY_BATON_WORKTREES"), "*", "*", "greet.py"))
+	runsDir, _ := runs.RepoDir(dir)
+	wts, _ := filepath.Glob(filepath.Join(runsDir, "*", "greet.py"))
 	if len(wts) != 1 {
 		t.Fatalf("the run's worktrees: %v", wts)
 	}
