@@ -282,6 +282,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() error {
 	e.repo.close()
 	e.cancelReserved()
+	runs.WaitRemovals() // an applied or discarded run's worktree, removed in the background
 	if e.snaps != nil {
 		e.snaps.Close()
 	}

@@ -36,6 +36,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 		sizes = append(sizes, 100000)
 	}
 	t.Setenv("RELAY_BATON_WORKTREES", t.TempDir())
+	t.Cleanup(WaitRemovals)
 	ignored := 100000
 	if n, err := strconv.Atoi(os.Getenv("RUNS_BENCH_IGNORED")); err == nil {
 		ignored = n

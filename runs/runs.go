@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -232,6 +233,7 @@ func Reserve(root string) (*Run, error) {
 	if err := os.MkdirAll(repoDir, 0o700); err != nil {
 		return nil, fmt.Errorf("make the worktrees folder: %w", err)
 	}
+	sweep(repoDir)
 	id := time.Now().UTC().Format("20060102-150405") + "-" + events.NewUUID()[:6]
 	r := &Run{ID: id, Root: root, Worktree: filepath.Join(repoDir, id), dir: recordDir(repoDir, id)}
 	if err := os.Mkdir(r.Worktree, 0o700); err != nil {
@@ -520,6 +522,7 @@ func List(root string) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweep(repoDir)
 	var out []*Run
 	for _, n := range names {
 		if !n.IsDir() || !strings.HasSuffix(n.Name(), ".run") {
@@ -557,15 +560,7 @@ func (r *Run) Discard(ctx context.Context) error {
 func (r *Run) remove(ctx context.Context) error {
 	var first error
 	if r.Worktree != "" {
-		if _, err := os.Lstat(r.Worktree); err == nil {
-			if _, err := gitrepo.Run(ctx, r.Root, "worktree", "remove", "--force", "--force", r.Worktree); err != nil {
-				// git does not know it (its set-up died): remove the folder.
-				if rmErr := os.RemoveAll(r.Worktree); rmErr != nil && first == nil {
-					first = rmErr
-				}
-			}
-		}
-		if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil && first == nil {
+		if err := r.dropWorktree(ctx); err != nil {
 			first = err
 		}
 	}
@@ -575,14 +570,40 @@ func (r *Run) remove(ctx context.Context) error {
 	return first
 }
 
-// dropWorktree removes the worktree of an applied run, keeping its record
-// for Undo.
+// dropWorktree takes the worktree away: its folder is renamed aside
+// (<id>.trash), git's record of it pruned (nothing is left in git worktree
+// list), and the folder removed in the background; a removal cut short
+// (the process ended) is finished by the next Reserve or List. The
+// folder is relay-baton's own, in the cache folder.
 func (r *Run) dropWorktree(ctx context.Context) error {
-	if _, err := gitrepo.Run(ctx, r.Root, "worktree", "remove", "--force", "--force", r.Worktree); err != nil {
-		if rmErr := os.RemoveAll(r.Worktree); rmErr != nil {
-			return rmErr
+	trash := r.Worktree + ".trash"
+	if err := os.Rename(r.Worktree, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil {
+		return err
+	}
+	removals.Add(1)
+	go func() {
+		defer removals.Done()
+		os.RemoveAll(trash)
+	}()
+	return nil
+}
+
+// removals counts the worktree removals running in the background.
+var removals sync.WaitGroup
+
+// WaitRemovals waits for the worktree removals running in the
+// background to end (a process about to exit, tests).
+func WaitRemovals() { removals.Wait() }
+
+// sweep removes worktree folders left aside by a removal cut short.
+func sweep(repoDir string) {
+	names, _ := os.ReadDir(repoDir)
+	for _, n := range names {
+		if strings.HasSuffix(n.Name(), ".trash") {
+			os.RemoveAll(filepath.Join(repoDir, n.Name()))
 		}
 	}
-	_, err := gitrepo.Run(ctx, r.Root, "worktree", "prune")
-	return err
 }

@@ -26,6 +26,7 @@ func gitRun(t testing.TB, dir string, args ...string) string {
 func repo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	t.Setenv("RELAY_BATON_WORKTREES", t.TempDir())
+	t.Cleanup(WaitRemovals) // before the folder's own removal
 	dir := agenttest.GitRepo(t, files)
 	gitRun(t, dir, "add", ".")
 	gitRun(t, dir, "commit", "-qm", "init")
