@@ -63,7 +63,8 @@ type Run struct {
 	AppliedAt time.Time     `json:"applied_at,omitzero"`
 	Wrote     []AppliedFile `json:"wrote,omitempty"`
 
-	dir string // the record's folder: run.json, index, objects
+	dir     string // the record's folder: run.json, index, objects
+	objects string // the repository's object folder (repoObjects)
 }
 
 // AppliedFile is one file Apply wrote: what it held before ("" blob:
@@ -170,13 +171,18 @@ func (r *Run) git(ctx context.Context, dir, index string, args ...string) (strin
 	return gitrepo.Cmd{Root: dir, Env: env, Timeout: SetupTimeout}.Run(ctx, args...)
 }
 
-// repoObjects is the repository's object folder (shared by its worktrees).
+// repoObjects is the repository's object folder (shared by its
+// worktrees), asked of git once.
 func (r *Run) repoObjects(ctx context.Context) (string, error) {
+	if r.objects != "" {
+		return r.objects, nil
+	}
 	s, err := gitrepo.Run(ctx, r.Root, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(strings.TrimSpace(s), "objects"), nil
+	r.objects = filepath.Join(strings.TrimSpace(s), "objects")
+	return r.objects, nil
 }
 
 // userIndex and runIndex are the private indexes of the user's tree and
