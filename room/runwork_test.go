@@ -291,3 +291,19 @@ func TestInPlaceUndoNeverDeletesAnIgnoredFileThatExistedBefore(t *testing.T) {
 		t.Fatal("/undo did not revert the run's own changes")
 	}
 }
+
+// The page's view (serve) shows the pending run as the room does.
+func TestViewShowsThePendingRun(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	if _, err := h.e.Process(context.Background(), "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := OpenView(h.dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := v.Panel(context.Background())
+	if p.Pending != "3 files changed, not applied" {
+		t.Fatalf("the view's pending run: %q", p.Pending)
+	}
+}

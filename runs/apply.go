@@ -116,6 +116,10 @@ func (r *Run) Changes(ctx context.Context) ([]gitrepo.FileChange, string, error)
 	if err != nil {
 		return nil, "", err
 	}
+	if r.State == Pending && r.Files != len(list) {
+		r.Files = len(list)
+		r.save() // a count for the second screen: its loss costs nothing
+	}
 	return fileChanges(list), after, nil
 }
 

@@ -58,6 +58,9 @@ type Run struct {
 	Command  string    `json:"command,omitempty"` // the room command (execute, continue, handoff)
 	Copied   []string  `json:"copied,omitempty"`  // ignored paths copied in from the user's config
 	Linked   []string  `json:"linked,omitempty"`  // ignored paths linked from the user's tree
+	// Files is how many files the run had changed when last looked at
+	// (Changes): what a second screen shows without reading the worktree.
+	Files int `json:"files"`
 	// After is the run's tree when it was applied.
 	After     string        `json:"after,omitempty"`
 	AppliedAt time.Time     `json:"applied_at,omitzero"`
@@ -168,7 +171,7 @@ func (r *Run) git(ctx context.Context, dir, index string, args ...string) (strin
 	if index != "" {
 		env = append(env, "GIT_INDEX_FILE="+index)
 	}
-	return gitrepo.Cmd{Root: dir, Env: env, Timeout: SetupTimeout}.Run(ctx, args...)
+	return gitrepo.Cmd{Root: dir, Env: env, Timeout: SetupTimeout}.Run(ctx, append([]string{"-c", "core.longpaths=true"}, args...)...)
 }
 
 // repoObjects is the repository's object folder (shared by its
@@ -294,7 +297,9 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	// The worktree: HEAD checked out, hooks off (no post-checkout
 	// script of the repository runs behind the user's back).
-	if _, err := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"),
+	// core.longpaths: Git for Windows writes paths past 260 characters
+	// (the cache folder adds some 70); elsewhere it changes nothing.
+	if _, err := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"), "-c", "core.longpaths=true",
 		"worktree", "add", "--detach", "--quiet", r.Worktree, head); err != nil {
 		return fail(fmt.Errorf("make the worktree: %w", err))
 	}
