@@ -270,11 +270,16 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 		return errors.New("the run is set up already")
 	}
 	root := r.Root
-	head := gitrepo.Head(ctx, root)
-	if head == "" {
+	// One git call for what set-up asks of the repository: the common
+	// folder (its objects), the index, HEAD.
+	facts, err := gitrepo.Run(ctx, root, "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-path", "index", "--verify", "-q", "HEAD")
+	lines := strings.Split(strings.TrimSpace(facts), "\n")
+	if err != nil || len(lines) != 3 {
 		r.Cancel()
 		return ErrNoCommit
 	}
+	r.objects = filepath.Join(lines[0], "objects")
+	userIndex, head := lines[1], lines[2]
 	r.Head, r.Started, r.PID, r.Agent, r.Command = head, time.Now().UTC(), os.Getpid(), o.Agent, o.Command
 	fail := func(err error) error {
 		r.remove(context.WithoutCancel(ctx))
@@ -288,10 +293,9 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	// The user's tree as they see it: their index copied (its stat
 	// facts spare hashing unchanged files), then every change added.
-	if err := r.copyIndex(ctx, root, r.userIndex()); err != nil {
+	if err := copyFile(userIndex, r.userIndex()); err != nil {
 		return fail(err)
 	}
-	var err error
 	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
 		return fail(fmt.Errorf("record your tree: %w", err))
 	}
@@ -330,7 +334,12 @@ func (r *Run) copyIndex(ctx context.Context, dir, dst string) error {
 	if err != nil {
 		return err
 	}
-	src, err := os.Open(strings.TrimSpace(p))
+	return copyFile(strings.TrimSpace(p), dst)
+}
+
+// copyFile copies an index file (absent: nothing to copy).
+func copyFile(from, dst string) error {
+	src, err := os.Open(from)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
