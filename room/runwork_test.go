@@ -307,3 +307,17 @@ func TestViewShowsThePendingRun(t *testing.T) {
 		t.Fatalf("the view's pending run: %q", p.Pending)
 	}
 }
+
+// Where git is missing there is no worktree: the room says so, runs
+// nothing, and names --in-place.
+func TestNoGitNoWorktreeOffersInPlace(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	t.Setenv("PATH", t.TempDir()) // no git
+	_, err := h.e.Process(context.Background(), "/execute")
+	if err == nil || !strings.Contains(err.Error(), "git is not installed") || !strings.Contains(err.Error(), "relay-baton chat --in-place") {
+		t.Fatalf("/execute without git: %v", err)
+	}
+	if len(h.fr.ran) != 0 || len(h.fr.prepared) != 0 {
+		t.Fatal("an agent was prepared or ran without its worktree")
+	}
+}
