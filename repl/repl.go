@@ -353,6 +353,9 @@ func (s *session) greet() {
 		e.Say("%s", hint)
 	}
 	if !s.o.Resume {
+		if l := e.KeptRunsLine(); l != "" {
+			e.Say("%s", l)
+		}
 		return
 	}
 	recap := s.o.Recap

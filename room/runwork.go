@@ -491,3 +491,23 @@ func (e *Engine) resumeRun(ctx context.Context) string {
 	e.UseRun(ctx, r)
 	return fmt.Sprintf("pending run: %s, %s, worktree %s (/diff shows it, /apply brings it in, /undo discards it)", e.runName(r), e.PendingLine(), r.Worktree)
 }
+
+// KeptRunsLine names the pending runs an earlier room left (a room that
+// ended, or was killed, before its apply), for a room that does not
+// resume: "" when there is none.
+func (e *Engine) KeptRunsLine() string {
+	if !e.worktreeMode() || e.Pending() != nil {
+		return ""
+	}
+	n := 0
+	list, _ := runs.List(e.Root)
+	for _, r := range list {
+		if r.State == runs.Pending {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; relay-baton chat --resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
+}

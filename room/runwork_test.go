@@ -233,6 +233,9 @@ func TestResumeBringsThePendingRunBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
+	if l := e2.KeptRunsLine(); !strings.Contains(l, "1 executor run left by an earlier room, not applied") {
+		t.Fatalf("kept runs line %q", l)
+	}
 	h.out.Reset()
 	if _, err := e2.Resume(ctx, 3); err != nil {
 		t.Fatal(err)
