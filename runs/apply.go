@@ -197,6 +197,9 @@ func (p *Plan) Writes() int {
 	return n
 }
 
+// maxArgPaths is the most paths one git command line carries.
+const maxArgPaths = 100
+
 // userFile is the user's copy of a path now: its blob and mode in the
 // user's tree snapshot, and whether something is on disk there.
 type userFile struct {
@@ -228,7 +231,13 @@ func (r *Run) userFiles(ctx context.Context, paths []string) (string, map[string
 	if len(paths) == 0 {
 		return tree, out, nil
 	}
-	ls, err := r.git(ctx, r.Root, "", append([]string{"ls-tree", "-z", tree, "--"}, paths...)...)
+	// Many paths: the whole tree, filtered here (a command line has a
+	// bound: 32,767 characters on Windows).
+	args := append([]string{"ls-tree", "-z", tree, "--"}, paths...)
+	if len(paths) > maxArgPaths {
+		args = []string{"ls-tree", "-r", "-z", tree}
+	}
+	ls, err := r.git(ctx, r.Root, "", args...)
 	if err != nil {
 		return "", nil, err
 	}
@@ -238,7 +247,10 @@ func (r *Run) userFiles(ctx context.Context, paths []string) (string, map[string
 		if !ok || len(f) < 3 {
 			continue
 		}
-		u := out[path]
+		u, ok := out[path]
+		if !ok {
+			continue // a path the plan does not ask about (the whole tree was listed)
+		}
 		u.mode, u.blob = f[0], f[2]
 		out[path] = u
 	}
@@ -495,8 +507,12 @@ func (r *Run) checkout(ctx context.Context, paths []PathPlan) error {
 		if err := r.updateIndex(ctx, f); err != nil {
 			return err
 		}
-		if _, err := r.git(ctx, r.Root, r.userIndex(), append([]string{"checkout-index", "-f", "-q", "-u", "--"}, write...)...); err != nil {
-			return err
+		for len(write) > 0 { // in batches: a command line has a bound
+			n := min(len(write), maxArgPaths)
+			if _, err := r.git(ctx, r.Root, r.userIndex(), append([]string{"checkout-index", "-f", "-q", "-u", "--"}, write[:n]...)...); err != nil {
+				return err
+			}
+			write = write[n:]
 		}
 	}
 	for _, pp := range paths {

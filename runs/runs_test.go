@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,5 +465,35 @@ func TestAWorktreeFolderInsideTheRepositoryIsRefused(t *testing.T) {
 	}
 	if exists(dir, ".cache") {
 		t.Fatal("the refused folder was made")
+	}
+}
+
+// A run that changes more files than one command line carries applies
+// and undoes whole.
+func TestManyFilesApplyAndUndo(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 250; i++ {
+		files[fmt.Sprintf("d/f%03d.txt", i)] = "x\n"
+	}
+	dir := repo(t, files)
+	r := start(t, dir, Options{})
+	for i := 0; i < 250; i++ {
+		write(t, r.Worktree, fmt.Sprintf("d/f%03d.txt", i), "y\n")
+	}
+	p := planApply(t, r)
+	if len(p.Paths) != 250 || p.Conflicts != 0 {
+		t.Fatalf("plan: %d paths, %d conflicts", len(p.Paths), p.Conflicts)
+	}
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "d/f000.txt") != "y\n" || read(t, dir, "d/f249.txt") != "y\n" {
+		t.Fatal("not every file was applied")
+	}
+	if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "d/f000.txt") != "x\n" || read(t, dir, "d/f249.txt") != "x\n" {
+		t.Fatal("not every file was undone")
 	}
 }
