@@ -135,7 +135,11 @@ func (e *Engine) workLine(req agents.Request) string {
 	case r == nil || req.Dir != r.Worktree:
 		return ""
 	case r.Reserved():
-		return fmt.Sprintf("worktree: %s (made on yes from HEAD plus your uncommitted and untracked files; ignored files are not copied; your files change only on /apply)", r.Worktree)
+		ignored := "ignored files are not copied"
+		if l := append(append([]string{}, e.runOpts.Copy...), e.runOpts.Link...); len(l) > 0 {
+			ignored = fmt.Sprintf("ignored files are not copied, but for %s from your %s", strings.Join(l, ", "), runs.ConfigName)
+		}
+		return fmt.Sprintf("worktree: %s (made on yes from HEAD plus your uncommitted and untracked files; %s; your files change only on /apply)", r.Worktree, ignored)
 	case req.Role == agents.RoleExecutor:
 		return fmt.Sprintf("worktree: %s (the pending run's: %s; this run adds to it; /apply brings it all into your tree)", r.Worktree, e.pendingWords(context.Background()))
 	}
