@@ -324,3 +324,29 @@ func TestNoGitNoWorktreeOffersInPlace(t *testing.T) {
 		t.Fatal("an agent was prepared or ran without its worktree")
 	}
 }
+
+// The user's own worktree.json (never the repository's) copies an
+// ignored .env into the run's worktree, and the preview says so.
+func TestUserConfigCopiesAnIgnoredFile(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	os.MkdirAll(filepath.Join(cfg, "relay-baton"), 0o700)
+	os.WriteFile(filepath.Join(cfg, "relay-baton", "worktree.json"), []byte(`{"copy": [".env"]}`), 0o600)
+	h := worktreeHarness(t, "y")
+	os.WriteFile(filepath.Join(h.dir, ".gitignore"), []byte(".env\n"), 0o644)
+	os.WriteFile(filepath.Join(h.dir, ".env"), []byte("KEY=1\n"), 0o600)
+	var seen string
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		seen = read(t, r.Dir, ".env")
+		return agents.Result{FinalText: "done"}
+	}
+	if _, err := h.e.Process(context.Background(), "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	if seen != "KEY=1\n" {
+		t.Fatalf("the worktree's .env: %q", seen)
+	}
+	if out := h.out.String(); !strings.Contains(out, "but for .env from your worktree.json") || !strings.Contains(out, "from your worktree.json: .env") {
+		t.Fatalf("the preview or set-up does not name .env:\n%s", out)
+	}
+}
