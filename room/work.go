@@ -243,9 +243,9 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 		if diff, err = r.Diff(ctx, rel...); err != nil {
 			return fmt.Errorf("/diff: %v", err)
 		}
-		what = "the change of " + e.runName(r) + ", not applied (worktree " + r.Worktree + ")"
+		what = "the changes of " + e.runName(r) + ", not applied (worktree " + r.Worktree + ")"
 		if r.State == runs.Applied {
-			what = "the change of " + e.runName(r) + ", as applied"
+			what = "the changes of " + e.runName(r) + ", as applied"
 		}
 		if len(paths) > 0 && diff == "" {
 			e.Say("the run did not change %s", strings.Join(paths, " "))
