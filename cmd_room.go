@@ -28,6 +28,12 @@ type roomFlags struct {
 	// readOnly: a report, which creates and records nothing; noRepo: it
 	// may also run outside a git repository (doctor).
 	readOnly, noRepo bool
+	inPlace          bool // --in-place: the executor edits the working tree, no worktree
+}
+
+// defineInPlace defines --in-place on the commands that run the executor.
+func defineInPlace(fs *pflag.FlagSet, f *roomFlags) {
+	fs.BoolVar(&f.inPlace, "in-place", false, "run the executor in your working tree instead of a worktree of its own (/undo then cannot tell your edits made during the run from the agent's)")
 }
 
 func (f *roomFlags) define(fs *pflag.FlagSet, agentRun, report bool) {
@@ -73,7 +79,7 @@ func openEngine(inv *cli.Invocation, f *roomFlags, spinner bool) (*room.Engine, 
 	e, err := room.New(room.Config{
 		Dir: f.path, Out: inv.IO.Out, Color: inv.IO.Color, Spinner: spinner && inv.IO.OutTTY,
 		Term: term, AutoYes: f.yes, AllowAPIKeyEnv: f.allowKeys, AllowEnv: f.allowEnv, Agent: f.agent, Diet: f.diet,
-		ReadOnly: f.readOnly, NoRepo: f.noRepo,
+		ReadOnly: f.readOnly, NoRepo: f.noRepo, InPlace: f.inPlace,
 	})
 	if err != nil {
 		if errors.Is(err, workspace.ErrNotGitRepo) {
@@ -140,6 +146,7 @@ func runChat(inv *cli.Invocation) error {
 	f.define(fs, false, false)
 	fs.StringVar(&f.agent, "agent", "claude", "the active agent at start: claude, codex or orchestrator (the workspace's lead Claude Code session)")
 	defineAllowEnv(fs, &f)
+	defineInPlace(fs, &f)
 	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm every preview without asking (without it, a room whose stdin is not a terminal runs no agent)")
 	resumeLog := fs.Bool("resume", false, "rebuild the room's state from .ai-session/conversation.jsonl and recap the last turns")
 	recap := fs.Int("recap", resume.DefaultRecap, fmt.Sprintf("with --resume: how many turns to recap (1 to %d)", resume.MaxRecap))
@@ -184,7 +191,7 @@ func runChat(inv *cli.Invocation) error {
 // agentCommand runs a one-shot agent command (plan, execute, handoff):
 // the room's flags plus extra's, args checks the arguments and names the
 // command for the log, then the engine, the --yes gate, the record and run.
-func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]string) (string, error), run func(*room.Engine) error) error {
+func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet, *roomFlags), args func([]string) (string, error), run func(*room.Engine) error) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, false)
@@ -192,7 +199,7 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	// of 'continue' keeps its own and does not take --continue.
 	fs.BoolVar(&f.cont, "continue", false, "continue the agent's conversation recorded in .ai-session/conversation.jsonl (default: a new conversation)")
 	if extra != nil {
-		extra(fs)
+		extra(fs, &f)
 	}
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -212,6 +219,9 @@ func agentCommand(inv *cli.Invocation, extra func(*pflag.FlagSet), args func([]s
 	}
 	return unrecorded(e)
 }
+
+// inPlaceFlag is agentCommand's extra flags of execute: --in-place.
+func inPlaceFlag(fs *pflag.FlagSet, f *roomFlags) { defineInPlace(fs, f) }
 
 // unrecorded is the error of a command whose work could not be recorded
 // in the conversation log (a full disk): it says so and exits 1.
@@ -255,7 +265,7 @@ func needYes(inv *cli.Invocation, f *roomFlags) error {
 }
 
 func runExecute(inv *cli.Invocation) error {
-	return agentCommand(inv, nil, func(args []string) (string, error) {
+	return agentCommand(inv, inPlaceFlag, func(args []string) (string, error) {
 		if len(args) > 0 {
 			return "", cli.Usagef("execute takes no arguments (it runs .ai-session/plan.md)")
 		}
@@ -267,6 +277,7 @@ func runContinue(inv *cli.Invocation) error {
 	var f roomFlags
 	fs := inv.Flags()
 	f.define(fs, true, true)
+	defineInPlace(fs, &f)
 	maxSteps := fs.IntP("max-steps", "n", resume.DefaultMaxSteps, fmt.Sprintf("the most steps (executor then planner) to run: 1 to %d (0 = the default)", resume.MaxMaxSteps))
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -305,8 +316,9 @@ func runContinue(inv *cli.Invocation) error {
 
 func runHandoff(inv *cli.Invocation) error {
 	var to string
-	return agentCommand(inv, func(fs *pflag.FlagSet) {
+	return agentCommand(inv, func(fs *pflag.FlagSet, f *roomFlags) {
 		fs.StringVar(&to, "to", "", "the agent to hand off to: claude or codex")
+		defineInPlace(fs, f)
 	}, func(args []string) (string, error) {
 		if to == "" && len(args) == 1 {
 			to = args[0]

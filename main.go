@@ -35,6 +35,10 @@ func init() {
 	cli.Execute.Run = runExecute
 	cli.Continue.Run = runContinue
 	cli.Handoff.Run = runHandoff
+	cli.Diff.Run = runDiff
+	cli.Apply.Run = runApply
+	cli.Undo.Run = runUndo
+	cli.Runs.Run = runRuns
 	cli.Review.Run = runReview
 	cli.Status.Run = runStatus
 	cli.Budget.Run = runBudget

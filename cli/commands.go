@@ -13,7 +13,7 @@ import (
 // RelayBaton is relay-baton's command line, in the order --help lists it.
 var RelayBaton = &Table{
 	Suggest: func(word string, names []string) string { return DidYouMean("", Suggest(word, names)) },
-	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Review, Status, Budget, Doctor, Note, Trust,
+	Commands: []*Command{Chat, Replay, Plan, Execute, Continue, Handoff, Diff, Apply, Undo, Runs, Review, Status, Budget, Doctor, Note, Trust,
 		Send, Targets, Tail, Wait, Hook, Serve, Selftest, Version, Completion, Help, Complete},
 	Values: map[string][]string{
 		"color": {"auto", "always", "never"},
@@ -25,7 +25,7 @@ var RelayBaton = &Table{
 }
 
 var Chat = &Command{
-	Entry: Entry{Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--yes] [--allow-api-key-env] [--allow-env NAME]...", Short: "Open the Agent Room: a turn-based REPL with Claude and Codex"},
+	Entry: Entry{Name: "chat", Aliases: []string{"room"}, Usage: "[--path DIR] [--agent claude|codex|orchestrator] [--diet PROFILE] [--resume [--recap N]] [--in-place] [--yes] [--allow-api-key-env] [--allow-env NAME]...", Short: "Open the Agent Room: a turn-based REPL with Claude and Codex"},
 	Long: `Slash commands (/help lists them) plan, execute, loop, review and hand off; free text asks
 the active agent a read-only question. Every agent run is previewed (argv, cwd, policy,
 credentials held back) and runs only after you answer y. /agent orchestrator chats with a running
@@ -63,10 +63,10 @@ writes: it does not create .ai-session.`,
 
 var Plan = &Command{Entry: Entry{Name: "plan", Usage: "<task> [--yes] [--continue] [--allow-env NAME]...", Short: "Have the planner write plan.md (preview first)"}}
 
-var Execute = &Command{Entry: Entry{Name: "execute", Usage: "[--yes] [--continue] [--allow-env NAME]...", Short: "Run the executor against plan.md (preview first)"}}
+var Execute = &Command{Entry: Entry{Name: "execute", Usage: "[--yes] [--continue] [--in-place] [--allow-env NAME]...", Short: "Run the executor against plan.md in a worktree of its own (preview first)"}}
 
 var Continue = &Command{
-	Entry: Entry{Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)"},
+	Entry: Entry{Name: "continue", Usage: "[--max-steps N] [--yes] [--json] [--in-place] [--allow-env NAME]...", Short: "Run the bounded plan<->execute loop on plan.md (one confirmation)"},
 	Long: `The room's /continue as one command: each step codex (the executor) works on the plan's
 next step, then claude (the planner) reads the step's answer and diff and rewrites
 .ai-session/plan.md (the old one backed up), or ends its answer with the line PLAN COMPLETE.
@@ -79,9 +79,36 @@ stderr. Exit 0 when the loop stopped normally, 4 on an agent failure or Ctrl-C.`
 }
 
 var Handoff = &Command{
-	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
+	Entry:       Entry{Name: "handoff", Usage: "--to claude|codex [--yes] [--continue] [--in-place] [--allow-env NAME]...", Short: "Build handoff.md and launch the next agent (preview first)"},
 	Subcommands: []string{"claude", "codex"},
 }
+
+var Diff = &Command{
+	Entry: Entry{Name: "diff", Usage: "[--run ID] [--json] [file...]", Short: "Show an executor run's change, not applied or as applied (read-only)"},
+	Long: `The change of the newest pending run (or, with none, the newest applied one; --run ID
+picks one: relay-baton runs lists them), as a unified diff against your tree when the run
+started. Paths limit it to some files. --json prints {run, state, worktree, files, diff}.`,
+}
+
+var Apply = &Command{
+	Entry: Entry{Name: "apply", Usage: "[--run ID] [--yes]", Short: "Bring a pending run's change into your tree, three-way, after a preview (all or nothing)"},
+	Long: `The room's /apply outside the room. The preview lists every path the run changed with its
+hunks and what apply does to it: write (your copy is what the run started from), merge (you
+changed it too: both kept), create, same, kept (the run deleted it: apply never deletes a file).
+A conflict anywhere applies nothing and names each path. Your index and HEAD are not touched.
+Then the run's worktree is removed; undo takes out exactly what was written.`,
+}
+
+var Undo = &Command{
+	Entry: Entry{Name: "undo", Usage: "[--run ID] [--yes]", Short: "Discard a pending run, or take out what apply wrote, after a preview"},
+	Long: `The room's /undo outside the room. A pending run is discarded: its worktree is removed
+(git worktree remove and prune) and your files are not touched. An applied run has what
+apply wrote taken out, three-way: edits you made since are kept, and a path where they
+overlap refuses the whole undo. A file apply made is removed only while it is as apply
+left it; no file that existed before the run is removed.`,
+}
+
+var Runs = &Command{Entry: Entry{Name: "runs", Usage: "[--json]", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}}
 
 var Review = &Command{Entry: Entry{Name: "review", Usage: "[--json]", Short: "Review changed files against the plan (read-only)"}}
 

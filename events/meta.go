@@ -174,6 +174,12 @@ type ChangesMeta struct {
 	After        string   `json:"after,omitempty"`
 	Undo         bool     `json:"undo,omitempty"`
 	Refused      string   `json:"refused,omitempty"`
+	// A run in a worktree of its own: its id and folder; Apply and
+	// Discard say what /apply and /undo did with it.
+	Run      string `json:"run,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	Apply    bool   `json:"apply,omitempty"`
+	Discard  bool   `json:"discard,omitempty"`
 }
 
 // HandoffMeta is the meta of a handoff document.

@@ -207,3 +207,33 @@ func removeEmptyParents(root, dir string) {
 		dir = filepath.Dir(dir)
 	}
 }
+
+// Ignored lists what git ignores in the work tree root now: files, and
+// folders whole ("node_modules/"), without walking into them. A run in
+// place that un-ignores one of them (.env taken out of .gitignore) makes
+// it look new; /undo uses this list, taken before the run, to never
+// delete it.
+func Ignored(ctx context.Context, root string) ([]string, error) {
+	out, err := Cmd{Root: root, Timeout: SnapshotTimeout}.Run(ctx, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", ".", excludeSession, excludeChat)
+	if err != nil {
+		return nil, err
+	}
+	var list []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			list = append(list, p)
+		}
+	}
+	return list, nil
+}
+
+// Covers reports whether path is one of list or under one of its
+// folders (entries ending in "/").
+func Covers(list []string, path string) bool {
+	for _, p := range list {
+		if p == path || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -48,6 +48,9 @@ type Facts struct {
 	SessionCostUSD float64 `json:"sessionCostUsd,omitempty"`
 	// NeedsUser: the target waits for its user ("a permission prompt").
 	NeedsUser string `json:"targetNeedsUser,omitempty"`
+	// Pending is the executor run waiting in its worktree ("3 files
+	// changed, not applied"; "" when none).
+	Pending string `json:"pendingRun,omitempty"`
 }
 
 // painter colours panel text when enabled.
@@ -165,9 +168,14 @@ func (p Facts) Line(width int, useColor bool) string {
 		{p.Active, c.with(p.Active, render.RoleColors[rolesByName(p.Active)], color.Bold)},
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
 		{p.changedCell(), p.changedCell()},
+	}
+	if p.Pending != "" {
+		parts = append(parts, part{"run " + p.Pending, "run " + c.with(p.Pending, color.FgYellow)})
+	}
+	parts = append(parts, []part{
 		{"budget " + ratio + profile, "budget " + c.with(ratio, ratioAttr(p.Ratio)) + profile},
 		{"last " + p.lastCell(true), "last " + p.lastCell(true)},
-	}
+	}...)
 	if p.Target != "" {
 		parts = append(parts, part{"orch " + p.orchCell(true), "orch " + p.orchCell(true)})
 	}
@@ -281,6 +289,9 @@ func (p Facts) Block(width int, useColor bool) []string {
 // filesCell is files(p.Changed), saying when git is still counting and
 // how old a count being refreshed is.
 func (p Facts) filesCell() string {
+	if p.Pending != "" {
+		return files(p.Changed) + " in your tree; run: " + p.Pending
+	}
 	switch {
 	case p.GitPending:
 		return "… (git status running)"

@@ -357,6 +357,9 @@ func (s *session) greet() {
 		e.Say("%s", l)
 	}
 	if !s.o.Resume {
+		if l := e.KeptRunsLine(); l != "" {
+			e.Say("%s", l)
+		}
 		return
 	}
 	recap := s.o.Recap

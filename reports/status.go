@@ -40,6 +40,18 @@ type SessionStatus struct {
 	// PlanError says why plan.md cannot be read when it exists but is
 	// not a plan (a FIFO, a folder, a link, too big).
 	PlanError string `json:"planError,omitempty"`
+	// PendingRun is the executor run waiting in its worktree, not
+	// applied.
+	PendingRun *PendingRun `json:"pendingRun,omitempty"`
+}
+
+// PendingRun is an executor run whose change is not applied.
+type PendingRun struct {
+	ID       string `json:"id"`
+	Worktree string `json:"worktree"`
+	Files    int    `json:"files"`
+	Added    int    `json:"added"`
+	Deleted  int    `json:"deleted"`
 }
 
 // PlanWord is the plan's state in a word or a few: "none", "ready (2m0s
@@ -70,6 +82,10 @@ func (s SessionStatus) Text() string {
 		fmt.Fprintf(&b, "\n  %s", render.InertLine(c))
 	}
 	b.WriteString("\n")
+	if p := s.PendingRun; p != nil {
+		fmt.Fprintf(&b, "pending run: %s changed (+%d -%d), not applied; worktree %s (/apply or relay-baton apply brings it in, /undo or relay-baton undo discards it)\n",
+			render.Count(p.Files, "file"), p.Added, p.Deleted, render.InertLine(p.Worktree))
+	}
 	if s.LastRun == nil {
 		b.WriteString("last run: none recorded\n")
 	} else {

@@ -55,8 +55,10 @@ func init() {
 		{Entry: cli.Entry{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)"}, Agent: true, Run: (*Engine).cmdReplan},
 		{Entry: cli.Entry{Name: "execute", Short: "Run the executor on plan.md (preview first)"}, Agent: true, Run: (*Engine).cmdExecute},
 		{Entry: cli.Entry{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation"}, Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
-		{Entry: cli.Entry{Name: "diff", Usage: "[file] | --all", Short: "Show what the last agent run changed (--all: the working tree against HEAD) (read-only)"}, Args: argsDiff, Run: (*Engine).cmdDiff},
-		{Entry: cli.Entry{Name: "undo", Short: "Revert the last agent run's changes to files, after a preview (no commit, index untouched)"}, Run: (*Engine).cmdUndo},
+		{Entry: cli.Entry{Name: "diff", Usage: "[file] | --all", Short: "Show the executor run's change (--all: your working tree against HEAD) (read-only)"}, Args: argsDiff, Run: (*Engine).cmdDiff},
+		{Entry: cli.Entry{Name: "apply", Short: "Bring the pending run's change into your tree, three-way, after a preview (all or nothing)"}, Run: (*Engine).cmdApply},
+		{Entry: cli.Entry{Name: "undo", Short: "Discard the pending run, or take out what /apply wrote, after a preview (no commit, index untouched)"}, Run: (*Engine).cmdUndo},
+		{Entry: cli.Entry{Name: "runs", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}, Run: (*Engine).cmdRuns},
 		{Entry: cli.Entry{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)"}, Args: argsFixed("claude"), Run: (*Engine).cmdReview},
 		{Entry: cli.Entry{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)"}, Run: (*Engine).cmdDiagnose},
 		{Entry: cli.Entry{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)"}, Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
@@ -404,7 +406,7 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.Root)
+	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.workDir())
 	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err

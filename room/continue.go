@@ -158,7 +158,7 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			res := e.execute(ctx, spec, inv)
 			startTree = e.runStart // recorded by execute before the run
 			lr.AgentRuns++
-			ch, _ := gitrepo.Changes(bg, e.Root)
+			ch, _ := gitrepo.Changes(bg, e.workDir())
 			e.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 				map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: resume.HalfExecute,
 					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
@@ -168,7 +168,14 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 			case resultErr(res) != nil:
 				return finish(resume.StopFailure, fmt.Sprintf("step %d: %v", step, resultErr(res)))
 			}
-			key, err := gitrepo.ProgressKey(bg, e.Root)
+			var key string
+			if r := e.Pending(); r != nil && startTree != "" {
+				// In the run's worktree: its tree before and after the step.
+				prevKey = startTree
+				key, err = r.Snapshot(bg)
+			} else {
+				key, err = gitrepo.ProgressKey(bg, e.Root)
+			}
 			if err != nil {
 				return finish(resume.StopFailure, fmt.Sprintf("cannot read the repository state after step %d: %v", step, err))
 			}
@@ -242,16 +249,18 @@ func (e *Engine) loopSpec(ctx context.Context, step int, half string, max int, p
 	in := prompts.ContinuePlanInput{Plan: plan, Step: step, MaxSteps: max, Executor: e.Executor, Answer: answer}
 	lim := diet.Profiles[e.Diet].Diff
 	names, diff, err := "", "", errors.New("the step's start is unknown")
-	if startTree != "" && snaps != nil {
+	if r := e.Pending(); r != nil && startTree != "" {
+		names, diff, err = r.DiffSince(ctx, startTree)
+	} else if startTree != "" && snaps != nil {
 		names, diff, err = snaps.Since(ctx, startTree)
 	}
 	if err != nil {
 		// A resumed planner half (or a repository git cannot snapshot):
 		// the whole working tree's change is the best evidence left.
 		in.DiffNote = "The step's own diff is not available (" + summary(err.Error(), 120) + "): the working tree's diff against HEAD"
-		diff = gitrepo.Diff(ctx, e.Root)
+		diff = gitrepo.Diff(ctx, e.workDir())
 		var b strings.Builder
-		ch, _ := gitrepo.Changes(ctx, e.Root)
+		ch, _ := gitrepo.Changes(ctx, e.workDir())
 		for _, c := range ch {
 			fmt.Fprintf(&b, "%s %s\n", strings.TrimSpace(c.Status), c.Path)
 		}

@@ -266,7 +266,7 @@ func codexWorkspace(t *testing.T, o *agenttest.OpenAI, codex string) (dir, codex
 	}
 	fmt.Fprintf(cfg, "\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)
 	cfg.Close()
-	return dir, codexHome, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}, cenv...)
+	return dir, codexHome, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "NO_COLOR=1"}, cenv...)
 }
 
 // startCodexTUI starts Codex's interactive TUI in a tmux pane of dir with

@@ -2,6 +2,7 @@ package room
 
 import (
 	"encoding/json"
+	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +96,7 @@ func TestE2EContinueTwoStepsExecutorPlannerExecutor(t *testing.T) {
 	p.send(t, "\x04")
 	p.wait(t)
 
-	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "one\ntwo\n" {
+	if b, _ := os.ReadFile(runFile(t, dir, "out.txt")); string(b) != "one\ntwo\n" {
 		t.Fatalf("out.txt %q", b)
 	}
 	if !strings.Contains(p.String(), "at most 3 agent runs (2 codex, 1 claude)") {
@@ -203,7 +204,7 @@ func TestE2EContinueStopsOnNoProgress(t *testing.T) {
 	p.until(t, "claude› ")
 	p.send(t, "\x04")
 	p.wait(t)
-	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "one\n" {
+	if b, _ := os.ReadFile(runFile(t, dir, "out.txt")); string(b) != "one\n" {
 		t.Fatalf("out.txt %q", b)
 	}
 	if got := ranAgents(readLog(t, dir)); got != "codex,claude,codex" {
@@ -259,7 +260,21 @@ func TestE2EOneShotContinue(t *testing.T) {
 	if list[0].Kind != events.KindCommand || metaMap(list[0].Meta)["command"] != "continue" || list[0].Text != "continue --max-steps 2" {
 		t.Fatalf("first event %+v", list[0])
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "one\ntwo\n" {
+	if b, _ := os.ReadFile(runFile(t, dir, "out.txt")); string(b) != "one\ntwo\n" {
 		t.Fatalf("out.txt %q", b)
 	}
+}
+
+// runFile is name in the worktree of dir's pending run (the loop's codex
+// works there), after checking that the user's tree has no such file.
+func runFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		t.Fatalf("%s was written in the user's tree, not the run's worktree", name)
+	}
+	r := runs.Latest(dir, runs.Pending)
+	if r == nil {
+		t.Fatalf("no pending run for %s", dir)
+	}
+	return filepath.Join(r.Worktree, name)
 }

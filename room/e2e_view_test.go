@@ -36,7 +36,7 @@ func runOneShot(t *testing.T, dir string, env []string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "NO_COLOR=1"}, env...)
 	out, _ := cmd.CombinedOutput()
 	return string(out)
 }
@@ -168,7 +168,7 @@ func serveURL(t *testing.T, dir string) (string, string) {
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, "serve", "--port", "0")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "NO_COLOR=1"}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,10 +13,12 @@ import (
 
 // The room shows the agents' work, in a real terminal (tmux) with the
 // real claude and codex CLIs against the mocks: /plan twice (the second
-// backs up the first), /execute (codex edits greet.py: the change summary
-// names it with its line counts), /diff, /review (a change to greet.py
-// does not tick the step about test_greet.py), /undo then y (greet.py is
-// back), and two identical codex questions that report the same per-run
+// backs up the first), /execute (codex, run with -C in the run's own
+// worktree, edits greet.py there: the user's greet.py is untouched; the
+// change summary names it with its line counts), /diff, /review (a change
+// to greet.py does not tick the step about test_greet.py), /apply then y
+// (the change reaches the user's greet.py, no worktree is left), /undo
+// then y (greet.py is back), and two identical codex questions that report the same per-run
 // tokens. -update writes the screen to testdata/golden/work-140.txt (the
 // capture in docs/room-work.md).
 
@@ -67,12 +70,28 @@ func TestTmuxRoomWork(t *testing.T) {
 		t.Fatalf("the backup holds %q", b)
 	}
 
-	// /execute: codex appends three lines to greet.py.
+	// /execute: codex appends three lines to greet.py, in the run's
+	// worktree (codex -C <worktree>): the user's greet.py is untouched.
 	r.line("/execute")
+	r.wait("run this? [y/N/e]", asks+1, agentWait)
+	if !strings.Contains(r.all(), "worktree: "+os.Getenv("RELAY_BATON_WORKTREES")) {
+		t.Fatal("the preview does not name the run's worktree")
+	}
 	yes()
 	r.wait("changed 1 file: +3 -0", 1, agentWait)
 	r.wait("greet.py  +3 -0", 1, agentWait)
-	r.wait("/diff shows the changes, /undo reverts them", 1, agentWait)
+	r.wait("/apply brings them into your tree", 1, agentWait)
+	if b, _ := os.ReadFile(filepath.Join(dir, "greet.py")); string(b) != greetPy {
+		t.Fatalf("codex wrote in the user's tree: greet.py is %q", b)
+	}
+	runsDir, _ := runs.RepoDir(dir)
+	wts, _ := filepath.Glob(filepath.Join(runsDir, "*", "greet.py"))
+	if len(wts) != 1 {
+		t.Fatalf("the run's worktrees: %v", wts)
+	}
+	if b, _ := os.ReadFile(wts[0]); !strings.Contains(string(b), "def shout(name):") {
+		t.Fatalf("greet.py in the worktree: %q", b)
+	}
 
 	r.line("/diff")
 	r.wait("+def shout(name):", 1, agentWait)
@@ -84,14 +103,29 @@ func TestTmuxRoomWork(t *testing.T) {
 		t.Fatal("/review matched the steps wrongly")
 	}
 
+	// /apply, y: the change reaches the user's tree, three-way.
+	r.line("/apply")
+	r.wait("apply these? [y/N]", 1, agentWait)
+	if !strings.Contains(r.all(), "greet.py  write   (+3 -0, 1 hunk)") {
+		t.Fatal("/apply's preview does not name greet.py with its hunk")
+	}
+	r.line("y")
+	r.wait("applied 1 file of codex /execute", 1, agentWait)
+	if b, _ := os.ReadFile(filepath.Join(dir, "greet.py")); !strings.Contains(string(b), "def shout(name):") {
+		t.Fatalf("greet.py after /apply: %q", b)
+	}
+	if wl := gitRun(t, dir, "worktree", "list"); strings.Count(wl, "\n") != 1 {
+		t.Fatalf("after /apply, git worktree list:\n%s", wl)
+	}
+
 	// /undo, y: greet.py is as it was.
 	r.line("/undo")
-	r.wait("revert these files? [y/N]", 1, agentWait)
-	if !strings.Contains(r.all(), "restore  greet.py (+3 -0)") {
+	r.wait("take these out? [y/N]", 1, agentWait)
+	if !strings.Contains(r.all(), "greet.py  restore (what it held before the apply)") {
 		t.Fatal("/undo's preview does not name greet.py")
 	}
 	r.line("y")
-	r.wait("reverted 1 file of codex /execute.", 1, agentWait)
+	r.wait("took out 1 file of codex /execute", 1, agentWait)
 	if b, _ := os.ReadFile(filepath.Join(dir, "greet.py")); string(b) != greetPy {
 		t.Fatalf("greet.py after /undo: %q", b)
 	}
@@ -118,7 +152,7 @@ func TestTmuxRoomWork(t *testing.T) {
 	r.wait("spent this session:", 1, agentWait)
 
 	if updateGolden() {
-		got := strings.ReplaceAll(r.all(), dir, "/tmp/demo")
+		got := strings.ReplaceAll(strings.ReplaceAll(r.all(), dir, "/tmp/demo"), os.Getenv("RELAY_BATON_WORKTREES"), "~/.cache/relay-baton/worktrees")
 		if err := os.WriteFile(filepath.Join("testdata", "golden", "work-140.txt"), []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

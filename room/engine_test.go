@@ -127,9 +127,16 @@ type harness struct {
 
 func newHarness(t *testing.T, answers ...string) *harness {
 	t.Helper()
+	return newHarnessIn(t, true, answers...)
+}
+
+// newHarnessIn is newHarness with the executor in place (the fakes write
+// in the user's tree) or, !inPlace, in a worktree of its own (runwork.go).
+func newHarnessIn(t *testing.T, inPlace bool, answers ...string) *harness {
+	t.Helper()
 	h := &harness{out: &bytes.Buffer{}, term: &scriptTerm{answers: answers}, fr: &fakeRunner{}, dir: newRepo(t)}
 	e, err := New(Config{Dir: h.dir, Runner: h.fr, Out: h.out, Term: h.term, Getenv: func(string) string { return "" },
-		Now: func() time.Time { return time.Date(2026, 5, 29, 10, 0, 0, 0, time.UTC) }})
+		Now: func() time.Time { return time.Date(2026, 5, 29, 10, 0, 0, 0, time.UTC) }, InPlace: inPlace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func tmuxCapture(t *testing.T, dir string, cols, rows int) string {
 		// nothing of a missing one, whatever the machine has on PATH.
 		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+dir, "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
 		"RELAY_BATON_CLAUDE="+fake, "RELAY_BATON_CODEX="+fake,
-		bin, "chat", "--resume", "--recap", "4")
+		"RELAY_BATON_WORKTREES="+os.Getenv("RELAY_BATON_WORKTREES"), bin, "chat", "--resume", "--recap", "4")
 	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	prev := ""
 	deadline := time.Now().Add(tmuxGuard) // a hang guard: it returns once the screen settles

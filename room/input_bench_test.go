@@ -49,7 +49,7 @@ func BenchmarkLongInputLine(b *testing.B) {
 				exec.Command("git", "-C", dir, "init", "-q").Run()
 				cmd := exec.Command(bin, "chat")
 				cmd.Dir = dir
-				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm", "NO_COLOR=1",
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "TERM=xterm", "NO_COLOR=1",
 					"RELAY_BATON_CLAUDE=" + fake, "FAKE_AGENT_PIDS=" + filepath.Join(dir, "pids")}
 				f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
 				if err != nil {

@@ -88,7 +88,7 @@ func TestPipedStdinRunsNoAgentWithoutYes(t *testing.T) {
 	run := func(args ...string) string {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "FAKE_AGENT_PIDS=" + pids}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "FAKE_AGENT_PIDS=" + pids}
 		cmd.Stdin = strings.NewReader("/plan add a flag\ny\n")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out

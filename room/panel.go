@@ -24,7 +24,7 @@ func (e *Engine) orchestratorTarget() string {
 // does not wait for a walk of a large repository (see repoCache.get).
 // Nothing is logged.
 func (e *Engine) Panel(ctx context.Context) panel.Facts {
-	p := panel.Facts{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Total.CostUSD}
+	p := panel.Facts{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Total.CostUSD, Pending: e.PendingLine()}
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}

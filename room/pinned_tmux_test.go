@@ -28,7 +28,8 @@ func startTmuxRoom(t *testing.T, dir string, cols, rows int, args []string, env 
 	bin, _ := binaries(t)
 	r := &tmuxRoom{t: t, tmux: tmux, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	cmd := append([]string{"new-session", "-d", "-s", "g", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,
-		"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8"}, env...)
+		"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
+		"RELAY_BATON_WORKTREES=" + os.Getenv("RELAY_BATON_WORKTREES")}, env...)
 	r.run(append(append(cmd, bin), args...)...)
 	r.run("set-option", "-t", "g", "remain-on-exit", "on")
 	t.Cleanup(func() { exec.Command(tmux, "-S", r.sock, "kill-server").Run() })

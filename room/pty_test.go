@@ -36,7 +36,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Runs' worktrees go to a folder of the tests', not the user's cache
+	// (the binaries the PTY tests start inherit it).
+	wt, err := os.MkdirTemp("", "room-worktrees-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("RELAY_BATON_WORKTREES", wt)
 	code := m.Run()
+	os.RemoveAll(wt)
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
@@ -164,7 +172,7 @@ func startBinaryArgs(tb testing.TB, dir string, args []string, env ...string) *p
 	bin, _ := binaries(tb)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "TERM=xterm"}, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
 	if err != nil {
 		tb.Fatal(err)
@@ -379,7 +387,7 @@ func BenchmarkStartToPrompt(b *testing.B) {
 		start := time.Now()
 		cmd := exec.Command(bin, "chat")
 		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm", "NO_COLOR=1"}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "TERM=xterm", "NO_COLOR=1"}
 		f, err := pty.Start(cmd)
 		if err != nil {
 			b.Fatal(err)
@@ -442,3 +450,8 @@ func TestPTYSIGTERMLeaves(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// worktreesEnv passes the tests' worktrees folder to a relay-baton
+// started with an environment of its own (its HOME is the repository:
+// the default cache folder would be inside it, which runs refuses).
+func worktreesEnv() string { return "RELAY_BATON_WORKTREES=" + os.Getenv("RELAY_BATON_WORKTREES") }

@@ -18,6 +18,7 @@ import (
 	"github.com/relay-baton/relay-baton/prompts"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/runs"
 )
 
 // The room's side of its reports (package reports): it gathers what only
@@ -46,6 +47,20 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
+	r := e.Pending()
+	if r == nil && e.Root != "" && !e.inPlace {
+		r = runs.Latest(e.Root, runs.Pending)
+	}
+	if r != nil {
+		p := &reports.PendingRun{ID: r.ID, Worktree: r.Worktree}
+		if ch, _, err := r.Changes(ctx); err == nil {
+			p.Files = len(ch)
+			for _, c := range ch {
+				p.Added, p.Deleted = p.Added+c.Added, p.Deleted+c.Deleted
+			}
+		}
+		s.PendingRun = p
+	}
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("agent %s, plan %s, %s", s.Active, s.PlanWord(), render.Count(len(s.ChangedFiles), "changed file")), nil,
 		events.StatusMeta{Agent: s.Active, ChangedFiles: events.Int(len(s.ChangedFiles)), Plan: events.Bool(s.Plan)})
 	return s
@@ -73,7 +88,7 @@ func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
 	if err != nil && !errors.Is(err, ErrNoPlan) {
 		p.Error = err.Error()
 	}
-	r, err := reports.NewReview(ctx, e.Root, p)
+	r, err := reports.NewReview(ctx, e.workDir(), p)
 	if err != nil {
 		return r, err
 	}
@@ -93,7 +108,7 @@ func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
 // AgentReview asks the reviewer (claude) for a review, previewed.
 func (e *Engine) AgentReview(ctx context.Context) error {
 	plan, _ := e.readPlan()
-	ch, err := gitrepo.Changes(ctx, e.Root)
+	ch, err := gitrepo.Changes(ctx, e.workDir())
 	if err != nil {
 		return err
 	}
@@ -101,7 +116,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 	for _, c := range ch {
 		fmt.Fprintf(&files, "%s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
 	}
-	diff := gitrepo.Diff(ctx, e.Root)
+	diff := gitrepo.Diff(ctx, e.workDir())
 	if lim := diet.Profiles[e.Diet].Diff; len(diff) > lim {
 		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
 	}

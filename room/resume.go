@@ -95,6 +95,9 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 		lines = append(lines, "plan: none")
 	}
 	e.restoreConversations(rs)
+	if l := e.resumeRun(ctx); l != "" {
+		lines = append(lines, l)
+	}
 	for _, a := range []string{agents.Claude, agents.Codex} {
 		if c, ok := rs.Conversations[a]; ok {
 			lines = append(lines, fmt.Sprintf("%s conversation: %s (%s), continued by the next %s run (/new %s starts afresh)", a, c.ID, plural(c.Turns, "turn"), a, a))

@@ -18,7 +18,7 @@ func startSized(tb testing.TB, dir string, cols, rows uint16, args []string, env
 	bin, _ := binaries(tb)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, worktreesEnv(), "TERM=xterm"}, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		tb.Fatal(err)
@@ -52,6 +52,9 @@ func (s *screen) untilRE(tb testing.TB, re *regexp.Regexp) []string {
 	return nil
 }
 
+// These rooms run --in-place: the fake codex writes FAKE_AGENT_WRITE, a
+// path in the user's tree.
+
 // planInRoom starts the room, switches to codex, plans with the fake
 // claude and quits.
 func planInRoom(t *testing.T, dir string, env []string) {
@@ -78,7 +81,7 @@ func TestPTYResumeWidePanel(t *testing.T) {
 	env := []string{"NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "RELAY_BATON_CODEX=" + fake, "FAKE_AGENT_WRITE=" + filepath.Join(dir, "added.txt")}
 	planInRoom(t, dir, env)
 
-	p := startSized(t, dir, 160, 50, []string{"chat", "--resume"}, env...)
+	p := startSized(t, dir, 160, 50, []string{"chat", "--resume", "--in-place"}, env...)
 	p.until(t, "resuming from .ai-session/conversation.jsonl")
 	p.until(t, "last 4 turns:")
 	p.until(t, "user command: /agent codex")
@@ -123,7 +126,7 @@ func TestPTYResumeNarrowStatusLine(t *testing.T) {
 	env := []string{"NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "RELAY_BATON_CODEX=" + fake, "FAKE_AGENT_WRITE=" + filepath.Join(dir, "added.txt")}
 	planInRoom(t, dir, env)
 
-	p := startSized(t, dir, 60, 40, []string{"chat", "--resume"}, env...)
+	p := startSized(t, dir, 60, 40, []string{"chat", "--resume", "--in-place"}, env...)
 	p.until(t, "last 4 turns:")
 	p.until(t, "active agent: codex")
 	line := regexp.MustCompile(`ctx codex · plan (\d+)s gate -7 · (\d+) changed[^\r\n]*`)
@@ -219,7 +222,7 @@ func TestPTYResumeOffersTheUnfinishedLoop(t *testing.T) {
 	env := []string{"NO_COLOR=1", "RELAY_BATON_CLAUDE=" + fake, "RELAY_BATON_CODEX=" + fake, "FAKE_AGENT_WRITE=" + filepath.Join(dir, "added.txt")}
 
 	// Declined: nothing runs, the prompt comes back.
-	p := startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p := startSized(t, dir, 120, 50, []string{"chat", "--resume", "--in-place"}, env...)
 	p.until(t, "an unfinished /continue loop: 1 of 4 steps ran (the room closed during it")
 	p.until(t, "offering to continue from step 2 of 4")
 	p.until(t, "resume:  continues an unfinished loop at step 2 of 4")
@@ -239,7 +242,7 @@ func TestPTYResumeOffersTheUnfinishedLoop(t *testing.T) {
 
 	// Confirmed: steps 2 and 3 run; the fake codex writes the same file
 	// each time, so step 3 makes no progress and the loop stops.
-	p = startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p = startSized(t, dir, 120, 50, []string{"chat", "--resume", "--in-place"}, env...)
 	p.until(t, "offering to continue from step 2 of 4")
 	p.until(t, "run this? [y/N/e] ")
 	p.send(t, "y\r")
@@ -253,7 +256,7 @@ func TestPTYResumeOffersTheUnfinishedLoop(t *testing.T) {
 	p.wait(t)
 
 	// Finished now: a third resume offers nothing.
-	p = startSized(t, dir, 120, 50, []string{"chat", "--resume"}, env...)
+	p = startSized(t, dir, 120, 50, []string{"chat", "--resume", "--in-place"}, env...)
 	p.until(t, "last run: codex /continue")
 	p.until(t, "codex› ")
 	p.send(t, "\x04")

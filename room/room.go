@@ -28,6 +28,7 @@ import (
 	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -133,6 +134,9 @@ type Config struct {
 	// Root is then "" and only the checks that need no repository run
 	// (doctor).
 	NoRepo bool
+	// InPlace runs the executor in the user's working tree (no worktree;
+	// --in-place, or "in_place" in the user's worktree.json).
+	InPlace bool
 }
 
 // failureReason is why res failed, in one line ("" when it did not fail
@@ -184,6 +188,16 @@ type Engine struct {
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.
 	runStart string
+	// The executor's worktree (runwork.go): the room's run (reserved,
+	// pending or applied; nil: none), why none could be reserved, the
+	// user's choices from worktree.json, and how many files the pending
+	// run changed.
+	ignoredBefore []string // what git ignored before the last run in place (work.go)
+	inPlace       bool
+	run           *runs.Run
+	runErr        error
+	runOpts       runs.Options
+	pendingFiles  int
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -225,6 +239,13 @@ func New(cfg Config) (*Engine, error) {
 		repo: newRepoCache(root),
 	}
 	e.chat.dir = dir
+	if uc, err := runs.LoadUserConfig(); err != nil {
+		e.Close()
+		return nil, &ConfigError{err.Error()}
+	} else {
+		e.inPlace = cfg.InPlace || uc.InPlace
+		e.runOpts = runs.Options{Copy: uc.Copy, Link: uc.Link}
+	}
 	if e.Active == "" {
 		e.Active = agents.Claude
 	}
@@ -260,6 +281,8 @@ func New(cfg Config) (*Engine, error) {
 // conversation log.
 func (e *Engine) Close() error {
 	e.repo.close()
+	e.cancelReserved()
+	runs.WaitRemovals() // an applied or discarded run's worktree, removed in the background
 	if e.snaps != nil {
 		e.snaps.Close()
 	}

@@ -35,7 +35,7 @@ type runSpec struct {
 
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
-		Agent: agent, Role: role, Prompt: prompt, Dir: e.Root, SessionDir: e.SessionDir,
+		Agent: agent, Role: role, Prompt: prompt, Dir: e.runDir(role), SessionDir: e.SessionDir,
 		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.conversationID(agent),
 	}
 }
@@ -67,6 +67,9 @@ func argvSummary(argv []string, prompt string) string {
 // logged.
 func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
 	var inv agents.Invocation
+	if err := e.workReady(spec); err != nil {
+		return inv, err
+	}
 	_, err := e.confirmLoop(confirmation{
 		question: "run this? [y/N/e] ",
 		verb:     "runs",
@@ -93,6 +96,9 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 		},
 		declined: func(previewID, why string) { e.declined(spec, inv, previewID, why) },
 	}, spec.Req.Prompt)
+	if err != nil {
+		e.cancelReserved() // a reserved worktree folder goes with a no
+	}
 	return inv, err
 }
 
@@ -148,6 +154,9 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 		fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	}
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
+	if line := e.workLine(spec.Req); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
 	if line := configLine(inv); line != "" {
 		fmt.Fprintf(&b, "  config:  %s\n", line)
@@ -295,21 +304,28 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
-	before := gitrepo.Head(bg, e.Root)
+	if err := e.enterRun(ctx, spec.Req, spec.Command); err != nil {
+		err = fmt.Errorf("no worktree for the run: %w (nothing ran; relay-baton chat --in-place lets the executor edit your tree directly)", err)
+		e.Say("%v", err)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: true, Ran: false, Error: err.Error()})
+		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
+	}
+	before := gitrepo.Head(bg, spec.Req.Dir)
 	if len(inv.Passed) > 0 {
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,
 			events.AuditMeta{Agent: spec.Req.Agent, Vars: inv.Passed})
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
-	e.runStart = e.treeBefore(ctx, req.Role)
+	e.runStart = e.treeBefore(ctx, req)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
 	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
 	e.out.endRun(res, own)
 	e.spent.addRun(req.Agent, spec.Command, e.now(), own)
 	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
-	after := gitrepo.Head(bg, e.Root)
+	after := gitrepo.Head(bg, req.Dir)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
 		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
@@ -355,7 +371,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	e.last = &reports.LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
-	e.afterRun(ctx, spec.Command, req.Agent, e.runStart)
+	e.afterRun(ctx, spec.Command, req, e.runStart)
 	return res
 }
 

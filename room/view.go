@@ -15,6 +15,7 @@ import (
 	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/runs"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -130,6 +131,9 @@ func (v *View) Panel(ctx context.Context) (panel.Facts, error) {
 		e.chat.session = target
 	} else {
 		e.cont.target = target
+	}
+	if r := runs.Latest(v.Root, runs.Pending); r != nil { // the pending run, as its record last counted it
+		e.run, e.pendingFiles = r, r.Files
 	}
 	return e.Panel(ctx), err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/runs"
 )
 
 // The work an agent run did to the working tree, and the way back.
@@ -31,8 +32,13 @@ import (
 type runWork struct {
 	Command, Agent string
 	At             time.Time
-	Before, After  string // tree ids in the snapshot store
+	Before, After  string // tree ids in the snapshot store (or the run's)
 	Files          []gitrepo.FileChange
+	Run            string // the worktree run's id ("" in place)
+	// Ignored is what git ignored before a run in place: a path the run
+	// made look new (un-ignored) that is here existed before it, and
+	// /undo never deletes it.
+	Ignored []string
 }
 
 // snapshotStore is the room's one snapshot store, made on first use; nil
@@ -52,30 +58,53 @@ func (e *Engine) snapshotStore(ctx context.Context) *gitrepo.Snapshots {
 // so is snapshotted before and after.
 func recordsWork(role agents.Role) bool { return role == agents.RoleExecutor }
 
-// treeBefore records the working tree before a run ("" when it cannot).
-func (e *Engine) treeBefore(ctx context.Context, role agents.Role) string {
-	if !recordsWork(role) {
+// treeBefore records the working tree before a run ("" when it cannot):
+// the run's worktree, or the user's tree in place.
+func (e *Engine) treeBefore(ctx context.Context, req agents.Request) string {
+	if !recordsWork(req.Role) {
+		return ""
+	}
+	if r := e.Pending(); r != nil && req.Dir == r.Worktree {
+		t, err := r.Snapshot(context.WithoutCancel(ctx))
+		if err != nil {
+			return ""
+		}
+		return t
+	}
+	if req.Dir != e.Root {
 		return ""
 	}
 	s := e.snapshotStore(ctx)
 	if s == nil {
 		return ""
 	}
+	// What git ignores now, before the tree: nothing listed here is ever
+	// deleted by /undo. Without the list there is no /undo record.
+	ign, err := gitrepo.Ignored(context.WithoutCancel(ctx), e.Root)
+	if err != nil {
+		return ""
+	}
 	t, err := s.Tree(context.WithoutCancel(ctx))
 	if err != nil {
 		return ""
 	}
+	e.ignoredBefore = ign
 	return t
 }
 
 // afterRun records the tree after a run that started from before; when
 // the run changed it, it becomes the work /diff and /undo act on, and its
 // summary is printed and logged.
-func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
+func (e *Engine) afterRun(ctx context.Context, command string, req agents.Request, before string) {
 	if before == "" {
 		return
 	}
+	agent := req.Agent
 	bg := context.WithoutCancel(ctx)
+	if r := e.Pending(); r != nil && req.Dir == r.Worktree {
+		e.afterWorktreeRun(bg, r, command, agent, before)
+		return
+	}
 	after, err := e.snaps.Tree(bg)
 	if err != nil || after == before {
 		return
@@ -84,7 +113,7 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 	if err != nil || len(files) == 0 {
 		return
 	}
-	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files}
+	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: before, After: after, Files: files, Ignored: e.ignoredBefore}
 	text := changeSummary(files)
 	e.Say("%s\n  /diff shows the changes, /undo reverts them", text)
 	a, d := 0, 0
@@ -95,9 +124,37 @@ func (e *Engine) afterRun(ctx context.Context, command, agent, before string) {
 	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d: %s", render.Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
 }
 
+// afterWorktreeRun says what a run in r's worktree changed: the run's
+// whole pending change (since the worktree was made), not applied.
+func (e *Engine) afterWorktreeRun(ctx context.Context, r *runs.Run, command, agent, before string) {
+	files, after, err := r.Changes(ctx)
+	if err != nil {
+		e.Say("cannot read the run's worktree %s: %v", r.Worktree, err)
+		return
+	}
+	e.pendingFiles = len(files)
+	if after == before {
+		if len(files) == 0 {
+			e.Say("%s changed no file; the worktree %s stays until /undo discards it", agent, r.Worktree)
+		}
+		return
+	}
+	e.work = &runWork{Command: command, Agent: agent, At: e.now(), Before: r.Base, After: after, Files: files, Run: r.ID}
+	e.Say("%s\n  not applied: your files are as they were. /diff shows the changes, /apply brings them into your tree, /undo discards them\n  worktree: %s",
+		changeSummary(files), r.Worktree)
+	a, d := 0, 0
+	for _, f := range files {
+		a, d = a+f.Added, d+f.Deleted
+	}
+	e.emitChanges(e.work, fmt.Sprintf("%s by %s /%s, +%d -%d, not applied: %s", render.Count(len(files), "file"), agent, command, a, d, changedNames(files, 10)), false, "")
+}
+
 // emitChanges logs a changes event: a run's summary, or an /undo.
 func (e *Engine) emitChanges(w *runWork, text string, undo bool, refused string) {
-	m := events.ChangesMeta{Agent: w.Agent, Command: w.Command, Files: events.Int(len(w.Files)), Before: w.Before, After: w.After, Undo: undo, Refused: refused}
+	m := events.ChangesMeta{Agent: w.Agent, Command: w.Command, Files: events.Int(len(w.Files)), Before: w.Before, After: w.After, Undo: undo, Refused: refused, Run: w.Run}
+	if e.run != nil && e.run.ID == w.Run {
+		m.Worktree = e.run.Worktree
+	}
 	a, d := 0, 0
 	for _, f := range w.Files {
 		a, d = a+f.Added, d+f.Deleted
@@ -174,6 +231,26 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 			return errors.New("/diff --all takes no file: it shows the whole working tree against HEAD")
 		}
 		diff, what = gitrepo.Diff(ctx, e.Root), "the working tree against HEAD"
+	} else if r := e.run; r != nil && !r.Reserved() {
+		var rel []string
+		if len(paths) > 0 {
+			var err error
+			if rel, err = e.repoPaths(paths); err != nil {
+				return err
+			}
+		}
+		var err error
+		if diff, err = r.Diff(ctx, rel...); err != nil {
+			return fmt.Errorf("/diff: %v", err)
+		}
+		what = "the changes of " + e.runName(r) + ", not applied (worktree " + r.Worktree + ")"
+		if r.State == runs.Applied {
+			what = "the changes of " + e.runName(r) + ", as applied"
+		}
+		if len(paths) > 0 && diff == "" {
+			e.Say("the run did not change %s", strings.Join(paths, " "))
+			return nil
+		}
 	} else {
 		w := e.work
 		if w == nil {
@@ -303,9 +380,12 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/undo takes no arguments (it reverts the last agent run's changes)")
 	}
+	if r := e.run; r != nil && !r.Reserved() {
+		return e.UndoRun(ctx, r)
+	}
 	w := e.work
 	if w == nil {
-		e.Say("nothing to undo: no agent run in this room has changed files (runs of earlier rooms cannot be undone)")
+		e.Say("nothing to undo: no agent run in this room has changed files (/runs lists the runs kept from earlier rooms)")
 		return nil
 	}
 	bg := context.WithoutCancel(ctx)
@@ -334,11 +414,25 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		e.emitChanges(w, "undo refused: "+why, true, why)
 		return nil
 	}
+	// A path the run made look new that git ignored before it existed
+	// before the run (.env, un-ignored by an edit of .gitignore): kept.
+	var revert []gitrepo.FileChange
+	var kept []string
+	for _, f := range w.Files {
+		if f.Status == 'A' && gitrepo.Covers(w.Ignored, f.Path) {
+			kept = append(kept, f.Path)
+			continue
+		}
+		revert = append(revert, f)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "/undo reverts the changes of %s /%s at %s:", w.Agent, w.Command, w.At.Local().Format("15:04:05"))
-	for i, f := range w.Files {
+	for _, p := range kept {
+		fmt.Fprintf(&b, "\n  keep     %s (it existed before the run, ignored by git: never deleted)", render.InertLine(p))
+	}
+	for i, f := range revert {
 		if i == maxSummaryFiles {
-			fmt.Fprintf(&b, "\n  … and %d more", len(w.Files)-maxSummaryFiles)
+			fmt.Fprintf(&b, "\n  … and %d more", len(revert)-maxSummaryFiles)
 			break
 		}
 		p := render.InertLine(f.Path)
@@ -352,6 +446,7 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 		}
 	}
 	b.WriteString("\n  commits, the index (what you staged) and files the run did not change are left as they are")
+	b.WriteString("\n  the run was in place: an edit you made to these files during the run cannot be told apart from the agent's, and is reverted with it")
 	e.Say("%s", b.String())
 	if !e.autoYes {
 		if e.term == nil {
@@ -363,12 +458,15 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 			return nil
 		}
 	}
-	if err := e.snaps.Restore(bg, w.Before, w.Files); err != nil {
+	if err := e.snaps.Restore(bg, w.Before, revert); err != nil {
 		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())
 		return fmt.Errorf("/undo: %v (some files may be reverted: /diff --all shows the working tree)", err)
 	}
-	e.Say("reverted %s of %s /%s.", render.Count(len(w.Files), "file"), w.Agent, w.Command)
-	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(w.Files), "file"), w.Agent, w.Command), true, "")
+	e.Say("reverted %s of %s /%s.", render.Count(len(revert), "file"), w.Agent, w.Command)
+	e.emitChanges(w, fmt.Sprintf("undo: reverted %s of %s /%s", render.Count(len(revert), "file"), w.Agent, w.Command), true, "")
 	e.work = nil
 	return nil
 }
+
+// ColorDiff is colorDiff for the one-shot diff command.
+func ColorDiff(diff string, useColor bool) string { return colorDiff(diff, useColor) }

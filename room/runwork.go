@@ -1,0 +1,517 @@
+package room
+
+// The executor in a worktree of its own (package runs): a run that may
+// write starts in a git worktree outside the repository, made on the yes
+// from HEAD plus the user's uncommitted and untracked files; its work
+// stays there (pending) until /apply brings it into the user's tree by a
+// three-way merge, all or nothing; /undo discards a pending run, or takes
+// out exactly what an apply wrote. The planner and the reviewer read the
+// pending run's worktree. --in-place (or "in_place" in the user's
+// worktree.json) keeps the executor in the user's tree (work.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/runs"
+)
+
+// worktreeMode reports whether executor runs get a worktree.
+func (e *Engine) worktreeMode() bool { return !e.inPlace && e.Root != "" && !e.ReadOnly() }
+
+// InPlace reports whether the executor edits the user's tree directly.
+func (e *Engine) InPlace() bool { return e.inPlace }
+
+// Pending is the run whose work is not applied, or nil.
+func (e *Engine) Pending() *runs.Run {
+	if e.run != nil && e.run.State == runs.Pending {
+		return e.run
+	}
+	return nil
+}
+
+// workDir is where agents work and what the room's git facts for them
+// read: the pending run's worktree, else the user's tree.
+func (e *Engine) workDir() string {
+	if r := e.Pending(); r != nil {
+		return r.Worktree
+	}
+	return e.Root
+}
+
+// runDir is the working directory of a run of role: the pending run's
+// worktree; for an executor with none, a new run's folder, reserved (made
+// on the yes, removed on a no).
+func (e *Engine) runDir(role agents.Role) string {
+	if !e.worktreeMode() {
+		return e.Root
+	}
+	if r := e.Pending(); r != nil {
+		return r.Worktree
+	}
+	if role != agents.RoleExecutor {
+		return e.Root
+	}
+	if e.run != nil && e.run.Reserved() {
+		return e.run.Worktree
+	}
+	r, err := runs.Reserve(e.Root)
+	if err != nil {
+		e.runErr = err
+		return e.Root
+	}
+	e.runErr = nil
+	e.keepApplied()
+	e.run = r
+	return r.Worktree
+}
+
+// keepApplied forgets an applied run (its record stays: relay-baton
+// undo --run ID takes it out) when a new run takes the room's one slot.
+func (e *Engine) keepApplied() {
+	if e.run != nil && e.run.State == runs.Applied {
+		e.Say("the applied run %s stays undoable outside the room: relay-baton undo --run %s", e.run.ID, e.run.ID)
+	}
+}
+
+// workReady refuses an executor run in the user's tree when worktree
+// mode could not reserve a worktree (no git, no commit): the room says
+// why and how to run in place.
+func (e *Engine) workReady(spec *runSpec) error {
+	if !e.worktreeMode() || spec.Req.Role != agents.RoleExecutor || spec.Req.Dir != e.Root || e.runErr == nil {
+		return nil
+	}
+	return fmt.Errorf("no worktree for %s's run: %v. Nothing ran; /runs and relay-baton runs show kept runs. To let the executor edit your tree directly, open the room with --in-place (relay-baton chat --in-place)", spec.Req.Agent, e.runErr)
+}
+
+// cancelReserved removes a reserved run's empty folder (a declined or
+// failed preview).
+func (e *Engine) cancelReserved() {
+	if e.run != nil && e.run.Reserved() {
+		e.run.Cancel()
+		e.run = nil
+	}
+}
+
+// enterRun sets up the reserved worktree of req (on the yes, right before
+// the run): the user's tree is recorded now.
+func (e *Engine) enterRun(ctx context.Context, req agents.Request, command string) error {
+	r := e.run
+	if r == nil || !r.Reserved() || req.Dir != r.Worktree {
+		return nil
+	}
+	start := time.Now()
+	opts := e.runOpts
+	opts.Agent, opts.Command = req.Agent, command
+	if err := r.Setup(context.WithoutCancel(ctx), opts); err != nil {
+		e.run = nil
+		return err
+	}
+	extra := ""
+	if n := len(r.Copied) + len(r.Linked); n > 0 {
+		extra = fmt.Sprintf("; from your %s: %s", runs.ConfigName, strings.Join(append(append([]string{}, r.Copied...), r.Linked...), ", "))
+	}
+	e.Say("worktree %s made in %s: HEAD %s plus your uncommitted and untracked files%s; your files stay as they are until /apply",
+		r.Worktree, time.Since(start).Round(time.Millisecond), short(r.Head), extra)
+	return nil
+}
+
+// workLine is the preview's line about where a run works.
+func (e *Engine) workLine(req agents.Request) string {
+	if e.Root == "" || e.ReadOnly() {
+		return ""
+	}
+	if req.Role == agents.RoleExecutor && !e.worktreeMode() {
+		return "in place: the executor edits your working tree directly; /undo reverts only files still as the run left them, and cannot tell edits you make during the run from the agent's"
+	}
+	r := e.run
+	switch {
+	case r == nil || req.Dir != r.Worktree:
+		return ""
+	case r.Reserved():
+		ignored := "ignored files are not copied"
+		if l := append(append([]string{}, e.runOpts.Copy...), e.runOpts.Link...); len(l) > 0 {
+			ignored = fmt.Sprintf("ignored files are not copied, but for %s from your %s", strings.Join(l, ", "), runs.ConfigName)
+		}
+		return fmt.Sprintf("worktree: %s (made on yes from HEAD plus your uncommitted and untracked files; %s; your files change only on /apply)", r.Worktree, ignored)
+	case req.Role == agents.RoleExecutor:
+		return fmt.Sprintf("worktree: %s (the pending run's: %s; this run adds to it; /apply brings it all into your tree)", r.Worktree, e.pendingWords(context.Background()))
+	}
+	return fmt.Sprintf("reads:   the pending run's worktree %s (%s)", r.Worktree, e.pendingWords(context.Background()))
+}
+
+// pendingWords is "3 files changed, not applied" for the pending run.
+func (e *Engine) pendingWords(ctx context.Context) string {
+	r := e.Pending()
+	if r == nil {
+		return ""
+	}
+	files := e.pendingFiles
+	if e.work == nil || e.work.Run != r.ID {
+		if ch, _, err := r.Changes(ctx); err == nil {
+			files = len(ch)
+		}
+	}
+	return render.Count(files, "file") + " changed, not applied"
+}
+
+// PendingLine is the pending run in a line for the panel and /status
+// ("" when none): "3 files changed, not applied".
+func (e *Engine) PendingLine() string {
+	if e.Pending() == nil {
+		return ""
+	}
+	return render.Count(e.pendingFiles, "file") + " changed, not applied"
+}
+
+// applyWords names each path of an apply or undo plan.
+func applyWords(p *runs.Plan) string {
+	var b strings.Builder
+	width := 0
+	for i, pp := range p.Paths {
+		if i < maxSummaryFiles*5 {
+			width = max(width, len([]rune(render.InertLine(pp.Path))))
+		}
+	}
+	for i, pp := range p.Paths {
+		if i == maxSummaryFiles*5 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(p.Paths)-i)
+			break
+		}
+		path := render.InertLine(pp.Path)
+		pad := strings.Repeat(" ", max(0, width-len([]rune(path))))
+		hunks := ""
+		if pp.Hunks > 0 {
+			hunks = ", " + render.Count(pp.Hunks, "hunk")
+		}
+		var what string
+		switch {
+		case pp.Conflict != "":
+			what = "CONFLICT: " + render.InertLine(pp.Conflict)
+		case pp.Action == runs.ActWrite:
+			what = fmt.Sprintf("write   (+%d -%d%s)", pp.Added, pp.Deleted, hunks)
+		case pp.Action == runs.ActMerge && p.Undo:
+			what = "merge   (you changed it since: your edits kept, the apply's taken out)"
+		case pp.Action == runs.ActMerge:
+			what = fmt.Sprintf("merge   (+%d -%d%s; you changed it too: your edits kept)", pp.Added, pp.Deleted, hunks)
+		case pp.Action == runs.ActCreate:
+			what = fmt.Sprintf("create  (+%d, new file)", pp.Added)
+		case pp.Action == runs.ActSame:
+			what = "same    (already so in your tree: nothing to write)"
+		case pp.Action == runs.ActKeep:
+			what = "kept    (the run deleted it; apply never deletes a file: remove it yourself if you want it gone)"
+		case pp.Action == runs.ActRestore:
+			what = "restore (what it held before the apply)"
+		case pp.Action == runs.ActDelete:
+			what = "delete  (the apply made it, and it is as the apply left it)"
+		}
+		fmt.Fprintf(&b, "\n  %s%s  %s", path, pad, what)
+	}
+	return b.String()
+}
+
+// runName is "codex /execute at 15:04:05 (run 20261204-...)".
+func (e *Engine) runName(r *runs.Run) string {
+	at := r.Started
+	return fmt.Sprintf("%s /%s at %s (run %s)", r.Agent, r.Command, at.Local().Format("15:04:05"), r.ID)
+}
+
+// cmdApply previews the pending run's apply, asks, and applies it.
+func (e *Engine) cmdApply(ctx context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return errors.New("/apply takes no arguments (it applies the pending run; /runs lists runs)")
+	}
+	r := e.Pending()
+	if r == nil {
+		if e.inPlace {
+			e.Say("nothing to apply: the room runs --in-place, so the executor's edits are in your tree already (/undo reverts them)")
+			return nil
+		}
+		e.Say("nothing to apply: no pending run in this room (/runs lists the runs kept in your cache folder; relay-baton apply --run ID applies one)")
+		return nil
+	}
+	_, err := e.ApplyRun(ctx, r)
+	return err
+}
+
+// ApplyRun previews applying r, asks (unless --yes) and applies it; it
+// returns the plan (nil when nothing could be read).
+func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) {
+	bg := context.WithoutCancel(ctx)
+	plan, err := r.PlanApply(bg)
+	if err != nil {
+		return nil, fmt.Errorf("/apply: %v", err)
+	}
+	if len(plan.Paths) == 0 {
+		e.Say("nothing to apply: %s changed no file (/undo discards it)", e.runName(r))
+		return plan, nil
+	}
+	head := fmt.Sprintf("/apply brings the change of %s into your tree, three-way (your edits made meanwhile are kept; your index and HEAD are not touched):", e.runName(r))
+	meta := e.applyMeta(r, plan, false)
+	if plan.Conflicts > 0 {
+		e.Say("%s%s", head, applyWords(plan))
+		why := fmt.Sprintf("%s: nothing was applied", render.Count(plan.Conflicts, "conflict"))
+		meta.Refused = why
+		e.emit(events.RoleRelayBaton, "apply refused: "+why, nil, meta)
+		e.Say("/apply refused, %s. Your files are as they were. Resolve each conflict in your tree (or in the worktree %s), then /apply again; /diff shows the run's side; /undo discards the run.", why, r.Worktree)
+		return plan, nil
+	}
+	e.Say("%s%s", head, applyWords(plan))
+	if ok, err := e.yes("apply these? [y/N] "); !ok {
+		if err == nil {
+			e.Say("nothing applied; the run stays pending (/apply again, /undo discards it).")
+		}
+		return plan, err
+	}
+	if err := r.Apply(bg, plan); err != nil {
+		if errors.Is(err, runs.ErrMoved) {
+			e.Say("/apply: %v", err)
+			return plan, nil
+		}
+		return plan, fmt.Errorf("/apply: %v", err)
+	}
+	n := plan.Writes()
+	e.Say("applied %s of %s. /undo takes out exactly what was written; the worktree is removed.", render.Count(n, "file"), e.runName(r))
+	e.emit(events.RoleRelayBaton, fmt.Sprintf("applied %s of %s", render.Count(n, "file"), e.runName(r)), nil, meta)
+	e.pendingFiles = 0
+	return plan, nil
+}
+
+// yes asks question unless --yes; false with nil when the answer is no.
+func (e *Engine) yes(question string) (bool, error) {
+	if e.autoYes {
+		return true, nil
+	}
+	if e.term == nil {
+		return false, ErrNeedYes
+	}
+	a, err := e.term.Ask(question)
+	a = strings.ToLower(strings.TrimSpace(a))
+	return err == nil && (a == "y" || a == "yes"), nil
+}
+
+func (e *Engine) applyMeta(r *runs.Run, p *runs.Plan, undo bool) events.ChangesMeta {
+	m := events.ChangesMeta{Agent: r.Agent, Command: r.Command, Files: events.Int(len(p.Paths)), Before: r.Base, After: p.After,
+		Undo: undo, Apply: !undo, Run: r.ID, Worktree: r.Worktree, Discard: p.Discard}
+	a, d := 0, 0
+	for _, pp := range p.Paths {
+		a, d = a+pp.Added, d+pp.Deleted
+		if len(m.Paths) < maxLoggedPaths {
+			m.Paths = append(m.Paths, pp.Path)
+		}
+	}
+	m.Added, m.Deleted = events.Int(a), events.Int(d)
+	return m
+}
+
+// UndoRun previews undoing r (a pending run: discard it; an applied one:
+// take out what the apply wrote), asks and does it.
+func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
+	bg := context.WithoutCancel(ctx)
+	plan, err := r.PlanUndo(bg)
+	if err != nil {
+		return fmt.Errorf("/undo: %v", err)
+	}
+	meta := e.applyMeta(r, plan, true)
+	if plan.Discard {
+		e.Say("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
+	} else {
+		e.Say("/undo takes out what /apply wrote for %s, three-way (edits you made since are kept):%s", e.runName(r), applyWords(plan))
+		if plan.Conflicts > 0 {
+			why := fmt.Sprintf("%s: nothing was reverted", render.Count(plan.Conflicts, "conflict"))
+			meta.Refused = why
+			e.emit(events.RoleRelayBaton, "undo refused: "+why, nil, meta)
+			e.Say("/undo refused, %s. Reverting would lose your edits; /diff shows what the apply wrote, and your editor or git restore can take out what you choose.", why)
+			return nil
+		}
+	}
+	q := "take these out? [y/N] "
+	if plan.Discard {
+		q = "discard the run? [y/N] "
+	}
+	if ok, err := e.yes(q); !ok {
+		if err == nil {
+			e.Say("nothing undone.")
+		}
+		return err
+	}
+	if err := r.Undo(bg, plan); err != nil {
+		if errors.Is(err, runs.ErrMoved) {
+			e.Say("/undo: %v", err)
+			return nil
+		}
+		return fmt.Errorf("/undo: %v", err)
+	}
+	if plan.Discard {
+		e.Say("discarded %s; no worktree is left.", e.runName(r))
+		e.emit(events.RoleRelayBaton, "discarded "+e.runName(r), nil, meta)
+	} else {
+		e.Say("took out %s of %s.", render.Count(plan.Writes(), "file"), e.runName(r))
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("undo: took out %s of %s", render.Count(plan.Writes(), "file"), e.runName(r)), nil, meta)
+	}
+	if e.run == r {
+		e.run, e.work, e.pendingFiles = nil, nil, 0
+	}
+	return nil
+}
+
+// cmdRuns lists the runs kept for this repository.
+func (e *Engine) cmdRuns(ctx context.Context, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return errors.New("/runs takes no arguments")
+	}
+	list, err := RunsOf(ctx, e.Root)
+	if err != nil {
+		return fmt.Errorf("/runs: %v", err)
+	}
+	if len(list) == 0 {
+		e.Say("no runs kept for this repository (an executor run's worktree appears here until it is applied or discarded)")
+		return nil
+	}
+	e.out.raw(RunsText(list, e.now(), e.run))
+	return nil
+}
+
+// RunInfo is one kept run, for runs / /runs (--json).
+type RunInfo struct {
+	ID       string    `json:"id"`
+	State    string    `json:"state"`
+	Agent    string    `json:"agent,omitempty"`
+	Command  string    `json:"command,omitempty"`
+	Worktree string    `json:"worktree"`
+	Started  time.Time `json:"started"`
+	Files    int       `json:"files"`
+	Added    int       `json:"added"`
+	Deleted  int       `json:"deleted"`
+	Error    string    `json:"error,omitempty"`
+	run      *runs.Run
+}
+
+// RunsOf lists the runs kept for root with their change sizes.
+func RunsOf(ctx context.Context, root string) ([]RunInfo, error) {
+	list, err := runs.List(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunInfo, 0, len(list))
+	for _, r := range list {
+		in := RunInfo{ID: r.ID, State: r.State, Agent: r.Agent, Command: r.Command, Worktree: r.Worktree, Started: r.Started, run: r}
+		if r.State == runs.Applied {
+			in.Worktree = ""
+			in.Files = len(r.Wrote)
+		} else if ch, _, err := r.Changes(ctx); err == nil {
+			in.Files = len(ch)
+			for _, c := range ch {
+				in.Added, in.Deleted = in.Added+c.Added, in.Deleted+c.Deleted
+			}
+		} else {
+			in.Error = err.Error()
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// RunsText renders runs, one a line, the room's own marked.
+func RunsText(list []RunInfo, now time.Time, mine *runs.Run) string {
+	var b strings.Builder
+	for _, in := range list {
+		mark := " "
+		if mine != nil && mine.ID == in.ID {
+			mark = "*"
+		}
+		state := fmt.Sprintf("pending, %s changed +%d -%d, not applied", render.Count(in.Files, "file"), in.Added, in.Deleted)
+		next := "apply: relay-baton apply --run " + in.ID + "; discard: relay-baton undo --run " + in.ID
+		switch {
+		case in.State == runs.Applied:
+			state = fmt.Sprintf("applied (%s written)", render.Count(in.Files, "file"))
+			next = "take it out: relay-baton undo --run " + in.ID
+		case in.Error != "":
+			state = "pending, unreadable: " + render.InertLine(in.Error)
+			next = "discard: relay-baton undo --run " + in.ID
+		}
+		fmt.Fprintf(&b, "%s %s  %s /%s, %s ago: %s\n", mark, in.ID, in.Agent, in.Command, render.Ago(now.Sub(in.Started)), state)
+		if in.Worktree != "" {
+			fmt.Fprintf(&b, "    worktree %s\n", in.Worktree)
+		}
+		fmt.Fprintf(&b, "    %s\n", next)
+	}
+	return b.String()
+}
+
+// FindRun is the kept run id of the room's repository ("" the newest
+// pending one, else the newest applied one).
+func (e *Engine) FindRun(id string) (*runs.Run, error) {
+	if e.Root == "" {
+		return nil, errors.New("not in a git repository")
+	}
+	if id != "" {
+		r, err := runs.Load(e.Root, id)
+		if err != nil {
+			return nil, fmt.Errorf("no run %s for this repository (relay-baton runs lists them): %v", id, err)
+		}
+		return r, nil
+	}
+	if r := runs.Latest(e.Root, runs.Pending); r != nil {
+		return r, nil
+	}
+	if r := runs.Latest(e.Root, runs.Applied); r != nil {
+		return r, nil
+	}
+	return nil, errors.New("no run kept for this repository (relay-baton runs lists them)")
+}
+
+// UseRun makes r the room's run (resume, the one-shot commands).
+func (e *Engine) UseRun(ctx context.Context, r *runs.Run) {
+	e.cancelReserved()
+	e.run = r
+	if r.State == runs.Pending {
+		if ch, after, err := r.Changes(context.WithoutCancel(ctx)); err == nil {
+			e.pendingFiles = len(ch)
+			if len(ch) > 0 {
+				e.work = &runWork{Command: r.Command, Agent: r.Agent, At: r.Started, Before: r.Base, After: after, Files: ch, Run: r.ID}
+			}
+		}
+	}
+}
+
+// resumeRun brings back the newest pending run of the repository (a room
+// that ended, or was killed, before its apply): a line for the resume
+// recap, "" when there is none.
+func (e *Engine) resumeRun(ctx context.Context) string {
+	if !e.worktreeMode() || e.Pending() != nil {
+		return ""
+	}
+	r := runs.Latest(e.Root, runs.Pending)
+	if r == nil {
+		return ""
+	}
+	e.UseRun(ctx, r)
+	return fmt.Sprintf("pending run: %s, %s, worktree %s (/diff shows it, /apply brings it in, /undo discards it)", e.runName(r), e.PendingLine(), r.Worktree)
+}
+
+// KeptRunsLine names the pending runs an earlier room left (a room that
+// ended, or was killed, before its apply), for a room that does not
+// resume: "" when there is none.
+func (e *Engine) KeptRunsLine() string {
+	if !e.worktreeMode() || e.Pending() != nil {
+		return ""
+	}
+	n := 0
+	list, _ := runs.List(e.Root)
+	for _, r := range list {
+		if r.State == runs.Pending {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; relay-baton chat --resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
+}

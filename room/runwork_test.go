@@ -1,0 +1,352 @@
+package room
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/runs"
+)
+
+// worktreeHarness is a room whose executor runs in a worktree of its
+// own: it edits main.go, creates pkg/new.txt and deletes old.txt, in the
+// folder it is given.
+func worktreeHarness(t *testing.T, answers ...string) *harness {
+	t.Helper()
+	h := newHarnessIn(t, false, answers...)
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		if r.Role == agents.RoleExecutor {
+			os.WriteFile(filepath.Join(r.Dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+			os.MkdirAll(filepath.Join(r.Dir, "pkg"), 0o755)
+			os.WriteFile(filepath.Join(r.Dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
+			os.Remove(filepath.Join(r.Dir, "old.txt"))
+		}
+		return agents.Result{ExitCode: 0, FinalText: "done"}
+	}
+	writePlan(t, h, "## Goal\nshout\n")
+	return h
+}
+
+func worktreeCount(t *testing.T, dir string) int {
+	out, err := exec.Command("git", "-C", dir, "worktree", "list", "--porcelain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(out), "worktree ")
+}
+
+func TestExecuteRunsInAWorktreeAndApplyBringsItIn(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	os.WriteFile(filepath.Join(h.dir, "mine.txt"), []byte("my untracked file\n"), 0o644)
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	r := h.e.Pending()
+	if r == nil {
+		t.Fatalf("no pending run:\n%s", h.out.String())
+	}
+	ran := h.fr.ran[len(h.fr.ran)-1]
+	if ran.Dir != r.Worktree || strings.HasPrefix(r.Worktree, h.dir) {
+		t.Fatalf("the executor ran in %s, the run's worktree is %s", ran.Dir, r.Worktree)
+	}
+	out := h.out.String()
+	for _, want := range []string{"worktree: " + r.Worktree + " (made on yes", "changed 3 files: +4 -1", "pkg/new.txt  +2 (new file)", "not applied: your files are as they were", "/apply brings them into your tree"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	if read(t, r.Worktree, "mine.txt") != "my untracked file\n" {
+		t.Error("the worktree lacks the user's untracked file")
+	}
+	// Nothing reached the user's tree yet.
+	if read(t, h.dir, "main.go") != "package main\n" || read(t, h.dir, "old.txt") != "old\n" {
+		t.Fatal("the run's change is in the user's tree before /apply")
+	}
+	if got := h.e.PendingLine(); got != "3 files changed, not applied" {
+		t.Fatalf("pending line %q", got)
+	}
+	if p := h.e.Panel(ctx); p.Pending != "3 files changed, not applied" {
+		t.Fatalf("panel %+v", p)
+	}
+	if s := h.e.Status(ctx); s.PendingRun == nil || s.PendingRun.Files != 3 || !strings.Contains(s.Text(), "pending run: 3 files changed (+4 -1), not applied") {
+		t.Fatalf("status %+v\n%s", s.PendingRun, s.Text())
+	}
+	h.out.Reset()
+	h.e.Process(ctx, "/diff")
+	if out := h.out.String(); !strings.Contains(out, "+func shout() {}") || strings.Contains(out, "my untracked file") {
+		t.Fatalf("/diff:\n%s", out)
+	}
+	h.out.Reset()
+	h.e.Process(ctx, "/runs")
+	if out := h.out.String(); !strings.Contains(out, "* "+r.ID) || !strings.Contains(out, "pending, 3 files changed +4 -1, not applied") {
+		t.Fatalf("/runs:\n%s", out)
+	}
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	out = h.out.String()
+	for _, want := range []string{"/apply brings the change of codex /execute", "main.go      write   (+2 -0, 1 hunk)", "old.txt      kept    (the run deleted it", "pkg/new.txt  create  (+2, new file)", "applied 2 files"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" || read(t, h.dir, "pkg/new.txt") != "one\ntwo\n" || read(t, h.dir, "old.txt") != "old\n" {
+		t.Fatal("/apply did not bring the change (or deleted a file that existed before)")
+	}
+	if worktreeCount(t, h.dir) != 1 || h.e.Pending() != nil || h.e.PendingLine() != "" {
+		t.Fatal("the applied run's worktree is left, or still pending")
+	}
+	var applied *events.ChangesMeta
+	for _, ev := range h.events(t) {
+		if m, err := events.MetaOf[events.ChangesMeta](&ev); err == nil && ev.Kind == events.KindChanges && m.Apply {
+			applied = &m
+		}
+	}
+	if applied == nil || applied.Run != r.ID || applied.Worktree != r.Worktree {
+		t.Fatalf("no apply event: %+v", applied)
+	}
+	// /undo takes exactly that out.
+	h.out.Reset()
+	h.term.answers = append(h.term.answers, "y")
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, h.dir, "main.go") != "package main\n" || !strings.Contains(read(t, h.dir, "pkg/new.txt"), "no such file") || read(t, h.dir, "mine.txt") != "my untracked file\n" {
+		t.Fatalf("after /undo:\n%s", h.out.String())
+	}
+}
+
+func TestUndoBeforeApplyDiscardsTheRun(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	r := h.e.Pending()
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "/undo discards codex /execute") || !strings.Contains(out, "your files are not touched") {
+		t.Fatalf("/undo:\n%s", out)
+	}
+	if _, err := os.Stat(r.Worktree); err == nil || worktreeCount(t, h.dir) != 1 {
+		t.Fatal("the discarded run's worktree is left")
+	}
+	if read(t, h.dir, "main.go") != "package main\n" || read(t, h.dir, "old.txt") != "old\n" {
+		t.Fatal("discard touched the user's tree")
+	}
+	if list, _ := runs.List(h.dir); len(list) != 0 {
+		t.Fatalf("runs left: %v", list)
+	}
+}
+
+func TestADeclinedExecuteLeavesNoWorktree(t *testing.T) {
+	h := worktreeHarness(t, "n")
+	if _, err := h.e.Process(context.Background(), "/execute"); err != nil && !strings.Contains(err.Error(), "cancelled") {
+		t.Fatal(err)
+	}
+	if len(h.fr.ran) != 0 || worktreeCount(t, h.dir) != 1 || h.e.run != nil {
+		t.Fatal("a declined run left a worktree")
+	}
+	d, _ := runs.RepoDir(h.dir)
+	if names, _ := os.ReadDir(d); len(names) != 0 {
+		t.Fatalf("left in the runs folder: %v", names)
+	}
+}
+
+// A conflict is shown path by path and nothing is applied; the run stays
+// pending.
+func TestApplyConflictAppliesNothing(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc mine() {}\n"), 0o644)
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if !strings.Contains(out, "main.go      CONFLICT: you changed it during the run") || !strings.Contains(out, "/apply refused, 1 conflict: nothing was applied") {
+		t.Fatalf("/apply:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "pkg", "new.txt")); err == nil || read(t, h.dir, "main.go") != "package main\n\nfunc mine() {}\n" {
+		t.Fatal("a conflicted apply wrote something")
+	}
+	if h.e.Pending() == nil {
+		t.Fatal("the run is no longer pending")
+	}
+}
+
+// The planner of a /continue loop reads the run's worktree, and the
+// step's diff is the worktree's.
+func TestContinueWorksInTheRunsWorktree(t *testing.T) {
+	h := newHarnessIn(t, false, "y")
+	writePlan(t, h, fullPlan)
+	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
+		if r.Role == agents.RoleExecutor {
+			os.WriteFile(filepath.Join(r.Dir, "step.txt"), []byte("step\n"), 0o644)
+			return agents.Result{FinalText: "did a step"}
+		}
+		return agents.Result{FinalText: fullPlan + "\nPLAN COMPLETE"}
+	}
+	if _, err := h.e.Continue(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	r := h.e.Pending()
+	if r == nil || len(h.fr.ran) != 2 {
+		t.Fatalf("runs %d, pending %v:\n%s", len(h.fr.ran), r, h.out.String())
+	}
+	for _, req := range h.fr.ran {
+		if req.Dir != r.Worktree {
+			t.Errorf("%s ran in %s, not the run's worktree", req.Role, req.Dir)
+		}
+	}
+	if planner := h.fr.ran[1]; !strings.Contains(planner.Prompt, "+step") {
+		t.Errorf("the planner's prompt lacks the step's diff:\n%s", planner.Prompt)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "step.txt")); err == nil {
+		t.Fatal("the loop wrote in the user's tree")
+	}
+}
+
+// A room resumed after its process died brings the pending run back.
+func TestResumeBringsThePendingRunBack(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	id := h.e.Pending().ID
+	h2 := &harness{out: h.out, term: &scriptTerm{answers: []string{"y"}}, fr: h.fr, dir: h.dir}
+	e2, err := New(Config{Dir: h.dir, Runner: h.fr, Out: h.out, Term: h2.term, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	if l := e2.KeptRunsLine(); !strings.Contains(l, "1 executor run left by an earlier room, not applied") {
+		t.Fatalf("kept runs line %q", l)
+	}
+	h.out.Reset()
+	if _, err := e2.Resume(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if r := e2.Pending(); r == nil || r.ID != id || !strings.Contains(h.out.String(), "pending run: codex /execute") {
+		t.Fatalf("resume did not bring the run back:\n%s", h.out.String())
+	}
+	if _, err := e2.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" {
+		t.Fatal("the resumed run did not apply")
+	}
+}
+
+// In place, the agent takes .env out of .gitignore: the user's .env looks
+// new to the trees, and /undo must not delete it (it existed before the
+// run, ignored).
+func TestInPlaceUndoNeverDeletesAnIgnoredFileThatExistedBefore(t *testing.T) {
+	h := newHarnessIn(t, true, "y", "y")
+	os.WriteFile(filepath.Join(h.dir, ".gitignore"), []byte(".env\nnode_modules/\n"), 0o644)
+	exec.Command("git", "-C", h.dir, "add", ".gitignore").Run()
+	exec.Command("git", "-C", h.dir, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "ignore").Run()
+	os.WriteFile(filepath.Join(h.dir, ".env"), []byte("SECRET=mine\n"), 0o600)
+	os.MkdirAll(filepath.Join(h.dir, "node_modules", "x"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "node_modules", "x", "i.js"), []byte("x\n"), 0o644)
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		if r.Role == agents.RoleExecutor {
+			os.WriteFile(filepath.Join(r.Dir, ".gitignore"), []byte(""), 0o644)
+			os.WriteFile(filepath.Join(r.Dir, "made.txt"), []byte("by the run\n"), 0o644)
+		}
+		return agents.Result{FinalText: "done"}
+	}
+	writePlan(t, h, "## Goal\nx\n")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.out.String(), "in place: the executor edits your working tree directly") {
+		t.Fatalf("the preview does not say the run is in place:\n%s", h.out.String())
+	}
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	for _, want := range []string{"keep     .env (it existed before the run, ignored by git: never deleted)", "keep     node_modules/x/i.js", "delete   made.txt (new file)", "cannot be told apart from the agent's"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	if read(t, h.dir, ".env") != "SECRET=mine\n" || read(t, h.dir, "node_modules/x/i.js") != "x\n" {
+		t.Fatalf("/undo deleted the user's ignored files:\n%s", out)
+	}
+	if read(t, h.dir, ".gitignore") != ".env\nnode_modules/\n" || !strings.Contains(read(t, h.dir, "made.txt"), "no such file") {
+		t.Fatal("/undo did not revert the run's own changes")
+	}
+}
+
+// The page's view (serve) shows the pending run as the room does.
+func TestViewShowsThePendingRun(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	if _, err := h.e.Process(context.Background(), "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := OpenView(h.dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := v.Panel(context.Background())
+	if p.Pending != "3 files changed, not applied" {
+		t.Fatalf("the view's pending run: %q", p.Pending)
+	}
+}
+
+// Where git is missing there is no worktree: the room says so, runs
+// nothing, and names --in-place.
+func TestNoGitNoWorktreeOffersInPlace(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	t.Setenv("PATH", t.TempDir()) // no git
+	_, err := h.e.Process(context.Background(), "/execute")
+	if err == nil || !strings.Contains(err.Error(), "git is not installed") || !strings.Contains(err.Error(), "relay-baton chat --in-place") {
+		t.Fatalf("/execute without git: %v", err)
+	}
+	if len(h.fr.ran) != 0 || len(h.fr.prepared) != 0 {
+		t.Fatal("an agent was prepared or ran without its worktree")
+	}
+}
+
+// The user's own worktree.json (never the repository's) copies an
+// ignored .env into the run's worktree, and the preview says so.
+func TestUserConfigCopiesAnIgnoredFile(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	os.MkdirAll(filepath.Join(cfg, "relay-baton"), 0o700)
+	os.WriteFile(filepath.Join(cfg, "relay-baton", "worktree.json"), []byte(`{"copy": [".env"]}`), 0o600)
+	h := worktreeHarness(t, "y")
+	os.WriteFile(filepath.Join(h.dir, ".gitignore"), []byte(".env\n"), 0o644)
+	os.WriteFile(filepath.Join(h.dir, ".env"), []byte("KEY=1\n"), 0o600)
+	var seen string
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		seen = read(t, r.Dir, ".env")
+		return agents.Result{FinalText: "done"}
+	}
+	if _, err := h.e.Process(context.Background(), "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	if seen != "KEY=1\n" {
+		t.Fatalf("the worktree's .env: %q", seen)
+	}
+	if out := h.out.String(); !strings.Contains(out, "but for .env from your worktree.json") || !strings.Contains(out, "from your worktree.json: .env") {
+		t.Fatalf("the preview or set-up does not name .env:\n%s", out)
+	}
+}

@@ -1,0 +1,499 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relay-baton/relay-baton/agents/agenttest"
+)
+
+func gitRun(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// repo is a committed repository of files, runs kept in a folder of the
+// test's.
+func repo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	t.Setenv("RELAY_BATON_WORKTREES", t.TempDir())
+	t.Cleanup(WaitRemovals) // before the folder's own removal
+	dir := agenttest.GitRepo(t, files)
+	gitRun(t, dir, "add", ".")
+	gitRun(t, dir, "commit", "-qm", "init")
+	return dir
+}
+
+func write(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t testing.TB, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)))
+	return err == nil
+}
+
+// gitFacts is what a run must never change in the user's repository:
+// HEAD, the index file, the branches.
+func gitFacts(t *testing.T, dir string) string {
+	t.Helper()
+	idx, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	return gitRun(t, dir, "rev-parse", "HEAD") + gitRun(t, dir, "branch", "-a") + string(idx)
+}
+
+func worktrees(t *testing.T, dir string) int {
+	return strings.Count(gitRun(t, dir, "worktree", "list", "--porcelain"), "worktree ")
+}
+
+func start(t *testing.T, dir string, o Options) *Run {
+	t.Helper()
+	r, err := Start(context.Background(), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func planApply(t *testing.T, r *Run) *Plan {
+	t.Helper()
+	p, err := r.PlanApply(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func planUndo(t *testing.T, r *Run) *Plan {
+	t.Helper()
+	p, err := r.PlanUndo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const lines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
+
+func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", ".gitignore": ".env\nbuild/\n"})
+	write(t, dir, "a.txt", strings.Replace(lines, "two", "TWO", 1)) // uncommitted
+	write(t, dir, "staged.txt", "staged\n")
+	gitRun(t, dir, "add", "staged.txt")
+	write(t, dir, "new/untracked.txt", "mine\n")
+	write(t, dir, ".env", "SECRET=1\n")
+	write(t, dir, "build/out.bin", "big\n")
+	write(t, dir, "local.db", "db\n")
+	gitRun(t, dir, "status") // the index refreshed now, not by a later git
+	facts := gitFacts(t, dir)
+
+	r := start(t, dir, Options{Copy: []string{"local.db", "missing.txt"}})
+	if !strings.HasPrefix(r.Worktree, os.Getenv("RELAY_BATON_WORKTREES")) {
+		t.Fatalf("worktree %s not in the cache folder", r.Worktree)
+	}
+	wt := r.Worktree
+	if got := read(t, wt, "a.txt"); !strings.Contains(got, "TWO") {
+		t.Errorf("the worktree lacks the uncommitted edit: %q", got)
+	}
+	if read(t, wt, "staged.txt") != "staged\n" || read(t, wt, "new/untracked.txt") != "mine\n" {
+		t.Error("the worktree lacks the staged or untracked file")
+	}
+	if exists(wt, ".env") || exists(wt, "build/out.bin") {
+		t.Error("an ignored file was copied without the user's config listing it")
+	}
+	if !exists(wt, "local.db") {
+		t.Error("local.db, listed in the user's config, was not copied")
+	}
+	if head := strings.TrimSpace(gitRun(t, wt, "rev-parse", "HEAD")); head != r.Head {
+		t.Errorf("worktree HEAD %s, want %s", head, r.Head)
+	}
+	if b := strings.TrimSpace(gitRun(t, wt, "branch", "--show-current")); b != "" {
+		t.Errorf("the worktree is on branch %q, want a detached HEAD", b)
+	}
+	if st := gitRun(t, wt, "status", "--porcelain"); !strings.Contains(st, " M a.txt") || !strings.Contains(st, "?? new/") {
+		t.Errorf("git status in the worktree does not show the user's changes as changes:\n%s", st)
+	}
+	if gitFacts(t, dir) != facts {
+		t.Error("Start changed the user's HEAD, branches or index")
+	}
+	if worktrees(t, dir) != 2 {
+		t.Errorf("git worktree list: %s", gitRun(t, dir, "worktree", "list"))
+	}
+	ch, _, err := r.Changes(context.Background())
+	if err != nil || len(ch) != 0 {
+		t.Fatalf("a fresh run has changes %v (%v)", ch, err)
+	}
+	if got := Latest(dir, Pending); got == nil || got.ID != r.ID {
+		t.Fatalf("Latest: %v", got)
+	}
+}
+
+func TestTheRunsChangeReachesTheUserOnlyAfterApply(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "gone.txt": "x\n"})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(lines, "five", "FIVE", 1))
+	write(t, r.Worktree, "pkg/new.go", "package pkg\n")
+	os.Remove(filepath.Join(r.Worktree, "gone.txt"))
+	if read(t, dir, "a.txt") != lines || exists(dir, "pkg/new.go") {
+		t.Fatal("the run's change is in the user's tree before apply")
+	}
+	ch, _, err := r.Changes(context.Background())
+	if err != nil || len(ch) != 3 {
+		t.Fatalf("changes %v %v", ch, err)
+	}
+	d, _ := r.Diff(context.Background())
+	if !strings.Contains(d, "+FIVE") {
+		t.Errorf("diff: %s", d)
+	}
+	facts := gitFacts(t, dir)
+	p := planApply(t, r)
+	acts := map[string]string{}
+	for _, pp := range p.Paths {
+		acts[pp.Path] = pp.Action
+		if pp.Path == "a.txt" && pp.Hunks != 1 {
+			t.Errorf("a.txt: %d hunks, want 1", pp.Hunks)
+		}
+	}
+	if acts["a.txt"] != ActWrite || acts["pkg/new.go"] != ActCreate || acts["gone.txt"] != ActKeep || p.Conflicts != 0 {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(read(t, dir, "a.txt"), "FIVE") || read(t, dir, "pkg/new.go") != "package pkg\n" {
+		t.Error("apply did not bring the change")
+	}
+	if !exists(dir, "gone.txt") {
+		t.Error("apply deleted a file that existed before the run")
+	}
+	if exists(r.Worktree, "") || worktrees(t, dir) != 1 {
+		t.Errorf("the applied run's worktree is left: %s", gitRun(t, dir, "worktree", "list"))
+	}
+	if gitFacts(t, dir) != facts {
+		t.Error("apply changed the user's HEAD, branches or index")
+	}
+	// Undo takes exactly that out: the new file and its folder go.
+	r2, err := Load(dir, r.ID)
+	if err != nil || r2.State != Applied {
+		t.Fatalf("load %v %v", r2, err)
+	}
+	u := planUndo(t, r2)
+	if err := r2.Undo(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "a.txt") != lines || exists(dir, "pkg") || !exists(dir, "gone.txt") {
+		t.Error("undo did not take out exactly what apply wrote")
+	}
+	if list, _ := List(dir); len(list) != 0 {
+		t.Errorf("runs left after undo: %v", list)
+	}
+}
+
+// The agent removes .env from .gitignore: the user's ignored .env is not
+// the run's and survives apply and undo.
+func TestUnignoredEnvSurvivesApplyAndUndo(t *testing.T) {
+	for _, copied := range []bool{false, true} {
+		t.Run(map[bool]string{false: "not copied", true: "copied by the user's config"}[copied], func(t *testing.T) {
+			dir := repo(t, map[string]string{".gitignore": ".env\nnode_modules/\n", "a.txt": "a\n"})
+			write(t, dir, ".env", "SECRET=mine\n")
+			write(t, dir, "node_modules/x/index.js", "x\n")
+			var o Options
+			if copied {
+				o.Copy = []string{".env"}
+			}
+			r := start(t, dir, o)
+			write(t, r.Worktree, ".gitignore", "node_modules/\n")
+			p := planApply(t, r)
+			if p.Conflicts != 0 {
+				t.Fatalf("plan %+v", p.Paths)
+			}
+			if err := r.Apply(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			if read(t, dir, ".env") != "SECRET=mine\n" || read(t, dir, ".gitignore") != "node_modules/\n" {
+				t.Fatal("after apply")
+			}
+			if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+				t.Fatal(err)
+			}
+			if read(t, dir, ".env") != "SECRET=mine\n" || read(t, dir, "node_modules/x/index.js") != "x\n" || read(t, dir, ".gitignore") != ".env\nnode_modules/\n" {
+				t.Fatal("undo lost the user's ignored files or did not restore .gitignore")
+			}
+		})
+	}
+}
+
+// An ignored file of the user's that the run writes with other content
+// stops the apply: it is never overwritten.
+func TestAnIgnoredFileIsNeverOverwritten(t *testing.T) {
+	dir := repo(t, map[string]string{".gitignore": ".env\n", "a.txt": "a\n"})
+	write(t, dir, ".env", "SECRET=mine\n")
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, ".gitignore", "")
+	write(t, r.Worktree, ".env", "SECRET=agent\n")
+	write(t, r.Worktree, "a.txt", "A\n")
+	p := planApply(t, r)
+	if p.Conflicts != 1 {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	if err := r.Apply(context.Background(), p); !errors.Is(err, ErrConflict) {
+		t.Fatalf("apply: %v", err)
+	}
+	if read(t, dir, ".env") != "SECRET=mine\n" || read(t, dir, "a.txt") != "a\n" || read(t, dir, ".gitignore") != ".env\n" {
+		t.Fatal("a conflicted apply wrote something")
+	}
+}
+
+// What the user does during a run is theirs: an edit of another hunk of
+// a file the run changes is merged, a new file is left, and both survive
+// undo.
+func TestTheUsersEditDuringARunSurvivesApplyAndUndo(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "b.txt": "b\n"})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(lines, "nine", "NINE", 1))
+	// Meanwhile, in the user's tree:
+	write(t, dir, "a.txt", strings.Replace(lines, "one", "ONE", 1))
+	write(t, dir, "notes.txt", "my notes\n")
+	write(t, dir, "b.txt", "b edited\n")
+	p := planApply(t, r)
+	if p.Conflicts != 0 || len(p.Paths) != 1 || p.Paths[0].Action != ActMerge {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	both := strings.Replace(strings.Replace(lines, "one", "ONE", 1), "nine", "NINE", 1)
+	if read(t, dir, "a.txt") != both || read(t, dir, "notes.txt") != "my notes\n" || read(t, dir, "b.txt") != "b edited\n" {
+		t.Fatalf("after apply: %q", read(t, dir, "a.txt"))
+	}
+	// Another edit after the apply, away from the run's hunk.
+	write(t, dir, "a.txt", strings.Replace(both, "three", "THREE", 1))
+	if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(strings.Replace(lines, "one", "ONE", 1), "three", "THREE", 1)
+	if read(t, dir, "a.txt") != want || read(t, dir, "notes.txt") != "my notes\n" || read(t, dir, "b.txt") != "b edited\n" {
+		t.Fatalf("after undo: %q", read(t, dir, "a.txt"))
+	}
+}
+
+func TestAConflictIsReportedWithNothingHalfApplied(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "b.txt": lines})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(lines, "four", "run's four", 1))
+	write(t, r.Worktree, "b.txt", strings.Replace(lines, "four", "FOUR", 1))
+	write(t, r.Worktree, "c.txt", "new\n")
+	write(t, dir, "b.txt", strings.Replace(lines, "four", "my four", 1))
+	p := planApply(t, r)
+	if p.Conflicts != 1 {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	for _, pp := range p.Paths {
+		if (pp.Path == "b.txt") != (pp.Conflict != "") {
+			t.Errorf("%s: conflict %q", pp.Path, pp.Conflict)
+		}
+	}
+	if err := r.Apply(context.Background(), p); !errors.Is(err, ErrConflict) {
+		t.Fatalf("apply: %v", err)
+	}
+	if read(t, dir, "a.txt") != lines || exists(dir, "c.txt") || !strings.Contains(read(t, dir, "b.txt"), "my four") {
+		t.Fatal("something was applied")
+	}
+	if r.State != Pending || !exists(r.Worktree, "c.txt") {
+		t.Fatal("the run is not pending any more after a refused apply")
+	}
+}
+
+func TestUndoRefusesWhatTheUserChangedSinceTheApply(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "b.txt": lines})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(lines, "four", "FOUR", 1))
+	write(t, r.Worktree, "b.txt", strings.Replace(lines, "four", "FOUR", 1))
+	write(t, r.Worktree, "new.txt", "new\n")
+	if err := r.Apply(context.Background(), planApply(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "b.txt", strings.Replace(lines, "four", "FOUR and mine", 1))
+	write(t, dir, "new.txt", "new, and mine\n")
+	u := planUndo(t, r)
+	if u.Conflicts != 2 {
+		t.Fatalf("undo plan %+v", u.Paths)
+	}
+	if err := r.Undo(context.Background(), u); !errors.Is(err, ErrConflict) {
+		t.Fatalf("undo: %v", err)
+	}
+	if !strings.Contains(read(t, dir, "a.txt"), "FOUR") || read(t, dir, "new.txt") != "new, and mine\n" {
+		t.Fatal("a refused undo reverted something")
+	}
+}
+
+func TestApplyRefusesWhenTheTreeMovedAfterThePreview(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(lines, "four", "FOUR", 1))
+	p := planApply(t, r)
+	write(t, dir, "a.txt", strings.Replace(lines, "four", "mine", 1))
+	if err := r.Apply(context.Background(), p); !errors.Is(err, ErrMoved) {
+		t.Fatalf("apply: %v", err)
+	}
+	if !strings.Contains(read(t, dir, "a.txt"), "mine") {
+		t.Fatal("the user's edit was overwritten")
+	}
+}
+
+func TestDiscardLeavesNoWorktreeAndTheUsersTreeAlone(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	write(t, dir, "a.txt", "mine\n")
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", "run\n")
+	u := planUndo(t, r)
+	if !u.Discard {
+		t.Fatal("undo of a pending run is not a discard")
+	}
+	if err := r.Undo(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "a.txt") != "mine\n" || worktrees(t, dir) != 1 || exists(r.Worktree, "") || exists(r.Dir(), "") {
+		t.Fatalf("after discard: %s", gitRun(t, dir, "worktree", "list"))
+	}
+}
+
+// A relay-baton SIGKILLed mid-run leaves its run listed; discarding it
+// leaves no worktree.
+func TestAKilledRunIsListedAndDiscarded(t *testing.T) {
+	if os.Getenv("RUNS_HELPER") != "" {
+		return
+	}
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperStartsARunAndHangs$")
+	cmd.Env = append(os.Environ(), "RUNS_HELPER="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf) // the helper says "started" once its run is recorded, then waits
+	if !strings.Contains(string(buf[:n]), "started") {
+		t.Fatalf("helper: %q", buf[:n])
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	list, err := List(dir)
+	if err != nil || len(list) != 1 || list[0].State != Pending || list[0].PID != cmd.Process.Pid {
+		t.Fatalf("list after the kill: %v %v", list, err)
+	}
+	r := list[0]
+	if read(t, r.Worktree, "a.txt") != "agent\n" {
+		t.Fatal("the killed run's work is gone")
+	}
+	if err := r.Discard(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if worktrees(t, dir) != 1 {
+		t.Fatalf("worktree list: %s", gitRun(t, dir, "worktree", "list"))
+	}
+	if list, _ := List(dir); len(list) != 0 {
+		t.Fatalf("runs left: %v", list)
+	}
+}
+
+func TestHelperStartsARunAndHangs(t *testing.T) {
+	dir := os.Getenv("RUNS_HELPER")
+	if dir == "" {
+		t.Skip("helper of TestAKilledRunIsListedAndDiscarded")
+	}
+	r, err := Start(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Worktree, "a.txt"), []byte("agent\n"), 0o644)
+	os.Stdout.WriteString("started\n")
+	select {} // killed here
+}
+
+func TestNoCommitAndConfigPathsOutsideAreRefused(t *testing.T) {
+	t.Setenv("RELAY_BATON_WORKTREES", t.TempDir())
+	empty := agenttest.GitRepo(t, map[string]string{"a.txt": "a\n"})
+	if _, err := Start(context.Background(), empty, Options{}); !errors.Is(err, ErrNoCommit) {
+		t.Fatalf("no commit: %v", err)
+	}
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	if _, err := Start(context.Background(), dir, Options{Copy: []string{"../secret"}}); err == nil {
+		t.Fatal("a config path outside the repository was accepted")
+	}
+	if worktrees(t, dir) != 1 {
+		t.Fatal("a failed start left a worktree")
+	}
+	if list, _ := List(dir); len(list) != 0 {
+		t.Fatalf("a failed start left a record: %v", list)
+	}
+}
+
+func TestAWorktreeFolderInsideTheRepositoryIsRefused(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	t.Setenv("RELAY_BATON_WORKTREES", filepath.Join(dir, ".cache", "wt"))
+	if _, err := Start(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "inside the repository") {
+		t.Fatalf("start: %v", err)
+	}
+	if exists(dir, ".cache") {
+		t.Fatal("the refused folder was made")
+	}
+}
+
+// A run that changes more files than one command line carries applies
+// and undoes whole.
+func TestManyFilesApplyAndUndo(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 250; i++ {
+		files[fmt.Sprintf("d/f%03d.txt", i)] = "x\n"
+	}
+	dir := repo(t, files)
+	r := start(t, dir, Options{})
+	for i := 0; i < 250; i++ {
+		write(t, r.Worktree, fmt.Sprintf("d/f%03d.txt", i), "y\n")
+	}
+	p := planApply(t, r)
+	if len(p.Paths) != 250 || p.Conflicts != 0 {
+		t.Fatalf("plan: %d paths, %d conflicts", len(p.Paths), p.Conflicts)
+	}
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "d/f000.txt") != "y\n" || read(t, dir, "d/f249.txt") != "y\n" {
+		t.Fatal("not every file was applied")
+	}
+	if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "d/f000.txt") != "x\n" || read(t, dir, "d/f249.txt") != "x\n" {
+		t.Fatal("not every file was undone")
+	}
+}
