@@ -310,7 +310,13 @@ func Run(ctx context.Context, t *Table, args []string, io *IO) int {
 		case args[0] == "--color" && len(args) > 1:
 			args = args[2:]
 		default:
-			return report(io, &UsageError{Msg: fmt.Sprintf("unknown flag %s", args[0]), Hint: "relay-baton --help"})
+			msg := fmt.Sprintf("unknown flag %s", args[0])
+			if t.Suggest != nil && strings.HasPrefix(args[0], "--") {
+				// --verison: did you mean --version?
+				word, _, _ := strings.Cut(args[0], "=")
+				msg += t.Suggest(word, flagNames(globalFlags))
+			}
+			return report(io, &UsageError{Msg: msg, Hint: "relay-baton --help"})
 		}
 	}
 	if len(args) == 0 {

@@ -146,6 +146,15 @@ var globalFlags = []compFlag{
 	{Long: "version", Short: "v", Usage: "print the version"},
 }
 
+// flagNames are the long names of fl, with their dashes.
+func flagNames(fl []compFlag) []string {
+	var out []string
+	for _, f := range fl {
+		out = append(out, "--"+f.Long)
+	}
+	return out
+}
+
 func flagWords(fl []compFlag) string {
 	var w []string
 	for _, f := range fl {
