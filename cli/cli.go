@@ -7,7 +7,7 @@
 //	os.Args ─► Run ─► colour (--color, NO_COLOR, TTY) ─► Table lookup ─► Command.Run(Invocation)
 //	                                                                        │ Flags, Parse (--help)
 //	error ◄── report: UsageError 2, ExitError n, ErrSilent 1 ◄──────────────┘
-//	Table ─► probe each Run's flag set ─► bash / zsh / fish scripts
+//	Table ─► probe each Run's flag set ─► bash / zsh / fish / PowerShell scripts
 //
 // It knows no lane and no room: package main binds each command's Run (flags,
 // one call into room, conversation or server, render) and the values only
