@@ -169,7 +169,7 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 // pwshTable is the JSON table inside the PowerShell script.
 type pwshTable struct {
 	Commands []struct{ W, D string } `json:"commands"`
-	Keys     map[string]string      `json:"keys"`
+	Keys     map[string]string       `json:"keys"`
 	Specs    map[string]struct {
 		Flags  []struct{ W, D string } `json:"flags"`
 		Valued []string                `json:"valued"`
