@@ -19,6 +19,7 @@ var RelayBaton = &Table{
 		"color": {"auto", "always", "never"},
 		"to":    {"claude", "codex"},
 		"scope": {"project", "local", "user"},
+		"form":  {"auto", "exec", "shell"},
 		"kind":  events.KindNames(),
 		"role":  events.RoleNames(),
 	},
@@ -245,7 +246,7 @@ Install, with one of these lines (bash, zsh, fish, PowerShell's profile):
 ` + "\techo 'source <(relay-baton completion bash)' >> ~/.bashrc\n" +
 		"\techo 'source <(relay-baton completion zsh)' >> ~/.zshrc\n" +
 		"\trelay-baton completion fish > ~/.config/fish/completions/relay-baton.fish\n" +
-		"\tAdd-Content $PROFILE 'relay-baton completion powershell | Out-String | Invoke-Expression'\n" + `
+		"\trelay-baton completion powershell >> $PROFILE\n" + `
 or, for this shell only:
 
 ` + "\tsource <(relay-baton completion bash)",

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 
 // The contracts selftest checks, per agent, in order.
 var selftestContracts = map[string][]string{
-	"claude": {"claude CLI", "stream-json output", "hook payloads", "hook environment", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket"},
+	"claude": {"claude CLI", "stream-json output", "hook payloads", "hook environment", "exec-form hooks (args)", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket"},
 	"codex":  {"codex CLI", "hook trust (app-server)", "exec --json output", "Stop hook payload", "Stop hook delivery", "rollout shape", "resume (exec resume)", "queue command line", "steer protocol (app-server)"},
 }
 
