@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tailscale/hujson"
@@ -172,16 +173,18 @@ func isOurs(cmd string) bool {
 		return false
 	}
 	for i := 0; i < len(flags); i += 2 {
-		if !flagName.MatchString(flags[i]) || !plainWord.MatchString(flags[i+1]) {
+		if !flagName().MatchString(flags[i]) || !plainWord().MatchString(flags[i+1]) {
 			return false
 		}
 	}
 	return true
 }
 
+// flagName and plainWord are compiled on first use (hook install), not
+// when the binary starts: every hook run starts this binary.
 var (
-	flagName  = regexp.MustCompile(`^--[a-z][a-z-]*$`)
-	plainWord = regexp.MustCompile(`^[A-Za-z0-9._:/+-]+$`)
+	flagName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--[a-z][a-z-]*$`) })
+	plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:/+-]+$`) })
 )
 
 // cutShellWord splits cmd into its first word as ShellQuote writes one (a
