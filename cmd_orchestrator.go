@@ -382,6 +382,7 @@ func hookInstall(inv *cli.Invocation) error {
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
 	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
+	form := fs.String("form", hookinstall.FormAuto, "Claude Code's hooks: exec (run without a shell; Claude Code 2.1.139 or later), shell (sh -c), or auto: exec when the claude on PATH (or $RELAY_BATON_CLAUDE) is new enough")
 	wsFlag := workspaceFlag(fs)
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -397,7 +398,7 @@ func hookInstall(inv *cli.Invocation) error {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("hook install: %s; nothing was installed (--check and --uninstall still work here)", note)}
 	}
 	current, err := hookinstall.Install(inv.Ctx, inv.IO.Out, hookinstall.Options{Agent: *agent,
-		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall})
+		Workspace: ws, Scope: *scope, WaitTimeout: *waitTimeout, Check: *check, Uninstall: *uninstall, Form: *form})
 	var ue *hookinstall.UsageError
 	switch {
 	case errors.As(err, &ue):

@@ -325,15 +325,17 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 }
 
 func TestHookInstallCommand(t *testing.T) {
+	// Shell form, whatever claude this machine has (--form auto: see
+	// hookinstall's TestInstallForm and the room's end-to-end tests).
 	ws := t.TempDir()
 	settings := filepath.Join(ws, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}]},"model":"x"}`), 0o644)
-	_, _, code := runInProcess(t, "", "hook", "install", "--check", "--workspace", ws)
+	_, _, code := runInProcess(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws)
 	if code != 1 {
 		t.Errorf("--check before install: exit %d, want 1", code)
 	}
-	out, errOut, code := runInProcess(t, "", "hook", "install", "--workspace", ws)
+	out, errOut, code := runInProcess(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "Installed") || !strings.Contains(out, "Adoption rule") || !strings.Contains(out, "wait --session") {
 		t.Fatalf("install: %q %q %d", out, errOut, code)
 	}
@@ -342,11 +344,11 @@ func TestHookInstallCommand(t *testing.T) {
 	if !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"model":"x"`) || !strings.Contains(string(b), exe+" hook stop") || !strings.Contains(string(b), `"asyncRewake":true`) {
 		t.Errorf("settings after install:\n%s", b)
 	}
-	out, _, code = runInProcess(t, "", "hook", "install", "--workspace", ws)
+	out, _, code = runInProcess(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "already installed") {
 		t.Errorf("second install: %q", out)
 	}
-	if _, _, code = runInProcess(t, "", "hook", "install", "--check", "--workspace", ws); code != 0 {
+	if _, _, code = runInProcess(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws); code != 0 {
 		t.Errorf("--check after install: exit %d", code)
 	}
 	out, _, code = runInProcess(t, "", "hook", "install", "--uninstall", "--workspace", ws)

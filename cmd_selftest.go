@@ -32,6 +32,9 @@ func runSelftest(inv *cli.Invocation) error {
 		if dir == "" || !filepath.IsAbs(dir) {
 			return nil
 		}
+		if fs.Arg(0) == selftest.ExecFormArg { // started by an exec-form hook
+			dir = filepath.Join(dir, selftest.ExecFormArg)
+		}
 		return selftest.RecordHook(dir, inv.IO.In, inv.IO.Out)
 	}
 	if fs.NArg() > 0 {

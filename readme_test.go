@@ -308,3 +308,47 @@ func TestArchitectureImportsAreTrue(t *testing.T) {
 		}
 	}
 }
+
+// testdata/corpus/README.md names the files that read the corpus: each
+// one it names exists, and each Go file that names the corpus's folder is
+// among them.
+func TestCorpusReadmeNamesRealFiles(t *testing.T) {
+	b, err := os.ReadFile("testdata/corpus/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "\n---\n")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z/_]+\\.go)`").FindAllStringSubmatch(head, -1) {
+		named[m[1]] = true
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("testdata/corpus/README.md names %s: %v", m[1], err)
+		}
+	}
+	if len(named) < 5 {
+		t.Fatalf("only %d files named in testdata/corpus/README.md: %v", len(named), named)
+	}
+	uses := regexp.MustCompile(`testdata/corpus/|"testdata", "corpus"`)
+	err = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (p == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != "." {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, ".go") || p == "readme_test.go" {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if uses.Match(src) && !named[filepath.ToSlash(p)] {
+			t.Errorf("%s reads testdata/corpus but testdata/corpus/README.md does not name it", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -48,24 +48,65 @@ func (b *bench) hookStop() error {
 	if *quick {
 		n = 60
 	}
-	var ours, ref []time.Duration
-	for i := 0; i < n; i++ { // interleaved, so both see the same machine state
+	empty, err := b.emptyGoProgram()
+	if err != nil {
+		return err
+	}
+	var ours, viaShell, ref, floor []time.Duration
+	for i := 0; i < n; i++ { // interleaved, so all four see the same machine state
 		d, _, err := runOnce(strings.NewReader(payload), env, ws, b.bin, "hook", "stop")
 		if err != nil {
 			return err
 		}
 		ours = append(ours, d)
+		// A shell-form hook: what Claude Code starts for it.
+		d, _, err = runOnce(strings.NewReader(payload), env, ws, "/bin/sh", "-c", b.bin+" hook stop")
+		if err != nil {
+			return err
+		}
+		viaShell = append(viaShell, d)
 		d, _, err = runOnce(strings.NewReader(payload), env, ws, filepath.Join(b.ref, "stop-hook.sh"))
 		if err != nil {
 			return err
 		}
 		ref = append(ref, d)
+		d, _, err = runOnce(strings.NewReader(payload), env, ws, empty)
+		if err != nil {
+			return err
+		}
+		floor = append(floor, d)
 	}
-	o, r := median(ours), median(ref)
+	o, r, f := median(ours), median(ref), median(floor)
 	ratio := float64(o) / float64(r)
 	add(row{"`hook stop`, empty inbox (process, median)", ms(o), ms(r) + " (bash + python3)", fmt.Sprintf("%.3f×", ratio),
 		"≤ 5 ms and ≤ 0.05×", verdict(o <= 5*time.Millisecond && ratio <= 0.05)})
+	fratio := float64(o) / float64(f)
+	add(row{"`hook stop`, empty inbox, exec-form hook, against an empty Go program (median)", ms(o), ms(f) + " (func main() {})", fmt.Sprintf("%.2f×", fratio),
+		"≤ 2.5×", verdict(fratio <= 2.5)})
+	s := median(viaShell)
+	add(row{"`hook stop`, empty inbox, shell-form hook (`sh -c`), against an empty Go program (median)", ms(s), ms(f) + " (func main() {})", fmt.Sprintf("%.2f×", float64(s)/float64(f)), "", ""})
 	return nil
+}
+
+// emptyGoProgram builds `package main; func main() {}` with the same Go:
+// the floor of any Go process's start on this machine.
+func (b *bench) emptyGoProgram() (string, error) {
+	dir := filepath.Join(b.tmp, "empty")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "empty")
+	cmd := exec.Command("go", "build", "-o", bin, src)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the empty program: %w: %s", err, out)
+	}
+	return bin, nil
 }
 
 // idleWait: enqueue -> claimed and printed by `relay-baton wait`, against a

@@ -7,7 +7,7 @@
 //	os.Args ─► Run ─► colour (--color, NO_COLOR, TTY) ─► Table lookup ─► Command.Run(Invocation)
 //	                                                                        │ Flags, Parse (--help)
 //	error ◄── report: UsageError 2, ExitError n, ErrSilent 1 ◄──────────────┘
-//	Table ─► probe each Run's flag set ─► bash / zsh / fish scripts
+//	Table ─► probe each Run's flag set ─► bash / zsh / fish / PowerShell scripts
 //
 // It knows no lane and no room: package main binds each command's Run (flags,
 // one call into room, conversation or server, render) and the values only
@@ -310,7 +310,13 @@ func Run(ctx context.Context, t *Table, args []string, io *IO) int {
 		case args[0] == "--color" && len(args) > 1:
 			args = args[2:]
 		default:
-			return report(io, &UsageError{Msg: fmt.Sprintf("unknown flag %s", args[0]), Hint: "relay-baton --help"})
+			msg := fmt.Sprintf("unknown flag %s", args[0])
+			if t.Suggest != nil && strings.HasPrefix(args[0], "--") {
+				// --verison: did you mean --version?
+				word, _, _ := strings.Cut(args[0], "=")
+				msg += t.Suggest(word, flagNames(globalFlags))
+			}
+			return report(io, &UsageError{Msg: msg, Hint: "relay-baton --help"})
 		}
 	}
 	if len(args) == 0 {

@@ -19,6 +19,7 @@ var RelayBaton = &Table{
 		"color": {"auto", "always", "never"},
 		"to":    {"claude", "codex"},
 		"scope": {"project", "local", "user"},
+		"form":  {"auto", "exec", "shell"},
 		"kind":  events.KindNames(),
 		"role":  events.RoleNames(),
 	},
@@ -264,22 +265,23 @@ from the build information Go records. --version prints the same line.`,
 }
 
 var Completion = &Command{
-	Entry: Entry{Name: "completion", Usage: "bash|zsh|fish", Short: "Print a shell completion script"},
-	Long: `Prints a completion script for bash, zsh or fish, generated from the same command
-table that drives dispatch and --help: commands and aliases, each command's flags,
+	Entry: Entry{Name: "completion", Usage: "bash|zsh|fish|powershell", Short: "Print a shell completion script"},
+	Long: `Prints a completion script for bash, zsh, fish or PowerShell, generated from the same
+command table that drives dispatch and --help: commands and aliases, each command's flags,
 flag values (--color auto|always|never, --kind and --role of replay, --diet, --agent,
 --to, --scope) and session ids for --session (from 'relay-baton targets'; for replay,
 from the conversation log). The bash script needs no bash-completion package.
 
-Install, with one of these lines (bash, zsh, fish):
+Install, with one of these lines (bash, zsh, fish, PowerShell's profile):
 
 ` + "\techo 'source <(relay-baton completion bash)' >> ~/.bashrc\n" +
 		"\techo 'source <(relay-baton completion zsh)' >> ~/.zshrc\n" +
-		"\trelay-baton completion fish > ~/.config/fish/completions/relay-baton.fish\n" + `
+		"\trelay-baton completion fish > ~/.config/fish/completions/relay-baton.fish\n" +
+		"\trelay-baton completion powershell >> $PROFILE\n" + `
 or, for this shell only:
 
 ` + "\tsource <(relay-baton completion bash)",
-	Subcommands: []string{"bash", "zsh", "fish"},
+	Subcommands: []string{"bash", "zsh", "fish", "powershell"},
 	Run:         runCompletion,
 }
 

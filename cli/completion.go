@@ -20,13 +20,13 @@ func runCompletion(inv *Invocation) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return &UsageError{Msg: "completion needs one shell: bash, zsh or fish", Hint: "relay-baton completion --help"}
+		return &UsageError{Msg: "completion needs one shell: bash, zsh, fish or powershell", Hint: "relay-baton completion --help"}
 	}
 	return WriteCompletion(inv.IO.Out, inv.Table, fs.Arg(0))
 }
 
-// WriteCompletion writes t's completion script for shell (bash, zsh or
-// fish).
+// WriteCompletion writes t's completion script for shell (bash, zsh, fish
+// or powershell).
 func WriteCompletion(w io.Writer, t *Table, shell string) error {
 	specs := completionSpecs(t)
 	switch shell {
@@ -36,8 +36,10 @@ func WriteCompletion(w io.Writer, t *Table, shell string) error {
 		return writeBash(w, t, specs, true)
 	case "fish":
 		return writeFish(w, specs)
+	case "powershell":
+		return writePowerShell(w, t, specs)
 	}
-	return &UsageError{Msg: fmt.Sprintf("completion: unknown shell %q: choose bash, zsh or fish", shell), Hint: "relay-baton completion --help"}
+	return &UsageError{Msg: fmt.Sprintf("completion: unknown shell %q: choose bash, zsh, fish or powershell", shell), Hint: "relay-baton completion --help"}
 }
 
 // compFlag is one flag as completion sees it.
@@ -144,6 +146,15 @@ var globalFlags = []compFlag{
 	{Long: "color", Value: true, Values: []string{"auto", "always", "never"}, Usage: "colour output"},
 	{Long: "help", Short: "h", Usage: "help for relay-baton"},
 	{Long: "version", Short: "v", Usage: "print the version"},
+}
+
+// flagNames are the long names of fl, with their dashes.
+func flagNames(fl []compFlag) []string {
+	var out []string
+	for _, f := range fl {
+		out = append(out, "--"+f.Long)
+	}
+	return out
 }
 
 func flagWords(fl []compFlag) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -273,12 +274,13 @@ func TargetIDs(dir string) []string {
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
 // A file that is not a regular one is not read (events.ReadRegular).
 func claudeHooksIn(ws string) string {
+	execStopHook := regexp.MustCompile(`"args"\s*:\s*\[\s*"hook"\s*,\s*"stop"`) // exec form: "args": ["hook", "stop"]
 	for _, scope := range []string{"project", "local", "user"} {
 		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {
 			continue
 		}
-		if data, err := events.ReadRegular(path, 16<<20); err == nil && strings.Contains(string(data), " hook stop") {
+		if data, err := events.ReadRegular(path, 16<<20); err == nil && (strings.Contains(string(data), " hook stop") || execStopHook.Match(data)) {
 			return path
 		}
 	}

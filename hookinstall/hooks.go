@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tailscale/hujson"
@@ -24,14 +25,33 @@ type HookOptions struct {
 	Binary      string        // absolute path of relay-baton
 	WaitTimeout time.Duration // the waiter's hook timeout (0 = conversation.DefaultWaitTimeout)
 	Agent       string        // "" or conversation.AgentClaude: Claude Code's hooks; conversation.AgentCodex: Codex's (codex_hooks.go)
+	// ExecForm writes Claude Code's hooks in exec form: "command" the
+	// binary and "args" its arguments, run without a shell (Claude Code
+	// 2.1.139 and later). Without it, "command" is one shell line that
+	// Claude Code runs with sh -c. Codex's hooks are always shell lines.
+	ExecForm bool
 }
 
 // HookEntry is one hook relay-baton registers.
 type HookEntry struct {
 	Event       string // Stop, SessionStart, UserPromptSubmit, Notification
-	Command     string
+	Command     string // a shell line, or (with Args) the binary
+	Args        []string
 	Timeout     int // seconds
 	AsyncRewake bool
+}
+
+// Line is the entry as one shell line, for messages: Command, or in exec
+// form the binary and its arguments quoted as a shell would need them.
+func (h HookEntry) Line() string {
+	if h.Args == nil {
+		return h.Command
+	}
+	w := []string{ShellQuote(h.Command)}
+	for _, a := range h.Args {
+		w = append(w, ShellQuote(a))
+	}
+	return strings.Join(w, " ")
 }
 
 // hookSubs are the relay-baton hook subcommands (what marks an entry ours).
@@ -51,7 +71,7 @@ func Hooks(o HookOptions) []HookEntry {
 		wait += " --timeout " + (wt - conversation.WaiterMargin(wt)).String()
 	}
 	secs := int((wt + time.Second - 1) / time.Second)
-	return []HookEntry{
+	out := []HookEntry{
 		{Event: "Stop", Command: HookCommand(o.Binary, "stop"), Timeout: 30},
 		{Event: "Stop", Command: wait, Timeout: secs, AsyncRewake: true},
 		{Event: "SessionStart", Command: HookCommand(o.Binary, "session-start"), Timeout: 30},
@@ -59,6 +79,15 @@ func Hooks(o HookOptions) []HookEntry {
 		{Event: "UserPromptSubmit", Command: HookCommand(o.Binary, "prompt-submit"), Timeout: 30},
 		{Event: "Notification", Command: HookCommand(o.Binary, "notify"), Timeout: 30},
 	}
+	if o.ExecForm {
+		// The same words, without a shell: the binary's path as it is
+		// (no quoting), each argument its own element.
+		for i, h := range out {
+			_, rest, _ := cutShellWord(h.Command)
+			out[i].Command, out[i].Args = o.Binary, strings.Fields(rest)
+		}
+	}
+	return out
 }
 
 // HookCommand is the command line of a hook: the binary (shell-quoted when
@@ -75,6 +104,54 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// isOursExec reports whether an exec-form hook (command, args) is exactly
+// one relay-baton registered: a relay-baton binary with the arguments
+// "hook <sub>" and "--flag value" pairs of plain words, as isOurs.
+func isOursExec(command string, args []string) bool {
+	if command == "" || !filepath.IsAbs(command) || strings.ContainsAny(command, "\x00\n") {
+		return false
+	}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'") {
+			return false
+		}
+	}
+	return isOurs(ShellQuote(command) + " " + strings.Join(args, " "))
+}
+
+// handlerLine reads one hook handler of a settings file: its command as
+// one shell line (exec form's command and args joined as Line does), and
+// whether it is exactly relay-baton's own. ok is false when it has no
+// string command.
+func handlerLine(hobj *hujson.Object) (line string, ours, ok bool) {
+	cv := jmember(hobj, "command")
+	if cv == nil {
+		return "", false, false
+	}
+	lit, isLit := cv.Value.(hujson.Literal)
+	if !isLit || lit.Kind() != '"' {
+		return "", false, false
+	}
+	av := jmember(hobj, "args")
+	if av == nil {
+		return lit.String(), isOurs(lit.String()), true
+	}
+	arr, isArr := av.Value.(*hujson.Array)
+	if !isArr {
+		return lit.String(), false, true
+	}
+	args := []string{}
+	for _, e := range arr.Elements {
+		a, isStr := e.Value.(hujson.Literal)
+		if !isStr || a.Kind() != '"' {
+			return lit.String(), false, true
+		}
+		args = append(args, a.String())
+	}
+	h := HookEntry{Command: lit.String(), Args: args}
+	return h.Line(), isOursExec(lit.String(), args), true
 }
 
 // isOurs reports whether a hook command is exactly one relay-baton
@@ -96,16 +173,18 @@ func isOurs(cmd string) bool {
 		return false
 	}
 	for i := 0; i < len(flags); i += 2 {
-		if !flagName.MatchString(flags[i]) || !plainWord.MatchString(flags[i+1]) {
+		if !flagName().MatchString(flags[i]) || !plainWord().MatchString(flags[i+1]) {
 			return false
 		}
 	}
 	return true
 }
 
+// flagName and plainWord are compiled on first use (hook install), not
+// when the binary starts: every hook run starts this binary.
 var (
-	flagName  = regexp.MustCompile(`^--[a-z][a-z-]*$`)
-	plainWord = regexp.MustCompile(`^[A-Za-z0-9._:/+-]+$`)
+	flagName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--[a-z][a-z-]*$`) })
+	plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:/+-]+$`) })
 )
 
 // cutShellWord splits cmd into its first word as ShellQuote writes one (a
@@ -191,7 +270,7 @@ func MergeHooks(settings []byte, o HookOptions, uninstall bool) ([]byte, error) 
 	var events []string
 	groups := map[string][][]byte{}
 	for _, h := range Hooks(o) {
-		g, err := json.Marshal(hookGroup{Hooks: []hookHandler{{Type: "command", Command: h.Command, Timeout: h.Timeout, AsyncRewake: h.AsyncRewake}}})
+		g, err := json.Marshal(hookGroup{Hooks: []hookHandler{{Type: "command", Command: h.Command, Args: h.Args, Timeout: h.Timeout, AsyncRewake: h.AsyncRewake}}})
 		if err != nil {
 			return nil, err
 		}
@@ -250,10 +329,11 @@ type hookGroup struct {
 }
 
 type hookHandler struct {
-	Type        string `json:"type"`
-	Command     string `json:"command"`
-	Timeout     int    `json:"timeout"`
-	AsyncRewake bool   `json:"asyncRewake,omitempty"`
+	Type        string   `json:"type"`
+	Command     string   `json:"command"`
+	Args        []string `json:"args,omitempty"`
+	Timeout     int      `json:"timeout"`
+	AsyncRewake bool     `json:"asyncRewake,omitempty"`
 }
 
 // memberOffset is where obj's member name starts in the parsed file, or -1
@@ -298,12 +378,8 @@ func removeOurHooks(hooks *hujson.Object) {
 				if !ok {
 					return true
 				}
-				cv := jmember(hobj, "command")
-				if cv == nil {
-					return true
-				}
-				lit, ok := cv.Value.(hujson.Literal)
-				return !ok || lit.Kind() != '"' || !isOurs(lit.String())
+				_, ours, _ := handlerLine(hobj)
+				return !ours
 			})
 			return len(list.Elements) > 0 // a group that held only ours goes
 		})
@@ -331,13 +407,30 @@ func ForeignRelayBatonHooks(settings []byte) []string {
 		if !ok {
 			continue
 		}
-		cv := jmember(obj, "command")
-		if cv == nil {
+		if c, ours, ok := handlerLine(obj); ok && callsOurHook(c) && !ours {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// StopHookBinaries are the relay-baton binaries whose own Stop hook
+// ("<binary> hook stop", in shell or exec form) settings holds.
+func StopHookBinaries(settings []byte) []string {
+	doc, err := parseJSONDoc(settings)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for v := range doc.root.All() {
+		obj, ok := v.Value.(*hujson.Object)
+		if !ok {
 			continue
 		}
-		if lit, ok := cv.Value.(hujson.Literal); ok && lit.Kind() == '"' {
-			if c := lit.String(); callsOurHook(c) && !isOurs(c) {
-				out = append(out, c)
+		if c, ours, _ := handlerLine(obj); ours {
+			bin, rest, _ := cutShellWord(c)
+			if strings.HasPrefix(rest, " hook stop") && !slices.Contains(out, bin) {
+				out = append(out, bin)
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
@@ -34,7 +34,21 @@ type Options struct {
 	WaitTimeout time.Duration // at least 10 s
 	Check       bool          // only report whether the hooks are installed and current
 	Uninstall   bool
+	// Form of Claude Code's hooks: FormExec, FormShell, or FormAuto (exec
+	// form when the installed claude runs it, ClaudeExecForm). "" is
+	// FormShell. Codex's hooks are shell lines whatever it says.
+	Form string
+	// Env is the environment FormAuto looks for claude in (PATH,
+	// RELAY_BATON_CLAUDE); nil is this process's.
+	Env []string
 }
+
+// The forms of Claude Code's hooks (Options.Form).
+const (
+	FormAuto  = "auto"
+	FormExec  = "exec"
+	FormShell = "shell"
+)
 
 // UsageError is an install refused for its arguments (a bad scope,
 // a temporary `go run` binary): Hint says what to run instead.
@@ -87,6 +101,18 @@ func Install(ctx context.Context, out io.Writer, o Options) (current bool, err e
 			Hint: "go install . && relay-baton hook install   (or: go build -o ~/.local/bin/relay-baton . && ~/.local/bin/relay-baton hook install)"}
 	}
 	opts := HookOptions{Binary: bin, WaitTimeout: o.WaitTimeout}
+	formNote := ""
+	switch o.Form {
+	case FormExec:
+		opts.ExecForm = true
+	case FormShell, "":
+	case FormAuto:
+		if !o.Uninstall {
+			opts.ExecForm, formNote = ClaudeExecForm(ctx, o.Env)
+		}
+	default:
+		return false, &UsageError{Msg: fmt.Sprintf("--form must be auto, exec or shell, not %q", o.Form), Hint: "relay-baton hook install --help"}
+	}
 	within := o.Workspace
 	if o.Scope == "user" {
 		within = ""
@@ -125,7 +151,10 @@ func Install(ctx context.Context, out io.Writer, o Options) (current bool, err e
 		if h.AsyncRewake {
 			extra = ", asyncRewake"
 		}
-		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Command, h.Timeout, extra)
+		fmt.Fprintf(out, "  %-16s %s (timeout %ds%s)\n", h.Event, h.Line(), h.Timeout, extra)
+	}
+	if formNote != "" {
+		fmt.Fprintf(out, "Form: %s.\n", formNote)
 	}
 	sayKept(out, plan)
 	fmt.Fprintf(out, `
@@ -188,9 +217,9 @@ func CheckHooks(root, bin string) []reports.Check {
 			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: path + " absent: no chat hooks (relay-baton hook install --scope " + scope + " adds them)"})
 		case err != nil:
 			out = append(out, reports.Check{Name: name, Status: reports.Warn, Detail: err.Error()})
-		case bin != "" && strings.Contains(string(data), HookCommand(bin, "stop")):
+		case bin != "" && slices.Contains(StopHookBinaries(data), bin):
 			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: "chat hooks of this binary in " + path})
-		case strings.Contains(string(data), " hook stop"):
+		case len(StopHookBinaries(data)) > 0:
 			out = append(out, reports.Check{Name: name, Status: reports.Warn, Detail: path + " has chat hooks of another relay-baton binary: run 'relay-baton hook install --scope " + scope + "' with this one"})
 		default:
 			out = append(out, reports.Check{Name: name, Status: reports.OK, Detail: "no relay-baton hooks in " + path})

@@ -266,7 +266,9 @@ func (e *Engine) cmdAgent(_ context.Context, args string) error {
 	case AgentOrchestrator:
 		return e.UseOrchestrator(e.chat.target)
 	}
-	return fmt.Errorf("unknown agent %q: choose claude, codex or orchestrator", f[0])
+	// codx: did you mean /agent codex?
+	hint := cli.DidYouMean("/agent ", cli.Suggest(f[0], argsAgents(e, nil)))
+	return fmt.Errorf("unknown agent %q%s: choose claude, codex or orchestrator", f[0], hint)
 }
 
 // Note logs text; nothing runs.

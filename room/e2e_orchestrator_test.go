@@ -40,7 +40,9 @@ type liveSession struct {
 }
 
 // installHooks runs the built `relay-baton hook install` in dir (project
-// scope; the hook commands name the built binary).
+// scope; the hook commands name the built binary), as a user would with
+// the pinned claude: the hooks are in exec form ("args", no shell), which
+// the real Claude Code of the end-to-end tests then runs.
 func installHooks(t testing.TB, dir string) {
 	t.Helper()
 	bin, _ := binaries(t)
@@ -49,13 +51,13 @@ func installHooks(t testing.TB, dir string) {
 	// A HOME of its own: with HOME=dir, the go command that hook install
 	// may ask about its build cache writes .config/go/telemetry into the
 	// repository, and the planner then lists those files.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "RELAY_BATON_CLAUDE=" + agenttest.ClaudeBin(t)}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Installed relay-baton's chat hooks in "+filepath.Join(dir, ".claude", "settings.json")) {
+	if err != nil || !strings.Contains(string(out), "Installed relay-baton's chat hooks in "+filepath.Join(dir, ".claude", "settings.json")) || !strings.Contains(string(out), "Form: exec (no shell)") {
 		t.Fatalf("hook install: %v\n%s", err, out)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
-	if !strings.Contains(string(b), bin+" hook stop") || !strings.Contains(string(b), `"asyncRewake": true`) {
+	if !strings.Contains(string(b), `"command": "`+bin+`"`) || !strings.Contains(string(b), `"stop"`) || !strings.Contains(string(b), `"asyncRewake": true`) {
 		t.Fatalf("settings.json:\n%s", b)
 	}
 }

@@ -245,6 +245,8 @@ func TestAgentArgument(t *testing.T) {
 		{"orchestrator", "claude", "no chat-capable Claude Code or Codex session in " + h.dir + ": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent"},
 		{"gemini", "claude", `unknown agent "gemini": choose claude, codex or orchestrator`},
 		{"claude codex", "claude", "takes one name"},
+		{"codx", "claude", `unknown agent "codx" (did you mean /agent codex?): choose claude, codex or orchestrator`},
+		{"orch", "claude", `unknown agent "orch" (did you mean /agent orchestrator?)`},
 	}
 	for _, c := range cases {
 		_, err := h.e.Process(ctx, "/agent "+c.args)

@@ -37,6 +37,15 @@ func claudeHook(self string) []any {
 	}}}}
 }
 
+// claudeExecHook is a settings.json hook group running the recorder in
+// exec form ("args", no shell), recording into HookDirEnv's ExecFormArg
+// folder.
+func claudeExecHook(self string) map[string]any {
+	return map[string]any{"hooks": []any{map[string]any{
+		"type": "command", "command": self, "args": []string{"selftest", "--" + HookFlag, ExecFormArg}, "timeout": 60,
+	}}}
+}
+
 // hookPayload is the part of a hook payload relay-baton's hooks use.
 type hookPayload struct {
 	SessionID            string  `json:"session_id"`
@@ -54,13 +63,14 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 	c := checksOf(agents.Claude, add)
 	home, tmp, work := filepath.Join(root, "home"), filepath.Join(root, "tmp"), filepath.Join(root, "work")
 	hooks1, hooks2, hooks3 := filepath.Join(root, "hooks-run"), filepath.Join(root, "hooks-socket"), filepath.Join(root, "hooks-resume")
-	if err := mkdirs(filepath.Join(home, ".claude"), tmp, work, hooks1, hooks2, hooks3); err != nil {
+	if err := mkdirs(filepath.Join(home, ".claude"), tmp, work, hooks1, hooks2, hooks3,
+		filepath.Join(hooks1, ExecFormArg), filepath.Join(hooks2, ExecFormArg), filepath.Join(hooks3, ExecFormArg)); err != nil {
 		return cli, err
 	}
 	settings, _ := json.MarshalIndent(map[string]any{
 		"apiKeyHelper": "echo sk-selftest",
 		"hooks": map[string]any{
-			"SessionStart":     claudeHook(o.Self),
+			"SessionStart":     append(claudeHook(o.Self), claudeExecHook(o.Self)),
 			"UserPromptSubmit": claudeHook(o.Self),
 			"Stop":             claudeHook(o.Self),
 		},
@@ -99,6 +109,7 @@ func checkClaude(ctx context.Context, o Options, root string, add func(Check)) (
 	starts, stops := readRecords(hooks1, "SessionStart"), readRecords(hooks1, "Stop")
 	prompts := readRecords(hooks1, "UserPromptSubmit")
 	transcript := claudeHookPayloads(c, res.Session, work, starts, prompts, stops)
+	claudeExecForm(c, res.Session, starts, readRecords(filepath.Join(hooks1, ExecFormArg), "SessionStart"))
 	claudeStopDelivery(c, mock, res, stops)
 	claudeTranscript(c, home, res.Session, transcript)
 
@@ -239,6 +250,24 @@ func claudeHookPayloads(c checkFunc, session, work string, starts, prompts, stop
 		c("hook environment", OK, "CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID, CLAUDE_PID, CLAUDE_CODE_ENTRYPOINT=sdk-cli")
 	}
 	return transcript
+}
+
+// claudeExecForm checks that a hook in exec form ("command" the binary,
+// "args" its arguments) runs, without a shell, as `hook install` writes
+// them for a claude of hookinstall.ExecFormSince or later.
+func claudeExecForm(c checkFunc, session string, starts, execStarts []record) {
+	const name = "exec-form hooks (args)"
+	var p hookPayload
+	switch {
+	case len(execStarts) == 0 && len(starts) == 0:
+		c(name, Skipped, "no SessionStart hook ran")
+	case len(execStarts) == 0:
+		c(name, Changed, "the SessionStart hook in exec form (command and args, no shell) did not run, the shell-form one did: install the hooks with `relay-baton hook install --form shell`")
+	case execStarts[0].payload(&p) != nil || p.SessionID != session:
+		c(name, Changed, "the exec-form SessionStart hook ran without the session's payload (session_id %q)", p.SessionID)
+	default:
+		c(name, OK, "a SessionStart hook with \"args\" ran without a shell and read the payload (hook install writes this form for this claude)")
+	}
 }
 
 // samePayload checks the fields every Claude Code hook payload carries.

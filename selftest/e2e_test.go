@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 
 // The contracts selftest checks, per agent, in order.
 var selftestContracts = map[string][]string{
-	"claude": {"claude CLI", "allowed config flags", "stream-json output", "hook payloads", "hook environment", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket", "socket path rule", "session registry (agents --json)"},
+	"claude": {"claude CLI", "allowed config flags", "stream-json output", "hook payloads", "hook environment", "exec-form hooks (args)", "Stop hook delivery", "transcript shape", "resume (--resume)", "messaging socket", "socket path rule", "session registry (agents --json)"},
 	"codex":  {"codex CLI", "hook trust (app-server)", "exec --json output", "Stop hook payload", "Stop hook delivery", "rollout shape", "resume (exec resume)", "queue command line", "allowed config flags", "steer protocol (app-server)"},
 }
 

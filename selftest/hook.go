@@ -20,6 +20,10 @@ import (
 // nothing.
 const HookFlag = "hook-recorder"
 
+// ExecFormArg, after HookFlag, marks the recorder started by an exec-form
+// hook: it records into the folder of that name inside HookDirEnv's.
+const ExecFormArg = "exec-form"
+
 // HookDirEnv names the folder the hook recorder writes into.
 const HookDirEnv = "RELAY_BATON_SELFTEST_HOOK_DIR"
 
