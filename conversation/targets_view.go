@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -274,15 +275,28 @@ func TargetIDs(dir string) []string {
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
 // A file that is not a regular one is not read (events.ReadRegular).
 func claudeHooksIn(ws string) string {
-	execStopHook := regexp.MustCompile(`"args"\s*:\s*\[\s*"hook"\s*,\s*"stop"`) // exec form: "args": ["hook", "stop"]
 	for _, scope := range []string{"project", "local", "user"} {
 		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {
 			continue
 		}
-		if data, err := events.ReadRegular(path, 16<<20); err == nil && (strings.Contains(string(data), " hook stop") || execStopHook.Match(data)) {
+		if data, err := events.ReadRegular(path, 16<<20); err == nil && HoldsStopHook(data) {
 			return path
 		}
 	}
 	return ""
+}
+
+// execStopHook is the exec form of relay-baton's Stop hook entry,
+// "args": ["hook", "stop"], however the file is indented; compiled on first
+// use (the hooks' own start does not pay for it).
+var execStopHook = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"args"\s*:\s*\[\s*"hook"\s*,\s*"stop"`)
+})
+
+// HoldsStopHook says whether a hooks settings file (Claude Code's
+// settings.json, Codex's hooks.json) holds relay-baton's Stop hook, in
+// shell form ("<binary> hook stop") or exec form ("args": ["hook", "stop"]).
+func HoldsStopHook(data []byte) bool {
+	return strings.Contains(string(data), " hook stop") || execStopHook().Match(data)
 }

@@ -1,8 +1,8 @@
 package room
 
 import (
+	"context"
 	"path/filepath"
-	"strings"
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
@@ -16,7 +16,7 @@ import (
 func hooksInstalled(ws string) (claude, codex bool) {
 	has := func(path string) bool {
 		b, err := events.ReadRegular(path, 16<<20)
-		return err == nil && strings.Contains(string(b), " hook stop")
+		return err == nil && conversation.HoldsStopHook(b)
 	}
 	for _, scope := range []string{"project", "local", "user"} {
 		if p, err := workspace.SettingsPath(scope, ws); err == nil && has(p) {
@@ -44,17 +44,18 @@ func noSessionAdvice(ws string) string {
 	if codex {
 		codexHow = "for Codex (its hooks are installed): start `codex` there, or resume a session (`codex resume`)"
 	}
-	note := conversation.RegistryNote()
-	if note == "" {
+	_, err := conversation.Registry(context.Background())
+	if err == nil {
 		return "start Claude Code there (`claude`, or `claude --resume` for an earlier session): relay-baton finds it in Claude Code's own list of sessions and reaches it through its messaging socket, no hooks needed; " + codexHow
 	}
+	note := "; Claude Code's list of sessions cannot be read: " + err.Error()
 	switch {
 	case claude && codex:
 		return "relay-baton's hooks are installed: start Claude Code or Codex there (`claude`, `codex`), or resume an earlier session (`claude --resume`, `codex resume`)"
 	case claude:
 		return "relay-baton's hooks are installed for Claude Code: start it there (`claude`), or resume an earlier session (`claude --resume`); " + codexHow
 	case codex:
-		return "run `relay-baton hook install` there, then start Claude Code (sessions started before the install cannot be reached; " + note + "); " + codexHow
+		return "run `relay-baton hook install` there, then start Claude Code (sessions started before the install cannot be reached" + note + "); " + codexHow
 	}
-	return "run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached; " + note + ")"
+	return "run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent (sessions started before the install cannot be reached" + note + ")"
 }
