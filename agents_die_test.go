@@ -93,9 +93,26 @@ func TestKilledRelayBatonTakesEscapedTree(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for i, args := range [][]string{{"plan", "--yes", "add a flag"}, {"execute", "--yes"}} {
-		t.Run(args[0], func(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"plan", []string{"plan", "--yes", "add a flag"}},
+		{"execute-in-place", []string{"execute", "--yes", "--in-place"}}, // snapshots: step folders
+		{"execute-worktree", []string{"execute", "--yes"}},               // the run's own worktree
+	}
+	for i, c := range cases {
+		args := c.args
+		t.Run(c.name, func(t *testing.T) {
 			dir := roomRepo(t)
+			if c.name == "execute-worktree" {
+				// A worktree starts from HEAD: the repository needs a commit.
+				for _, g := range [][]string{{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"}} {
+					if out, err := exec.Command("git", append([]string{"-C", dir}, g...)...).CombinedOutput(); err != nil {
+						t.Fatalf("git %v: %v %s", g, err, out)
+					}
+				}
+			}
 			if err := os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +176,7 @@ func TestKilledRelayBatonTakesEscapedTree(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			t.Logf("SIGKILL of relay-baton %s -> agent tree (setsid, double fork) gone in %v", args[0], time.Since(t0))
-			if args[0] != "execute" {
+			if c.name != "execute-in-place" {
 				return
 			}
 			steps, _ := filepath.Glob(filepath.Join(tmp, "relay-baton-step-*"))
@@ -170,7 +187,7 @@ func TestKilledRelayBatonTakesEscapedTree(t *testing.T) {
 			if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			next := exec.Command(bin, "execute", "--path", dir, "--yes")
+			next := exec.Command(bin, "execute", "--path", dir, "--yes", "--in-place")
 			next.Env = cmd.Env
 			next.CombinedOutput()
 			if left, _ := filepath.Glob(filepath.Join(tmp, "relay-baton-step-*")); len(left) != 0 {
