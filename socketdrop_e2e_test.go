@@ -87,8 +87,11 @@ func TestSendFollowGivesUpWhenNoLaneDelivered(t *testing.T) {
 	t.Cleanup(func() { session.Process.Kill(); session.Wait() })
 	proc := procfacts.Identify(procfacts.System, session.Process.Pid)
 	s.RecordProcess(proc)
+	// The stand-in socket is served by this test's process, which the
+	// socket record names (the peer check asks the kernel who listens);
+	// the session's end is the sleep's.
 	path, _ := standInSocket(t, true)
-	s.RecordSocket(conversation.SocketInfo{Path: path, Process: proc})
+	s.RecordSocket(conversation.SocketInfo{Path: path, Process: procfacts.ThisProcess()})
 	env := []string{"RELAY_BATON_CLAIM_GRACE=300ms", "CLAUDE_CONFIG_DIR=" + os.Getenv("CLAUDE_CONFIG_DIR")}
 	p := startRB(t, env, nil, "send", "--session", chatSID, "--workspace", ws, "--follow", "anyone?")
 	waitOutput(t, p, "back in the inbox")
