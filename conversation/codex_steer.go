@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -39,16 +41,40 @@ const LaneSteer Lane = "steer"
 const SteerTimeout = 15 * time.Second
 
 // CodexControlSocket is the control socket of Codex's local app-server
-// daemon, or "" when there is none, or when its path does not pass
-// CheckSocketPath (a link on it, a folder another user owns or may write
-// to, a socket that is not the user's): no link is followed.
+// daemon, or "" when there is none or it does not pass the checks. Codex
+// makes $CODEX_HOME/app-server-control/app-server-control.sock a link to
+// its socket in a folder of its own (/tmp/codex-daemon-<uid>/): that one
+// link is read, never followed blindly. The link's folder must pass
+// checkFolderPath and the link be the user's; its target, an absolute path
+// with no link on it, must pass CheckSocketPath (folders the user's or
+// root's and writable by no one else, a socket of the user's). The target
+// is what is dialled, so a link swapped later changes nothing.
 func CodexControlSocket() string {
 	home := CodexHome()
 	if home == "" {
 		return ""
 	}
 	p := filepath.Join(home, "app-server-control", "app-server-control.sock")
-	if !filepath.IsAbs(p) || CheckSocketPath(p) != nil {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if checkFolderPath(filepath.Dir(p)) != nil {
+			return ""
+		}
+		if owner := fileUID(fi); owner >= 0 && owner != os.Getuid() {
+			return ""
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	if CheckSocketPath(p) != nil {
 		return ""
 	}
 	return p

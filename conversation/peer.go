@@ -40,7 +40,13 @@ var ErrPeer = errors.New("the socket is not the session's")
 // CheckSocketPath checks the path to the socket at p (see above): nil when
 // every folder on it is the user's or root's and writable by no one else,
 // no link could redirect it, and p is a socket the user owns.
-func CheckSocketPath(p string) error {
+func CheckSocketPath(p string) error { return checkPath(p, true) }
+
+// checkFolderPath is CheckSocketPath for a folder: every folder on p and p
+// itself owned by the user or root, writable by no one else, no link.
+func checkFolderPath(p string) error { return checkPath(p, false) }
+
+func checkPath(p string, socket bool) error {
 	if !filepath.IsAbs(p) {
 		return fmt.Errorf("%w: %s is not an absolute path", ErrPeer, p)
 	}
@@ -74,7 +80,7 @@ func CheckSocketPath(p string) error {
 			cur = target
 			continue
 		}
-		if last {
+		if last && socket {
 			if fi.Mode().Type() != fs.ModeSocket {
 				return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, next, events.FileKind(fi.Mode()))
 			}

@@ -188,3 +188,47 @@ func TestCodexControlSocketNoLinks(t *testing.T) {
 		t.Fatalf("found %s in a folder anyone may write to", got)
 	}
 }
+
+// Codex makes app-server-control.sock a link to its socket in a folder of
+// its own: that link is read once, and its target must pass the checks.
+func TestCodexControlSocketLinkAsCodexMakesIt(t *testing.T) {
+	home := shortDir(t)
+	t.Setenv("CODEX_HOME", home)
+	daemon := shortDir(t)
+	real := filepath.Join(daemon, "d.sock")
+	ln, err := net.Listen("unix", real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctl := filepath.Join(home, "app-server-control")
+	os.Mkdir(ctl, 0o700)
+	link := filepath.Join(ctl, "app-server-control.sock")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := CodexControlSocket(); got != real {
+		t.Fatalf("CodexControlSocket = %q, want the link's target %s", got, real)
+	}
+	// The target's folder anyone may write to: refused.
+	os.Chmod(daemon, 0o777)
+	if got := CodexControlSocket(); got != "" {
+		t.Fatalf("found %s in a folder anyone may write to", got)
+	}
+	os.Chmod(daemon, 0o700)
+	// A link whose target is itself reached through a link: refused.
+	hop := filepath.Join(shortDir(t), "hop")
+	os.Symlink(daemon, hop)
+	os.Remove(link)
+	os.Symlink(filepath.Join(hop, "d.sock"), link)
+	if got := CodexControlSocket(); got != "" {
+		t.Fatalf("followed a second link to %s", got)
+	}
+	// The link's own folder anyone may write to: refused.
+	os.Remove(link)
+	os.Symlink(real, link)
+	os.Chmod(ctl, 0o777)
+	if got := CodexControlSocket(); got != "" {
+		t.Fatalf("read a link in a folder anyone may write to: %s", got)
+	}
+}
