@@ -87,7 +87,7 @@ func (e *Engine) workReady(spec *runSpec) error {
 	if !e.worktreeMode() || spec.Req.Role != agents.RoleExecutor || spec.Req.Dir != e.Root || e.runErr == nil {
 		return nil
 	}
-	return fmt.Errorf("no worktree for %s's run: %v. Nothing ran; /runs and relay-baton runs show kept runs. To let the executor edit your tree directly, open the room with --in-place (relay-baton chat --in-place)", spec.Req.Agent, e.runErr)
+	return fmt.Errorf("no worktree for %s's run: %v. Nothing ran; /runs and relay-baton runs show kept runs. To let the executor edit your tree directly, add --in-place (relay-baton chat --in-place; execute, continue and handoff take it too)", spec.Req.Agent, e.runErr)
 }
 
 // cancelReserved removes a reserved run's empty folder (a declined or
