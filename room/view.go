@@ -99,10 +99,10 @@ func (v *View) catchUp() error {
 	return nil
 }
 
-// state catches up with the log and returns what the panel needs of it.
-// The lock is released however catching up ends (a panic in a reader
-// must not leave every later call waiting).
-// Costs are copied: the reader goes on adding to its own.
+// state catches up with the log and returns what the panel needs of it
+// (the costs copied: the reader goes on adding to its own). The lock is
+// released however catching up ends (a panic in a reader must not leave
+// every later call waiting).
 func (v *View) state() (active, target string, last *reports.LastRun, costs resume.Costs, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -123,6 +123,15 @@ func TestPagePendingRunAndCostsInBrowser(t *testing.T) {
 		chromedp.Run(ctx, chromedp.Text(`#ctx`, &ctxText, chromedp.ByQuery))
 		t.Fatalf("the page's context: %v\n%s", err, ctxText)
 	}
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(artifactDir(t), "room-page-pending-costs.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
 	var raw bool
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("ctx").textContent.includes("\u202e")`, &raw)); err != nil || raw {
 		t.Fatalf("a right-to-left override reached the page as itself (%v)", err)
