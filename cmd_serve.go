@@ -13,7 +13,7 @@ import (
 // come from the same code as the terminal's panel.
 type roomView struct{ *room.View }
 
-func (v roomView) Context(ctx context.Context) (any, error) { return v.Panel(ctx) }
+func (v roomView) Context(ctx context.Context) (any, error) { return v.Page(ctx) }
 
 func runServe(inv *cli.Invocation) error {
 	fs := inv.Flags()

@@ -73,7 +73,21 @@ func (s Spent) Text() string {
 		return "spent this session: no agent run yet\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "spent this session: %s over %s", render.UsageWords(s.Total), plural(s.Runs, "run"))
+	b.WriteString("spent this session: " + s.totalWords())
+	if s.FromLog > 0 {
+		fmt.Fprintf(&b, "; %s read back from the log", render.Count(s.FromLog, "run"))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// totalWords is the total in words: "$0.00042 over 3 runs (claude ...;
+// codex ...)", or "no agent run yet".
+func (s Spent) totalWords() string {
+	if s.Runs == 0 {
+		return "no agent run yet"
+	}
+	w := render.UsageWords(s.Total) + " over " + plural(s.Runs, "run")
 	var per []string
 	for _, a := range []string{agents.Claude, agents.Codex} {
 		if u, ok := s.ByAgent[a]; ok {
@@ -81,11 +95,7 @@ func (s Spent) Text() string {
 		}
 	}
 	if len(per) > 1 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(per, "; "))
+		w += " (" + strings.Join(per, "; ") + ")"
 	}
-	if s.FromLog > 0 {
-		fmt.Fprintf(&b, "; %s read back from the log", render.Count(s.FromLog, "run"))
-	}
-	b.WriteString("\n")
-	return b.String()
+	return w
 }

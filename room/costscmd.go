@@ -35,7 +35,7 @@ func (s Spent) CostsText() string {
 		fmt.Fprintf(&b, "(%s not listed)\n", render.Count(from, "earlier run"))
 	}
 	for i, r := range s.Latest {
-		fmt.Fprintf(&b, "%d. %s /%s: %s\n", from+i+1, r.Agent, r.Command, render.UsageWords(r.Usage))
+		b.WriteString(costLine(from+i+1, r) + "\n")
 	}
 	return b.String() + s.Text()
 }
@@ -46,4 +46,9 @@ func (e *Engine) cmdCosts(_ context.Context, args string) error {
 	}
 	e.Say("%s", strings.TrimRight(e.spent.CostsText(), "\n"))
 	return nil
+}
+
+// costLine is /costs's line for the n-th run of the session.
+func costLine(n int, r RunCost) string {
+	return fmt.Sprintf("%d. %s /%s: %s", n, r.Agent, r.Command, render.UsageWords(r.Usage))
 }

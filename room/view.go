@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,21 +99,73 @@ func (v *View) catchUp() error {
 	return nil
 }
 
-// state catches up with the log and returns what the panel needs of it.
-// The lock is released however catching up ends (a panic in a reader
-// must not leave every later call waiting).
-func (v *View) state() (active, target string, last *reports.LastRun, err error) {
+// state catches up with the log and returns what the panel needs of it
+// (the costs copied: the reader goes on adding to its own). The lock is
+// released however catching up ends (a panic in a reader must not leave
+// every later call waiting).
+func (v *View) state() (active, target string, last *reports.LastRun, costs resume.Costs, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	err = v.catchUp()
 	rs := v.r.State()
-	return rs.Active, rs.Target, rs.LastRun, err
+	costs = rs.Costs
+	costs.Latest = slices.Clone(costs.Latest)
+	costs.ByAgent = maps.Clone(costs.ByAgent)
+	return rs.Active, rs.Target, rs.LastRun, costs, err
 }
 
 // Panel returns the context panel's facts as the room would show them,
 // computed by the same code (Engine.Panel) on the state the log describes.
 func (v *View) Panel(ctx context.Context) (panel.Facts, error) {
-	active, target, last, err := v.state()
+	p, err := v.Page(ctx)
+	return p.Facts, err
+}
+
+// Page is the page's context (GET /api/context, and the room stream's
+// context events): the panel's facts, the pending run's worktree, and
+// what each run the log records cost with the log's total (the numbers
+// /costs shows after a resume, read by the same code).
+type Page struct {
+	panel.Facts
+	// PendingWorktree is the pending run's worktree folder ("" when none).
+	PendingWorktree string    `json:"pendingRunWorktree,omitempty"`
+	Costs           PageCosts `json:"costs"`
+}
+
+// PageCosts are the log's agent runs and what they cost: the latest
+// resume.LatestCosts one by one, with Earlier the ones not listed.
+type PageCosts struct {
+	Runs    int           `json:"runs"`
+	Total   events.Usage  `json:"total"`
+	Earlier int           `json:"earlier,omitempty"`
+	Latest  []PageRunCost `json:"latest,omitempty"`
+	// Text is the total in words, as /budget and /costs say it.
+	Text string `json:"text"`
+}
+
+// PageRunCost is one run and its own usage; Text is /costs's line.
+type PageRunCost struct {
+	Agent   string       `json:"agent"`
+	Command string       `json:"command"`
+	At      time.Time    `json:"at"`
+	Usage   events.Usage `json:"usage"`
+	Text    string       `json:"text"`
+}
+
+func pageCosts(c resume.Costs) PageCosts {
+	s := Spent{Costs: c}
+	out := PageCosts{Runs: c.Runs, Total: c.Total, Earlier: c.Earlier(), Text: s.totalWords()}
+	for i, r := range c.Latest {
+		out.Latest = append(out.Latest, PageRunCost{Agent: r.Agent, Command: r.Command, At: r.At, Usage: r.Usage, Text: costLine(out.Earlier+i+1, r)})
+	}
+	return out
+}
+
+// Page returns the page's context: the panel's facts as the room would
+// show them, computed by the same code (Engine.Panel) on the state the
+// log describes, with the log's costs as a resumed room counts them.
+func (v *View) Page(ctx context.Context) (Page, error) {
+	active, target, last, costs, err := v.state()
 	if active == "" {
 		active = agents.Claude
 	}
@@ -132,8 +186,10 @@ func (v *View) Panel(ctx context.Context) (panel.Facts, error) {
 	} else {
 		e.cont.target = target
 	}
+	e.spent = Spent{Costs: costs, FromLog: costs.Runs}
+	var worktree string
 	if r := runs.Latest(v.Root, runs.Pending); r != nil { // the pending run, as its record last counted it
-		e.run, e.pendingFiles = r, r.Files
+		e.run, e.pendingFiles, worktree = r, r.Files, r.Worktree
 	}
-	return e.Panel(ctx), err
+	return Page{Facts: e.Panel(ctx), PendingWorktree: worktree, Costs: pageCosts(costs)}, err
 }

@@ -335,6 +335,21 @@ function renderContext(c) {
   const l = c.lastRun;
   $("ctx-last").textContent = l ? visible( `${l.agent} /${l.command} ${l.cancelled ? "cancelled" : "exit " + l.exitCode} ${dur(l.durationNs)}, ${dur(c.lastRunAgoNs || 0)} ago`) : "none";
   $("ctx-orch").textContent = c.target ? visible(c.target.slice(0, 8)) + " · " + (c.queueDepth ? c.queueDepth + " queued, oldest " + dur(c.queueOldestNs) : "queue empty") : "none";
+  // The executor run waiting in its worktree, as the terminal's panel and
+  // /status say it ("3 files changed, not applied"), with its folder.
+  const run = $("ctx-run");
+  if (c.pendingRun) {
+    show(run, c.pendingRun + (c.pendingRunWorktree ? " · worktree " + c.pendingRunWorktree : ""));
+    run.className = "warn";
+  } else { run.textContent = "none"; run.className = ""; }
+  // What each run the log records cost, and the total (the words /costs
+  // uses, made by the server).
+  const k = c.costs || {};
+  show($("ctx-cost-total"), k.runs ? k.text : "no agent run yet");
+  const list = [];
+  if (k.earlier) list.push("(" + k.earlier + (k.earlier === 1 ? " earlier run" : " earlier runs") + " not listed)");
+  for (const r of k.latest || []) list.push(r.text);
+  $("ctx-cost-runs").replaceChildren(...list.map((t) => { const li = document.createElement("li"); show(li, t); return li; }));
   const h = $("ctx").offsetHeight;
   if (h) document.documentElement.style.setProperty("--ctxh", h + "px");
 }
@@ -368,6 +383,10 @@ async function openRef(name) {
     show($("reftext"), text);
   } catch (e) { $("reftext").textContent = "not reachable"; }
 }
+$("ctx-costs").addEventListener("toggle", () => {
+  const h = $("ctx").offsetHeight;
+  if (h) document.documentElement.style.setProperty("--ctxh", h + "px");
+});
 $("refclose").addEventListener("click", () => $("refview").classList.remove("open"));
 $("more").addEventListener("click", () => loadPage(false));
 $("timeline").addEventListener("scroll", () => { if ($("timeline").scrollTop < 60) loadPage(false); });
