@@ -83,6 +83,11 @@ type Message struct {
 	// claim grace (the message was put back in the inbox for the hook
 	// lanes): where to look for it showing late.
 	SocketPost *SocketPost `json:"socketPost,omitempty"`
+	// GaveUp is when Recover stopped handing the message over: its hook
+	// lane handed it over maxDeliveries times through its documented
+	// output and the transcript never showed it. It counts as delivered by
+	// that output; this mark (and errors.log) says it was never seen.
+	GaveUp *time.Time `json:"gaveUp,omitempty"`
 	// Inbox is the inbox file name Enqueue wrote (not stored in the file).
 	Inbox string `json:"-"`
 }

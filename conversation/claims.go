@@ -478,6 +478,11 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		drop()
 		return Recovered{}, false
 	case rec.Deliveries+1 >= maxDeliveries && !force:
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		rec.GaveUp = &now
+		if err := s.writeRecord(rec); err != nil {
+			s.RecordError(fmt.Errorf("record that message %s was given up: %w", id, err))
+		}
 		drop()
 		s.RecordError(fmt.Errorf("message %s was handed over %d times by %s (its documented output) and never showed in the transcript: counted as delivered by that output, not handed over again (check the session's transcript path with `relay-baton targets`)", id, rec.Deliveries+1, who))
 		r.Why = "gave up"
