@@ -319,6 +319,10 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 		return fmt.Errorf("/undo: %v", err)
 	}
 	meta := e.applyMeta(r, plan, true)
+	if !plan.Discard && len(plan.Paths) == 0 {
+		e.Say("nothing to take out: /apply wrote no file for %s (its changes were in your tree already); your files are not touched.", e.runName(r))
+		return nil
+	}
 	if plan.Discard {
 		e.Say("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
 	} else {

@@ -350,3 +350,36 @@ func TestUserConfigCopiesAnIgnoredFile(t *testing.T) {
 		t.Fatalf("the preview or set-up does not name .env:\n%s", out)
 	}
 }
+
+// An apply that wrote nothing (every change was in the user's tree
+// already) leaves nothing for /undo to take out: /undo says so and asks
+// no question.
+func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	// The user makes the run's change by hand meanwhile.
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "applied 0 files") {
+		t.Fatalf("/apply:\n%s", out)
+	}
+	h.out.Reset()
+	asked := len(h.term.questions)
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if len(h.term.questions) != asked || strings.Contains(out, "took out 0 files") || !strings.Contains(out, "nothing to take out: /apply wrote no file for codex /execute") {
+		t.Fatalf("/undo asked %q:\n%s", h.term.questions[asked:], out)
+	}
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" {
+		t.Fatal("/undo touched the user's file")
+	}
+}
