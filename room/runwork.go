@@ -259,7 +259,7 @@ func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) 
 		why := fmt.Sprintf("%s: nothing was applied", render.Count(plan.Conflicts, "conflict"))
 		meta.Refused = why
 		e.emit(events.RoleRelayBaton, "apply refused: "+why, nil, meta)
-		e.Say("/apply refused, %s. Your files are as they were. Resolve each conflict in your tree (or in the worktree %s), then /apply again; /diff shows the run's side; /undo discards the run.", why, r.Worktree)
+		e.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
 		return plan, nil
 	}
 	e.Say("%s%s", head, applyWords(plan))

@@ -185,6 +185,24 @@ func TestApplyConflictAppliesNothing(t *testing.T) {
 	if h.e.Pending() == nil {
 		t.Fatal("the run is no longer pending")
 	}
+	if !strings.Contains(out, "1 hunk overlaps the run's") {
+		t.Fatalf("/apply's conflict line:\n%s", out)
+	}
+	// The advice works: the file in the run's worktree made to read as
+	// the user's applies as "same", and the rest comes in.
+	if !strings.Contains(out, "edit that file in the run's worktree") {
+		t.Fatalf("/apply's advice:\n%s", out)
+	}
+	r := h.e.Pending()
+	os.WriteFile(filepath.Join(r.Worktree, "main.go"), []byte("package main\n\nfunc mine() {}\n"), 0o644)
+	h.out.Reset()
+	h.term.answers = append(h.term.answers, "y")
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "main.go      same") || !strings.Contains(out, "applied 1 file") || read(t, h.dir, "pkg/new.txt") != "one\ntwo\n" {
+		t.Fatalf("/apply after settling the conflict in the worktree:\n%s", out)
+	}
 }
 
 // The planner of a /continue loop reads the run's worktree, and the
