@@ -185,7 +185,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		current = e.chat.session
 	}
 	conversation.WriteTargets(&b, ts, conversation.TableOptions{Now: time.Now(), Current: current})
-	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
+	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; a session with CHAT no is reached after `relay-baton hook install` and its restart)\n")
 	e.out.raw(b.String())
 	return nil
 }
