@@ -517,5 +517,5 @@ func (e *Engine) KeptRunsLine() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; relay-baton chat --resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
+	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; /resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
 }
