@@ -168,7 +168,7 @@ func TestChatStoppedAfterASocketDeliveryNamesTheTranscriptsTime(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer cancel() // Ctrl-C once the room has seen the delivery
+		defer cancel()                          // Ctrl-C once the room has seen the delivery
 		deadline := time.Now().Add(time.Minute) // a hang guard
 		var posted *conversation.Message
 		for posted == nil && time.Now().Before(deadline) {
