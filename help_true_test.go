@@ -131,3 +131,17 @@ func TestDoctorReportsLoggedOutAgents(t *testing.T) {
 		}
 	}
 }
+
+// A Claude Code session is reached by its messaging socket without
+// hooks: send's help and hook install's adoption note say so instead of
+// calling a session started before the install unreachable.
+func TestSendAndHookInstallNameTheSocketLane(t *testing.T) {
+	_, help, _ := runCLI(t, false, "send", "--help")
+	if !strings.Contains(help, "messaging socket (no hooks needed)") {
+		t.Fatalf("send --help does not name the socket lane:\n%s", help)
+	}
+	out, errOut, code := runInProcess(t, "", "hook", "install", "--workspace", t.TempDir())
+	if code != 0 || strings.Contains(out, "not chat-capable") || !strings.Contains(out, "reached by its messaging socket alone") {
+		t.Fatalf("hook install's adoption note (exit %d, %q):\n%s", code, errOut, out)
+	}
+}

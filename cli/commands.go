@@ -143,9 +143,13 @@ arguments) or the record cannot be written, 2 usage.`,
 var Send = &Command{
 	Entry: Entry{Name: "send", Usage: "[--session ID | --lead] [--from NAME] [--follow] TEXT|-", Short: "Queue a chat message for a running Claude Code or Codex session"},
 	Long: `Writes TEXT (or standard input, for "-") into the session's inbox
-(.claude/session-chat/<sessionId>/inbox/). The session receives it at its next
-turn boundary (Stop hook), or at once when idle (the asyncRewake waiter or an
-armed Monitor; for an idle Codex session, codex queue). Without --session, the
+(.claude/session-chat/<sessionId>/inbox/). A Claude Code session receives it
+through its messaging socket (no hooks needed): at once when idle, at its next
+tool result when busy. With relay-baton's hooks installed, a message the socket
+did not deliver comes at the next turn boundary (Stop hook) or, when idle, by
+the asyncRewake waiter or an armed Monitor; an idle Codex session gets it by
+codex queue. It counts as delivered once the session's transcript shows it.
+Without --session, the
 lead session of the workspace is used
 (see 'relay-baton targets'). --follow waits for the delivery and prints the
 session's reply from its transcript until the end of its turn.

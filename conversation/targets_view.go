@@ -111,6 +111,9 @@ func WriteTargets(w io.Writer, ts []Target, o TableOptions) error {
 		chat, queue := "no", "-"
 		if t.ChatCapable {
 			chat, queue = "yes", fmt.Sprint(t.Depth)
+			if t.State == procfacts.Ended {
+				chat = "no" // nothing reaches it until it is resumed
+			}
 			if t.Depth > 0 && !t.Oldest.IsZero() {
 				queue += fmt.Sprintf(" (oldest %s)", o.Now.Sub(t.Oldest).Round(time.Second))
 			}

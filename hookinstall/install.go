@@ -158,8 +158,9 @@ func Install(ctx context.Context, out io.Writer, o Options) (current bool, err e
 	}
 	sayKept(out, plan)
 	fmt.Fprintf(out, `
-Adoption rule: Claude Code reads hooks when a session starts. Sessions started
-before this install are not chat-capable; start (or resume) them again.
+Adoption rule: Claude Code reads hooks when a session starts. A session
+started before this install is reached by its messaging socket alone, with no
+hook lane to fall back on; start (or resume) it again to give it these hooks.
 
 Lanes: the Stop hook delivers queued messages at turn ends; the asyncRewake
 waiter delivers while the session is idle (for up to %s after each turn;

@@ -185,7 +185,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		current = e.chat.session
 	}
 	conversation.WriteTargets(&b, ts, conversation.TableOptions{Now: time.Now(), Current: current})
-	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; sessions started before `relay-baton hook install` cannot chat)\n")
+	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; a session with CHAT no is reached after `relay-baton hook install` and its restart)\n")
 	e.out.raw(b.String())
 	return nil
 }
@@ -553,7 +553,13 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		case res.StateErr == nil && st.Queued:
 			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.%s", id, st.Ahead, e.followLater(r, began))
 		case res.StateErr == nil && st.Delivered != nil:
-			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).%s", id, deliveredWhen(st.Delivered), s.ID, e.followLater(r, began))
+			when := deliveredWhen(st.Delivered)
+			if !res.DeliveredAt.IsZero() {
+				// The moment the transcript showed it (what "delivered
+				// via ... at" said): a socket record's time is its post.
+				when = fmt.Sprintf(" via %s at %s", res.Lane, res.DeliveredAt.Local().Format("15:04:05"))
+			}
+			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).%s", id, when, s.ID, e.followLater(r, began))
 		default:
 			e.Say("stopped waiting for message %s.", id)
 		}

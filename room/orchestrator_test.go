@@ -310,6 +310,11 @@ func TestTargets(t *testing.T) {
 	if out := h.out.String(); !strings.Contains(out, " * "+simSID+"  yes") || !strings.Contains(out, other+"  no") {
 		t.Fatalf("/targets:\n%s", out)
 	}
+	// A Claude Code session started before the install is reached by
+	// its messaging socket: the footer speaks of the CHAT no rows only.
+	if out := h.out.String(); strings.Contains(out, "cannot chat") || !strings.Contains(out, "a session with CHAT no is reached after `relay-baton hook install` and its restart") {
+		t.Fatalf("/targets footer:\n%s", out)
+	}
 	if _, err := h.e.Process(ctx, "/target 9a8b"); err == nil || !strings.Contains(err.Error(), "is not chat-capable") {
 		t.Fatalf("/target of a session without inbox: %v", err)
 	}

@@ -259,7 +259,7 @@ func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) 
 		why := fmt.Sprintf("%s: nothing was applied", render.Count(plan.Conflicts, "conflict"))
 		meta.Refused = why
 		e.emit(events.RoleRelayBaton, "apply refused: "+why, nil, meta)
-		e.Say("/apply refused, %s. Your files are as they were. Resolve each conflict in your tree (or in the worktree %s), then /apply again; /diff shows the run's side; /undo discards the run.", why, r.Worktree)
+		e.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
 		return plan, nil
 	}
 	e.Say("%s%s", head, applyWords(plan))
@@ -319,6 +319,10 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 		return fmt.Errorf("/undo: %v", err)
 	}
 	meta := e.applyMeta(r, plan, true)
+	if !plan.Discard && len(plan.Paths) == 0 {
+		e.Say("nothing to take out: /apply wrote no file for %s (its changes were in your tree already); your files are not touched.", e.runName(r))
+		return nil
+	}
 	if plan.Discard {
 		e.Say("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
 	} else {
@@ -513,5 +517,5 @@ func (e *Engine) KeptRunsLine() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; relay-baton chat --resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
+	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; /resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
 }

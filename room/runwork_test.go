@@ -185,6 +185,24 @@ func TestApplyConflictAppliesNothing(t *testing.T) {
 	if h.e.Pending() == nil {
 		t.Fatal("the run is no longer pending")
 	}
+	if !strings.Contains(out, "1 hunk overlaps the run's") {
+		t.Fatalf("/apply's conflict line:\n%s", out)
+	}
+	// The advice works: the file in the run's worktree made to read as
+	// the user's applies as "same", and the rest comes in.
+	if !strings.Contains(out, "edit that file in the run's worktree") {
+		t.Fatalf("/apply's advice:\n%s", out)
+	}
+	r := h.e.Pending()
+	os.WriteFile(filepath.Join(r.Worktree, "main.go"), []byte("package main\n\nfunc mine() {}\n"), 0o644)
+	h.out.Reset()
+	h.term.answers = append(h.term.answers, "y")
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "main.go      same") || !strings.Contains(out, "applied 1 file") || read(t, h.dir, "pkg/new.txt") != "one\ntwo\n" {
+		t.Fatalf("/apply after settling the conflict in the worktree:\n%s", out)
+	}
 }
 
 // The planner of a /continue loop reads the run's worktree, and the
@@ -233,7 +251,9 @@ func TestResumeBringsThePendingRunBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	if l := e2.KeptRunsLine(); !strings.Contains(l, "1 executor run left by an earlier room, not applied") {
+	// The line is said inside the room: it names the room's /resume, not
+	// a command line that means leaving the room first.
+	if l := e2.KeptRunsLine(); !strings.Contains(l, "1 executor run left by an earlier room, not applied") || !strings.Contains(l, "; /resume brings the newest back") {
 		t.Fatalf("kept runs line %q", l)
 	}
 	h.out.Reset()
@@ -348,5 +368,38 @@ func TestUserConfigCopiesAnIgnoredFile(t *testing.T) {
 	}
 	if out := h.out.String(); !strings.Contains(out, "but for .env from your worktree.json") || !strings.Contains(out, "from your worktree.json: .env") {
 		t.Fatalf("the preview or set-up does not name .env:\n%s", out)
+	}
+}
+
+// An apply that wrote nothing (every change was in the user's tree
+// already) leaves nothing for /undo to take out: /undo says so and asks
+// no question.
+func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	// The user makes the run's change by hand meanwhile.
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "applied 0 files") {
+		t.Fatalf("/apply:\n%s", out)
+	}
+	h.out.Reset()
+	asked := len(h.term.questions)
+	if _, err := h.e.Process(ctx, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if len(h.term.questions) != asked || strings.Contains(out, "took out 0 files") || !strings.Contains(out, "nothing to take out: /apply wrote no file for codex /execute") {
+		t.Fatalf("/undo asked %q:\n%s", h.term.questions[asked:], out)
+	}
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" {
+		t.Fatal("/undo touched the user's file")
 	}
 }

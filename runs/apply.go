@@ -371,10 +371,18 @@ func (r *Run) decide(ctx context.Context, e entry, u userFile, pp *PathPlan) (st
 	case err != nil:
 		return "", err.Error()
 	case conflicts > 0:
-		return "", fmt.Sprintf("you changed it during the run: %s overlap the run's (/diff %s shows the run's side)", plural(conflicts, "hunk"), e.Path)
+		return "", fmt.Sprintf("you changed it during the run: %s the run's (/diff %s shows the run's side)", overlaps(conflicts), e.Path)
 	}
 	pp.blob, pp.mode = merged, mode
 	return ActMerge, ""
+}
+
+// overlaps is "1 hunk overlaps" or "N hunks overlap".
+func overlaps(n int) string {
+	if n == 1 {
+		return "1 hunk overlaps"
+	}
+	return plural(n, "hunk") + " overlap"
 }
 
 func plural(n int, noun string) string {
@@ -618,7 +626,7 @@ func (r *Run) PlanUndo(ctx context.Context) (*Plan, error) {
 			case err != nil:
 				pp.Conflict = err.Error()
 			case conflicts > 0:
-				pp.Conflict = fmt.Sprintf("you changed it since the apply: %s overlap what the apply wrote", plural(conflicts, "hunk"))
+				pp.Conflict = fmt.Sprintf("you changed it since the apply: %s what the apply wrote", overlaps(conflicts))
 			default:
 				pp.Action, pp.blob, pp.mode = ActMerge, merged, u.mode
 			}
