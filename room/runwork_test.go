@@ -403,3 +403,33 @@ func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
 		t.Fatal("/undo touched the user's file")
 	}
 }
+
+// An executor run stopped (Ctrl-C) before it changed a file leaves nothing
+// pending: its worktree is removed, as a declined preview's is, and the
+// next /execute makes a new one.
+func TestAStoppedRunThatChangedNothingIsDiscarded(t *testing.T) {
+	h := worktreeHarness(t, "y")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		cancel() // the user's Ctrl-C, before the agent wrote anything
+		return agents.Result{ExitCode: -1, Err: context.Canceled}
+	}
+	before := worktreeCount(t, h.dir)
+	h.e.Process(ctx, "/execute")
+	if r := h.e.Pending(); r != nil {
+		t.Fatalf("a stopped run that changed nothing is still pending (%s):\n%s", r.Worktree, h.out.String())
+	}
+	if got := h.e.PendingLine(); got != "" {
+		t.Errorf("pending line %q", got)
+	}
+	if n := worktreeCount(t, h.dir); n != before {
+		t.Errorf("git worktree list has %d entries, had %d before the run", n, before)
+	}
+	if list, _ := runs.List(h.dir); len(list) != 0 {
+		t.Errorf("runs still lists %d runs", len(list))
+	}
+	if !strings.Contains(h.out.String(), "was stopped before it changed a file: its worktree") {
+		t.Errorf("no word of it:\n%s", h.out.String())
+	}
+}

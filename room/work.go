@@ -102,7 +102,7 @@ func (e *Engine) afterRun(ctx context.Context, command string, req agents.Reques
 	agent := req.Agent
 	bg := context.WithoutCancel(ctx)
 	if r := e.Pending(); r != nil && req.Dir == r.Worktree {
-		e.afterWorktreeRun(bg, r, command, agent, before)
+		e.afterWorktreeRun(bg, r, command, agent, before, ctx.Err() != nil)
 		return
 	}
 	after, err := e.snaps.Tree(bg)
@@ -125,8 +125,10 @@ func (e *Engine) afterRun(ctx context.Context, command string, req agents.Reques
 }
 
 // afterWorktreeRun says what a run in r's worktree changed: the run's
-// whole pending change (since the worktree was made), not applied.
-func (e *Engine) afterWorktreeRun(ctx context.Context, r *runs.Run, command, agent, before string) {
+// whole pending change (since the worktree was made), not applied. A run
+// stopped (Ctrl-C) before its worktree held any change is discarded, as a
+// declined preview is: nothing is left pending.
+func (e *Engine) afterWorktreeRun(ctx context.Context, r *runs.Run, command, agent, before string, stopped bool) {
 	files, after, err := r.Changes(ctx)
 	if err != nil {
 		e.Say("cannot read the run's worktree %s: %v", r.Worktree, err)
@@ -134,6 +136,15 @@ func (e *Engine) afterWorktreeRun(ctx context.Context, r *runs.Run, command, age
 	}
 	e.pendingFiles = len(files)
 	if after == before {
+		if len(files) == 0 && stopped {
+			if err := r.Discard(ctx); err != nil {
+				e.Say("%s was stopped before it changed a file; its worktree %s could not be removed (%v): /undo discards it", agent, r.Worktree, err)
+				return
+			}
+			e.run, e.pendingFiles = nil, 0
+			e.Say("%s was stopped before it changed a file: its worktree %s is removed, nothing is pending", agent, r.Worktree)
+			return
+		}
 		if len(files) == 0 {
 			e.Say("%s changed no file; the worktree %s stays until /undo discards it", agent, r.Worktree)
 		}
