@@ -74,15 +74,9 @@ func Changes(ctx context.Context, root string) ([]Change, error) {
 		ns, err := Run(ctx, root, "diff", "HEAD", "--numstat", "-z", "--no-renames", "--", ".", excludeSession, excludeChat)
 		if err == nil {
 			counts := map[string][2]int{}
-			for _, rec := range strings.Split(ns, "\x00") {
-				parts := strings.SplitN(rec, "\t", 3)
-				if len(parts) != 3 {
-					continue
-				}
-				a, _ := strconv.Atoi(parts[0])
-				d, _ := strconv.Atoi(parts[1])
-				counts[parts[2]] = [2]int{a, d}
-			}
+			EachNumstat(ns, func(path string, added, deleted int, _ bool) {
+				counts[path] = [2]int{added, deleted}
+			})
 			for i := range list {
 				if n, ok := counts[list[i].Path]; ok {
 					list[i].Added, list[i].Deleted = n[0], n[1]
@@ -96,6 +90,25 @@ func Changes(ctx context.Context, root string) ([]Change, error) {
 		}
 	}
 	return list, nil
+}
+
+// EachNumstat calls each for every path of the output of
+// `git diff --numstat -z --no-renames`: its added and deleted line counts,
+// or binary (git's "-" counts, the counts then 0).
+func EachNumstat(out string, each func(path string, added, deleted int, binary bool)) {
+	for _, rec := range strings.Split(out, "\x00") {
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "-" {
+			each(parts[2], 0, 0, true)
+			continue
+		}
+		a, _ := strconv.Atoi(parts[0])
+		d, _ := strconv.Atoi(parts[1])
+		each(parts[2], a, d, false)
+	}
 }
 
 // openUntracked opens an untracked file of the working tree for reading

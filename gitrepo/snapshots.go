@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -132,22 +131,11 @@ func (s *Snapshots) Changed(ctx context.Context, from, to string) ([]FileChange,
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range strings.Split(num, "\x00") {
-		parts := strings.SplitN(rec, "\t", 3)
-		if len(parts) != 3 {
-			continue
+	EachNumstat(num, func(path string, added, deleted int, binary bool) {
+		if i, ok := idx[path]; ok {
+			files[i].Added, files[i].Deleted, files[i].Binary = added, deleted, binary
 		}
-		i, ok := idx[parts[2]]
-		if !ok {
-			continue
-		}
-		if parts[0] == "-" {
-			files[i].Binary = true
-			continue
-		}
-		files[i].Added, _ = strconv.Atoi(parts[0])
-		files[i].Deleted, _ = strconv.Atoi(parts[1])
-	}
+	})
 	return files, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,22 +52,11 @@ func (r *Run) treeDiff(ctx context.Context, from, to string) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range strings.Split(num, "\x00") {
-		parts := strings.SplitN(rec, "\t", 3)
-		if len(parts) != 3 {
-			continue
+	gitrepo.EachNumstat(num, func(path string, added, deleted int, binary bool) {
+		if i, ok := idx[path]; ok {
+			list[i].Added, list[i].Deleted, list[i].Binary = added, deleted, binary
 		}
-		i, ok := idx[parts[2]]
-		if !ok {
-			continue
-		}
-		if parts[0] == "-" {
-			list[i].Binary = true
-			continue
-		}
-		list[i].Added, _ = strconv.Atoi(parts[0])
-		list[i].Deleted, _ = strconv.Atoi(parts[1])
-	}
+	})
 	// Hunks: the unified diff has one "diff --git" section per path, in
 	// the order diff-tree listed them.
 	diff, err := r.git(ctx, r.Root, "", "-c", "core.quotePath=false", "diff", "--no-renames", "--no-ext-diff", from, to)
