@@ -1,4 +1,8 @@
-//go:build linux
+//go:build linux && !portable
+
+// Not in the portable build: there, as on macOS, the holder of the
+// thread's writer lock is not known (filelock.WriterPID), so a thread
+// whose TUI quit stays live until the daemon lets go (docs/platforms.md).
 
 package room
 
