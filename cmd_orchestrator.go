@@ -115,13 +115,16 @@ func runSend(inv *cli.Invocation) error {
 	if r.QueueErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %v\n", r.QueueErr)
 	}
-	if r.Behind != "" {
+	if r.Behind != "" && (*follow || !r.Session.HooklessOnly()) {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: message %s waits until message %s is answered: the session gets one message per turn, each with its own reply\n", r.Message.ID, r.Behind)
 	}
 	if r.SocketErr != nil {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s; it waits in the inbox for the session's Stop hook or its rewake waiter ('relay-baton targets' shows how it is reachable)\n", render.InertLine(r.SocketErr.Error()))
 	}
 	if !*follow {
+		if r.Behind != "" && r.Session.HooklessOnly() {
+			return awaitPost(inv, r, id)
+		}
 		return nil
 	}
 	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
@@ -143,6 +146,27 @@ func runSend(inv *cli.Invocation) error {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("message %s left the inbox without being delivered (cancelled elsewhere)", r.Message.ID)}
 	}
 	return err
+}
+
+// awaitPost is a plain send to a session no relay-baton hook reaches whose
+// message waits behind an earlier one: no Stop hook will post it, so send
+// stays until the earlier message is answered and posts it itself.
+func awaitPost(inv *cli.Invocation, r conversation.Receipt, id string) error {
+	fmt.Fprintf(inv.IO.Err, "relay-baton: message %s waits until message %s is answered (one message per turn, each with its own reply); no relay-baton hook reaches this session, so send stays to post it then (Ctrl-C leaves it in the inbox: the next 'relay-baton send' to the session posts it)\n", r.Message.ID, r.Behind)
+	m, err := conversation.AwaitPost(inv.Ctx, r, 0)
+	switch {
+	case errors.Is(err, conversation.ErrSessionGone):
+		return fmt.Errorf("the session ended; message %s stays queued: it is delivered when the session runs again (`%s`)", r.Message.ID, r.Session.ResumeCommand())
+	case err != nil && inv.Ctx.Err() != nil:
+		fmt.Fprintf(inv.IO.Err, "relay-baton: stopped waiting: message %s stays in the inbox; the next 'relay-baton send' to session %s posts it once message %s is answered\n", r.Message.ID, id, r.Behind)
+		return inv.Ctx.Err()
+	case err != nil:
+		return err
+	case m == nil:
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("message %s left the inbox without being delivered (cancelled elsewhere)", r.Message.ID)}
+	}
+	fmt.Fprintf(inv.IO.Out, "posted %s %s\n", r.Message.ID, conversation.ViaLane(m.Lane))
+	return nil
 }
 
 // followState says where a followed message is when the follow stops:

@@ -282,8 +282,11 @@ type Recovered struct {
 // Recover looks at the claims whose claimer is gone and settles each one
 // (see the top of this file): confirmed from the transcript, or put back in
 // the inbox to be delivered again. Markers of live claimers are left alone.
-// It is cheap when there is nothing to do (one directory read).
+// Then it ends the turns of socket posts the transcript shows ended
+// (settleAnswers). It is cheap when there is nothing to do (two directory
+// reads).
 func (s *Session) Recover() []Recovered {
+	defer s.settleAnswers(time.Now())
 	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
@@ -436,10 +439,20 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	}
 	rec.ID = id
 	r := Recovered{ID: id, Lane: mk.Lane}
+	var seen tristate
 	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
-		return Recovered{}, false // handed over a moment ago: not scanned for yet
+		// Handed over a moment ago. A socket post that shows already is
+		// confirmed now (the transcript is its only evidence; the next
+		// message waits for it); any other hand-over is not scanned for yet.
+		if mk.Lane != LaneSocket {
+			return Recovered{}, false
+		}
+		if seen = s.inTranscript(mk, id); seen != yes {
+			return Recovered{}, false
+		}
+	} else {
+		seen = s.inTranscript(mk, id)
 	}
-	seen := s.inTranscript(mk, id)
 	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
 		// The session took it into its queue and hands it to the model at
 		// its next tool result: not lost, not to be delivered again.
@@ -459,6 +472,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		drop()
 		if mk.Lane == LaneSocket {
 			s.socketConfirmed(mk.ClaimedAt)
+			s.markShown(id, transcriptOf(s, mk), mk.Offset)
 		}
 		r.Why = "confirmed"
 		return r, true
@@ -527,6 +541,7 @@ func (s *Session) ConfirmClaim(id string) {
 			b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
 			if json.Unmarshal(b, &mk) == nil && mk.Lane == LaneSocket {
 				s.socketConfirmed(mk.ClaimedAt)
+				s.markShown(id, transcriptOf(s, mk), mk.Offset)
 			}
 			os.Remove(p)
 		}

@@ -316,11 +316,16 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 						emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
 					}
 					// The Stop hook stores the turn's last text as the reply
-					// a moment after the transcript shows its end.
-					text, _ := s.waitReply(ctx, id, replyWait)
+					// a moment after the transcript shows its end; with no
+					// hook to come, the transcript's text is the reply.
+					text, _ := s.Reply(id)
+					if text == "" && !s.HooklessOnly() {
+						text, _ = s.waitReply(ctx, id, replyWait)
+					}
 					if text == "" {
 						text = reply.String()
 					}
+					s.endAnswer(id, text)
 					s.logReplyOnce(id, text, "transcript")
 					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
 					return false

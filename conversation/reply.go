@@ -110,27 +110,36 @@ func (s *Session) StoreReplies(text string) {
 	if err != nil || len(names) == 0 {
 		return
 	}
-	if len(text) > maxReply {
-		cut := maxReply
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(text)-cut)
-	}
+	text = capReply(text)
 	for _, id := range names {
 		mark := filepath.Join(s.answeringDir(), id)
 		if validMessageID(id) != nil {
 			os.Remove(mark)
 			continue
 		}
-		if err := s.storeReply(id, text); err != nil {
+		if err := s.storeReply(id, text, "stop hook"); err != nil {
 			s.RecordError(fmt.Errorf("hook stop: store the reply to %s: %w", id, err))
 		}
 		os.Remove(mark)
 	}
 }
 
-func (s *Session) storeReply(id, text string) error {
+// capReply cuts a reply over maxReply at a rune boundary, saying how much
+// more the transcript has.
+func capReply(text string) string {
+	if len(text) <= maxReply {
+		return text
+	}
+	cut := maxReply
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(text)-cut)
+}
+
+// storeReply writes outbox/<id>.json with text from source (the stop
+// hook, or the transcript) unless a reply is stored already.
+func (s *Session) storeReply(id, text, source string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil // a turn without text: the transcript has what there is
 	}
@@ -146,14 +155,14 @@ func (s *Session) storeReply(id, text string) error {
 	if err := checkDir(s.OutboxDir()); err != nil {
 		return err
 	}
-	b, err := json.Marshal(storedReply{ID: id, Text: text, Source: "stop hook", At: time.Now().UTC().Truncate(time.Millisecond)})
+	b, err := json.Marshal(storedReply{ID: id, Text: text, Source: source, At: time.Now().UTC().Truncate(time.Millisecond)})
 	if err != nil {
 		return err
 	}
 	if err := writeFileAtomic(s.OutboxDir(), id+".json", b, false); err != nil {
 		return err
 	}
-	s.logReplyOnce(id, text, "stop hook") // a plain send's reply too, with no follower
+	s.logReplyOnce(id, text, source) // a plain send's reply too, with no follower
 	return nil
 }
 

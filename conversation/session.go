@@ -47,10 +47,10 @@ func (s *Session) Register(r Registration) error {
 	return writeFileAtomic(s.dir, "session.json", append(b, '\n'), false) // the next SessionStart rewrites it
 }
 
-// hooklessOnly: the session was adopted from Claude Code's registry (no
+// HooklessOnly: the session was adopted from Claude Code's registry (no
 // hook of relay-baton's registered it) and no relay-baton hooks are
 // installed for the repository: its socket is the only lane that reaches it.
-func (s *Session) hooklessOnly() bool {
+func (s *Session) HooklessOnly() bool {
 	r, ok := s.Registration()
 	return ok && r.Source == "registry" && claudeHooksIn(s.Workspace) == ""
 }
@@ -343,7 +343,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 				t.Socket = true
 			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
 				t.SocketProblem = o.Words()
-				if s.hooklessOnly() {
+				if s.HooklessOnly() {
 					t.SocketProblem = "socket drops messages; no hooks installed to deliver: relay-baton hook install"
 				}
 			}

@@ -67,13 +67,16 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 
 // AwaitingAnswer reports the earlier message the next one waits behind: a
 // message posted to the socket whose turn has not ended (its claim is not
-// settled and it has no stored reply), or, while the session is in a
-// turn, one that reached the model in that turn (answering/). One message
-// per turn boundary: two messages posted during one busy turn would reach
-// the model in one request, and the turn's answer would be the reply of
-// both. A settled claim or the turn's end (the Stop hook stores the reply)
-// lets the next one go; a claim whose turn ended without text holds the
-// next message until it is settled (the claim grace at most).
+// settled, it has no stored reply and the transcript shows no end of its
+// turn); a socket post the transcript showed whose turn has not ended
+// (answered.go); or, while the session is in a turn by its hooks' word,
+// one that reached the model in that turn (answering/). One message per
+// turn boundary: two messages posted during one busy turn would reach the
+// model in one request, and the turn's answer would be the reply of both.
+// The turn's end (the transcript's, or the Stop hook's stored reply) lets
+// the next one go; a post that never shows holds the next message until
+// it is settled (the claim grace at most). It changes nothing: Recover
+// settles what it finds.
 func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 	names, _ := events.ReadDirNames(s.ClaimsDir())
 	for _, n := range names {
@@ -95,15 +98,33 @@ func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 		if st, err := s.State(id); err != nil || st.Delivered == nil || st.Delivered.DeliveredAt == nil {
 			continue // not posted (yet, or it went back): the claim is not an answer awaited
 		}
+		if path := transcriptOf(s, mk); path != "" {
+			if _, ended, _ := turnOf(path, mk.Offset, id); ended {
+				continue // shown and answered: Recover settles it
+			}
+		}
 		return id, true
 	}
-	if s.Busy(now) {
-		if names, _ := events.ReadDirNames(s.answeringDir()); len(names) > 0 {
-			for _, id := range names {
-				if validMessageID(id) == nil {
-					return id, true
-				}
+	names, _ = events.ReadDirNames(s.answeringDir())
+	busy := unknown // the hooks' busy mark, read once when needed
+	for _, id := range names {
+		if validMessageID(id) != nil {
+			continue
+		}
+		if m, ok := s.readAnswerMark(id); ok {
+			if ended, _ := s.answerState(id, m, now); !ended {
+				return id, true
 			}
+			continue
+		}
+		if busy == unknown {
+			busy = no
+			if s.Busy(now) {
+				busy = yes
+			}
+		}
+		if busy == yes {
+			return id, true
 		}
 	}
 	return "", false

@@ -194,7 +194,7 @@ func (s *Session) Reachability(now time.Time) string {
 		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
 	case errors.Is(serr, ErrSocketDrops):
 		if o, ok := s.SocketOffState(); ok {
-			if s.hooklessOnly() {
+			if s.HooklessOnly() {
 				// Reached through its socket alone (Claude Code's registry):
 				// no hook lane is there to take the message back.
 				return user + fmt.Sprintf("its messaging socket took message %s at %s and the session never showed it, and no relay-baton hooks are installed here: the message waits in the inbox; run 'relay-baton hook install', then restart or resume the session ('claude --resume %s'); ", o.MessageID, o.Since.Local().Format("15:04:05"), s.ID) + queue

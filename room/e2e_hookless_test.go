@@ -139,6 +139,73 @@ func TestE2EHooklessTUI(t *testing.T) {
 	t.Logf("after the end:\n%s", out)
 }
 
+// TestE2EHooklessPlainSendsInARow: two plain sends (no --follow) to the
+// real TUI with no relay-baton hook, the second while the first's answer
+// still streams. The second waits for the first's turn to end (one message
+// per turn), then posts itself: send stays, since no Stop hook would post
+// it. Each reaches the model once, in its own request after the first's
+// answer; the first's reply is stored from the transcript.
+func TestE2EHooklessPlainSendsInARow(t *testing.T) {
+	const (
+		q1, a1 = "ROW-Q1: first?", "ROW-A1: the first, slowly."
+		q2, a2 = "ROW-Q2: second?", "ROW-A2: the second answer."
+	)
+	a := agenttest.NewAnthropic(t)
+	slow := agenttest.Reply(agenttest.Text(a1))
+	slow.Delay = 300 * time.Millisecond // the first turn runs while the second is sent
+	a.WhenTail("ROW-Q1", slow)
+	a.WhenTail("ROW-Q2", agenttest.Reply(agenttest.Text(a2)))
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+agenttest.ClaudeBin(t))
+	startTUI(t, dir, env)
+	eventually(t, time.Minute, "the hookless session in targets", func() bool {
+		out, _ := hooklessRun(t, dir, env, "targets")
+		return strings.Contains(out, "idle, socket: at once")
+	})
+	out, err := hooklessRun(t, dir, env, "send", "--lead", q1)
+	if err != nil {
+		t.Fatalf("send: %v\n%s", err, out)
+	}
+	id1 := sentID(t, out)
+	eventually(t, time.Minute, "the first message's request", func() bool { _, ok := requestWith(a, "chat message "+id1+" "); return ok })
+	out, err = hooklessRun(t, dir, env, "send", "--lead", q2)
+	if err != nil {
+		t.Fatalf("second send: %v\n%s", err, out)
+	}
+	id2 := sentID(t, out)
+	for _, want := range []string{"waits until message " + id1 + " is answered", "send stays to post it", "posted " + id2 + " via socket"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the second send lacks %q:\n%s", want, out)
+		}
+	}
+	eventually(t, time.Minute, "the second message's request", func() bool { _, ok := requestWith(a, "chat message "+id2+" "); return ok })
+	var first, second = -1, -1
+	for i, r := range a.Agent() {
+		switch last := agenttest.LastUserText(r); {
+		case strings.Contains(last, "chat message "+id1+" "):
+			if first >= 0 || strings.Contains(last, "chat message "+id2+" ") {
+				t.Fatalf("request %d: message %s not in a turn of its own:\n%s", i, id1, last)
+			}
+			first = i
+		case strings.Contains(last, "chat message "+id2+" "):
+			if second >= 0 {
+				t.Fatalf("message %s reached the model twice (requests %d and %d)", id2, second, i)
+			}
+			second = i
+			if !strings.Contains(string(r.Body), a1) {
+				t.Fatalf("message %s reached the model before the first answer was in its history:\n%s", id2, r.Body)
+			}
+		}
+	}
+	if first < 0 || second < first {
+		t.Fatalf("requests: first %d, second %d", first, second)
+	}
+	s := chatSession(t, dir)
+	if text, ok := s.Reply(id1); !ok || !strings.Contains(text, a1) {
+		t.Fatalf("reply of %s = %q, %v: want the transcript's text", id1, text, ok)
+	}
+}
+
 // TestE2EHooklessWithHooks: with relay-baton's hooks installed as well,
 // the session Claude Code lists and the one its hooks registered are one
 // row, and each message reaches the model once.
