@@ -4,12 +4,14 @@ package conversation
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -157,5 +159,36 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 	}
 	if _, ok := r2.Session.Reply(r2.Message.ID); ok {
 		t.Fatalf("an interrupted turn stored a reply for %s", r2.Message.ID)
+	}
+}
+
+// A session whose hooks saw RELAY_BATON_NO_SOCKET=1 in its environment
+// stays on the hook lanes: its socket, though Claude Code's registry names
+// it, is not posted to. Without that word the same socket takes it.
+func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
+	h := newHooklessTarget(t)
+	s, err := OpenSession(h.ws, testSID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(Registration{Cwd: h.ws, TranscriptPath: h.tr, Source: "startup"}); err != nil {
+		t.Fatal(err)
+	}
+	p := procfacts.Identify(procfacts.System, h.live.PID)
+	s.recordSocketFromEnv(func(k string) string { return map[string]string{NoSocketEnv: "1"}[k] }, p, "", true)
+	r := h.send(t, "hooks only")
+	if h.posted(r.Message.ID) {
+		t.Fatalf("message %s posted to the socket of a session switched to the hook lanes", r.Message.ID)
+	}
+	if st, _ := s.State(r.Message.ID); !st.Queued {
+		t.Fatalf("message %s: %+v, want it queued for the hooks", r.Message.ID, st)
+	}
+	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) || !strings.Contains(err.Error(), NoSocketEnv) {
+		t.Fatalf("socket lane: %v", err)
+	}
+	// The next process of the session has its socket on: the lane is back.
+	s.recordSocketFromEnv(func(k string) string { return map[string]string{SocketEnv: ClaudeSocketPath(h.live.PID)}[k] }, p, "", true)
+	if _, err := s.SocketLane(); err != nil {
+		t.Fatalf("socket lane after a hook saw the socket: %v", err)
 	}
 }

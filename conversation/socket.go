@@ -288,6 +288,9 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 	}
 	info, ok := s.Socket()
 	if !ok {
+		if p, off := s.socketSwitchedOff(); off && p.Check(procs) == procfacts.Live {
+			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", ErrNoSocket, NoSocketEnv, p.PID)
+		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
 		return s.registrySocket()
@@ -405,6 +408,9 @@ func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Pr
 	path := getenv(SocketEnv)
 	if getenv(NoSocketEnv) == "1" {
 		path = "" // the socket lane is switched off for this session
+		s.recordSwitchedOff(p)
+	} else if path != "" {
+		os.Remove(s.noSocketPath())
 	}
 	if path == "" {
 		if clear {
@@ -418,6 +424,39 @@ func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Pr
 	if err != nil {
 		s.RecordError(fmt.Errorf("record the messaging socket: %w", err))
 	}
+}
+
+// noSocketName records that the session process named in it runs with
+// RELAY_BATON_NO_SOCKET=1 (its hooks saw it): no sender posts to its
+// socket, not even one found through Claude Code's registry.
+const noSocketName = "no-socket.json"
+
+func (s *Session) noSocketPath() string { return filepath.Join(s.dir, noSocketName) }
+
+// recordSwitchedOff writes no-socket.json for process p (unless it says so
+// already).
+func (s *Session) recordSwitchedOff(p procfacts.Process) {
+	if old, ok := s.socketSwitchedOff(); ok && old == p {
+		return
+	}
+	b, _ := json.Marshal(p)
+	if err := writeFileAtomic(s.dir, noSocketName, append(b, '\n'), false); err != nil {
+		s.RecordError(fmt.Errorf("record that the messaging socket is switched off: %w", err))
+	}
+}
+
+// socketSwitchedOff reads no-socket.json: the process that runs with the
+// socket lane switched off.
+func (s *Session) socketSwitchedOff() (procfacts.Process, bool) {
+	b, err := events.ReadOwned(s.noSocketPath(), 4<<10)
+	if err != nil {
+		return procfacts.Process{}, false
+	}
+	var p procfacts.Process
+	if json.Unmarshal(b, &p) != nil || !p.Known() {
+		return procfacts.Process{}, false
+	}
+	return p, true
 }
 
 // enqueuedInTranscript reports whether the transcript at path shows, after
