@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/runs"
@@ -12,7 +14,8 @@ import (
 
 // runRuns lists the runs kept for the repository: `relay-baton runs`.
 func runRuns(inv *cli.Invocation) error {
-	return reportCommand(inv, "runs", false, nil, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+	noDiet := func(fs *pflag.FlagSet) { _ = fs.MarkHidden("diet") } // a list of runs: no prompt to shape
+	return reportCommand(inv, "runs", false, noDiet, func(e *room.Engine, _ *roomFlags) (any, string, error) {
 		list, err := room.RunsOf(inv.Ctx, e.Root)
 		if err != nil {
 			return nil, "", err

@@ -145,3 +145,20 @@ func TestSendAndHookInstallNameTheSocketLane(t *testing.T) {
 		t.Fatalf("hook install's adoption note (exit %d, %q):\n%s", code, errOut, out)
 	}
 }
+
+// A list of runs shapes no prompt: `runs --help` does not offer --diet.
+func TestRunsDoesNotOfferDiet(t *testing.T) {
+	_, help, _ := runCLI(t, false, "runs", "--help")
+	if strings.Contains(help, "--diet") || !strings.Contains(help, "--json") {
+		t.Fatalf("runs --help:\n%s", help)
+	}
+}
+
+// A mistyped flag reads the same before and after the command's name.
+func TestUnknownFlagWordsAreOne(t *testing.T) {
+	_, _, global := runCLI(t, false, "--bogus")
+	_, _, sub := runCLI(t, false, "targets", "--bogus")
+	if !strings.Contains(global, "unknown flag: --bogus") || !strings.Contains(sub, "unknown flag: --bogus") {
+		t.Fatalf("global %q, subcommand %q", global, sub)
+	}
+}

@@ -176,9 +176,9 @@ func TestFlagAndSubcommandSuggestions(t *testing.T) {
 		{[]string{"status", "--zzzzzz"}, "unknown flag: --zzzzzz"},
 		{[]string{"hook", "instal"}, `unknown hook "instal" (did you mean install?)`},
 		// Global flags, before the command.
-		{[]string{"--verison"}, "unknown flag --verison (did you mean --version?)"},
-		{[]string{"--colour=never", "status"}, "unknown flag --colour=never (did you mean --color?)"},
-		{[]string{"--zzzzzz", "status"}, "unknown flag --zzzzzz"},
+		{[]string{"--verison"}, "unknown flag: --verison (did you mean --version?)"},
+		{[]string{"--colour=never", "status"}, "unknown flag: --colour=never (did you mean --color?)"},
+		{[]string{"--zzzzzz", "status"}, "unknown flag: --zzzzzz"},
 	} {
 		code, _, errs := runCLI(t, false, c.args...)
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+c.want {

@@ -310,7 +310,7 @@ func Run(ctx context.Context, t *Table, args []string, io *IO) int {
 		case args[0] == "--color" && len(args) > 1:
 			args = args[2:]
 		default:
-			msg := fmt.Sprintf("unknown flag %s", args[0])
+			msg := fmt.Sprintf("unknown flag: %s", args[0])
 			if t.Suggest != nil && strings.HasPrefix(args[0], "--") {
 				// --verison: did you mean --version?
 				word, _, _ := strings.Cut(args[0], "=")
