@@ -17,7 +17,10 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -203,6 +206,65 @@ func TestE2EHooklessPlainSendsInARow(t *testing.T) {
 	s := chatSession(t, dir)
 	if text, ok := s.Reply(id1); !ok || !strings.Contains(text, a1) {
 		t.Fatalf("reply of %s = %q, %v: want the transcript's text", id1, text, ok)
+	}
+}
+
+// TestE2EHooklessAPIDownShowsRetry: the session's API answers 500, and
+// Claude Code retries for minutes with nothing in its transcript but one
+// api-request line per attempt. A follower of the message (send --follow,
+// the room, the page) shows that the request is being retried, not
+// "thinking" alone.
+func TestE2EHooklessAPIDownShowsRetry(t *testing.T) {
+	a := agenttest.NewAnthropic(t)
+	a.When("APIDOWN-Q", agenttest.Step{Status: 500, Message: "overloaded"})
+	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
+	bin := agenttest.ClaudeBin(t)
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+bin)
+	startTUI(t, dir, env)
+	home, _ := agenttest.EnvValue(env, "HOME")
+	t.Setenv("HOME", home) // Claude Code's list and transcripts are the TUI's
+	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok {
+		os.Unsetenv("CLAUDE_CONFIG_DIR")
+		t.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
+	}
+	t.Setenv(agents.ClaudeBinEnv, bin)
+	var sid string
+	eventually(t, time.Minute, "the session in Claude Code's list", func() bool {
+		conversation.ForgetRegistry()
+		ts, _ := conversation.ListTargets(dir)
+		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
+			sid = ts[0].SessionID
+		}
+		return sid != ""
+	})
+	r, err := conversation.Send(dir, sid, "test", "APIDOWN-Q: hello?")
+	if err != nil || r.SocketErr != nil {
+		t.Fatal(err, r.SocketErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	retry := make(chan events.Activity, 1)
+	go conversation.Watch(ctx, r, conversation.WatchOptions{Poll: 100 * time.Millisecond}, func(u conversation.Update) {
+		if u.Kind == conversation.UpdActivity && u.Activity.Kind == events.ActError && u.Activity.Detail == transcript.RetryDetail {
+			select {
+			case retry <- u.Activity:
+			default:
+			}
+			cancel()
+		}
+	})
+	var act events.Activity
+	select {
+	case act = <-retry:
+	case <-ctx.Done():
+		t.Fatalf("no retry shown within the hang guard; %d requests reached the mock", len(a.Agent()))
+	}
+	var ss strings.Builder
+	out := render.NewStream(&ss, false, false)
+	out.Activity(events.RoleOrchestrator, act)
+	out.Close()
+	if !strings.Contains(ss.String(), "error: the session's request to the model failed and Claude Code is retrying it") {
+		t.Fatalf("the terminal shows %q", ss.String())
 	}
 }
 

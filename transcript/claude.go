@@ -99,6 +99,31 @@ func ParseLine(line []byte) ([]events.Activity, error) {
 	return parseTranscriptLineJSON(line)
 }
 
+// A request to the model that failed (the API down, overloaded, a key
+// refused) is retried by Claude Code, up to 10 times over minutes, and its
+// transcript shows only an api-request line per attempt: a retry names the
+// request before it as its base and adds nothing to it (an empty tail;
+// a request after a tool call adds the call and its result). Measured with
+// claude 2.1.332 against an API answering 500 and 401. The TUI shows the
+// error and the attempt; the transcript does not, so the activity says
+// what it can.
+
+// RetryDetail marks the ActError of a retried model request.
+const RetryDetail = "retry"
+
+// RetryText is what a retried model request shows.
+const RetryText = "the session's request to the model failed and Claude Code is retrying it (the API may be down or refusing it; the session's terminal shows the error and the attempt)"
+
+// retriedRequest reports whether an api-request line is a retry: a base,
+// and an empty tail.
+func retriedRequest(line []byte) bool {
+	var r struct {
+		Base string            `json:"base"`
+		Tail []json.RawMessage `json:"tail"`
+	}
+	return json.Unmarshal(line, &r) == nil && r.Base != "" && r.Tail != nil && len(r.Tail) == 0
+}
+
 // parseTranscriptLineJSON is ParseLine with encoding/json: what the
 // single-pass path (claude_fast.go) is tested against, and the path for
 // lines of a shape that one leaves alone. line is trimmed and
@@ -174,6 +199,10 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		case l.Subtype == "turn_duration",
 			l.Subtype == "stop_hook_summary" && len(l.HookErrors) == 0 && !l.PreventedContinuation && !l.HasOutput:
 			return stamp([]events.Activity{{Source: Source, Kind: events.ActDone, StopReason: l.Subtype, ID: l.UUID}}), nil
+		}
+	case "api-request":
+		if retriedRequest(line) {
+			return stamp([]events.Activity{{Source: Source, Kind: events.ActError, Detail: RetryDetail, Text: RetryText, ID: l.UUID}}), nil
 		}
 	case "attachment":
 		if a := l.Attachment; a != nil && a.Type == "queued_command" && a.CommandMode == "task-notification" {

@@ -53,6 +53,16 @@ func fastTranscriptLine(line []byte) (acts []events.Activity, ok bool) {
 	case assistant, s.eq(top.typ, "user"):
 	case s.eq(top.typ, "system"):
 		return top.system(&s)
+	case s.eq(top.typ, "api-request"):
+		// retriedRequest: a base, and a tail that adds nothing.
+		if base, ok := s.str(top.base); !ok || base == "" || !top.haveTail || !top.noneNew {
+			return nil, ok
+		}
+		id, ok := s.str(top.uuid)
+		if !ok {
+			return nil, false
+		}
+		return top.stamp(&s, []events.Activity{{Source: Source, Kind: events.ActError, Detail: RetryDetail, Text: RetryText, ID: id}})
 	case s.eq(top.typ, "attachment"):
 		return nil, false
 	default:
@@ -120,6 +130,10 @@ type topLine struct {
 	// A system line's: its subtype, and a stop_hook_summary's verdict.
 	subtype                          span
 	hookErrors, prevented, hasOutput bool
+	// An api-request line's: the request it repeats (base) and whether it
+	// adds nothing to it (an empty tail array).
+	base              span
+	haveTail, noneNew bool
 }
 
 // system mirrors the "system" case of parseTranscriptLineJSON: the end of
@@ -151,7 +165,7 @@ func (t *topLine) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 func (t *topLine) init() {
 	if !t.set {
 		t.set = true
-		t.typ, t.turnOrigin, t.uuid, t.timestamp, t.sessionID, t.message, t.subtype = noSpan, noSpan, noSpan, noSpan, noSpan, noSpan, noSpan
+		t.typ, t.turnOrigin, t.uuid, t.timestamp, t.sessionID, t.message, t.subtype, t.base = noSpan, noSpan, noSpan, noSpan, noSpan, noSpan, noSpan, noSpan
 	}
 }
 
@@ -195,8 +209,20 @@ func (t *topLine) field(s *jscan, key []byte, v span, kind byte) bool {
 	case "attachment":
 		t.other = true
 		return true
+	case "base":
+		return strField(kind, &t.base, v)
+	case "tail":
+		switch kind {
+		case 'n': // null: a nil slice, as encoding/json makes it
+			t.haveTail, t.noneNew = false, false
+		case '[':
+			t.haveTail, t.noneNew = true, s.b[events.JSONSpace(s.b, v.start+1)] == ']'
+		default:
+			return false
+		}
+		return true
 	}
-	return !events.JSONKeyFolds(key, "type", "isSidechain", "isMeta", "turnOrigin", "timestamp", "sessionId", "uuid", "message", "subtype", "hookErrors", "preventedContinuation", "hasOutput", "attachment")
+	return !events.JSONKeyFolds(key, "type", "isSidechain", "isMeta", "turnOrigin", "timestamp", "sessionId", "uuid", "message", "subtype", "hookErrors", "preventedContinuation", "hasOutput", "attachment", "base", "tail")
 }
 
 func set(dst *span, v span) bool { *dst = v; return true }

@@ -175,6 +175,8 @@ func FuzzFastTranscriptLine(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"a\u00e9\\n b","is_error":false}]}}`))
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ls","description":"x"}}],"stop_reason":"end_turn"}}`))
+	f.Add([]byte(`{"base":"93663c81","id":"015f2a9b","keep":2,"sessionId":"s1","tail":[],"timestamp":"2026-12-05T01:42:18.940Z","type":"api-request"}`))
+	f.Add([]byte(`{"type":"api-request","base":"b","tail":[ ],"TAIL":["x"],"uuid":"u"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkFast(t, line)
 	})

@@ -249,3 +249,31 @@ func TestTranscriptClaude2328Chat(t *testing.T) {
 		}
 	}
 }
+
+// A model request Claude Code retries (the API answering 500 or 401)
+// shows in the transcript only as api-request lines: each retry names the
+// one before as its base and adds nothing (an empty tail). A retry is an
+// error activity saying so; the first request and a request after a tool
+// call (a tail of new messages) are not. Lines as claude 2.1.332 wrote
+// them against a mock API answering 500, params and shape cut.
+func TestRetriedModelRequestShows(t *testing.T) {
+	lines := []struct {
+		line  string
+		retry bool
+	}{
+		{`{"type":"api-request","sessionId":"s1","id":"93663c81","timestamp":"2026-12-05T01:42:18.392Z","version":"2.1.332","querySource":"repl_main_thread","keep":0,"tail":["c796e8eb","4ccefc6b"],"params":{"model":"claude-opus-5-5"}}`, false},
+		{`{"base":"93663c81","id":"015f2a9b","keep":2,"querySource":"repl_main_thread","requestDigest":"3cba6743","sessionId":"s1","tail":[],"thread":{"type":"none"},"timestamp":"2026-12-05T01:42:18.940Z","type":"api-request","version":"2.1.332"}`, true},
+		{`{"base":"015f2a9b","id":"1bd69520","keep":2,"sessionId":"s1","tail":["aa11","bb22"],"timestamp":"2026-12-05T01:42:20.035Z","type":"api-request","version":"2.1.332"}`, false},
+		{`{"type":"api-request","base":"x","sessionId":"s1"}`, false}, // no tail: not known to be a retry
+	}
+	for i, l := range lines {
+		acts, err := ParseLine([]byte(l.line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		got := len(acts) == 1 && acts[0].Kind == events.ActError && acts[0].Detail == RetryDetail && acts[0].Text == RetryText && acts[0].Session == "s1"
+		if got != l.retry || (!l.retry && len(acts) != 0) {
+			t.Fatalf("line %d: %+v, want retry=%v", i, acts, l.retry)
+		}
+	}
+}

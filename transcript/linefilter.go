@@ -14,7 +14,9 @@ import (
 //     (skill_listing, prompt_snapshot, ...: the bulk of a 2.1.328
 //     transcript's bytes), or a queued_command in neither
 //     task-notification nor prompt mode;
-//   - it is a sidechain (subagent) line ("isSidechain": true).
+//   - it is a sidechain (subagent) line ("isSidechain": true);
+//   - it is an "api-request" that is not a retry (a base and an empty
+//     tail: retriedRequest).
 //
 // A top-level "message" met before the type ends the scan with false: the
 // lines that carry one are the assistant and user lines the parser reads,
@@ -44,6 +46,8 @@ func skipLine(line []byte) bool {
 		haveType, sidechain  bool
 		seenSide, seenAttach bool
 		attachSkip           bool // the attachment is one the parser shows nothing for
+		seenBase, seenTail   bool
+		retryShape           int // an api-request's base (1) and empty tail (2) seen: a retry may be
 	)
 	i = events.JSONSpace(line, i+1)
 	for {
@@ -92,7 +96,27 @@ func skipLine(line []byte) bool {
 			// after its message: rather than walk the message only to
 			// find that type, let the parser decide at once.
 			return false
-		case events.JSONKeyFolds(key, "type", "isSidechain", "attachment"):
+		case string(key) == "base" || string(key) == "tail":
+			// An api-request line's: a retry names a base and adds an
+			// empty tail (the parser shows it).
+			if seenBase && key[0] == 'b' || seenTail && key[0] == 't' {
+				return false
+			}
+			if key[0] == 'b' {
+				seenBase = true
+				if line[v] == '"' && line[v+1] != '"' {
+					retryShape |= 1
+				}
+			} else {
+				seenTail = true
+				if line[v] == '[' && line[events.JSONSpace(line, v+1)] == ']' {
+					retryShape |= 2
+				}
+			}
+			if i = events.JSONSkip(line, v); i < 0 {
+				return false
+			}
+		case events.JSONKeyFolds(key, "type", "isSidechain", "attachment", "base", "tail"):
 			return false // encoding/json would take it for the field: let it
 		default:
 			if i = events.JSONSkip(line, v); i < 0 {
@@ -115,6 +139,9 @@ func skipLine(line []byte) bool {
 	}
 	if string(typ) == "attachment" {
 		return attachSkip
+	}
+	if string(typ) == "api-request" {
+		return retryShape != 3 // a first request, or one after a tool call: nothing to show
 	}
 	return !keptType(typ, seenAttach, attachSkip)
 }

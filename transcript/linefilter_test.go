@@ -16,6 +16,9 @@ func FuzzSkipLine(f *testing.F) {
 	for _, s := range []string{
 		`{"isSidechain":true,"type":"assistant","message":{"content":[{"type":"text","text":"x"}]}}`,
 		`{"type":"progress","data":{"type":"assistant"}}`,
+		`{"base":"93663c81","keep":2,"sessionId":"s1","tail":[],"type":"api-request"}`,
+		`{"base":"93663c81","tail":["a"],"type":"api-request"}`,
+		`{"base":"","tail":[ ],"type":"api-request"}`,
 		`{"type":"assis\u0074ant","message":{"content":[{"type":"text","text":"x"}]}}`,
 		`{"data":{"type":"progress"},"type":"user","message":{"content":"hi"}}`,
 		`{"a":"\\\"","type":"x"}`,
