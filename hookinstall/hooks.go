@@ -161,7 +161,7 @@ func handlerLine(hobj *hujson.Object) (line string, ours, ok bool) {
 // never removed or replaced.
 func isOurs(cmd string) bool {
 	bin, rest, ok := cutShellWord(cmd)
-	if !ok || !strings.HasPrefix(filepath.Base(bin), "relay-baton") {
+	if !ok || !ourName(bin) {
 		return false
 	}
 	f := strings.Split(rest, " ")

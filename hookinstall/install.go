@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
@@ -76,9 +77,9 @@ func Install(ctx context.Context, out io.Writer, o Options) (current bool, err e
 		if o.Scope == "" {
 			o.Scope = "user"
 		}
-		bin := o.Binary
-		if r, err := filepath.EvalSymlinks(bin); err == nil {
-			bin = r
+		bin, err := hookBinary(o.Binary, o.Uninstall)
+		if err != nil {
+			return false, err
 		}
 		return installCodexHooks(ctx, out, o.Workspace, o.Scope, bin, o.Check, o.Uninstall)
 	case conversation.AgentClaude, "":
@@ -92,9 +93,9 @@ func Install(ctx context.Context, out io.Writer, o Options) (current bool, err e
 	if err != nil {
 		return false, &UsageError{Msg: err.Error(), Hint: "relay-baton hook install --help"}
 	}
-	bin := o.Binary
-	if r, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = r
+	bin, err := hookBinary(o.Binary, o.Uninstall)
+	if err != nil {
+		return false, err
 	}
 	if dir, tmp := GoTemporaryBinary(bin); tmp && !o.Uninstall {
 		return false, &UsageError{Msg: fmt.Sprintf("this relay-baton is a temporary binary of `go run` (%s, under %s): hooks need a path that stays; install it first, then run the installed one", bin, dir),
@@ -228,3 +229,29 @@ func CheckHooks(root, bin string) []reports.Check {
 	}
 	return out
 }
+
+// hookBinary is the path the hooks name: the binary with its links
+// resolved, unless that loses the name relay-baton (a link named
+// relay-baton to a binary named otherwise: the link's path then). The
+// hooks are told from other tools' by that name (isOurs), so a binary of
+// another name is refused: its hooks would be added again at each install
+// and never found current by --check.
+func hookBinary(exe string, uninstall bool) (string, error) {
+	bin := exe
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	switch {
+	case ourName(bin) || uninstall:
+		return bin, nil
+	case ourName(exe):
+		return exe, nil
+	}
+	return "", &UsageError{
+		Msg:  fmt.Sprintf("this binary is named %s, and relay-baton's hooks are told from other tools' hooks by a program named relay-baton: install or link it under that name, then run hook install from there", filepath.Base(exe)),
+		Hint: fmt.Sprintf("ln -s %s ~/.local/bin/relay-baton && ~/.local/bin/relay-baton hook install", exe),
+	}
+}
+
+// ourName: a program named relay-baton (relay-baton.exe included).
+func ourName(bin string) bool { return strings.HasPrefix(filepath.Base(bin), "relay-baton") }

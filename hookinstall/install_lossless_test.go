@@ -3,6 +3,7 @@ package hookinstall
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,46 @@ func TestCodexUninstallKeepsWrapperAndLink(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Removed relay-baton's hooks") || !strings.Contains(out.String(), "cd /srv && /usr/local/bin/relay-baton hook stop >> log") {
 		t.Errorf("message:\n%s", out.String())
+	}
+}
+
+// A binary not named relay-baton is refused: its hooks would not be told
+// from other tools' (added again at each install, never current for
+// --check). A link named relay-baton to it is fine (the link's path is
+// recorded), and install then --check says current.
+func TestInstallWantsTheName(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "rb")
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	var out bytes.Buffer
+	o := Options{Workspace: ws, Scope: "project", Binary: other, WaitTimeout: time.Minute, Form: FormShell}
+	_, err := Install(context.Background(), &out, o)
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "named rb") || !strings.Contains(ue.Hint, "ln -s") {
+		t.Fatalf("install from %s: %v", other, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".claude", "settings.json")); err == nil {
+		t.Fatal("settings written by a refused install")
+	}
+	link := filepath.Join(dir, "relay-baton")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	o.Binary = link
+	for i := 0; i < 2; i++ {
+		if _, err := Install(context.Background(), &out, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.json"))
+	if n := strings.Count(string(b), link+" hook stop"); n != 1 {
+		t.Fatalf("%d Stop hooks after two installs:\n%s", n, b)
+	}
+	o.Check = true
+	if cur, err := Install(context.Background(), &out, o); err != nil || !cur {
+		t.Fatalf("--check after install: %v %v\n%s", cur, err, out.String())
 	}
 }
