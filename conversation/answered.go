@@ -33,8 +33,9 @@ import (
 //     Code's registry saying the session is idle, or no longer listing it,
 //     ends it too, with no reply stored.
 //
-// A mark the hooks made (empty: the UserPromptSubmit hook's) is left to
-// the Stop hook, as before.
+// Where relay-baton's hooks are installed none of this is done: the
+// UserPromptSubmit hook marks the message (an empty mark) and the Stop hook
+// stores the reply, as before.
 
 // answerStale is how old a transcript-made mark must be before the
 // registry's word ends it (longer than RegistryTTL, so that the registry's
@@ -49,11 +50,12 @@ type answerMark struct {
 }
 
 // markShown records that message id, posted to the socket, showed in the
-// transcript at path (searched from off): its turn is under way. An
-// existing mark (the hooks') is kept; a stored reply means the turn is
-// over already.
+// transcript at path (searched from off): its turn is under way. Only for
+// a session no hook reaches: where the hooks are installed their
+// UserPromptSubmit and Stop hooks mark and store as before. An existing
+// mark is kept; a stored reply means the turn is over already.
 func (s *Session) markShown(id, path string, off int64) {
-	if path == "" || validMessageID(id) != nil || checkDir(s.dir) != nil {
+	if path == "" || validMessageID(id) != nil || checkDir(s.dir) != nil || !s.HooklessOnly() {
 		return
 	}
 	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
