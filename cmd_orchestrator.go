@@ -96,7 +96,7 @@ func runSend(inv *cli.Invocation) error {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
 		}
 	}
-	r, err := conversation.Send(ws, id, *from, text)
+	r, err := conversation.SendContext(inv.Ctx, ws, id, *from, text)
 	if err != nil {
 		return err
 	}

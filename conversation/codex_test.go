@@ -5,6 +5,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +262,54 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 	defer release()
 	if ts, _ := ListTargets(ws); len(ts) != 1 || !ts[0].Loaded {
 		t.Fatalf("an old but loaded thread: %+v", ts)
+	}
+}
+
+// A send to a Codex thread whose `codex queue` hangs ends when its context
+// does (Ctrl-C, a closed request), not after QueueTimeout: the message goes
+// back to the inbox for the thread's other lanes, and QueueErr says why.
+func TestSendCodexEndsWithContext(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	ws := t.TempDir()
+	fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
+	release := holdWriterLock(t, home, tuiThread)
+	defer release()
+	dir := t.TempDir()
+	bin, started := filepath.Join(dir, "codex"), filepath.Join(dir, "started")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(agents.CodexBinEnv, bin)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type sent struct {
+		r   Receipt
+		err error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		r, err := SendContext(ctx, ws, tuiThread, "t", "HANGS")
+		done <- sent{r, err}
+	}()
+	eventually(t, "codex queue to start", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel()
+	var got sent
+	select {
+	case got = <-done:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the send did not end with its context")
+	}
+	if got.err != nil {
+		t.Fatalf("send: %v", got.err)
+	}
+	if !errors.Is(got.r.QueueErr, context.Canceled) {
+		t.Fatalf("queue error %v, want one wrapping context.Canceled", got.r.QueueErr)
+	}
+	s, _ := OpenSession(ws, tuiThread)
+	if st, err := s.State(got.r.Message.ID); err != nil || !st.Queued {
+		t.Fatalf("after a cancelled hand-over the message is %+v %v, want queued", st, err)
 	}
 }

@@ -274,3 +274,47 @@ func TestRememberedRegistry(t *testing.T) {
 		t.Fatalf("kept at %s", p)
 	}
 }
+
+// A read of the registry ends with its caller's context, says so
+// (errors.Is holds through ErrNoRegistry), and leaves no cached answer: the
+// next caller reads the registry again.
+func TestRegistryReadEndsWithContext(t *testing.T) {
+	reg := newFakeRegistry(t)
+	d := t.TempDir()
+	bin, started := filepath.Join(d, "claude"), filepath.Join(d, "started")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(agents.ClaudeBinEnv, bin)
+	ForgetRegistry()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Registry(ctx)
+		done <- err
+	}()
+	eventually(t, "claude agents --json to start", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the registry read did not end with its context")
+	}
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrNoRegistry) {
+		t.Fatalf("registry error %v, want one wrapping ErrNoRegistry and context.Canceled", err)
+	}
+	// The same claude binary answering now: the cancellation was not kept.
+	script := "#!/bin/sh\ncat " + reg.list + "\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal([]LiveSession{{PID: 42, Cwd: "/w", SessionID: testSID, Status: StatusIdle}})
+	if err := os.WriteFile(reg.list, b, 0o600); err != nil { // not reg.set: the cache stays as the cancelled read left it
+		t.Fatal(err)
+	}
+	if list, err := Registry(context.Background()); err != nil || len(list) != 1 {
+		t.Fatalf("after a cancelled read: %+v %v, want the registry read again", list, err)
+	}
+}

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,17 +228,23 @@ type Target struct {
 // SetLead, else the most recently active live chat-capable one; there is
 // no lead when no session is live.
 func ListTargets(ws string) ([]Target, error) {
-	return listTargets(ws, false, procfacts.System)
+	return listTargets(context.Background(), ws, false, procfacts.System)
+}
+
+// ListTargetsContext is ListTargets whose read of Claude Code's registry
+// ends with ctx (a page's request that is closed).
+func ListTargetsContext(ctx context.Context, ws string) ([]Target, error) {
+	return listTargets(ctx, ws, false, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder
 // in workspace or a transcript for it under the Claude Code projects
 // folder, whatever its State (the lead is still only ever a live session).
 func ListAllTargets(ws string) ([]Target, error) {
-	return listTargets(ws, true, procfacts.System)
+	return listTargets(context.Background(), ws, true, procfacts.System)
 }
 
-func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error) {
+func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Source) ([]Target, error) {
 	ws, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -270,7 +277,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			}
 		}
 	}
-	listed := listedIn(ws)
+	listed := listedIn(ctx, ws)
 	for id := range listed {
 		get(id)
 	}
@@ -330,7 +337,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 		if isListed && !t.ChatCapable {
 			// Not hooked: reachable through its socket alone (the inbox is
 			// made at the first send).
-			if _, err := s.socketLane(procs); err == nil {
+			if _, err := s.socketLane(ctx, procs); err == nil {
 				t.Socket, t.ChatCapable = true, true
 			}
 		}
@@ -339,7 +346,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			t.Depth, t.Oldest = q.Depth, q.Oldest
 			t.Busy = s.Busy(now)
 			t.Waiting = s.Waiting()
-			if _, err := s.socketLane(procs); err == nil {
+			if _, err := s.socketLane(ctx, procs); err == nil {
 				t.Socket = true
 			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
 				t.SocketProblem = o.Words()

@@ -4,6 +4,7 @@ package conversation
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,7 +283,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 			sock := newFakeSocket(t)
 			s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
 			m, _ := s.Enqueue("room", "are you there?")
-			if n, err := s.DeliverSocket(tr); n != 1 || err != nil {
+			if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
 				t.Fatalf("DeliverSocket: %d %v", n, err)
 			}
 			sock.next(t)
@@ -342,13 +343,13 @@ func TestSocketPosterKilledMidClaim(t *testing.T) {
 	child.Wait()
 	sock := newFakeSocket(t)
 	s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
-	if n, err := s.DeliverSocket(""); n != 1 || err != nil {
+	if n, err := s.DeliverSocket(context.Background(), ""); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket after the kill: %d %v", n, err)
 	}
 	if got := sock.next(t); len(got) != 1 || !strings.Contains(got[0], "survive the kill") {
 		t.Fatalf("posted %q", got)
 	}
-	if n, _ := s.DeliverSocket(""); n != 0 {
+	if n, _ := s.DeliverSocket(context.Background(), ""); n != 0 {
 		t.Fatalf("posted %d more", n)
 	}
 	if b, _ := os.ReadFile(filepath.Join(s.Dir(), "errors.log")); !strings.Contains(string(b), "died before the message was handed over") {
