@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -135,7 +136,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			ln.(*net.UnixListener).SetUnlinkOnClose(false)
 			ln.Close() // the socket file stays, nobody listens
 		},
-		"fifo":         func(t *testing.T, p string) { makeFIFO(t, p) },
+		"fifo":         func(t *testing.T, p string) { testkit.MakeFIFO(t, p) },
 		"regular file": func(t *testing.T, p string) { os.WriteFile(p, []byte("x"), 0o600) },
 		"symlink to a socket": func(t *testing.T, p string) {
 			sock := newFakeSocket(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -194,7 +195,7 @@ func TestRecordProcess(t *testing.T) {
 	}
 	// A FIFO in its place does not block the reader.
 	os.Remove(path)
-	makeFIFO(t, path)
+	testkit.MakeFIFO(t, path)
 	done := make(chan bool)
 	go func() { _, ok := s.Process(); done <- ok }()
 	select {
