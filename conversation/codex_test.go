@@ -151,6 +151,20 @@ func TestCodexTargets(t *testing.T) {
 	}
 }
 
+// loadedTUIThread makes a workspace and a CODEX_HOME whose TUI thread
+// (tuiThread) is idle and loaded (its writer lock held until the test
+// ends), and returns the workspace.
+func loadedTUIThread(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	ws := t.TempDir()
+	fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
+	t.Cleanup(holdWriterLock(t, home, tuiThread))
+	return ws
+}
+
 // fakeCodex writes a codex stand-in that records its arguments (one per
 // line) to log and exits with code.
 func fakeCodex(t *testing.T, code int) (bin, log string) {
@@ -269,13 +283,7 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 // does (Ctrl-C, a closed request), not after QueueTimeout: the message goes
 // back to the inbox for the thread's other lanes, and QueueErr says why.
 func TestSendCodexEndsWithContext(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("CODEX_HOME", home)
-	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	ws := t.TempDir()
-	fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
-	release := holdWriterLock(t, home, tuiThread)
-	defer release()
+	ws := loadedTUIThread(t)
 	dir := t.TempDir()
 	bin, started := filepath.Join(dir, "codex"), filepath.Join(dir, "started")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
