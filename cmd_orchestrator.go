@@ -198,7 +198,7 @@ func runTargets(inv *cli.Invocation) error {
 		return err
 	}
 	if *everywhere {
-		return conversation.WriteEverywhere(inv.IO.Out, time.Now())
+		return conversation.WriteEverywhere(inv.Ctx, inv.IO.Out, time.Now())
 	}
 	ws, err := workspace.For(*wsFlag)
 	if err != nil {
@@ -223,13 +223,12 @@ func runTargets(inv *cli.Invocation) error {
 	if note := conversation.NativeLaneNote(); note != "" {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
 	}
-	list := conversation.ListTargets
-	if *all {
-		list = conversation.ListAllTargets
-	}
-	ts, err := list(ws)
+	ts, err := conversation.ListTargetsContext(inv.Ctx, ws, *all)
 	if err != nil {
 		return err
+	}
+	if err := inv.Ctx.Err(); err != nil {
+		return err // Ctrl-C while Claude Code's registry was read: the list is not whole
 	}
 	if *asJSON {
 		if ts == nil {

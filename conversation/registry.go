@@ -333,9 +333,10 @@ func (s *Session) Listed() bool {
 // WriteEverywhere is `targets --everywhere`: every session Claude Code's
 // list names, whatever its folder (the cwd, state and pid), with the
 // command that reaches one (send works per repository: --workspace).
-// The cwds come from Claude Code: they are sanitized.
-func WriteEverywhere(w io.Writer, now time.Time) error {
-	list, err := Registry(context.Background())
+// The cwds come from Claude Code: they are sanitized. ctx ends the read
+// of the registry.
+func WriteEverywhere(ctx context.Context, w io.Writer, now time.Time) error {
+	list, err := Registry(ctx)
 	if err != nil {
 		return err
 	}

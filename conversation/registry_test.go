@@ -238,7 +238,7 @@ func TestWriteEverywhere(t *testing.T) {
 	reg := newFakeRegistry(t)
 	reg.set(LiveSession{PID: 42, Cwd: "/elsewhere/\x1b[2Jrepo", SessionID: testSID, Status: StatusWaiting, WaitingFor: "permission prompt"})
 	var b strings.Builder
-	if err := WriteEverywhere(&b, time.Now()); err != nil {
+	if err := WriteEverywhere(context.Background(), &b, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{testSID, "waiting for its user (permission prompt)", "42", "/elsewhere/^[[2Jrepo", "relay-baton send --workspace CWD --session ID"} {

@@ -231,10 +231,12 @@ func ListTargets(ws string) ([]Target, error) {
 	return listTargets(context.Background(), ws, false, procfacts.System)
 }
 
-// ListTargetsContext is ListTargets whose read of Claude Code's registry
-// ends with ctx (a page's request that is closed).
-func ListTargetsContext(ctx context.Context, ws string) ([]Target, error) {
-	return listTargets(ctx, ws, false, procfacts.System)
+// ListTargetsContext is ListTargets (ListAllTargets with all) whose read
+// of Claude Code's registry ends with ctx (Ctrl-C, a page's request that
+// is closed); the sessions it lists are then only those relay-baton knows
+// without it.
+func ListTargetsContext(ctx context.Context, ws string, all bool) ([]Target, error) {
+	return listTargets(ctx, ws, all, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder

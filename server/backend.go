@@ -43,7 +43,7 @@ func (w *Workspace) Wait() { w.wg.Wait() }
 // Targets lists the workspace's sessions, the lead first; ctx ends its
 // read of Claude Code's registry.
 func (w *Workspace) Targets(ctx context.Context) ([]Target, error) {
-	ts, err := conversation.ListTargetsContext(ctx, w.Dir)
+	ts, err := conversation.ListTargetsContext(ctx, w.Dir, false)
 	if err != nil {
 		return nil, err
 	}
