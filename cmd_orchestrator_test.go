@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -400,39 +399,21 @@ func BenchmarkHookStopEmptyProcess(b *testing.B) {
 // and the command with it, without printing a list the registry is
 // missing from.
 func TestTargetsEndsWithContext(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the claude stand-in is a shell script")
-	}
 	ws, _ := chatWorkspace(t)
-	d := t.TempDir()
-	bin, started := filepath.Join(d, "claude"), filepath.Join(d, "started")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, started := testkit.HangingExe(t, "claude")
 	t.Setenv(agents.ClaudeBinEnv, bin)
 	t.Setenv(conversation.NoRegistryEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	conversation.ForgetRegistry()
 	t.Cleanup(conversation.ForgetRegistry)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	type result struct {
 		code        int
 		out, errOut string
 	}
-	done := make(chan result, 1)
-	go func() {
+	r := testkit.Cancelled(t, "targets", started, func(ctx context.Context) result {
 		code, out, errOut := runCLIOn(t, ctx, "", false, "targets", "--workspace", ws)
-		done <- result{code, out, errOut}
-	}()
-	testkit.Eventually(t, "claude agents --json to start", func() bool { _, err := os.Stat(started); return err == nil })
-	cancel()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("targets did not end with its context")
-	}
+		return result{code, out, errOut}
+	})
 	if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, nothing listed, the cancellation said", r.code, r.out, r.errOut)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -284,32 +285,16 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 // back to the inbox for the thread's other lanes, and QueueErr says why.
 func TestSendCodexEndsWithContext(t *testing.T) {
 	ws := loadedTUIThread(t)
-	dir := t.TempDir()
-	bin, started := filepath.Join(dir, "codex"), filepath.Join(dir, "started")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, started := testkit.HangingExe(t, "codex")
 	t.Setenv(agents.CodexBinEnv, bin)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	type sent struct {
 		r   Receipt
 		err error
 	}
-	done := make(chan sent, 1)
-	go func() {
+	got := testkit.Cancelled(t, "the send", started, func(ctx context.Context) sent {
 		r, err := SendContext(ctx, ws, tuiThread, "t", "HANGS")
-		done <- sent{r, err}
-	}()
-	eventually(t, "codex queue to start", func() bool { _, err := os.Stat(started); return err == nil })
-	cancel()
-	var got sent
-	select {
-	case got = <-done:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("the send did not end with its context")
-	}
+		return sent{r, err}
+	})
 	if got.err != nil {
 		t.Fatalf("send: %v", got.err)
 	}

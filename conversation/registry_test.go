@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -280,28 +281,13 @@ func TestRememberedRegistry(t *testing.T) {
 // next caller reads the registry again.
 func TestRegistryReadEndsWithContext(t *testing.T) {
 	reg := newFakeRegistry(t)
-	d := t.TempDir()
-	bin, started := filepath.Join(d, "claude"), filepath.Join(d, "started")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n: > "+started+"\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, started := testkit.HangingExe(t, "claude")
 	t.Setenv(agents.ClaudeBinEnv, bin)
 	ForgetRegistry()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
+	err := testkit.Cancelled(t, "the registry read", started, func(ctx context.Context) error {
 		_, err := Registry(ctx)
-		done <- err
-	}()
-	eventually(t, "claude agents --json to start", func() bool { _, err := os.Stat(started); return err == nil })
-	cancel()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("the registry read did not end with its context")
-	}
+		return err
+	})
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrNoRegistry) {
 		t.Fatalf("registry error %v, want one wrapping ErrNoRegistry and context.Canceled", err)
 	}

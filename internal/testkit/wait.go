@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -19,5 +20,25 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Cancelled runs f under a context of its own, cancels that context once
+// started holds, and returns what f returns; the test fails when f has not
+// returned within HangGuard of the cancellation (what names f).
+func Cancelled[T any](t testing.TB, what string, started func() bool, f func(ctx context.Context) T) T {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan T, 1)
+	go func() { done <- f(ctx) }()
+	Eventually(t, what+" to start", started)
+	cancel()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(HangGuard):
+		t.Fatalf("%s did not end with its context", what)
+		panic("unreachable")
 	}
 }
