@@ -400,21 +400,46 @@ func BenchmarkHookStopEmptyProcess(b *testing.B) {
 // missing from.
 func TestTargetsEndsWithContext(t *testing.T) {
 	ws, _ := chatWorkspace(t)
+	r := cancelledWhileRegistryHangs(t, "targets", "--workspace", ws)
+	if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, nothing listed, the cancellation said", r.code, r.out, r.errOut)
+	}
+}
+
+// `send --lead` (and a session prefix) look for the session in Claude
+// Code's registry under the command's context: Ctrl-C ends the look, and
+// nothing is sent.
+func TestSendPickEndsWithContext(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	for _, args := range [][]string{{"--lead"}, {"--session", chatSID[:8]}} {
+		r := cancelledWhileRegistryHangs(t, append(append([]string{"send", "--workspace", ws}, args...), "hello")...)
+		if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
+			t.Fatalf("send %v: exit %d, stdout %q, stderr %q; want exit 1, nothing queued, the cancellation said", args, r.code, r.out, r.errOut)
+		}
+		if q, _ := s.Queue(); q.Depth != 0 {
+			t.Fatalf("send %v: %d queued after Ctrl-C", args, q.Depth)
+		}
+	}
+}
+
+type cliResult struct {
+	code        int
+	out, errOut string
+}
+
+// cancelledWhileRegistryHangs runs relay-baton args in process with a
+// `claude` whose `agents --json` hangs, and cancels the command's context
+// (what Ctrl-C does) once claude has started.
+func cancelledWhileRegistryHangs(t *testing.T, args ...string) cliResult {
+	t.Helper()
 	bin, started := testkit.HangingExe(t, "claude")
 	t.Setenv(agents.ClaudeBinEnv, bin)
 	t.Setenv(conversation.NoRegistryEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	conversation.ForgetRegistry()
 	t.Cleanup(conversation.ForgetRegistry)
-	type result struct {
-		code        int
-		out, errOut string
-	}
-	r := testkit.Cancelled(t, "targets", started, func(ctx context.Context) result {
-		code, out, errOut := runCLIOn(t, ctx, "", false, "targets", "--workspace", ws)
-		return result{code, out, errOut}
+	return testkit.Cancelled(t, "relay-baton "+strings.Join(args, " "), started, func(ctx context.Context) cliResult {
+		code, out, errOut := runCLIOn(t, ctx, "", false, args...)
+		return cliResult{code, out, errOut}
 	})
-	if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, nothing listed, the cancellation said", r.code, r.out, r.errOut)
-	}
 }

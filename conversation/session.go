@@ -407,7 +407,16 @@ var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
 func Lead(ws string) (Target, error) {
-	ts, err := ListTargets(ws)
+	return lead(context.Background(), ws)
+}
+
+// lead is Lead; ctx ends its read of Claude Code's registry, and then the
+// error is ctx's.
+func lead(ctx context.Context, ws string) (Target, error) {
+	ts, err := ListTargetsContext(ctx, ws, false)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return Target{}, err
 	}
@@ -424,14 +433,15 @@ func Lead(ws string) (Target, error) {
 }
 
 // PickSession is the session a command talks to: id when given, a whole
-// id or a unique prefix of one (ResolveSessionID: an error wrapping
+// id or a unique prefix of one (an error wrapping
 // ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
-// else the workspace's Lead.
-func PickSession(ws, id string) (string, error) {
+// else the workspace's Lead. ctx ends the read of Claude Code's registry
+// either needs (the error is then ctx's).
+func PickSession(ctx context.Context, ws, id string) (string, error) {
 	if id != "" {
-		return ResolveSessionID(ws, id)
+		return resolveSessionID(ctx, ws, id)
 	}
-	t, err := Lead(ws)
+	t, err := lead(ctx, ws)
 	return t.SessionID, err
 }
 
