@@ -27,7 +27,7 @@ import (
 func TestBadInputs(t *testing.T) {
 	cli := func(args ...string) func(t *testing.T) string {
 		return func(t *testing.T) string {
-			_, errOut, code := runInProcess(t, "", args...)
+			code, _, errOut := runCLI(t, "", args...)
 			if code == 0 {
 				t.Fatalf("%v: exit 0, want a failure", args)
 			}

@@ -53,7 +53,7 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 				t.Fatalf("%s not recognised as a go run binary", c.bin)
 			}
 			t.Setenv("GOCACHE", saved)
-			out, errs, code := runBinary(t, c.bin, c.env, "hook", "install", "--workspace", ws)
+			code, out, errs := runBinary(t, c.bin, c.env, "hook", "install", "--workspace", ws)
 			if code != 2 || !strings.Contains(errs, "temporary binary of `go run`") || !strings.Contains(errs, "go install .") {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -65,13 +65,13 @@ func TestHookInstallRefusesGoRunBinary(t *testing.T) {
 	stable := filepath.Join(base, "bin", "relay-baton")
 	copyExe(t, stable)
 	ws := t.TempDir()
-	out, errs, code := runBinary(t, stable, nil, "hook", "install", "--workspace", ws)
+	code, out, errs := runBinary(t, stable, nil, "hook", "install", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, stable+" hook stop") {
 		t.Fatalf("stable binary: exit %d\n%s\n%s", code, out, errs)
 	}
 }
 
-func runBinary(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
+func runBinary(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	saved := os.Args[0]
 	os.Args[0] = bin

@@ -24,11 +24,11 @@ func TestClaudeProjectSettingsLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	untrusted := "project settings: not loaded (Claude Code has not trusted this folder: run claude here once and accept, then they load)"
-	_, out, _ := runCmd(t, "plan", "--yes", "--path", dir, "add a flag")
+	_, out, _ := runCLI(t, "", "plan", "--yes", "--path", dir, "add a flag")
 	if !strings.Contains(out, untrusted) || !strings.Contains(out, "--setting-sources user --strict-mcp-config -- <prompt") {
 		t.Fatalf("untrusted folder's preview:\n%s", out)
 	}
-	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, "project settings") ||
+	if _, out, _ := runCLI(t, "", "doctor", "--path", dir); !strings.Contains(out, "project settings") ||
 		!strings.Contains(out, "not loaded (Claude Code has not trusted this folder") {
 		t.Fatalf("doctor, untrusted folder:\n%s", out)
 	}
@@ -38,11 +38,11 @@ func TestClaudeProjectSettingsLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	trusted := "project settings: loaded (Claude Code trusts " + dir + ")"
-	_, out, _ = runCmd(t, "plan", "--yes", "--path", dir, "add a flag")
+	_, out, _ = runCLI(t, "", "plan", "--yes", "--path", dir, "add a flag")
 	if !strings.Contains(out, trusted) || strings.Contains(out, "--setting-sources") {
 		t.Fatalf("trusted folder's preview:\n%s", out)
 	}
-	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, "loaded (Claude Code trusts "+dir+")") {
+	if _, out, _ := runCLI(t, "", "doctor", "--path", dir); !strings.Contains(out, "loaded (Claude Code trusts "+dir+")") {
 		t.Fatalf("doctor, trusted folder:\n%s", out)
 	}
 }

@@ -30,7 +30,7 @@ func TestHooksWithCodexPayloads(t *testing.T) {
 	os.MkdirAll(sub, 0o755)
 	env := []string{"CLAUDE_PID=", "CLAUDECODE=", "CLAUDE_CODE_ENTRYPOINT=", "CLAUDE_CODE_SESSION_ATTENDED="}
 	ctx := context.Background()
-	_, errOut, code := relayBaton(t, ctx, env, codexPayload(sub, "SessionStart", `,"source":"startup"`), "hook", "session-start")
+	code, _, errOut := relayBaton(t, ctx, env, codexPayload(sub, "SessionStart", `,"source":"startup"`), "hook", "session-start")
 	if code != 0 || errOut != "" {
 		t.Fatalf("session-start: exit %d %q", code, errOut)
 	}
@@ -44,7 +44,7 @@ func TestHooksWithCodexPayloads(t *testing.T) {
 		t.Fatal("prompt-submit did not mark the thread busy")
 	}
 	m, _ := s.Enqueue("room", "are you there?")
-	out, errOut, code := relayBaton(t, ctx, env, codexPayload(sub, "Stop", `,"stop_hook_active":false,"last_assistant_message":"done"`), "hook", "stop")
+	code, out, errOut := relayBaton(t, ctx, env, codexPayload(sub, "Stop", `,"stop_hook_active":false,"last_assistant_message":"done"`), "hook", "stop")
 	var d struct{ Decision, Reason string }
 	if code != 0 || errOut != "" || json.Unmarshal([]byte(out), &d) != nil || d.Decision != "block" || !strings.Contains(d.Reason, "[relay-baton chat message "+m.ID) {
 		t.Fatalf("stop: exit %d, %q, %q", code, out, errOut)
@@ -52,7 +52,7 @@ func TestHooksWithCodexPayloads(t *testing.T) {
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != conversation.LaneHook {
 		t.Fatalf("state %+v", st)
 	}
-	out, _, _ = relayBaton(t, ctx, env, codexPayload(sub, "Stop", `,"stop_hook_active":true`), "hook", "stop")
+	_, out, _ = relayBaton(t, ctx, env, codexPayload(sub, "Stop", `,"stop_hook_active":true`), "hook", "stop")
 	if out != "" || s.Busy(time.Now()) {
 		t.Fatalf("stop_hook_active: %q, busy %v", out, s.Busy(time.Now()))
 	}
@@ -71,7 +71,7 @@ func TestHookInstallCodex(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rb := func(args ...string) (string, int) {
-		out, errOut, code := relayBaton(t, ctx, env, "", append(args, "--workspace", ws)...)
+		code, out, errOut := relayBaton(t, ctx, env, "", append(args, "--workspace", ws)...)
 		return out + errOut, code
 	}
 	if out, code := rb("hook", "install", "--agent", "codex", "--check"); code != 1 || !strings.Contains(out, "missing or out of date") {
@@ -133,7 +133,7 @@ func TestTailCodexRollout(t *testing.T) {
 	p := filepath.Join(dir, "rollout-2026-12-01T20-10-30-"+codexThread+".jsonl")
 	os.WriteFile(p, append(b, evil...), 0o600)
 	t.Setenv("CODEX_HOME", home)
-	out, errOut, code := runInProcess(t, "", "tail", "--session", codexThread, "--from-start", "--no-follow", "--workspace", ws)
+	code, out, errOut := runCLI(t, "", "tail", "--session", codexThread, "--from-start", "--no-follow", "--workspace", ws)
 	if code != 0 {
 		t.Fatalf("tail: %d %s", code, errOut)
 	}

@@ -21,12 +21,12 @@ func TestContinueCommandArguments(t *testing.T) {
 		{[]string{"continue", "--path", t.TempDir(), "--yes"}, 2, "git"},
 	}
 	for _, tc := range tests {
-		code, out, errs := runCmd(t, tc.args...)
+		code, out, errs := runCLI(t, "", tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.err) || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errs, tc.code, tc.err)
 		}
 	}
-	code, out, _ := runCmd(t, "continue", "--help")
+	code, out, _ := runCLI(t, "", "continue", "--help")
 	if code != 0 || !strings.Contains(out, "PLAN COMPLETE") || !strings.Contains(out, "--max-steps") {
 		t.Errorf("--help: %d %q", code, out)
 	}

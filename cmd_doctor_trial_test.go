@@ -27,7 +27,7 @@ func TestDoctorCodexProviderNeedsNoLogin(t *testing.T) {
 	for _, k := range []string{"OPENAI_API_KEY", "CODEX_API_KEY"} {
 		t.Setenv(k, "")
 	}
-	_, out, _ := runCmd(t, "doctor", "--path", roomRepo(t))
+	_, out, _ := runCLI(t, "", "doctor", "--path", roomRepo(t))
 	if want := "ok   codex login            no login needed (provider mock)"; !strings.Contains(out, want) {
 		t.Errorf("no %q in\n%s", want, out)
 	}

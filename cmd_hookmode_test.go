@@ -57,7 +57,7 @@ func TestHooksByMode(t *testing.T) {
 			env := append([]string{"CLAUDE_PID=" + strconv.Itoa(sess.Process.Pid)}, c.env...)
 			start := `{"session_id":"` + chatSID + `","cwd":"` + ws + `","transcript_path":"/x/` + chatSID + `.jsonl","hook_event_name":"SessionStart","source":"startup"}`
 			for _, sub := range []string{"session-start", "prompt-submit", "stop"} {
-				if out, errOut, code := relayBaton(t, context.Background(), env, start, "hook", sub); code != 0 || out != "" || errOut != "" {
+				if code, out, errOut := relayBaton(t, context.Background(), env, start, "hook", sub); code != 0 || out != "" || errOut != "" {
 					t.Fatalf("hook %s: %q %q exit %d", sub, out, errOut, code)
 				}
 			}
@@ -83,7 +83,7 @@ func TestHooksByMode(t *testing.T) {
 			guard, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			t0 := time.Now()
-			_, _, code := relayBaton(t, guard, env, start, "hook", "wait", "--timeout", timeout)
+			code, _, _ := relayBaton(t, guard, env, start, "hook", "wait", "--timeout", timeout)
 			took := time.Since(t0)
 			if code != 0 || (c.serves && took < 1500*time.Millisecond) {
 				t.Fatalf("hook wait --timeout %s: exit %d after %s (serves=%v)", timeout, code, took, c.serves)
@@ -132,20 +132,20 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	if ts, _ := conversation.ListTargets(ws); len(ts) != 0 {
 		t.Fatalf("an ended session is still offered: %+v", ts)
 	}
-	out, _, code := runInProcess(t, "", "targets", "--workspace", ws)
+	code, out, _ := runCLI(t, "", "targets", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "No running Claude Code session") || !strings.Contains(out, "1 earlier session(s)") || !strings.Contains(out, "targets --all") {
 		t.Fatalf("targets: %q", out)
 	}
-	out, _, code = runInProcess(t, "", "targets", "--all", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "targets", "--all", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, chatSID) || !strings.Contains(out, "ended") || strings.Contains(out, "* ") {
 		t.Fatalf("targets --all: %q", out)
 	}
-	out, _, _ = runInProcess(t, "", "targets", "--all", "--json", "--workspace", ws)
+	_, out, _ = runCLI(t, "", "targets", "--all", "--json", "--workspace", ws)
 	var ts []conversation.Target
 	if json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].State != procfacts.Ended || ts[0].Lead || ts[0].PID != sess.Process.Pid {
 		t.Fatalf("targets --all --json: %s", out)
 	}
-	if _, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hi"); code == 0 || !strings.Contains(errOut, "no running Claude Code session") {
+	if code, _, errOut := runCLI(t, "", "send", "--lead", "--workspace", ws, "hi"); code == 0 || !strings.Contains(errOut, "no running Claude Code session") {
 		t.Fatalf("send --lead to an ended session: exit %d %q", code, errOut)
 	}
 }

@@ -29,7 +29,7 @@ func TestSendSaysTheLeadMoved(t *testing.T) {
 	start(first, t0)
 	send := func() (string, string) {
 		t.Helper()
-		out, errs, code := runInProcess(t, "", "send", "--workspace", ws, "hello")
+		code, out, errs := runCLI(t, "", "send", "--workspace", ws, "hello")
 		if code != 0 {
 			t.Fatalf("send: %d %q %q", code, out, errs)
 		}
@@ -56,7 +56,7 @@ func TestSendSaysTheLeadMoved(t *testing.T) {
 		t.Errorf("the note repeated: %q", errs)
 	}
 	// Marked with --set-lead: the lead is where the user put it, no note.
-	if _, errs, code := runInProcess(t, "", "targets", "--workspace", ws, "--set-lead", chatSID); code != 0 {
+	if code, _, errs := runCLI(t, "", "targets", "--workspace", ws, "--set-lead", chatSID); code != 0 {
 		t.Fatalf("--set-lead: %d %q", code, errs)
 	}
 	if out, errs := send(); !strings.Contains(out, "for session "+chatSID) || strings.Contains(errs, "lead is now") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,11 +41,11 @@ func warnPlanted(inv *cli.Invocation, ws string) {
 }
 
 // pickSession resolves --session / --lead to a session id.
-func pickSession(ws, id string, lead bool) (string, error) {
+func pickSession(ctx context.Context, ws, id string, lead bool) (string, error) {
 	if id != "" && lead {
 		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	return sessionUsage(conversation.PickSession(ws, id))
+	return sessionUsage(conversation.PickSession(ctx, ws, id))
 }
 
 // sessionUsage makes a session id that is malformed, or a prefix that
@@ -87,7 +88,7 @@ func runSend(inv *cli.Invocation) error {
 		return err
 	}
 	warnPlanted(inv, ws)
-	id, err := pickSession(ws, *session, *lead)
+	id, err := pickSession(inv.Ctx, ws, *session, *lead)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func runSend(inv *cli.Invocation) error {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
 		}
 	}
-	r, err := conversation.Send(ws, id, *from, text)
+	r, err := conversation.SendContext(inv.Ctx, ws, id, *from, text)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func runTargets(inv *cli.Invocation) error {
 		return err
 	}
 	if *everywhere {
-		return conversation.WriteEverywhere(inv.IO.Out, time.Now())
+		return conversation.WriteEverywhere(inv.Ctx, inv.IO.Out, time.Now())
 	}
 	ws, err := workspace.For(*wsFlag)
 	if err != nil {
@@ -208,7 +209,7 @@ func runTargets(inv *cli.Invocation) error {
 		id := *setLead
 		if id == "none" {
 			id = ""
-		} else if id, err = sessionUsage(conversation.ResolveSessionID(ws, id)); err != nil {
+		} else if id, err = sessionUsage(conversation.PickSession(inv.Ctx, ws, id)); err != nil {
 			return err
 		}
 		running, err := conversation.MarkLead(ws, id)
@@ -223,13 +224,12 @@ func runTargets(inv *cli.Invocation) error {
 	if note := conversation.NativeLaneNote(); note != "" {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
 	}
-	list := conversation.ListTargets
-	if *all {
-		list = conversation.ListAllTargets
-	}
-	ts, err := list(ws)
+	ts, err := conversation.ListTargetsContext(inv.Ctx, ws, *all)
 	if err != nil {
 		return err
+	}
+	if err := inv.Ctx.Err(); err != nil {
+		return err // Ctrl-C while Claude Code's registry was read: the list is not whole
 	}
 	if *asJSON {
 		if ts == nil {
@@ -260,7 +260,7 @@ func runTail(inv *cli.Invocation) error {
 		return err
 	}
 	warnPlanted(inv, ws)
-	id, err := pickSession(ws, *session, false)
+	id, err := pickSession(inv.Ctx, ws, *session, false)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func runWait(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	id, err := sessionUsage(conversation.ResolveSessionID(ws, *session))
+	id, err := sessionUsage(conversation.PickSession(inv.Ctx, ws, *session)) // --session is given: resolved, never the lead
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -51,9 +52,9 @@ func payload(ws string, extra string) string {
 	return `{"session_id":"` + chatSID + `","cwd":"` + ws + `","hook_event_name":"Stop"` + extra + `}`
 }
 
-// relayBaton runs the test binary as relay-baton with stdin and returns
-// stdout, stderr and the exit code.
-func relayBaton(t testing.TB, ctx context.Context, env []string, stdin string, args ...string) (string, string, int) {
+// relayBaton runs the test binary as relay-baton in a process of its own,
+// with stdin: its exit code, stdout and stderr (runCLI's order).
+func relayBaton(t testing.TB, ctx context.Context, env []string, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "RELAY_BATON_TEST_AS_MAIN=1", "CLAUDE_PROJECT_DIR="), env...)
@@ -61,21 +62,13 @@ func relayBaton(t testing.TB, ctx context.Context, env []string, stdin string, a
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return out.String(), errb.String(), code
-}
-
-func runInProcess(t testing.TB, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
-	return out.String(), errb.String(), code
+	return code, out.String(), errb.String()
 }
 
 func TestHookStopBadInputIsSilent(t *testing.T) {
@@ -94,7 +87,7 @@ func TestHookStopBadInputIsSilent(t *testing.T) {
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, code := relayBaton(t, context.Background(), nil, in, "hook", "stop")
+			code, out, errOut := relayBaton(t, context.Background(), nil, in, "hook", "stop")
 			if out != "" || errOut != "" || code != 0 {
 				t.Errorf("stdout %q, stderr %q, exit %d; want silent exit 0", out, errOut, code)
 			}
@@ -112,7 +105,7 @@ func TestHookStopDeliversOneMessage(t *testing.T) {
 	m2, _ := s.Enqueue("room", "second")
 	s.MarkBusy()
 	// CLAUDE_PROJECT_DIR wins over the payload's cwd (a sub-folder).
-	out, errOut, code := relayBaton(t, context.Background(), []string{"CLAUDE_PROJECT_DIR=" + ws}, payload(filepath.Join(ws, "sub"), ""), "hook", "stop")
+	code, out, errOut := relayBaton(t, context.Background(), []string{"CLAUDE_PROJECT_DIR=" + ws}, payload(filepath.Join(ws, "sub"), ""), "hook", "stop")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -138,7 +131,7 @@ func TestHookStopDeliversOneMessage(t *testing.T) {
 		t.Error("a blocking Stop hook cleared the busy mark (the session continues)")
 	}
 	// stop_hook_active: silent, and the session goes idle.
-	out, _, _ = relayBaton(t, context.Background(), nil, payload(ws, `,"stop_hook_active":true`), "hook", "stop")
+	_, out, _ = relayBaton(t, context.Background(), nil, payload(ws, `,"stop_hook_active":true`), "hook", "stop")
 	if out != "" || s.Busy(time.Now()) {
 		t.Errorf("stop_hook_active: output %q, busy %v", out, s.Busy(time.Now()))
 	}
@@ -154,11 +147,11 @@ func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	// In stream-json mode the first prompt's UserPromptSubmit can come
 	// before SessionStart's hook: the busy mark must
 	// survive it.
-	out, errOut, code := relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
+	code, out, errOut := relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
 	if out != "" || errOut != "" || code != 0 {
 		t.Fatalf("prompt-submit first: %q %q %d", out, errOut, code)
 	}
-	out, errOut, code = relayBaton(t, context.Background(), nil, in, "hook", "session-start")
+	code, out, errOut = relayBaton(t, context.Background(), nil, in, "hook", "session-start")
 	if out != "" || errOut != "" || code != 0 {
 		t.Fatalf("session-start: %q %q %d", out, errOut, code)
 	}
@@ -174,7 +167,7 @@ func TestHookSessionStartAndPromptSubmit(t *testing.T) {
 	if s.Busy(time.Now()) {
 		t.Fatal("busy after an empty-inbox Stop")
 	}
-	out, errOut, code = relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
+	code, out, errOut = relayBaton(t, context.Background(), nil, prompt, "hook", "prompt-submit")
 	if out != "" || errOut != "" || code != 0 || !s.Busy(time.Now()) {
 		t.Fatalf("prompt-submit: %q %q %d busy=%v", out, errOut, code, s.Busy(time.Now()))
 	}
@@ -196,7 +189,7 @@ func TestHookWaitProcess(t *testing.T) {
 	}
 	first := make(chan result, 1)
 	go func() {
-		o, e, c := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
+		c, o, e := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
 		first <- result{o, e, c}
 	}()
 	// Wait until the first waiter holds the lock.
@@ -207,7 +200,7 @@ func TestHookWaitProcess(t *testing.T) {
 	}
 	// At most one waiter: a second one leaves at once, silently (one that
 	// waited would wait its default hours and be killed by ctx).
-	o, e, c := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
+	c, o, e := relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait")
 	if o != "" || e != "" || c != 0 {
 		t.Errorf("second waiter: %q %q exit %d", o, e, c)
 	}
@@ -228,7 +221,7 @@ func TestHookWaitProcess(t *testing.T) {
 	// Busy session: the waiter times out with exit 0 and strands nothing.
 	s.MarkBusy()
 	m2, _ := s.Enqueue("room", "later")
-	o, e, c = relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait", "--timeout", "300ms")
+	c, o, e = relayBaton(t, ctx, nil, payload(ws, ""), "hook", "wait", "--timeout", "300ms")
 	if o != "" || e != "" || c != 0 {
 		t.Errorf("timed-out waiter: %q %q exit %d", o, e, c)
 	}
@@ -240,14 +233,14 @@ func TestHookWaitProcess(t *testing.T) {
 func TestWaitMonitorOnce(t *testing.T) {
 	ws, s := chatWorkspace(t)
 	m, _ := s.Enqueue("room", "monitor me")
-	out, errOut, code := relayBaton(t, context.Background(), nil, "", "wait", "--session", chatSID, "--once", "--workspace", ws)
+	code, out, errOut := relayBaton(t, context.Background(), nil, "", "wait", "--session", chatSID, "--once", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "monitor me") || !strings.Contains(out, m.ID) || errOut != "" {
 		t.Fatalf("wait --once: %q %q %d", out, errOut, code)
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != conversation.LaneMonitor {
 		t.Errorf("state %+v", st)
 	}
-	_, errOut, code = relayBaton(t, context.Background(), nil, "", "wait", "--session", "../x", "--workspace", ws)
+	code, _, errOut = relayBaton(t, context.Background(), nil, "", "wait", "--session", "../x", "--workspace", ws)
 	if code != 2 || !strings.Contains(errOut, "UUID") {
 		t.Errorf("bad id: %q %d", errOut, code)
 	}
@@ -261,40 +254,40 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
 	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
 
-	out, errOut, code := runInProcess(t, "", "send", "--lead", "--workspace", ws, "hello")
+	code, out, errOut := runCLI(t, "", "send", "--lead", "--workspace", ws, "hello")
 	if code != 0 || !strings.Contains(out, "queued ") || !strings.Contains(out, chatSID) {
 		t.Fatalf("send: %q %q %d", out, errOut, code)
 	}
-	out, _, code = runInProcess(t, "from stdin\n", "send", "--session", chatSID, "--workspace", ws, "-")
+	code, out, _ = runCLI(t, "from stdin\n", "send", "--session", chatSID, "--workspace", ws, "-")
 	if code != 0 || !strings.Contains(out, "(2 in the inbox)") {
 		t.Fatalf("send -: %q %d", out, code)
 	}
-	_, errOut, code = runInProcess(t, strings.Repeat("x", 70<<10), "send", "--session", chatSID, "--workspace", ws, "-")
+	code, _, errOut = runCLI(t, strings.Repeat("x", 70<<10), "send", "--session", chatSID, "--workspace", ws, "-")
 	if code != 1 || !strings.Contains(errOut, "64 KB") {
 		t.Errorf("oversize: %q %d", errOut, code)
 	}
-	_, errOut, code = runInProcess(t, " \n", "send", "--session", chatSID, "--workspace", ws, "-")
+	code, _, errOut = runCLI(t, " \n", "send", "--session", chatSID, "--workspace", ws, "-")
 	if code != 2 || !strings.Contains(errOut, "empty") || !strings.Contains(errOut, "Try: ") {
 		t.Errorf("empty message: %q %d", errOut, code)
 	}
-	_, errOut, code = runInProcess(t, "", "send", "--session", "../../etc", "--workspace", ws, "x")
+	code, _, errOut = runCLI(t, "", "send", "--session", "../../etc", "--workspace", ws, "x")
 	if code != 2 {
 		t.Errorf("traversal: %q %d", errOut, code)
 	}
-	out, _, code = runInProcess(t, "", "targets", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "targets", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "* "+chatSID) || !strings.Contains(out, "yes") {
 		t.Errorf("targets: %q", out)
 	}
-	out, _, code = runInProcess(t, "", "targets", "--json", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "targets", "--json", "--workspace", ws)
 	var ts []conversation.Target
 	if code != 0 || json.Unmarshal([]byte(out), &ts) != nil || len(ts) != 1 || ts[0].Depth != 2 || !ts[0].Lead || ts[0].TranscriptPath != tr {
 		t.Errorf("targets --json: %s", out)
 	}
-	if _, errOut, code := runInProcess(t, "", "targets", "--set-lead", "../x", "--workspace", ws); code != 2 || !strings.Contains(errOut, "UUID") {
+	if code, _, errOut := runCLI(t, "", "targets", "--set-lead", "../x", "--workspace", ws); code != 2 || !strings.Contains(errOut, "UUID") {
 		t.Errorf("--set-lead traversal: %q %d", errOut, code)
 	}
 	other := "0ea7beef-1234-4abc-8def-0123456789ab"
-	out, errOut, code = runInProcess(t, "", "targets", "--set-lead", other, "--workspace", ws)
+	code, out, errOut = runCLI(t, "", "targets", "--set-lead", other, "--workspace", ws)
 	if !strings.Contains(errOut, "session "+other+" is not running") {
 		t.Errorf("--set-lead of an unknown session says nothing: %q", errOut)
 	}
@@ -302,23 +295,23 @@ func TestSendTargetsTailInProcess(t *testing.T) {
 		t.Errorf("lead marked on a session that does not exist: falls back to the active one: %q", out)
 	}
 	os.MkdirAll(filepath.Join(ws, workspace.ChatDir, other, "inbox"), 0o700)
-	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
+	_, out, _ = runCLI(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+chatSID) || strings.Contains(out, other) {
 		t.Errorf("a marked lead with no process known to run is neither listed nor the lead: %q", out)
 	}
 	if os2, err := conversation.OpenSession(ws, other); err == nil {
 		os2.RecordProcess(procfacts.ThisProcess())
 	}
-	out, _, _ = runInProcess(t, "", "targets", "--workspace", ws)
+	_, out, _ = runCLI(t, "", "targets", "--workspace", ws)
 	if !strings.Contains(out, "* "+other) || strings.Contains(out, "* "+chatSID) {
 		t.Errorf("marked lead not shown: %q", out)
 	}
-	runInProcess(t, "", "targets", "--set-lead", "none", "--workspace", ws)
-	out, _, code = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
+	runCLI(t, "", "targets", "--set-lead", "none", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
 	if code != 0 || out != "[orchestrator] ⚙ Bash: List files\n[orchestrator] done here\n[orchestrator] ✓ end of turn\n" {
 		t.Errorf("tail: %q", out)
 	}
-	out, _, _ = runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow", "--json")
+	_, out, _ = runCLI(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow", "--json")
 	if strings.Count(out, "\n") != 3 || !strings.Contains(out, `"kind":"tool"`) {
 		t.Errorf("tail --json: %q", out)
 	}
@@ -331,11 +324,11 @@ func TestHookInstallCommand(t *testing.T) {
 	settings := filepath.Join(ws, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	os.WriteFile(settings, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}]},"model":"x"}`), 0o644)
-	_, _, code := runInProcess(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws)
+	code, _, _ := runCLI(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws)
 	if code != 1 {
 		t.Errorf("--check before install: exit %d, want 1", code)
 	}
-	out, errOut, code := runInProcess(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
+	code, out, errOut := runCLI(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "Installed") || !strings.Contains(out, "Adoption rule") || !strings.Contains(out, "wait --session") {
 		t.Fatalf("install: %q %q %d", out, errOut, code)
 	}
@@ -344,26 +337,26 @@ func TestHookInstallCommand(t *testing.T) {
 	if !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"model":"x"`) || !strings.Contains(string(b), exe+" hook stop") || !strings.Contains(string(b), `"asyncRewake":true`) {
 		t.Errorf("settings after install:\n%s", b)
 	}
-	out, _, code = runInProcess(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "hook", "install", "--form", "shell", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "already installed") {
 		t.Errorf("second install: %q", out)
 	}
-	if _, _, code = runInProcess(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws); code != 0 {
+	if code, _, _ = runCLI(t, "", "hook", "install", "--form", "shell", "--check", "--workspace", ws); code != 0 {
 		t.Errorf("--check after install: exit %d", code)
 	}
-	out, _, code = runInProcess(t, "", "hook", "install", "--uninstall", "--workspace", ws)
+	code, out, _ = runCLI(t, "", "hook", "install", "--uninstall", "--workspace", ws)
 	b, _ = os.ReadFile(settings)
 	if code != 0 || strings.Contains(string(b), "relay-baton") || !strings.Contains(string(b), `"mine"`) {
 		t.Errorf("uninstall: %q\n%s", out, b)
 	}
-	if _, errOut, code := runInProcess(t, "", "hook", "install", "--scope", "everywhere", "--workspace", ws); code != 2 || !strings.Contains(errOut, "scope") {
+	if code, _, errOut := runCLI(t, "", "hook", "install", "--scope", "everywhere", "--workspace", ws); code != 2 || !strings.Contains(errOut, "scope") {
 		t.Errorf("bad scope: %q %d", errOut, code)
 	}
 }
 
 func TestOrchestratorHelp(t *testing.T) {
 	for _, args := range [][]string{{"send", "--help"}, {"targets", "--help"}, {"tail", "--help"}, {"wait", "--help"}, {"hook", "--help"}, {"hook", "stop", "--help"}, {"hook", "wait", "--help"}, {"hook", "install", "--help"}, {"hook", "session-start", "--help"}, {"hook", "prompt-submit", "--help"}} {
-		out, errOut, code := runInProcess(t, "", args...)
+		code, out, errOut := runCLI(t, "", args...)
 		// The help must be the command's own, not its parent's.
 		want := "Usage: relay-baton " + strings.Join(args[:len(args)-1], " ")
 		rest, own := strings.CutPrefix(out, want)
@@ -372,7 +365,7 @@ func TestOrchestratorHelp(t *testing.T) {
 			t.Errorf("%v: exit %d, out %q, err %q", args, code, out, errOut)
 		}
 	}
-	if _, errOut, code := runInProcess(t, "", "hook", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown hook") {
+	if code, _, errOut := runCLI(t, "", "hook", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown hook") {
 		t.Errorf("unknown hook: %q %d", errOut, code)
 	}
 }
@@ -383,7 +376,7 @@ func BenchmarkHookStopEmptyInProcess(b *testing.B) {
 	ws, _ := chatWorkspace(b)
 	in := payload(ws, "")
 	for b.Loop() {
-		if _, _, code := runInProcess(b, in, "hook", "stop"); code != 0 {
+		if code, _, _ := runCLI(b, in, "hook", "stop"); code != 0 {
 			b.Fatal(code)
 		}
 	}
@@ -395,8 +388,58 @@ func BenchmarkHookStopEmptyProcess(b *testing.B) {
 	ws, _ := chatWorkspace(b)
 	in := payload(ws, "")
 	for b.Loop() {
-		if out, _, code := relayBaton(b, context.Background(), nil, in, "hook", "stop"); code != 0 || out != "" {
+		if code, out, _ := relayBaton(b, context.Background(), nil, in, "hook", "stop"); code != 0 || out != "" {
 			b.Fatal(code, out)
 		}
 	}
+}
+
+// `targets` reads Claude Code's registry under the command's context: a
+// Ctrl-C (main's signal context) ends a `claude agents --json` that hangs,
+// and the command with it, without printing a list the registry is
+// missing from.
+func TestTargetsEndsWithContext(t *testing.T) {
+	ws, _ := chatWorkspace(t)
+	r := cancelledWhileRegistryHangs(t, "targets", "--workspace", ws)
+	if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, nothing listed, the cancellation said", r.code, r.out, r.errOut)
+	}
+}
+
+// `send --lead` (and a session prefix) look for the session in Claude
+// Code's registry under the command's context: Ctrl-C ends the look, and
+// nothing is sent.
+func TestSendPickEndsWithContext(t *testing.T) {
+	ws, s := chatWorkspace(t)
+	for _, args := range [][]string{{"--lead"}, {"--session", chatSID[:8]}} {
+		r := cancelledWhileRegistryHangs(t, append(append([]string{"send", "--workspace", ws}, args...), "hello")...)
+		if r.code != 1 || !strings.Contains(r.errOut, "context canceled") || r.out != "" {
+			t.Fatalf("send %v: exit %d, stdout %q, stderr %q; want exit 1, nothing queued, the cancellation said", args, r.code, r.out, r.errOut)
+		}
+		if q, _ := s.Queue(); q.Depth != 0 {
+			t.Fatalf("send %v: %d queued after Ctrl-C", args, q.Depth)
+		}
+	}
+}
+
+type cliResult struct {
+	code        int
+	out, errOut string
+}
+
+// cancelledWhileRegistryHangs runs relay-baton args in process with a
+// `claude` whose `agents --json` hangs, and cancels the command's context
+// (what Ctrl-C does) once claude has started.
+func cancelledWhileRegistryHangs(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	bin, started := testkit.HangingExe(t, "claude")
+	t.Setenv(agents.ClaudeBinEnv, bin)
+	t.Setenv(conversation.NoRegistryEnv, "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	conversation.ForgetRegistry()
+	t.Cleanup(conversation.ForgetRegistry)
+	return testkit.Cancelled(t, "relay-baton "+strings.Join(args, " "), started, func(ctx context.Context) cliResult {
+		code, out, errOut := runCLIOn(t, ctx, "", false, args...)
+		return cliResult{code, out, errOut}
+	})
 }

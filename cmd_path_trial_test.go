@@ -11,7 +11,7 @@ import (
 func TestBadPathIsAUsageError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	for _, args := range [][]string{{"chat", "--path", missing}, {"status", "--path", missing}, {"note", "--path", missing, "x"}} {
-		code, _, errs := runCmd(t, args...)
+		code, _, errs := runCLI(t, "", args...)
 		if code != 2 || !strings.Contains(errs, "--path "+missing+": no such directory") || !strings.Contains(errs, "--path DIR") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}

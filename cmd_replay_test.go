@@ -32,13 +32,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func runReplayCmd(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb lockedBuffer
-	code = run(ctx, append([]string{"replay"}, args...), &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -49,7 +42,7 @@ func gitRepo(t *testing.T) string {
 }
 
 func TestReplayCommandOutsideRepo(t *testing.T) {
-	code, _, stderr := runReplayCmd(t, context.Background(), "--path", t.TempDir())
+	code, _, stderr := runCLI(t, "", "replay", "--path", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, "not inside a git repository") || !strings.Contains(stderr, "--file") {
 		t.Fatalf("code %d, stderr %q", code, stderr)
 	}
@@ -57,11 +50,11 @@ func TestReplayCommandOutsideRepo(t *testing.T) {
 
 func TestReplayCommandNothingRecorded(t *testing.T) {
 	repo := gitRepo(t)
-	code, out, stderr := runReplayCmd(t, context.Background(), "--path", repo)
+	code, out, stderr := runCLI(t, "", "replay", "--path", repo)
 	if code != 0 || out != "no conversation events. (nothing recorded yet)\n" {
 		t.Fatalf("code %d, out %q, stderr %q", code, out, stderr)
 	}
-	code, out, _ = runReplayCmd(t, context.Background(), "--path", repo, "--json")
+	code, out, _ = runCLI(t, "", "replay", "--path", repo, "--json")
 	var doc struct {
 		Entries []events.Event
 		Summary struct{ Total int }
@@ -86,7 +79,7 @@ func TestReplayCommandReadsRepoLog(t *testing.T) {
 	l.Close()
 	sub := filepath.Join(repo, "a", "b")
 	os.MkdirAll(sub, 0o755)
-	code, out, stderr := runReplayCmd(t, context.Background(), "--path", sub, "--kind", "plan")
+	code, out, stderr := runCLI(t, "", "replay", "--path", sub, "--kind", "plan")
 	if code != 0 || !strings.HasPrefix(out, "1. [") || !strings.Contains(out, "claude plan: planned") || strings.Contains(out, "hello") {
 		t.Fatalf("code %d, out %q, stderr %q", code, out, stderr)
 	}
@@ -110,12 +103,12 @@ func TestReplayCommandErrors(t *testing.T) {
 		{[]string{"--file", "x", "--nope"}, 2, "unknown flag"},
 		{[]string{"--file", "x", "extra"}, 2, "no arguments"},
 	} {
-		code, _, stderr := runReplayCmd(t, context.Background(), c.args...)
+		code, _, stderr := runCLI(t, "", append([]string{"replay"}, c.args...)...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("replay %v: code %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
-	code, out, _ := runReplayCmd(t, context.Background(), "--help")
+	code, out, _ := runCLI(t, "", "replay", "--help")
 	if code != 0 || !strings.Contains(out, "--follow") || !strings.Contains(out, "--path") {
 		t.Errorf("--help: code %d, %q", code, out)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -25,29 +22,22 @@ func roomRepo(t *testing.T) string {
 	return dir
 }
 
-func runCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
 func TestOneShotAgentCommandsNeedYesWithoutTTY(t *testing.T) {
 	dir := roomRepo(t)
 	for _, args := range [][]string{{"plan", "--path", dir, "do x"}, {"execute", "--path", dir}, {"handoff", "--path", dir, "--to", "codex"}} {
-		code, _, errs := runCmd(t, args...)
+		code, _, errs := runCLI(t, "", args...)
 		if code != 2 || !strings.Contains(errs, "pass --yes") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
 	}
-	if code, _, errs := runCmd(t, "handoff", "--path", dir); code != 2 || !strings.Contains(errs, "--to claude or --to codex") {
+	if code, _, errs := runCLI(t, "", "handoff", "--path", dir); code != 2 || !strings.Contains(errs, "--to claude or --to codex") {
 		t.Errorf("handoff without --to: %d %q", code, errs)
 	}
-	if code, _, errs := runCmd(t, "plan", "--path", dir); code != 2 || !strings.Contains(errs, "plan needs a task") {
+	if code, _, errs := runCLI(t, "", "plan", "--path", dir); code != 2 || !strings.Contains(errs, "plan needs a task") {
 		t.Errorf("plan without task: %d %q", code, errs)
 	}
 	// --yes without a plan: exit 2 with what to do next.
-	if code, _, errs := runCmd(t, "execute", "--path", dir, "--yes"); code != 2 || !strings.Contains(errs, "relay-baton plan <task>") {
+	if code, _, errs := runCLI(t, "", "execute", "--path", dir, "--yes"); code != 2 || !strings.Contains(errs, "relay-baton plan <task>") {
 		t.Errorf("execute --yes without plan: %d %q", code, errs)
 	}
 }
@@ -55,7 +45,7 @@ func TestOneShotAgentCommandsNeedYesWithoutTTY(t *testing.T) {
 func TestOneShotReportsJSON(t *testing.T) {
 	dir := roomRepo(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x\n"), 0o644)
-	code, out, errs := runCmd(t, "status", "--path", dir, "--json")
+	code, out, errs := runCLI(t, "", "status", "--path", dir, "--json")
 	var st struct {
 		ActiveAgent  string   `json:"activeAgent"`
 		ChangedFiles []string `json:"changedFiles"`
@@ -63,7 +53,7 @@ func TestOneShotReportsJSON(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.ActiveAgent != "claude" || len(st.ChangedFiles) != 1 {
 		t.Fatalf("status: %d %q %q", code, out, errs)
 	}
-	code, out, _ = runCmd(t, "budget", "--path", dir, "--json", "--diet", "caveman")
+	code, out, _ = runCLI(t, "", "budget", "--path", dir, "--json", "--diet", "caveman")
 	var b struct {
 		Diet  string  `json:"diet"`
 		Ratio float64 `json:"ratio"`
@@ -71,10 +61,10 @@ func TestOneShotReportsJSON(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Diet != "caveman" {
 		t.Fatalf("budget: %d %q", code, out)
 	}
-	if code, _, errs := runCmd(t, "budget", "--path", dir, "--diet", "keto"); code != 2 || !strings.Contains(errs, "unknown diet profile") {
+	if code, _, errs := runCLI(t, "", "budget", "--path", dir, "--diet", "keto"); code != 2 || !strings.Contains(errs, "unknown diet profile") {
 		t.Fatalf("bad diet: %d %q", code, errs)
 	}
-	code, out, _ = runCmd(t, "review", "--path", dir, "--json")
+	code, out, _ = runCLI(t, "", "review", "--path", dir, "--json")
 	var rv map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &rv) != nil {
 		t.Fatalf("review: %d %q", code, out)
@@ -86,11 +76,11 @@ func TestOneShotReportsJSON(t *testing.T) {
 	if tt, ok := rv["testsTouched"].([]any); !ok || len(tt) != 0 {
 		t.Errorf("review testsTouched: %q", out)
 	}
-	code, out, _ = runCmd(t, "doctor", "--path", dir, "--deep", "--json")
+	code, out, _ = runCLI(t, "", "doctor", "--path", dir, "--deep", "--json")
 	if !strings.Contains(out, `"conversation.jsonl"`) || (code != 0 && code != 1) {
 		t.Fatalf("doctor: %d %q", code, out)
 	}
-	if code, _, _ := runCmd(t, "note", "--path", dir, "tried", "x"); code != 0 {
+	if code, _, _ := runCLI(t, "", "note", "--path", dir, "tried", "x"); code != 0 {
 		t.Fatalf("note: %d", code)
 	}
 	// The reports recorded nothing; the note is the log's only event.
@@ -163,9 +153,9 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 	check := func(when string) {
 		before := snapshot(t, dir)
 		for _, args := range reports {
-			code, _, errs := runCmd(t, append(args, "--path", dir)...)
+			code, _, errs := runCLI(t, "", append(args, "--path", dir)...)
 			if args[0] == "targets" || args[0] == "version" {
-				code, _, errs = runCmd(t, args...)
+				code, _, errs = runCLI(t, "", args...)
 			}
 			if code != 0 && !(args[0] == "doctor" && code == 1) {
 				t.Errorf("%s: %v: exit %d %s", when, args, code, errs)
@@ -177,7 +167,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 	}
 	t.Chdir(dir)
 	check("fresh repository")
-	if code, _, _ := runCmd(t, "note", "--path", dir, "a session exists now"); code != 0 {
+	if code, _, _ := runCLI(t, "", "note", "--path", dir, "a session exists now"); code != 0 {
 		t.Fatal("note failed")
 	}
 	check("with .ai-session")
@@ -194,7 +184,7 @@ func TestDoctorOutsideRepo(t *testing.T) {
 		if deep {
 			args = append(args, "--deep")
 		}
-		code, out, errs := runCmd(t, args...)
+		code, out, errs := runCLI(t, "", args...)
 		if code != 0 && code != 1 {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
@@ -220,7 +210,7 @@ func TestMissingAgentShowsPreviewFirst(t *testing.T) {
 	dir := roomRepo(t)
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(agents.ClaudeBinEnv, "")
-	code, out, errs := runCmd(t, "plan", "--yes", "--path", dir, "add a flag")
+	code, out, errs := runCLI(t, "", "plan", "--yes", "--path", dir, "add a flag")
 	if code != 1 || !strings.Contains(out, "preview: /plan → claude (planner)") || !strings.Contains(out, "argv:    claude -p ") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
@@ -230,7 +220,7 @@ func TestMissingAgentShowsPreviewFirst(t *testing.T) {
 }
 
 func TestOneShotOutsideRepo(t *testing.T) {
-	code, _, errs := runCmd(t, "status", "--path", t.TempDir())
+	code, _, errs := runCLI(t, "", "status", "--path", t.TempDir())
 	if code != 2 || !strings.Contains(errs, "not inside a git repository") {
 		t.Fatalf("%d %q", code, errs)
 	}
@@ -239,7 +229,7 @@ func TestOneShotOutsideRepo(t *testing.T) {
 func TestChatAgentOrchestrator(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	dir := roomRepo(t)
-	code, _, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
+	code, _, errs := runCLI(t, "", "chat", "--path", dir, "--agent", "orchestrator")
 	if code == 0 || !strings.Contains(errs, "no chat-capable Claude Code or Codex session in "+dir+": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent") {
 		t.Fatalf("no session: exit %d, stderr %q", code, errs)
 	}
@@ -249,7 +239,7 @@ func TestChatAgentOrchestrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
-	code, out, errs := runCmd(t, "chat", "--path", dir, "--agent", "orchestrator")
+	code, out, errs := runCLI(t, "", "chat", "--path", dir, "--agent", "orchestrator")
 	if code != 0 || !strings.Contains(out, "active agent: orchestrator → Claude Code session "+sid+" (the lead)") || !strings.Contains(out, "active agent orchestrator") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}

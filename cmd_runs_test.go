@@ -57,7 +57,7 @@ func TestOneShotExecuteThenRunsDiffApplyUndo(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Goal\nshout\n"), 0o600)
 
-	code, out, errs := runCmd(t, "execute", "--path", dir, "--yes")
+	code, out, errs := runCLI(t, "", "execute", "--path", dir, "--yes")
 	if code != 0 {
 		t.Fatalf("execute: %d\n%s\n%s", code, out, errs)
 	}
@@ -68,7 +68,7 @@ func TestOneShotExecuteThenRunsDiffApplyUndo(t *testing.T) {
 		t.Fatalf("execute wrote in the user's tree: %q", b)
 	}
 
-	code, out, _ = runCmd(t, "runs", "--path", dir, "--json")
+	code, out, _ = runCLI(t, "", "runs", "--path", dir, "--json")
 	var list []struct {
 		ID, State, Worktree string
 		Files               int
@@ -76,19 +76,19 @@ func TestOneShotExecuteThenRunsDiffApplyUndo(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].State != "pending" || list[0].Files != 1 {
 		t.Fatalf("runs --json: %d %s", code, out)
 	}
-	code, out, _ = runCmd(t, "runs", "--path", dir)
+	code, out, _ = runCLI(t, "", "runs", "--path", dir)
 	if code != 0 || !strings.Contains(out, list[0].ID) || !strings.Contains(out, "pending, 1 file changed +1 -1, not applied") || !strings.Contains(out, "relay-baton apply --run "+list[0].ID) {
 		t.Fatalf("runs: %s", out)
 	}
-	code, out, _ = runCmd(t, "diff", "--path", dir)
+	code, out, _ = runCLI(t, "", "diff", "--path", dir)
 	if code != 0 || !strings.Contains(out, "+TWO") {
 		t.Fatalf("diff: %d %s", code, out)
 	}
-	code, _, errs = runCmd(t, "apply", "--path", dir)
+	code, _, errs = runCLI(t, "", "apply", "--path", dir)
 	if code != 2 || !strings.Contains(errs, "--yes") {
 		t.Fatalf("apply without a terminal or --yes: %d %s", code, errs)
 	}
-	code, out, errs = runCmd(t, "apply", "--path", dir, "--yes")
+	code, out, errs = runCLI(t, "", "apply", "--path", dir, "--yes")
 	if code != 0 || !strings.Contains(out, "a.txt  write   (+1 -1, 1 hunk)") {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errs)
 	}
@@ -98,18 +98,18 @@ func TestOneShotExecuteThenRunsDiffApplyUndo(t *testing.T) {
 	if _, err := os.Stat(list[0].Worktree); err == nil {
 		t.Fatal("the applied run's worktree is left")
 	}
-	code, out, errs = runCmd(t, "undo", "--path", dir, "--yes")
+	code, out, errs = runCLI(t, "", "undo", "--path", dir, "--yes")
 	if code != 0 || !strings.Contains(out, "took out 1 file") {
 		t.Fatalf("undo: %d\n%s\n%s", code, out, errs)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\ntwo\nthree\n" {
 		t.Fatalf("after undo: %q", b)
 	}
-	code, out, _ = runCmd(t, "runs", "--path", dir, "--json")
+	code, out, _ = runCLI(t, "", "runs", "--path", dir, "--json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("runs after undo: %s", out)
 	}
-	if code, _, errs = runCmd(t, "apply", "--path", dir, "--yes"); code != 1 || !strings.Contains(errs, "no run kept") {
+	if code, _, errs = runCLI(t, "", "apply", "--path", dir, "--yes"); code != 1 || !strings.Contains(errs, "no run kept") {
 		t.Fatalf("apply with no run: %d %s", code, errs)
 	}
 }
@@ -121,7 +121,7 @@ func TestOneShotExecuteInPlace(t *testing.T) {
 	dir := committedRepo(t)
 	os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Goal\nshout\n"), 0o600)
-	code, out, errs := runCmd(t, "execute", "--path", dir, "--yes", "--in-place")
+	code, out, errs := runCLI(t, "", "execute", "--path", dir, "--yes", "--in-place")
 	if code != 0 || !strings.Contains(out, "in place: the executor edits your working tree directly") {
 		t.Fatalf("execute --in-place: %d\n%s\n%s", code, out, errs)
 	}

@@ -11,7 +11,7 @@ func TestSelftestWithNoCLIExitsNonZero(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("RELAY_BATON_CLAUDE", "")
 	t.Setenv("RELAY_BATON_CODEX", "")
-	out, errs, code := runInProcess(t, "", "selftest")
+	code, out, errs := runCLI(t, "", "selftest")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -23,7 +23,7 @@ func TestSelftestWithNoCLIExitsNonZero(t *testing.T) {
 	if !strings.Contains(out, "0 ok, 0 changed, 2 skipped") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	if _, _, code := runInProcess(t, "", "selftest", "--json"); code != 1 {
+	if code, _, _ := runCLI(t, "", "selftest", "--json"); code != 1 {
 		t.Errorf("--json: exit %d, want 1", code)
 	}
 }

@@ -25,15 +25,15 @@ func TestShortSessionIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	short := chatSID[:8]
-	out, errs, code := runInProcess(t, "", "send", "--workspace", ws, "--session", short, "hello")
+	code, out, errs := runCLI(t, "", "send", "--workspace", ws, "--session", short, "hello")
 	if code != 0 || !strings.Contains(out, "for session "+chatSID) {
 		t.Fatalf("send --session %s: %d %q %q", short, code, out, errs)
 	}
-	out, errs, code = runInProcess(t, "", "tail", "--workspace", ws, "--session", strings.ToUpper(short), "--from-start", "--no-follow")
+	code, out, errs = runCLI(t, "", "tail", "--workspace", ws, "--session", strings.ToUpper(short), "--from-start", "--no-follow")
 	if code != 0 || !strings.Contains(out, "SHORT-ID-REPLY") {
 		t.Fatalf("tail --session %s: %d %q %q", short, code, out, errs)
 	}
-	out, errs, code = runInProcess(t, "", "targets", "--workspace", ws, "--set-lead", short)
+	code, out, errs = runCLI(t, "", "targets", "--workspace", ws, "--set-lead", short)
 	if code != 0 {
 		t.Fatalf("targets --set-lead %s: %d %q %q", short, code, out, errs)
 	}
@@ -44,21 +44,21 @@ func TestShortSessionIDs(t *testing.T) {
 	if err := s2.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, code = runInProcess(t, "", "send", "--workspace", ws, "--session", short, "hello")
+	code, _, errs = runCLI(t, "", "send", "--workspace", ws, "--session", short, "hello")
 	if code != 2 || !strings.Contains(errs, "more than one session") || !strings.Contains(errs, chatSID) || !strings.Contains(errs, twin) {
 		t.Errorf("ambiguous prefix: %d %q", code, errs)
 	}
-	if _, errs, code = runInProcess(t, "", "send", "--workspace", ws, "--session", chatSID[:13], "hello"); code != 0 {
+	if code, _, errs = runCLI(t, "", "send", "--workspace", ws, "--session", chatSID[:13], "hello"); code != 0 {
 		t.Errorf("a longer prefix, unique again: %d %q", code, errs)
 	}
 	// No session with the prefix: say where to look.
-	_, errs, code = runInProcess(t, "", "tail", "--workspace", ws, "--session", "deadbeef", "--no-follow")
+	code, _, errs = runCLI(t, "", "tail", "--workspace", ws, "--session", "deadbeef", "--no-follow")
 	if code != 2 || !strings.Contains(errs, "matches no session") || !strings.Contains(errs, "relay-baton targets") {
 		t.Errorf("unknown prefix: %d %q", code, errs)
 	}
 	// Too short, or not hex: still a bad id.
 	for _, bad := range []string{"5c0f", "zzzzzzzz"} {
-		if _, errs, code = runInProcess(t, "", "wait", "--workspace", ws, "--session", bad, "--once"); code != 2 || !strings.Contains(errs, "unique prefix") {
+		if code, _, errs = runCLI(t, "", "wait", "--workspace", ws, "--session", bad, "--once"); code != 2 || !strings.Contains(errs, "unique prefix") {
 			t.Errorf("--session %s: %d %q", bad, code, errs)
 		}
 	}

@@ -15,7 +15,7 @@ func TestOneShotStatusNamesTheLogsSession(t *testing.T) {
 	dir := roomRepo(t)
 	sessionOf := func() string {
 		t.Helper()
-		code, out, errs := runCmd(t, "status", "--path", dir, "--json")
+		code, out, errs := runCLI(t, "", "status", "--path", dir, "--json")
 		var st struct {
 			SessionID *string `json:"sessionId"`
 		}

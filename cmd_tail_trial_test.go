@@ -31,11 +31,11 @@ func TestTailNoFollowShowsRecentTurns(t *testing.T) {
 	if err := s.Register(conversation.Registration{TranscriptPath: tpath, Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
-	all, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
+	code, all, errs := runCLI(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
 	if code != 0 || strings.Count(all, "please be slow") != 2 {
 		t.Fatalf("--from-start --no-follow: %d %q %q", code, all, errs)
 	}
-	recent, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--no-follow", "--color", "never")
+	code, recent, errs := runCLI(t, "", "tail", "--workspace", ws, "--session", sid, "--no-follow", "--color", "never")
 	if code != 0 || recent == "" {
 		t.Fatalf("--no-follow alone: exit %d, %q %q", code, recent, errs)
 	}
@@ -70,7 +70,7 @@ func TestTailSaysViaSteer(t *testing.T) {
 	}
 	tail := func() string {
 		t.Helper()
-		out, errs, code := runInProcess(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
+		code, out, errs := runCLI(t, "", "tail", "--workspace", ws, "--session", sid, "--from-start", "--no-follow", "--color", "never")
 		if code != 0 {
 			t.Fatalf("tail: exit %d %q", code, errs)
 		}

@@ -30,7 +30,7 @@ func TestTrustCommand(t *testing.T) {
 	}
 	plan := func(extra ...string) string {
 		t.Helper()
-		_, out, _ := runCmd(t, append([]string{"plan", "--yes", "--path", dir, "add a flag"}, extra...)...)
+		_, out, _ := runCLI(t, "", append([]string{"plan", "--yes", "--path", dir, "add a flag"}, extra...)...)
 		if !strings.Contains(out, "preview: /plan") {
 			t.Fatalf("no preview:\n%s", out)
 		}
@@ -47,7 +47,7 @@ func TestTrustCommand(t *testing.T) {
 	}
 
 	before := snapshot(t, dir)
-	code, out, errs := runCmd(t, "trust", "--path", dir)
+	code, out, errs := runCLI(t, "", "trust", "--path", dir)
 	if code != 0 || !strings.Contains(out, "trusted: ") || !strings.Contains(out, `"--model" "opus" "--effort" "high"`) {
 		t.Fatalf("trust: %d\n%s\n%s", code, out, errs)
 	}
@@ -58,7 +58,7 @@ func TestTrustCommand(t *testing.T) {
 		t.Fatalf("trust wrote into the repository: %v", d)
 	}
 
-	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, ".relay-baton.json") || !strings.Contains(out, "trusted; adds claude --model opus --effort high") {
+	if _, out, _ := runCLI(t, "", "doctor", "--path", dir); !strings.Contains(out, ".relay-baton.json") || !strings.Contains(out, "trusted; adds claude --model opus --effort high") {
 		t.Fatalf("doctor does not report the trusted config:\n%s", out)
 	}
 	out = plan("--allow-env", "GITHUB_TOKEN")
@@ -87,10 +87,10 @@ func TestTrustCommand(t *testing.T) {
 	if out := plan(); !strings.Contains(out, "config:  .relay-baton.json ignored: it changed since you trusted it") || strings.Contains(out, "--effort") {
 		t.Fatalf("changed config:\n%s", out)
 	}
-	if _, out, _ := runCmd(t, "doctor", "--path", dir); !strings.Contains(out, "ignored: changed since you trusted it") {
+	if _, out, _ := runCLI(t, "", "doctor", "--path", dir); !strings.Contains(out, "ignored: changed since you trusted it") {
 		t.Fatalf("doctor does not report the changed config:\n%s", out)
 	}
-	code, out, _ = runCmd(t, "trust", "--list", "--json")
+	code, out, _ = runCLI(t, "", "trust", "--list", "--json")
 	var list struct {
 		Record  string `json:"record"`
 		Trusted []struct {
@@ -102,20 +102,20 @@ func TestTrustCommand(t *testing.T) {
 		t.Fatalf("trust --list --json: %d %v %s", code, err, out)
 	}
 
-	code, out, _ = runCmd(t, "trust", "--path", dir, "--revoke")
+	code, out, _ = runCLI(t, "", "trust", "--path", dir, "--revoke")
 	if code != 0 || !strings.Contains(out, "revoked: ") {
 		t.Fatalf("revoke: %d %s", code, out)
 	}
-	if code, out, _ = runCmd(t, "trust", "--list"); code != 0 || !strings.Contains(out, "no trusted config") {
+	if code, out, _ = runCLI(t, "", "trust", "--list"); code != 0 || !strings.Contains(out, "no trusted config") {
 		t.Fatalf("list after revoke: %d %s", code, out)
 	}
 
 	write(`{"claude":{"args":["--settings","{\"hooks\":{}}"]}}`)
-	code, out, errs = runCmd(t, "trust", "--path", dir)
+	code, out, errs = runCLI(t, "", "trust", "--path", dir)
 	if code != 1 || !strings.Contains(errs, "--settings") || !strings.Contains(errs, "not allowed") || !strings.Contains(errs, "may set only") || strings.Contains(out, "trusted:") {
 		t.Fatalf("trust of a refused config: %d\n%s\n%s", code, out, errs)
 	}
-	if code, _, errs := runCmd(t, "plan", "--yes", "--path", dir, "--allow-env", "NOT A NAME", "x"); code != 2 || !strings.Contains(errs, "--allow-env takes a variable name") {
+	if code, _, errs := runCLI(t, "", "plan", "--yes", "--path", dir, "--allow-env", "NOT A NAME", "x"); code != 2 || !strings.Contains(errs, "--allow-env takes a variable name") {
 		t.Fatalf("bad --allow-env: %d %s", code, errs)
 	}
 }

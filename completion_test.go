@@ -17,7 +17,7 @@ import (
 // writeScript writes `relay-baton completion <shell>` to a file.
 func writeScript(t *testing.T, shell string) string {
 	t.Helper()
-	code, out, errs := runCLI(t, false, "completion", shell)
+	code, out, errs := runCLI(t, "", "completion", shell)
 	if code != 0 || errs != "" || out == "" {
 		t.Fatalf("completion %s: exit %d, stderr %q", shell, code, errs)
 	}
@@ -100,7 +100,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 		if c == cli.Help {
 			continue // its --help is the main help
 		}
-		_, help, _ := runCLI(t, false, c.Name, "--help")
+		_, help, _ := runCLI(t, "", c.Name, "--help")
 		_, flagsPart, _ := strings.Cut(help, "\nFlags:\n")
 		for _, l := range strings.Split(flagsPart, "\n") {
 			f := strings.Fields(l)
@@ -124,7 +124,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 // hook's Subcommands are the ones its Run dispatches.
 func TestSubcommandsDispatch(t *testing.T) {
 	for _, sub := range cli.Hook.Subcommands {
-		code, out, errs := runCLI(t, false, "hook", sub, "--help")
+		code, out, errs := runCLI(t, "", "hook", sub, "--help")
 		if code != 0 || !strings.HasPrefix(out, "Usage: relay-baton hook "+sub) {
 			t.Errorf("hook %s --help: exit %d %q %q", sub, code, head(out), errs)
 		}
@@ -188,7 +188,7 @@ type pwshTable struct {
 // which nothing in the table can end early. (pwsh, when installed, loads
 // it in TestPowerShellCompletionRuns.)
 func TestPowerShellCompletionFollowsTheTable(t *testing.T) {
-	code, script, errs := runCLI(t, false, "completion", "powershell")
+	code, script, errs := runCLI(t, "", "completion", "powershell")
 	if code != 0 || errs != "" {
 		t.Fatalf("completion powershell: exit %d, stderr %q", code, errs)
 	}

@@ -34,7 +34,7 @@ func TestNoteDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpfsAt(t, sd)
-	if code, out, errs := runCmd(t, "note", "--path", root, "first"); code != 0 || !strings.Contains(out, "noted.") {
+	if code, out, errs := runCLI(t, "", "note", "--path", root, "first"); code != 0 || !strings.Contains(out, "noted.") {
 		t.Fatalf("note on a disk with room: %d %q %q", code, out, errs)
 	}
 	fill(t, sd)
@@ -42,7 +42,7 @@ func TestNoteDiskFull(t *testing.T) {
 	var out, errs, text string
 	for i := 0; i < 100; i++ { // the log's last block may have room for a few notes
 		text = "N" + strconv.Itoa(i) + strings.Repeat("n", 3000)
-		if code, out, errs = runCmd(t, "note", "--path", root, text); code != 0 {
+		if code, out, errs = runCLI(t, "", "note", "--path", root, text); code != 0 {
 			break
 		}
 	}
@@ -88,7 +88,7 @@ func TestHookStopDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, ws)
-	out, errOut, code := relayBaton(t, context.Background(), nil, payload(ws, ""), "hook", "stop")
+	code, out, errOut := relayBaton(t, context.Background(), nil, payload(ws, ""), "hook", "stop")
 	if code != 1 || out != "" {
 		t.Fatalf("hook stop on a full disk: exit %d, stdout %q, stderr %q; want exit 1 and nothing on stdout", code, out, errOut)
 	}
@@ -106,7 +106,7 @@ func TestHookStopDiskFull(t *testing.T) {
 	if err := os.Remove(filepath.Join(ws, "filler")); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = relayBaton(t, context.Background(), nil, payload(ws, ""), "hook", "stop")
+	code, out, errOut = relayBaton(t, context.Background(), nil, payload(ws, ""), "hook", "stop")
 	if code != 0 || !strings.Contains(out, `"decision":"block"`) || !strings.Contains(out, "this must not be lost") {
 		t.Fatalf("hook stop with room again: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,9 +18,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/server"
 	"github.com/relay-baton/relay-baton/transcript"
@@ -76,7 +75,7 @@ func TestHookObeysEvent(t *testing.T) {
 		if c.sub == "wait" {
 			args = append(args, "--timeout", "1h") // it must return on its own, not on its timeout
 		}
-		out, errOut, code := relayBaton(t, ctx, nil, in, args...)
+		code, out, errOut := relayBaton(t, ctx, nil, in, args...)
 		if out != "" || errOut != "" || code != 0 {
 			t.Errorf("hook %s given %q: stdout %q stderr %q exit %d; want silence (a killed waiter went on to wait)", c.sub, c.event, out, errOut, code)
 		}
@@ -97,7 +96,7 @@ func TestHookObeysEvent(t *testing.T) {
 		t.Error("prompt-submit given a Stop payload marked the session busy")
 	}
 	// The right event still delivers.
-	out, _, _ := relayBaton(t, ctx, nil, evPayload(ws, "Stop", ""), "hook", "stop")
+	_, out, _ := relayBaton(t, ctx, nil, evPayload(ws, "Stop", ""), "hook", "stop")
 	if !strings.Contains(out, m.ID) {
 		t.Fatalf("hook stop given a Stop payload: %q", out)
 	}
@@ -115,24 +114,24 @@ func TestHookSubdirCwd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, e, c := relayBaton(t, ctx, nil, evPayload(sub, "UserPromptSubmit", ""), "hook", "prompt-submit"); c != 0 || e != "" {
+	if c, _, e := relayBaton(t, ctx, nil, evPayload(sub, "UserPromptSubmit", ""), "hook", "prompt-submit"); c != 0 || e != "" {
 		t.Fatalf("prompt-submit: %q %d", e, c)
 	}
 	if !s.Busy(time.Now()) {
 		t.Error("prompt-submit from a sub-folder did not mark the session busy at the root")
 	}
 	m, _ := s.Enqueue("room", "queued at the root")
-	out, _, _ := relayBaton(t, ctx, nil, evPayload(sub, "Stop", ""), "hook", "stop")
+	_, out, _ := relayBaton(t, ctx, nil, evPayload(sub, "Stop", ""), "hook", "stop")
 	if !strings.Contains(out, m.ID) {
 		t.Fatalf("stop from a sub-folder did not see the message queued at the root: %q", out)
 	}
 	m2, _ := s.Enqueue("room", "for the waiter")
 	s.ClearBusy()
-	_, errOut, code := relayBaton(t, ctx, nil, evPayload(sub, "Stop", ""), "hook", "wait", "--timeout", "5s")
+	code, _, errOut := relayBaton(t, ctx, nil, evPayload(sub, "Stop", ""), "hook", "wait", "--timeout", "5s")
 	if code != 2 || !strings.Contains(errOut, m2.ID) {
 		t.Fatalf("wait from a sub-folder: exit %d, %q", code, errOut)
 	}
-	if _, _, c := relayBaton(t, ctx, nil, evPayload(sub, "SessionStart", `,"source":"startup"`), "hook", "session-start"); c != 0 {
+	if c, _, _ := relayBaton(t, ctx, nil, evPayload(sub, "SessionStart", `,"source":"startup"`), "hook", "session-start"); c != 0 {
 		t.Fatalf("session-start exit %d", c)
 	}
 	if r, ok := s.Registration(); !ok || r.Cwd != sub {
@@ -228,11 +227,6 @@ func (p *rbProc) term() bool {
 	return p.wait(hangGuard)
 }
 
-func mkfifo(t *testing.T, p string) {
-	t.Helper()
-	makeFIFO(t, p)
-}
-
 // TestFIFOsDoNotHang: a FIFO where relay-baton expects a file (an inbox
 // message, errors.log, log.jsonl, wait.lock, the transcript,
 // conversation.jsonl) never makes a command block: it is refused or moved
@@ -243,7 +237,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	// for good, and a loaded machine can take seconds to start one.
 	const limit = hangGuard
 	fifoInbox := func(t *testing.T, s *conversation.Session) conversation.Message {
-		mkfifo(t, filepath.Join(s.InboxDir(), "0000000000001-f1f0f1f0.json"))
+		testkit.MakeFIFO(t, filepath.Join(s.InboxDir(), "0000000000001-f1f0f1f0.json"))
 		m, err := s.Enqueue("room", "behind the fifo")
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +298,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	})
 	t.Run("wait.lock, hook wait", func(t *testing.T) {
 		ws, s := chatWorkspace(t)
-		mkfifo(t, filepath.Join(s.Dir(), "wait.lock"))
+		testkit.MakeFIFO(t, filepath.Join(s.Dir(), "wait.lock"))
 		m, _ := s.Enqueue("room", "stays queued")
 		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "wait", "--timeout", "10s")
 		if !p.wait(limit) {
@@ -322,7 +316,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	})
 	t.Run("errors.log, hook stop", func(t *testing.T) {
 		ws, s := chatWorkspace(t)
-		mkfifo(t, filepath.Join(s.Dir(), "errors.log"))
+		testkit.MakeFIFO(t, filepath.Join(s.Dir(), "errors.log"))
 		os.WriteFile(filepath.Join(s.InboxDir(), "0000000000001-junk0001.json"), []byte("not json"), 0o600)
 		m, _ := s.Enqueue("room", "after the junk")
 		p := startRB(t, nil, strings.NewReader(evPayload(ws, "Stop", "")), "hook", "stop")
@@ -335,7 +329,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	})
 	t.Run("log.jsonl, send", func(t *testing.T) {
 		ws, s := chatWorkspace(t)
-		mkfifo(t, s.LogPath())
+		testkit.MakeFIFO(t, s.LogPath())
 		p := startRB(t, nil, nil, "send", "--session", chatSID, "--workspace", ws, "hello")
 		if !p.wait(limit) {
 			t.Fatal("send hung appending to a FIFO at log.jsonl")
@@ -350,7 +344,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 	t.Run("transcript, tail", func(t *testing.T) {
 		ws, s := chatWorkspace(t)
 		tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
-		mkfifo(t, tr)
+		testkit.MakeFIFO(t, tr)
 		register(t, s, tr)
 		p := startRB(t, nil, nil, "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
 		if !p.wait(limit) {
@@ -371,7 +365,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, ".git"), 0o700)
 		d, _ := workspace.EnsureSessionDir(root)
-		mkfifo(t, filepath.Join(d, workspace.LogName))
+		testkit.MakeFIFO(t, filepath.Join(d, workspace.LogName))
 		for _, args := range [][]string{{"replay", "--path", root}, {"replay", "--path", root, "--follow"}, {"replay", "--file", filepath.Join(d, workspace.LogName)}} {
 			p := startRB(t, nil, nil, args...)
 			if !p.wait(limit) {
@@ -443,13 +437,6 @@ func hangingStdin(t *testing.T) io.Reader {
 	return r
 }
 
-func runWithStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
-}
-
 // TestNoWritesThroughSymlinks: a repository can commit links in
 // .ai-session/ (or .ai-session itself) pointing at the user's files.
 // relay-baton never writes through them: every file it writes is opened
@@ -474,7 +461,7 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		repo := roomRepo(t)
 		d, _ := workspace.EnsureSessionDir(repo)
 		os.Symlink(victim, filepath.Join(d, workspace.LogName))
-		code, _, errs := runWithStdin(t, "", "note", "--path", repo, "pwned")
+		code, _, errs := runCLI(t, "", "note", "--path", repo, "pwned")
 		if code == 0 || !strings.Contains(errs, "is a symbolic link, not a regular file") || !strings.Contains(errs, "move it aside") {
 			t.Errorf("note through a linked conversation.jsonl: exit %d, %q", code, errs)
 		}
@@ -484,7 +471,7 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		reset()
 		repo := roomRepo(t)
 		os.Symlink(victimDir, filepath.Join(repo, ".ai-session"))
-		code, _, errs := runWithStdin(t, "", "note", "--path", repo, "pwned")
+		code, _, errs := runCLI(t, "", "note", "--path", repo, "pwned")
 		if code == 0 || !strings.Contains(errs, "is a symlink out of the repository") || !strings.Contains(errs, "remove the link") {
 			t.Errorf("note with .ai-session linked out: exit %d, %q", code, errs)
 		}
@@ -494,7 +481,7 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		repo := roomRepo(t)
 		os.Mkdir(filepath.Join(repo, "state"), 0o700)
 		os.Symlink("state", filepath.Join(repo, ".ai-session"))
-		if code, _, errs := runWithStdin(t, "", "note", "--path", repo, "fine"); code != 0 {
+		if code, _, errs := runCLI(t, "", "note", "--path", repo, "fine"); code != 0 {
 			t.Fatalf("exit %d %q", code, errs)
 		}
 		if fi, err := os.Stat(filepath.Join(repo, "state", workspace.LogName)); err != nil || fi.Mode().Perm() != 0o600 {
@@ -506,14 +493,14 @@ func TestNoWritesThroughSymlinks(t *testing.T) {
 		repo := roomRepo(t)
 		d, _ := workspace.EnsureSessionDir(repo)
 		os.Symlink(victim, filepath.Join(d, "room_history"))
-		code, out, errs := runWithStdin(t, "/note typed in the room\n/exit\n", "chat", "--path", repo)
+		code, out, errs := runCLI(t, "/note typed in the room\n/exit\n", "chat", "--path", repo)
 		if code != 0 || !strings.Contains(out, "history not saved") || !strings.Contains(out, "symbolic link") {
 			t.Errorf("chat with a linked room_history: exit %d\n%s\n%s", code, out, errs)
 		}
 		untouched(t)
 		// Without the link the history is written, 0600, and read back.
 		os.Remove(filepath.Join(d, "room_history"))
-		runWithStdin(t, "/note first\n/exit\n", "chat", "--path", repo)
+		runCLI(t, "/note first\n/exit\n", "chat", "--path", repo)
 		fi, err := os.Lstat(filepath.Join(d, "room_history"))
 		if err != nil || fi.Mode().Perm() != 0o600 || !fi.Mode().IsRegular() {
 			t.Fatalf("room_history: %v %v, want a regular file 0600", fi, err)
@@ -836,7 +823,7 @@ func TestMonitorDeadReader(t *testing.T) {
 	if log := errorsLog(s); !strings.Contains(log, "abandoned") {
 		t.Errorf("errors.log %q", log)
 	}
-	out, _, _ := relayBaton(t, context.Background(), nil, evPayload(ws, "Stop", ""), "hook", "stop")
+	_, out, _ := relayBaton(t, context.Background(), nil, evPayload(ws, "Stop", ""), "hook", "stop")
 	if !strings.Contains(out, m.ID) {
 		t.Fatalf("the next lane did not deliver it: %q", out)
 	}

@@ -17,7 +17,7 @@ import (
 // (and still --workspace), and the message it prints names it.
 func TestServeTakesThePathItsMessageNames(t *testing.T) {
 	dir := t.TempDir() // not a repository
-	_, help, _ := runCLI(t, false, "serve", "--help")
+	_, help, _ := runCLI(t, "", "serve", "--help")
 	if !strings.Contains(help, "--path string") || !strings.Contains(help, "Usage: relay-baton serve [--port N] [--open] [--path DIR]") {
 		t.Fatalf("serve --help does not offer --path:\n%s", help)
 	}
@@ -53,15 +53,15 @@ func TestServeTakesThePathItsMessageNames(t *testing.T) {
 // The loop of 'continue' does not take --continue; plan, execute and
 // handoff, which start one agent's conversation, do.
 func TestContinueDoesNotOfferContinue(t *testing.T) {
-	_, help, _ := runCLI(t, false, "continue", "--help")
+	_, help, _ := runCLI(t, "", "continue", "--help")
 	if strings.Contains(help, "--continue") {
 		t.Fatalf("continue --help offers --continue:\n%s", help)
 	}
-	if code, _, errs := runCLI(t, false, "continue", "--continue"); code != 2 || !strings.Contains(errs, "unknown flag: --continue") {
+	if code, _, errs := runCLI(t, "", "continue", "--continue"); code != 2 || !strings.Contains(errs, "unknown flag: --continue") {
 		t.Fatalf("continue --continue: exit %d, %q", code, errs)
 	}
 	for _, c := range []string{"plan", "execute", "handoff"} {
-		if _, help, _ := runCLI(t, false, c, "--help"); !strings.Contains(help, "--continue") {
+		if _, help, _ := runCLI(t, "", c, "--help"); !strings.Contains(help, "--continue") {
 			t.Errorf("%s --help lacks --continue", c)
 		}
 	}
@@ -71,7 +71,7 @@ func TestContinueDoesNotOfferContinue(t *testing.T) {
 // false or true); revision and time are documented as present only when
 // Go stamped them.
 func TestVersionJSONPrintsWhatItDocuments(t *testing.T) {
-	code, out, _ := runCLI(t, false, "version", "--json")
+	code, out, _ := runCLI(t, "", "version", "--json")
 	var v map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
 		t.Fatalf("version --json: exit %d, %q", code, out)
@@ -81,7 +81,7 @@ func TestVersionJSONPrintsWhatItDocuments(t *testing.T) {
 			t.Errorf("version --json lacks %q: %s", k, out)
 		}
 	}
-	_, help, _ := runCLI(t, false, "version", "--help")
+	_, help, _ := runCLI(t, "", "version", "--help")
 	if !strings.Contains(help, "modified") || !strings.Contains(strings.Join(strings.Fields(help), " "), "revision and time only when Go stamped them") {
 		t.Fatalf("version --help: %s", help)
 	}
@@ -90,7 +90,7 @@ func TestVersionJSONPrintsWhatItDocuments(t *testing.T) {
 // Every exit code relay-baton returns is in --help: 4 (an agent run
 // failed) included.
 func TestHelpListsEveryExitCode(t *testing.T) {
-	_, out, _ := runCLI(t, false, "--help")
+	_, out, _ := runCLI(t, "", "--help")
 	_, codes, _ := strings.Cut(out, "Exit codes:")
 	for _, want := range []string{"\n  0  success", "\n  1  runtime failure", "\n  2  usage error", "\n  4  an agent run failed"} {
 		if !strings.Contains(codes, want) {
@@ -117,7 +117,7 @@ func TestDoctorReportsLoggedOutAgents(t *testing.T) {
 	}
 	dir := roomRepo(t)
 	for _, args := range [][]string{{"doctor", "--path", dir}, {"doctor", "--deep", "--path", dir}} {
-		code, out, _ := runCmd(t, args...)
+		code, out, _ := runCLI(t, "", args...)
 		if code != 1 {
 			t.Errorf("%v: exit %d, want 1 (a failed check)", args, code)
 		}
@@ -136,11 +136,11 @@ func TestDoctorReportsLoggedOutAgents(t *testing.T) {
 // hooks: send's help and hook install's adoption note say so instead of
 // calling a session started before the install unreachable.
 func TestSendAndHookInstallNameTheSocketLane(t *testing.T) {
-	_, help, _ := runCLI(t, false, "send", "--help")
+	_, help, _ := runCLI(t, "", "send", "--help")
 	if !strings.Contains(help, "messaging socket (no hooks needed)") {
 		t.Fatalf("send --help does not name the socket lane:\n%s", help)
 	}
-	out, errOut, code := runInProcess(t, "", "hook", "install", "--workspace", t.TempDir())
+	code, out, errOut := runCLI(t, "", "hook", "install", "--workspace", t.TempDir())
 	if code != 0 || strings.Contains(out, "not chat-capable") || !strings.Contains(out, "reached by its messaging socket alone") {
 		t.Fatalf("hook install's adoption note (exit %d, %q):\n%s", code, errOut, out)
 	}

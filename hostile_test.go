@@ -45,7 +45,7 @@ func TestHostileTail(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), chatSID+".jsonl")
 	os.WriteFile(tr, []byte(`{"type":"user","message":{"role":"user","content":"inbox text A\u001b]0;pwned\u0007B\u001b[2JC\u001b]52;c;cHduZWQ=\u0007D\u009b31mE\rF\u0085G\u007f"}}`+"\n"+hostileReply(t)), 0o600)
 	s.Register(conversation.Registration{TranscriptPath: tr, Cwd: ws})
-	out, errOut, code := runInProcess(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
+	code, out, errOut := runCLI(t, "", "tail", "--session", chatSID, "--workspace", ws, "--from-start", "--no-follow")
 	if code != 0 {
 		t.Fatalf("tail: %q %d", errOut, code)
 	}
@@ -79,7 +79,7 @@ func TestHostileSendFollow(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	out, errOut, code := runInProcess(t, "", "send", "--lead", "--follow", "--workspace", ws, "hello")
+	code, out, errOut := runCLI(t, "", "send", "--lead", "--follow", "--workspace", ws, "hello")
 	if code != 0 {
 		t.Fatalf("send --follow: %q %q %d", out, errOut, code)
 	}
@@ -92,7 +92,7 @@ func TestHostileSendFollow(t *testing.T) {
 }
 
 func TestHostileReplay(t *testing.T) {
-	out, errOut, code := runInProcess(t, "", "replay", "--file", "testdata/hostile/events.jsonl")
+	code, out, errOut := runCLI(t, "", "replay", "--file", "testdata/hostile/events.jsonl")
 	if code != 0 {
 		t.Fatalf("replay: %q %d", errOut, code)
 	}

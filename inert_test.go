@@ -71,12 +71,12 @@ func hostileRepo(t *testing.T) string {
 func TestStatusAndReviewAreInert(t *testing.T) {
 	repo := hostileRepo(t)
 	for _, cmd := range []string{"status", "review"} {
-		out, errOut, code := runInProcess(t, "", cmd, "--path", repo)
+		code, out, errOut := runCLI(t, "", cmd, "--path", repo)
 		if code != 0 {
 			t.Fatalf("%s: %q %d", cmd, errOut, code)
 		}
 		assertShown(t, cmd, out)
-		out, errOut, code = runInProcess(t, "", cmd, "--path", repo, "--json")
+		code, out, errOut = runCLI(t, "", cmd, "--path", repo, "--json")
 		if code != 0 {
 			t.Fatalf("%s --json: %q %d", cmd, errOut, code)
 		}
@@ -94,7 +94,7 @@ func TestReplayFooterAndJSONAreInert(t *testing.T) {
 		return string(b) + "\n"
 	}
 	os.WriteFile(f, []byte(line("role"+hostileName, "kind"+hostileName)+line("user", "message")), 0o600)
-	out, errOut, code := runInProcess(t, "", "replay", "--file", f)
+	code, out, errOut := runCLI(t, "", "replay", "--file", f)
 	if code != 0 {
 		t.Fatalf("replay: %q %d", errOut, code)
 	}
@@ -103,7 +103,7 @@ func TestReplayFooterAndJSONAreInert(t *testing.T) {
 	if !strings.Contains(footer, "role"+`evil^[]0;pwned`) {
 		t.Fatalf("footer does not name the hostile role visibly: %q", footer)
 	}
-	out, errOut, code = runInProcess(t, "", "replay", "--file", f, "--json")
+	code, out, errOut = runCLI(t, "", "replay", "--file", f, "--json")
 	if code != 0 {
 		t.Fatalf("replay --json: %q %d", errOut, code)
 	}
@@ -127,7 +127,7 @@ func TestReplayRefusesLinkedLog(t *testing.T) {
 			outside = filepath.Join(dir, "conversation.jsonl")
 			os.Symlink(dir, filepath.Join(repo, ".ai-session"))
 		}
-		out, errOut, code := runInProcess(t, "", "replay", "--path", repo)
+		code, out, errOut := runCLI(t, "", "replay", "--path", repo)
 		if code == 0 || strings.Contains(out, "SECRET OUTSIDE") || !strings.Contains(errOut, "symlink") {
 			t.Fatalf("linked %s: exit %d, out %q, err %q; want a refusal naming the link", linked, code, out, errOut)
 		}

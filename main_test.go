@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -13,10 +12,20 @@ import (
 	"github.com/relay-baton/relay-baton/cli"
 )
 
-func runCLI(t *testing.T, outTTY bool, args ...string) (code int, stdout, stderr string) {
+// runCLI runs relay-baton in this process (run, as main does) with stdin
+// as its input and stdout not a terminal: its exit code, stdout, stderr.
+// The one in-process runner of these tests; relayBaton runs the test
+// binary as relay-baton in a process of its own.
+func runCLI(t testing.TB, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb, OutTTY: outTTY})
+	return runCLIOn(t, context.Background(), stdin, false, args...)
+}
+
+// runCLIOn is runCLI under ctx, with stdout a terminal when outTTY.
+func runCLIOn(t testing.TB, ctx context.Context, stdin string, outTTY bool, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb lockedBuffer // a command may leave a goroutine writing (--follow)
+	code = run(ctx, args, &cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, OutTTY: outTTY})
 	return code, out.String(), errb.String()
 }
 
@@ -31,7 +40,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 				if c == cli.Help && args[0] == "help" && args[1] == "help" {
 					continue // `help help` prints the main help
 				}
-				code, out, errOut := runCLI(t, false, args...)
+				code, out, errOut := runCLI(t, "", args...)
 				want := "Usage: relay-baton " + c.Name
 				if c == cli.Help {
 					want = "relay-baton directs"
@@ -43,7 +52,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}} {
-		if code, out, _ := runCLI(t, false, args...); code != 0 || !strings.Contains(out, "Exit codes:") {
+		if code, out, _ := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "Exit codes:") {
 			t.Errorf("%v: exit %d, stdout %q", args, code, head(out))
 		}
 	}
@@ -59,7 +68,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		}
 	}
 	for _, args := range cases {
-		code, out, errOut := runCLI(t, false, args...)
+		code, out, errOut := runCLI(t, "", args...)
 		if code != 2 || out != "" || !strings.HasPrefix(errOut, "relay-baton: ") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a message", args, code, head(out), errOut)
 		}
@@ -72,7 +81,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 // hook wait is an asyncRewake hook: its exit 2 wakes the session with
 // stderr as a message, so a bad flag exits 1 (said on stderr) instead.
 func TestHookWaitBadFlagDoesNotExit2(t *testing.T) {
-	code, _, errOut := runCLI(t, false, "hook", "wait", "--bogus")
+	code, _, errOut := runCLI(t, "", "hook", "wait", "--bogus")
 	if code != 1 || !strings.Contains(errOut, "unknown flag: --bogus") || !strings.Contains(errOut, "hook wait --help") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
@@ -85,12 +94,12 @@ func TestColorModesEndToEnd(t *testing.T) {
 	t.Setenv("NO_COLOR", "")
 	os.Unsetenv("NO_COLOR")
 	repo := gitRepo(t)
-	if code, _, errOut := runCLI(t, false, "note", "--path", repo, "hello"); code != 0 {
+	if code, _, errOut := runCLI(t, "", "note", "--path", repo, "hello"); code != 0 {
 		t.Fatalf("note: %d %s", code, errOut)
 	}
 	replay := func(tty bool, args ...string) string {
 		t.Helper()
-		code, out, errOut := runCLI(t, tty, append([]string{"replay", "--path", repo}, args...)...)
+		code, out, errOut := runCLIOn(t, context.Background(), "", tty, append([]string{"replay", "--path", repo}, args...)...)
 		if code != 0 || !strings.Contains(out, "hello") {
 			t.Fatalf("replay %v: %d %q %q", args, code, out, errOut)
 		}
@@ -133,13 +142,13 @@ func TestHelpFits80Columns(t *testing.T) {
 			}
 		}
 	}
-	_, out, _ := runCLI(t, false, "--help")
+	_, out, _ := runCLI(t, "", "--help")
 	check("--help", out)
 	for _, c := range cli.RelayBaton.Commands {
-		_, out, _ := runCLI(t, false, c.Name, "--help")
+		_, out, _ := runCLI(t, "", c.Name, "--help")
 		check(c.Name+" --help", out)
 	}
-	_, out, _ = runCLI(t, false, "hook", "install", "--help")
+	_, out, _ = runCLI(t, "", "hook", "install", "--help")
 	check("hook install --help", out)
 }
 
@@ -153,12 +162,12 @@ func TestCommandSuggestions(t *testing.T) {
 		"zzzzzzz": `unknown command "zzzzzzz"`,
 	}
 	for in, want := range cases {
-		code, _, errs := runCLI(t, false, in)
+		code, _, errs := runCLI(t, "", in)
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
 			t.Errorf("%s: exit %d, stderr %q, want %q", in, code, errs, want)
 		}
 		// help <typo> suggests the same.
-		code, _, errs = runCLI(t, false, "help", in)
+		code, _, errs = runCLI(t, "", "help", in)
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+want {
 			t.Errorf("help %s: exit %d, stderr %q, want %q", in, code, errs, want)
 		}
@@ -180,7 +189,7 @@ func TestFlagAndSubcommandSuggestions(t *testing.T) {
 		{[]string{"--colour=never", "status"}, "unknown flag: --colour=never (did you mean --color?)"},
 		{[]string{"--zzzzzz", "status"}, "unknown flag: --zzzzzz"},
 	} {
-		code, _, errs := runCLI(t, false, c.args...)
+		code, _, errs := runCLI(t, "", c.args...)
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || first != "relay-baton: "+c.want {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
 		}

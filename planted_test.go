@@ -40,7 +40,7 @@ func TestPlantedLeadIsNotATarget(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-qm", "planted")
 
-	out, errOut, code := runInProcess(t, "", "send", "--workspace", ws, "my secret message")
+	code, out, errOut := runCLI(t, "", "send", "--workspace", ws, "my secret message")
 	if code == 0 {
 		t.Fatalf("send to a planted lead succeeded: %q %q", out, errOut)
 	}
@@ -64,7 +64,7 @@ func TestPlantedLeadIsNotATarget(t *testing.T) {
 	if st := git("status", "--porcelain", "--untracked-files=all"); strings.Contains(st, "new-state.json") || strings.Contains(st, "conversation.jsonl") {
 		t.Errorf("git status offers relay-baton's state:\n%s", st)
 	}
-	out, errOut, code = runInProcess(t, "", "targets", "--workspace", ws, "--all")
+	code, out, errOut = runCLI(t, "", "targets", "--workspace", ws, "--all")
 	if strings.Contains(out, chatSID) || !strings.Contains(errOut, "tracked by git") {
 		t.Errorf("targets lists the planted session or does not warn: %d %q %q", code, out, errOut)
 	}

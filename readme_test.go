@@ -91,7 +91,7 @@ func TestReadmeExitCodes(t *testing.T) {
 // global ones.
 func commandFlags(t *testing.T, args ...string) map[string]bool {
 	t.Helper()
-	code, out, errOut := runCLI(t, false, append(args, "--help")...)
+	code, out, errOut := runCLI(t, "", append(args, "--help")...)
 	if code != 0 {
 		t.Fatalf("%v --help: exit %d %s", args, code, errOut)
 	}

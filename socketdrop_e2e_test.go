@@ -62,7 +62,7 @@ func TestSendFollowThroughTheStopHookWhenTheSocketFails(t *testing.T) {
 				t.Fatalf("posted to the socket again: %q", post)
 			default:
 			}
-			targets, _, _ := relayBaton(t, t.Context(), env, "", "targets", "--workspace", ws)
+			_, targets, _ := relayBaton(t, t.Context(), env, "", "targets", "--workspace", ws)
 			if drop != strings.Contains(targets, "socket drops messages: delivered by hooks") {
 				t.Fatalf("targets (socket %s):\n%s", name, targets)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // claudeHome is a temporary HOME whose ~/.claude.json is body ("" for
@@ -104,7 +105,7 @@ func TestCheckClaudeTrustUnreadable(t *testing.T) {
 			home, env := claudeHome(t, "")
 			p := filepath.Join(home, ".claude.json")
 			if kind == "fifo" {
-				makeFIFO(t, p)
+				testkit.MakeFIFO(t, p)
 			} else if err := os.Mkdir(p, 0o700); err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func parseConfig(p string, b []byte) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cf); err != nil {
-		return Config{}, fmt.Errorf("%s: %v (expected %s)", p, err, shape)
+		return Config{}, fmt.Errorf("%s: %w (expected %s)", p, err, shape)
 	}
 	if dec.More() {
 		return Config{}, fmt.Errorf("%s: trailing data after the JSON object (expected %s)", p, shape)
@@ -225,7 +225,7 @@ func LoadUserConfig() (UserConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&u); err != nil {
-		return UserConfig{}, fmt.Errorf("your config %s: %v (expected {\"claude\":{\"args\":[...]},\"codex\":{\"args\":[...]}})", p, err)
+		return UserConfig{}, fmt.Errorf("your config %s: %w (expected {\"claude\":{\"args\":[...]},\"codex\":{\"args\":[...]}})", p, err)
 	}
 	u.Path = p
 	for _, agent := range []string{Claude, Codex} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -195,7 +196,7 @@ func loadWithin(t *testing.T, dir string) (agents.Config, error) {
 func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, agents.ConfigName)
-	makeFIFO(t, p)
+	testkit.MakeFIFO(t, p)
 	_, err := loadWithin(t, dir)
 	if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file: move it aside") || !strings.Contains(err.Error(), agents.ConfigName) {
 		t.Fatalf("FIFO: err = %v", err)
@@ -221,7 +222,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	// A link to a FIFO elsewhere: the same.
 	other := t.TempDir()
 	fifo := filepath.Join(other, "fifo")
-	makeFIFO(t, fifo)
+	testkit.MakeFIFO(t, fifo)
 	os.Remove(p)
 	if err := os.Symlink(fifo, p); err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func readTrust(p string) (trustRecord, error) {
 		return rec, fmt.Errorf("trust record: %w", err)
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, fmt.Errorf("trust record %s is not valid JSON (%v): move it aside and trust your repositories again", p, err)
+		return rec, fmt.Errorf("trust record %s is not valid JSON (%w): move it aside and trust your repositories again", p, err)
 	}
 	sort.Slice(rec.Trusted, func(i, j int) bool { return rec.Trusted[i].Path < rec.Trusted[j].Path })
 	return rec, nil

@@ -232,7 +232,7 @@ func (b *bench) rewake() error {
 		err := cmd.Wait()
 		el := time.Since(start)
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), fmt.Sprintf("wake %d", i)) {
-			return fmt.Errorf("hook wait: want exit 2 with the message, got %v: %q", err, stderr.String())
+			return fmt.Errorf("hook wait: want exit 2 with the message, got %w: %q", err, stderr.String())
 		}
 		lat = append(lat, el)
 	}
@@ -688,7 +688,7 @@ func makeRepo(dir string, files int) error {
 	}
 	for _, args := range [][]string{{"init", "-q"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v %s", args, err, out)
+			return fmt.Errorf("git %v: %w %s", args, err, out)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
@@ -696,7 +696,7 @@ func makeRepo(dir string, files int) error {
 	}
 	for _, args := range [][]string{{"add", "."}, {"-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v %s", args, err, out)
+			return fmt.Errorf("git %v: %w %s", args, err, out)
 		}
 	}
 	for d := 0; d < 100; d++ {

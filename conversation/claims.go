@@ -206,7 +206,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	}
 	err := h.s.requeue(r.Message, mk)
 	if err == nil {
-		h.s.RecordError(fmt.Errorf("claim of %s by %s abandoned (%v): put back in the inbox for the next lane", r.Message.ID, r.Message.Lane, why))
+		h.s.RecordError(fmt.Errorf("claim of %s by %s abandoned (%w): put back in the inbox for the next lane", r.Message.ID, r.Message.Lane, why))
 		h.drop()
 	} else {
 		h.release()

@@ -347,6 +347,9 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	defer cancel()
 	out, err := subprocess.CombinedOutput(ctx, subprocess.Command(bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message)))
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("stopped: %w (%w)", cerr, err) // Ctrl-C, a closed request, or QueueTimeout
+		}
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
 		if aerr := res.Abandon(qerr); aerr != nil {
 			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", qerr, res.Message.ID, aerr)

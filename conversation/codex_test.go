@@ -5,6 +5,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -150,6 +152,20 @@ func TestCodexTargets(t *testing.T) {
 	}
 }
 
+// loadedTUIThread makes a workspace and a CODEX_HOME whose TUI thread
+// (tuiThread) is idle and loaded (its writer lock held until the test
+// ends), and returns the workspace.
+func loadedTUIThread(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	ws := t.TempDir()
+	fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
+	t.Cleanup(holdWriterLock(t, home, tuiThread))
+	return ws
+}
+
 // fakeCodex writes a codex stand-in that records its arguments (one per
 // line) to log and exits with code.
 func fakeCodex(t *testing.T, code int) (bin, log string) {
@@ -261,5 +277,32 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 	defer release()
 	if ts, _ := ListTargets(ws); len(ts) != 1 || !ts[0].Loaded {
 		t.Fatalf("an old but loaded thread: %+v", ts)
+	}
+}
+
+// A send to a Codex thread whose `codex queue` hangs ends when its context
+// does (Ctrl-C, a closed request), not after QueueTimeout: the message goes
+// back to the inbox for the thread's other lanes, and QueueErr says why.
+func TestSendCodexEndsWithContext(t *testing.T) {
+	ws := loadedTUIThread(t)
+	bin, started := testkit.HangingExe(t, "codex")
+	t.Setenv(agents.CodexBinEnv, bin)
+	type sent struct {
+		r   Receipt
+		err error
+	}
+	got := testkit.Cancelled(t, "the send", started, func(ctx context.Context) sent {
+		r, err := SendContext(ctx, ws, tuiThread, "t", "HANGS")
+		return sent{r, err}
+	})
+	if got.err != nil {
+		t.Fatalf("send: %v", got.err)
+	}
+	if !errors.Is(got.r.QueueErr, context.Canceled) {
+		t.Fatalf("queue error %v, want one wrapping context.Canceled", got.r.QueueErr)
+	}
+	s, _ := OpenSession(ws, tuiThread)
+	if st, err := s.State(got.r.Message.ID); err != nil || !st.Queued {
+		t.Fatalf("after a cancelled hand-over the message is %+v %v, want queued", st, err)
 	}
 }

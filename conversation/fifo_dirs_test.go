@@ -6,12 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // A FIFO where the session's inbox or claims folder should be: every hook
@@ -28,9 +28,7 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 		if err := os.RemoveAll(p); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testkit.MakeFIFO(t, p)
 		type claimed struct {
 			res ClaimResult
 			err error
@@ -56,9 +54,7 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 // and its end.
 func TestFIFORollout(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "rollout.jsonl")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.MakeFIFO(t, p)
 	if ok := agenttest.Within(t, "readRolloutMeta", func() bool { _, ok := readRolloutMeta(p); return ok }); ok {
 		t.Fatal("a FIFO read as a rollout")
 	}

@@ -114,6 +114,12 @@ func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, o
 // not silent: the error returned says so, for the hook's stderr (Claude
 // Code shows it as the hook's error); the message stays in the inbox.
 func HookStop(in io.Reader, out io.Writer) error {
+	return hookStop(context.Background(), in, out)
+}
+
+// hookStop is HookStop; ctx bounds the post to the messaging socket
+// (RunHook's: a signal ends it).
+func hookStop(ctx context.Context, in io.Reader, out io.Writer) error {
 	p, s, ok := readHookSession(in, "stop")
 	if !ok {
 		return nil
@@ -133,8 +139,8 @@ func HookStop(in io.Reader, out io.Writer) error {
 	// A session with a messaging socket takes queued messages from it as
 	// its next turns: no block (which its screen shows as a Stop hook
 	// problem), and no cap on consecutive blocks holds the queue back.
-	if _, err := s.SocketLane(); err == nil {
-		if n, err := s.DeliverSocket(p.TranscriptPath); n > 0 && err == nil || errors.Is(err, ErrAwaitingAnswer) {
+	if _, err := s.socketLane(ctx, procfacts.System); err == nil {
+		if n, err := s.DeliverSocket(ctx, p.TranscriptPath); n > 0 && err == nil || errors.Is(err, ErrAwaitingAnswer) {
 			// Posted; or a message posted a moment ago has not reached the
 			// model yet: it is the next turn, and the queued ones follow
 			// it one per turn (no block that would hand two over at once).
@@ -296,7 +302,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	// post this round also claims nothing by rewake: a message that lands
 	// between the two looks goes by the socket on the next round.
 	prefer := func() bool {
-		_, err := s.DeliverSocket(p.TranscriptPath)
+		_, err := s.DeliverSocket(ctx, p.TranscriptPath)
 		if errors.Is(err, ErrAwaitingAnswer) {
 			return true // a message posted to the socket is about to start a turn: the next waits for its end
 		}
@@ -340,7 +346,7 @@ func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Write
 	RunBounded(ctx, limit, 500*time.Millisecond, func() {
 		switch sub {
 		case "stop":
-			if err := HookStop(in, out); err != nil {
+			if err := hookStop(ctx, in, out); err != nil {
 				failure.Store(&err)
 			}
 		case "prompt-submit":

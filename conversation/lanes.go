@@ -114,9 +114,19 @@ type Receipt struct {
 	Behind string
 }
 
-// Send validates the session, records the transcript offset and enqueues
-// text. It is the one entry point for the CLI, the room and the server.
+// Send is SendContext without a context, for a caller that has none: its
+// registry read and hand-over end only by their own timeouts.
 func Send(ws, sessionID, from, text string) (Receipt, error) {
+	return SendContext(context.Background(), ws, sessionID, from, text)
+}
+
+// SendContext validates the session, records the transcript offset and
+// enqueues text. It is the one entry point for the CLI, the room and the
+// server. ctx bounds what blocks: the read of Claude Code's registry, the
+// post to a messaging socket and the hand-over to a Codex thread (`codex
+// queue`, the steer); when it ends first the message stays queued for the
+// session's other lanes (QueueErr or SocketErr says so, wrapping ctx.Err()).
+func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt, error) {
 	s, err := OpenSession(ws, sessionID)
 	if err != nil {
 		return Receipt{}, err
@@ -125,7 +135,7 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 	if !s.ChatCapable() && !transcript.IsRolloutPath(path) {
 		// Not hooked: a session Claude Code's registry lists is reached
 		// without hooks (its socket); relay-baton makes its own queue.
-		if l, ok, _ := RegistrySession(context.Background(), s.ID); ok {
+		if l, ok, _ := RegistrySession(ctx, s.ID); ok {
 			if err := s.adopt(l); err != nil {
 				return Receipt{}, err
 			}
@@ -158,9 +168,9 @@ func Send(ws, sessionID, from, text string) (Receipt, error) {
 		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
 		// it over now. An error leaves it queued for the Stop hook
 		// (recorded in errors.log).
-		_, r.QueueErr = DeliverCodex(context.Background(), s)
+		_, r.QueueErr = DeliverCodex(ctx, s)
 	} else {
-		_, err := s.DeliverSocket(path)
+		_, err := s.DeliverSocket(ctx, path)
 		r.SocketErr = socketFailure(0, err)
 		if errors.Is(err, ErrAwaitingAnswer) {
 			r.Behind, _ = s.AwaitingAnswer(time.Now())
@@ -524,7 +534,7 @@ func deliveryNudge(ctx context.Context, r Receipt) func() {
 		// daemon.
 		return func() { _, _ = DeliverCodex(ctx, s) }
 	}
-	if _, err := s.SocketLane(); err != nil {
+	if _, err := s.socketLane(ctx, procfacts.System); err != nil {
 		return nil
 	}
 	// A Claude Code session with a messaging socket: a message that waits
@@ -533,7 +543,7 @@ func deliveryNudge(ctx context.Context, r Receipt) func() {
 	failed := false
 	return func() {
 		if !failed {
-			failed = socketFailure(s.DeliverSocket(r.TranscriptPath)) != nil
+			failed = socketFailure(s.DeliverSocket(ctx, r.TranscriptPath)) != nil
 		}
 	}
 }
@@ -702,7 +712,7 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 		if _, err := io.WriteString(out, text+"\n"); err != nil {
 			// The reader is gone (wait | true): nobody got the message.
 			_ = res.Abandon(err)
-			return fmt.Errorf("wait: the output is closed (%v): message %s put back in the inbox for the next lane", err, res.Message.ID)
+			return fmt.Errorf("wait: the output is closed (%w): message %s put back in the inbox for the next lane", err, res.Message.ID)
 		}
 		_ = res.Delivered()
 		if once {

@@ -61,7 +61,7 @@ func checkPath(p string, socket bool) error {
 		next := filepath.Join(cur, name)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrSocketRefused, next, errors.Unwrap(err))
+			return fmt.Errorf("%w: %s: %w", ErrSocketRefused, next, errors.Unwrap(err))
 		}
 		last := i == len(parts)-1
 		if fi.Mode()&fs.ModeSymlink != 0 {
@@ -72,7 +72,7 @@ func checkPath(p string, socket bool) error {
 			}
 			target, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrPeer, next, err)
+				return fmt.Errorf("%w: %s: %w", ErrPeer, next, err)
 			}
 			if err := checkRealDir(target, uid); err != nil {
 				return err
@@ -122,7 +122,7 @@ func checkRealDir(dir string, uid int) error {
 func checkPathDir(dir string, uid int) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSocketRefused, dir, errors.Unwrap(err))
+		return fmt.Errorf("%w: %s: %w", ErrSocketRefused, dir, errors.Unwrap(err))
 	}
 	owner := fileUID(fi)
 	if owner < 0 {
@@ -154,7 +154,7 @@ func DialPeer(ctx context.Context, p string, wantPID int, timeout time.Duration)
 	d := net.Dialer{Timeout: timeout}
 	c, err := d.DialContext(ctx, "unix", p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect to %s: %v", ErrSocketRefused, p, opErr(err))
+		return nil, fmt.Errorf("%w: connect to %s: %w", ErrSocketRefused, p, opErr(err))
 	}
 	if err := checkPeer(c, p, wantPID); err != nil {
 		c.Close()
@@ -171,7 +171,7 @@ func checkPeer(c net.Conn, p string, wantPID int) error {
 	}
 	pid, uid, err := peerCred(uc)
 	if err != nil {
-		return fmt.Errorf("%w: cannot ask %s who listens there: %v", ErrPeer, p, err)
+		return fmt.Errorf("%w: cannot ask %s who listens there: %w", ErrPeer, p, err)
 	}
 	if uid != os.Getuid() {
 		return fmt.Errorf("%w: %s is served by a process of user %d, not yours (%d)", ErrPeer, p, uid, os.Getuid())

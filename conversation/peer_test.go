@@ -4,6 +4,7 @@ package conversation
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -96,7 +97,7 @@ func TestSocketServedByAnotherProcessRefused(t *testing.T) {
 	if err := s.RecordSocket(SocketInfo{Path: p, Process: procfacts.Identify(procfacts.System, cmd.Process.Pid)}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.DeliverSocket(""); n != 1 || err != nil {
+	if n, err := s.DeliverSocket(context.Background(), ""); n != 1 || err != nil {
 		t.Fatalf("posted %d: %v", n, err)
 	}
 }

@@ -37,13 +37,7 @@ func queueLaneMain(ws string) int {
 // next lane puts it back in the inbox (recorded in errors.log) and
 // delivers it, once.
 func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("CODEX_HOME", home)
-	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	ws := t.TempDir()
-	fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
-	release := holdWriterLock(t, home, tuiThread)
-	defer release()
+	ws := loadedTUIThread(t)
 	s, _ := OpenSession(ws, tuiThread)
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)

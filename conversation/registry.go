@@ -91,7 +91,7 @@ func Registry(ctx context.Context) ([]LiveSession, error) {
 	}
 	bin, err := agents.Binary(agents.Claude)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoRegistry, err)
+		return nil, fmt.Errorf("%w: %w", ErrNoRegistry, err)
 	}
 	registryCache.Lock()
 	defer registryCache.Unlock()
@@ -99,6 +99,10 @@ func Registry(ctx context.Context) ([]LiveSession, error) {
 		return registryCache.list, registryCache.err
 	}
 	list, err := readRegistry(ctx, bin)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: its cancellation is no answer for the others.
+		return list, err
+	}
 	registryCache.at, registryCache.bin, registryCache.list, registryCache.err = time.Now(), bin, list, err
 	if err == nil {
 		rememberRegistry(list)
@@ -122,6 +126,9 @@ func readRegistry(ctx context.Context, bin string) ([]LiveSession, error) {
 	c.Stderr = &stderr
 	c.Env = append(os.Environ(), "DISABLE_AUTOUPDATER=1")
 	out, err := subprocess.Output(ctx, c)
+	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("stopped: %w (%w)", cerr, err) // the caller's end, or RegistryTimeout
+	}
 	if err != nil {
 		line := firstLine(stderr.String())
 		if line == "" {
@@ -130,11 +137,11 @@ func readRegistry(ctx context.Context, bin string) ([]LiveSession, error) {
 		if strings.Contains(line, "unknown option") || strings.Contains(line, "unknown command") {
 			return nil, fmt.Errorf("%w: %s has no `agents --json` (%s): update Claude Code (`npm install -g @anthropic-ai/claude-code`); until then only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, line)
 		}
-		return nil, fmt.Errorf("%w: `%s agents --json` failed (%v: %s); only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, err, line)
+		return nil, fmt.Errorf("%w: `%s agents --json` failed (%w: %s); only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, err, line)
 	}
 	list, err := ParseRegistry(out)
 	if err != nil {
-		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%v): update Claude Code, or use `relay-baton hook install`", ErrNoRegistry, bin, err)
+		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%w): update Claude Code, or use `relay-baton hook install`", ErrNoRegistry, bin, err)
 	}
 	return list, nil
 }
@@ -199,10 +206,10 @@ func ClaudeSocketPath(pid int) string {
 // registrySocket is the socket lane of a session no hook recorded a socket
 // for: the registry's pid, its socket, the path checked (the listening
 // end is checked at the post: it must be that pid).
-func (s *Session) registrySocket() (SocketInfo, error) {
-	l, ok, err := RegistrySession(context.Background(), s.ID)
+func (s *Session) registrySocket(ctx context.Context) (SocketInfo, error) {
+	l, ok, err := RegistrySession(ctx, s.ID)
 	if err != nil {
-		return SocketInfo{}, fmt.Errorf("%w (%v)", ErrNoSocket, err)
+		return SocketInfo{}, fmt.Errorf("%w (%w)", ErrNoSocket, err)
 	}
 	if !ok {
 		return SocketInfo{}, ErrNoSocket
@@ -237,8 +244,8 @@ func (s *Session) adopt(l LiveSession) error {
 
 // listedIn is the registry's sessions whose cwd is ws or under it, by id;
 // none when the registry cannot be read (RegistryNote says why).
-func listedIn(ws string) map[string]LiveSession {
-	list, err := Registry(context.Background())
+func listedIn(ctx context.Context, ws string) map[string]LiveSession {
+	list, err := Registry(ctx)
 	if err != nil || len(list) == 0 {
 		return nil
 	}
@@ -319,16 +326,17 @@ func waitTranscript(ctx context.Context, s *Session, d, poll time.Duration) stri
 // session of its workspace: a message can be sent to it without hooks
 // (Send makes its inbox).
 func (s *Session) Listed() bool {
-	_, ok := listedIn(s.Workspace)[s.ID]
+	_, ok := listedIn(context.Background(), s.Workspace)[s.ID]
 	return ok
 }
 
 // WriteEverywhere is `targets --everywhere`: every session Claude Code's
 // list names, whatever its folder (the cwd, state and pid), with the
 // command that reaches one (send works per repository: --workspace).
-// The cwds come from Claude Code: they are sanitized.
-func WriteEverywhere(w io.Writer, now time.Time) error {
-	list, err := Registry(context.Background())
+// The cwds come from Claude Code: they are sanitized. ctx ends the read
+// of the registry.
+func WriteEverywhere(ctx context.Context, w io.Writer, now time.Time) error {
+	list, err := Registry(ctx)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -238,7 +239,7 @@ func TestWriteEverywhere(t *testing.T) {
 	reg := newFakeRegistry(t)
 	reg.set(LiveSession{PID: 42, Cwd: "/elsewhere/\x1b[2Jrepo", SessionID: testSID, Status: StatusWaiting, WaitingFor: "permission prompt"})
 	var b strings.Builder
-	if err := WriteEverywhere(&b, time.Now()); err != nil {
+	if err := WriteEverywhere(context.Background(), &b, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{testSID, "waiting for its user (permission prompt)", "42", "/elsewhere/^[[2Jrepo", "relay-baton send --workspace CWD --session ID"} {
@@ -272,5 +273,34 @@ func TestRememberedRegistry(t *testing.T) {
 	// A file planted in a repository is never read: only the user's cache folder.
 	if p := registryFile(); !strings.HasPrefix(p, os.Getenv("XDG_CACHE_HOME")) {
 		t.Fatalf("kept at %s", p)
+	}
+}
+
+// A read of the registry ends with its caller's context, says so
+// (errors.Is holds through ErrNoRegistry), and leaves no cached answer: the
+// next caller reads the registry again.
+func TestRegistryReadEndsWithContext(t *testing.T) {
+	reg := newFakeRegistry(t)
+	bin, started := testkit.HangingExe(t, "claude")
+	t.Setenv(agents.ClaudeBinEnv, bin)
+	ForgetRegistry()
+	err := testkit.Cancelled(t, "the registry read", started, func(ctx context.Context) error {
+		_, err := Registry(ctx)
+		return err
+	})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrNoRegistry) {
+		t.Fatalf("registry error %v, want one wrapping ErrNoRegistry and context.Canceled", err)
+	}
+	// The same claude binary answering now: the cancellation was not kept.
+	script := "#!/bin/sh\ncat " + reg.list + "\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal([]LiveSession{{PID: 42, Cwd: "/w", SessionID: testSID, Status: StatusIdle}})
+	if err := os.WriteFile(reg.list, b, 0o600); err != nil { // not reg.set: the cache stays as the cancelled read left it
+		t.Fatal(err)
+	}
+	if list, err := Registry(context.Background()); err != nil || len(list) != 1 {
+		t.Fatalf("after a cancelled read: %+v %v, want the registry read again", list, err)
 	}
 }

@@ -151,7 +151,7 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 	s.RecordProcess(procfacts.ThisProcess())
 	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
 	os.Chtimes(tr, old, old)
-	ts, _ := listTargets(s.Workspace, true, procfacts.System)
+	ts, _ := listTargets(context.Background(), s.Workspace, true, procfacts.System)
 	if len(ts) != 1 || ts[0].NeedsUser != "a permission prompt" || !strings.Contains(ts[0].Status(), "waiting for its user (a permission prompt)") {
 		t.Fatalf("targets: %+v", ts)
 	}
@@ -179,7 +179,7 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	sock := newFakeSocket(t)
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess()})
 	s.MarkBusy()
-	ts, _ := listTargets(s.Workspace, true, procfacts.System)
+	ts, _ := listTargets(context.Background(), s.Workspace, true, procfacts.System)
 	if len(ts) != 1 || !ts[0].Socket || ts[0].Delivers != "socket" || ts[0].Status() != "busy, socket: between tool calls" {
 		t.Fatalf("targets: %+v (%s)", ts, ts[0].Status())
 	}

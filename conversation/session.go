@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,17 +228,25 @@ type Target struct {
 // SetLead, else the most recently active live chat-capable one; there is
 // no lead when no session is live.
 func ListTargets(ws string) ([]Target, error) {
-	return listTargets(ws, false, procfacts.System)
+	return listTargets(context.Background(), ws, false, procfacts.System)
+}
+
+// ListTargetsContext is ListTargets (ListAllTargets with all) whose read
+// of Claude Code's registry ends with ctx (Ctrl-C, a page's request that
+// is closed); the sessions it lists are then only those relay-baton knows
+// without it.
+func ListTargetsContext(ctx context.Context, ws string, all bool) ([]Target, error) {
+	return listTargets(ctx, ws, all, procfacts.System)
 }
 
 // ListAllTargets is ListTargets with every session that has a chat folder
 // in workspace or a transcript for it under the Claude Code projects
 // folder, whatever its State (the lead is still only ever a live session).
 func ListAllTargets(ws string) ([]Target, error) {
-	return listTargets(ws, true, procfacts.System)
+	return listTargets(context.Background(), ws, true, procfacts.System)
 }
 
-func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error) {
+func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Source) ([]Target, error) {
 	ws, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -270,7 +279,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			}
 		}
 	}
-	listed := listedIn(ws)
+	listed := listedIn(ctx, ws)
 	for id := range listed {
 		get(id)
 	}
@@ -330,7 +339,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 		if isListed && !t.ChatCapable {
 			// Not hooked: reachable through its socket alone (the inbox is
 			// made at the first send).
-			if _, err := s.socketLane(procs); err == nil {
+			if _, err := s.socketLane(ctx, procs); err == nil {
 				t.Socket, t.ChatCapable = true, true
 			}
 		}
@@ -339,7 +348,7 @@ func listTargets(dir string, all bool, procs procfacts.Source) ([]Target, error)
 			t.Depth, t.Oldest = q.Depth, q.Oldest
 			t.Busy = s.Busy(now)
 			t.Waiting = s.Waiting()
-			if _, err := s.socketLane(procs); err == nil {
+			if _, err := s.socketLane(ctx, procs); err == nil {
 				t.Socket = true
 			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
 				t.SocketProblem = o.Words()
@@ -398,7 +407,16 @@ var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
 func Lead(ws string) (Target, error) {
-	ts, err := ListTargets(ws)
+	return lead(context.Background(), ws)
+}
+
+// lead is Lead; ctx ends its read of Claude Code's registry, and then the
+// error is ctx's.
+func lead(ctx context.Context, ws string) (Target, error) {
+	ts, err := ListTargetsContext(ctx, ws, false)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return Target{}, err
 	}
@@ -415,14 +433,15 @@ func Lead(ws string) (Target, error) {
 }
 
 // PickSession is the session a command talks to: id when given, a whole
-// id or a unique prefix of one (ResolveSessionID: an error wrapping
+// id or a unique prefix of one (an error wrapping
 // ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
-// else the workspace's Lead.
-func PickSession(ws, id string) (string, error) {
+// else the workspace's Lead. ctx ends the read of Claude Code's registry
+// either needs (the error is then ctx's).
+func PickSession(ctx context.Context, ws, id string) (string, error) {
 	if id != "" {
-		return ResolveSessionID(ws, id)
+		return resolveSessionID(ctx, ws, id)
 	}
-	t, err := Lead(ws)
+	t, err := lead(ctx, ws)
 	return t.SessionID, err
 }
 

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,19 +19,24 @@ var (
 	ErrAmbiguousSession = errors.New("matches more than one session")
 )
 
-// ResolveSessionID returns the session id id stands for in ws: id itself
+// resolveSessionID returns the session id id stands for in ws: id itself
 // when it is a whole id (UUID-shaped), else the one session of ws (any
 // ListAllTargets lists, ended ones included) whose id starts with id, a
 // prefix of MinSessionPrefix or more hex digits (with the id's dashes, in
 // any letter case). None, or several, is an error that says what to do.
-func ResolveSessionID(ws, id string) (string, error) {
+// ctx ends its read of Claude Code's registry, and then the error is
+// ctx's.
+func resolveSessionID(ctx context.Context, ws, id string) (string, error) {
 	if isUUID(id) {
 		return id, nil
 	}
 	if !sessionPrefix(id) {
 		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", render.Cut(id, 80), ErrBadSessionID, MinSessionPrefix)
 	}
-	ts, err := ListAllTargets(ws)
+	ts, err := ListTargetsContext(ctx, ws, true)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return "", err
 	}

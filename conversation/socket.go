@@ -275,10 +275,12 @@ func (s *Session) Socket() (SocketInfo, bool) {
 // (not a FIFO, a regular file or a link) is at its path. The error says
 // why not.
 func (s *Session) SocketLane() (SocketInfo, error) {
-	return s.socketLane(procfacts.System)
+	return s.socketLane(context.Background(), procfacts.System)
 }
 
-func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
+// socketLane is SocketLane; ctx bounds the read of Claude Code's registry
+// for a session no hook recorded a socket for.
+func (s *Session) socketLane(ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
 		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
 	}
@@ -293,7 +295,7 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
-		return s.registrySocket()
+		return s.registrySocket(ctx)
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
@@ -319,11 +321,12 @@ func (s *Session) socketLane(procs procfacts.Source) (SocketInfo, error) {
 // PostSocket posts text to the socket of info as one user message: the
 // auth line (when there is a token), then
 // {"type":"user","message":{"role":"user","content":text}}, written at
-// once, within timeout (dial and write). It never blocks longer and never
+// once, within timeout (dial and write) and while ctx lasts (its end
+// closes the connection; the error then wraps ctx.Err()). It never blocks longer and never
 // opens anything but a socket: the path is checked and the listening end
 // must be a process of this user, info.Process.PID itself when known
 // (DialPeer); otherwise nothing is written.
-func PostSocket(info SocketInfo, text string, timeout time.Duration) error {
+func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = SocketTimeout
 	}
@@ -346,14 +349,19 @@ func PostSocket(info SocketInfo, text string, timeout time.Duration) error {
 	}{"user", msg{"user", text}}); err != nil {
 		return err
 	}
-	c, err := DialPeer(context.Background(), info.Path, info.Process.PID, timeout)
+	c, err := DialPeer(ctx, info.Path, info.Process.PID, timeout)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	if _, err := c.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("%w: write to %s: %v", ErrSocketRefused, info.Path, opErr(err))
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, ctx.Err())
+		}
+		return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, opErr(err))
 	}
 	if uc, ok := c.(*net.UnixConn); ok {
 		_ = uc.CloseWrite() // the end of the message
@@ -379,9 +387,9 @@ func opErr(err error) error {
 // in the inbox first in line for the hook lanes. It returns how many it
 // posted (0 or 1) and the failure (nil when the inbox is empty; when no
 // socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
-// or ErrSocketDrops).
-func (s *Session) DeliverSocket(transcript string) (int, error) {
-	info, err := s.SocketLane()
+// or ErrSocketDrops). ctx bounds the registry read and the post.
+func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, error) {
+	info, err := s.socketLane(ctx, procfacts.System)
 	if err != nil {
 		return 0, err
 	}
@@ -393,7 +401,7 @@ func (s *Session) DeliverSocket(transcript string) (int, error) {
 	if err != nil || !res.OK {
 		return 0, err
 	}
-	if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+	if err := PostSocket(ctx, info, s.Frame(res.Message), SocketTimeout); err != nil {
 		_ = res.Abandon(err)
 		return 0, err
 	}

@@ -227,7 +227,7 @@ func TestStopHookRecoversADroppedPost(t *testing.T) {
 func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "hello")
-	if n, err := s.DeliverSocket(tr); n != 1 || err != nil {
+	if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket: %d %v", n, err)
 	}
 	sock.next(t)
@@ -262,7 +262,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 func TestLateSocketPostBeforeTheHook(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "held for approval")
-	s.DeliverSocket(tr)
+	s.DeliverSocket(context.Background(), tr)
 	posted := sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	if rec := s.Recover(); len(rec) != 1 || !rec[0].Requeue {
@@ -330,7 +330,7 @@ func TestLateSocketPostAfterTheHook(t *testing.T) {
 func TestSocketOffIsPerProcess(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	s.Enqueue("room", "x")
-	s.DeliverSocket(tr)
+	s.DeliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	s.Recover()
@@ -393,7 +393,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
 	appendLine(t, tr, peerLine(p1.Message.Content))
 	s.Recover()
-	if n, err := s.DeliverSocket(tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
+	if n, err := s.DeliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
 		t.Fatalf("DeliverSocket during the first's turn: %d %v", n, err)
 	}
 	select {
@@ -447,7 +447,7 @@ func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Enqueue("room", "x")
-	s.DeliverSocket(tr)
+	s.DeliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	s.Recover()

@@ -4,6 +4,7 @@ package conversation
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -134,7 +136,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			ln.(*net.UnixListener).SetUnlinkOnClose(false)
 			ln.Close() // the socket file stays, nobody listens
 		},
-		"fifo":         func(t *testing.T, p string) { makeFIFO(t, p) },
+		"fifo":         func(t *testing.T, p string) { testkit.MakeFIFO(t, p) },
 		"regular file": func(t *testing.T, p string) { os.WriteFile(p, []byte("x"), 0o600) },
 		"symlink to a socket": func(t *testing.T, p string) {
 			sock := newFakeSocket(t)
@@ -282,7 +284,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 			sock := newFakeSocket(t)
 			s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
 			m, _ := s.Enqueue("room", "are you there?")
-			if n, err := s.DeliverSocket(tr); n != 1 || err != nil {
+			if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
 				t.Fatalf("DeliverSocket: %d %v", n, err)
 			}
 			sock.next(t)
@@ -342,13 +344,13 @@ func TestSocketPosterKilledMidClaim(t *testing.T) {
 	child.Wait()
 	sock := newFakeSocket(t)
 	s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
-	if n, err := s.DeliverSocket(""); n != 1 || err != nil {
+	if n, err := s.DeliverSocket(context.Background(), ""); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket after the kill: %d %v", n, err)
 	}
 	if got := sock.next(t); len(got) != 1 || !strings.Contains(got[0], "survive the kill") {
 		t.Fatalf("posted %q", got)
 	}
-	if n, _ := s.DeliverSocket(""); n != 0 {
+	if n, _ := s.DeliverSocket(context.Background(), ""); n != 0 {
 		t.Fatalf("posted %d more", n)
 	}
 	if b, _ := os.ReadFile(filepath.Join(s.Dir(), "errors.log")); !strings.Contains(string(b), "died before the message was handed over") {

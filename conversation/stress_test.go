@@ -138,7 +138,7 @@ func postSocket(s *Session, w *bufio.Writer) (int, error) {
 		if err != nil || !res.OK {
 			return n, err
 		}
-		if err := PostSocket(info, s.Frame(res.Message), SocketTimeout); err != nil {
+		if err := PostSocket(context.Background(), info, s.Frame(res.Message), SocketTimeout); err != nil {
 			_ = res.Abandon(err)
 			return n, err
 		}

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -64,7 +66,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	procs.kill(103)
 	procs.set(104, procfacts.Stat{State: 'S', Start: 1}) // another process got pid 104
 
-	ts, err := listTargets(ws, false, procs)
+	ts, err := listTargets(context.Background(), ws, false, procs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 		t.Fatalf("default targets = %+v, want live as the lead", ts)
 	}
 
-	all, err := listTargets(ws, true, procs)
+	all, err := listTargets(context.Background(), ws, true, procs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +114,14 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	if l := leadOf(t, ws, procs); l != "" {
 		t.Errorf("lead %s with no live session", l)
 	}
-	if ts, _ := listTargets(ws, false, procs); len(ts) != 0 {
+	if ts, _ := listTargets(context.Background(), ws, false, procs); len(ts) != 0 {
 		t.Errorf("targets with nothing live: %+v", ts)
 	}
 }
 
 func leadOf(t *testing.T, ws string, procs procfacts.Source) string {
 	t.Helper()
-	ts, err := listTargets(ws, true, procs)
+	ts, err := listTargets(context.Background(), ws, true, procs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestRecordProcess(t *testing.T) {
 	}
 	// A FIFO in its place does not block the reader.
 	os.Remove(path)
-	makeFIFO(t, path)
+	testkit.MakeFIFO(t, path)
 	done := make(chan bool)
 	go func() { _, ok := s.Process(); done <- ok }()
 	select {

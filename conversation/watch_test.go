@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 const lineText = `{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"the answer"}],"stop_reason":"end_turn"}}`
@@ -53,12 +56,15 @@ func TestSendAndWatch(t *testing.T) {
 			got = append(got, e)
 		})
 	}()
-	time.Sleep(150 * time.Millisecond)
+	seen := func(e string) func() bool {
+		return func() bool { mu.Lock(); defer mu.Unlock(); return slices.Contains(got, e) }
+	}
+	testkit.Eventually(t, "queued(1)", seen("queued(1)"))
 	// The session finishes its turn: the Stop hook delivers the first message.
 	first, _ := s.Claim(LaneHook)
 	appendLine(t, tr, `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n`+strings.ReplaceAll(s.Frame(first.Message), "\n", `\n`)+`"}}`)
 	appendLine(t, tr, `{"type":"assistant","message":{"id":"m5","role":"assistant","content":[{"type":"text","text":"answer to the other"}],"stop_reason":"end_turn"}}`)
-	time.Sleep(150 * time.Millisecond)
+	testkit.Eventually(t, "queued(0)", seen("queued(0)"))
 	// Then ours, by the idle lane.
 	mine, _ := s.Claim(LaneRewake)
 	if mine.Message.ID != r.Message.ID {
@@ -97,8 +103,14 @@ func TestWatchCancelledAndUnreadable(t *testing.T) {
 	s.Ensure()
 	r, _ := Send(ws, testSID, "", "cancel me")
 	var kinds []UpdateKind
-	go func() { time.Sleep(100 * time.Millisecond); s.Cancel(r.Message.ID) }()
-	if err := Watch(context.Background(), r, WatchOptions{Poll: 50 * time.Millisecond}, func(u Update) { kinds = append(kinds, u.Kind) }); err != nil {
+	cancelled := false
+	if err := Watch(context.Background(), r, WatchOptions{Poll: 50 * time.Millisecond}, func(u Update) {
+		kinds = append(kinds, u.Kind)
+		if u.Kind == UpdQueued && !cancelled { // Watch has seen it queued: now it goes
+			cancelled = true
+			s.Cancel(r.Message.ID)
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(kinds) != 2 || kinds[1] != UpdCancelled {

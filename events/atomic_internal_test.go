@@ -4,18 +4,17 @@ package events
 
 import (
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // The folder fsync of a durable write opens the folder by path: a FIFO
 // swapped in for it fails at once.
 func TestSyncDirFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dir")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.MakeFIFO(t, p)
 	done := make(chan error, 1)
 	go func() { done <- syncDir(p) }()
 	select {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // within runs f and fails the test when it has not returned after a
@@ -34,7 +35,7 @@ func TestRegularFileHelpers(t *testing.T) {
 	reg := filepath.Join(dir, "file")
 	os.WriteFile(reg, []byte("hello\n"), 0o600)
 	fifo := filepath.Join(dir, "fifo")
-	makeFIFO(t, fifo)
+	testkit.MakeFIFO(t, fifo)
 	linkReg := filepath.Join(dir, "link-to-file")
 	os.Symlink(reg, linkReg)
 	linkFIFO := filepath.Join(dir, "link-to-fifo")

@@ -77,7 +77,7 @@ func (s *Snapshots) Run(ctx context.Context, args ...string) (string, error) {
 // Tree records the working tree now and returns its tree id.
 func (s *Snapshots) Tree(ctx context.Context) (string, error) {
 	if s.dir == "" {
-		return "", fmt.Errorf("no snapshot folder: %v", s.err)
+		return "", fmt.Errorf("no snapshot folder: %w", s.err)
 	}
 	if _, err := s.Run(ctx, "add", "-A", "--", ".", excludeSession, excludeChat); err != nil {
 		return "", err

@@ -11,23 +11,15 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
-
-func gitRun(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
 
 // newRepo is a repository with one commit of main.go and old.txt.
 func newRepo(t *testing.T) string {
 	t.Helper()
 	dir := agenttest.GitRepo(t, map[string]string{"main.go": "package main\n", "old.txt": "old\n"})
-	gitRun(t, dir, "add", ".")
-	gitRun(t, dir, "commit", "-qm", "init")
+	testkit.Git(t, dir, "add", ".")
+	testkit.Git(t, dir, "commit", "-qm", "init")
 	return dir
 }
 
@@ -54,13 +46,13 @@ func gitState(t *testing.T, gitDir string) string {
 func TestSnapshotsDiffAStepAndLeaveTheRepositoryAlone(t *testing.T) {
 	main := newRepo(t)
 	wt := filepath.Join(t.TempDir(), "wt")
-	gitRun(t, main, "worktree", "add", "-q", wt)
+	testkit.Git(t, main, "worktree", "add", "-q", wt)
 	empty := t.TempDir()
-	gitRun(t, empty, "init", "-q")
+	testkit.Git(t, empty, "init", "-q")
 	for name, dir := range map[string]string{"repository": main, "linked worktree": wt, "no commits": empty} {
 		t.Run(name, func(t *testing.T) {
-			gitDir := strings.TrimSpace(gitRun(t, dir, "rev-parse", "--absolute-git-dir"))
-			common := strings.TrimSpace(gitRun(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+			gitDir := strings.TrimSpace(testkit.Git(t, dir, "rev-parse", "--absolute-git-dir"))
+			common := strings.TrimSpace(testkit.Git(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir"))
 			touch(dir, "before.txt", "uncommitted before the step\n")
 			os.MkdirAll(filepath.Join(dir, ".ai-session"), 0o700)
 			touch(dir, ".ai-session/plan.md", "not part of any diff\n")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/reports"
 )
 
@@ -53,7 +54,7 @@ func TestCheckHooks(t *testing.T) {
 	if c := byName(CheckHooks(root, bin))["hooks (project)"]; c.Status != "ok" || !strings.Contains(c.Detail, "no relay-baton hooks") {
 		t.Errorf("no hooks: %+v", c)
 	}
-	makeFIFO(t, filepath.Join(user, "settings.json"))
+	testkit.MakeFIFO(t, filepath.Join(user, "settings.json"))
 	done := make(chan []reports.Check, 1)
 	go func() { done <- CheckHooks(root, bin) }()
 	select {

@@ -154,7 +154,7 @@ func (a *CodexAppServer) Call(method string, params any) (json.RawMessage, error
 	for {
 		line, err := a.out.ReadBytes('\n')
 		if err != nil {
-			return nil, fmt.Errorf("codex app-server %s: no answer (%v)%s", method, err, a.stderrHint())
+			return nil, fmt.Errorf("codex app-server %s: no answer (%w)%s", method, err, a.stderrHint())
 		}
 		var resp struct {
 			ID     *int            `json:"id"`

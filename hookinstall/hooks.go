@@ -481,7 +481,7 @@ func settingsTarget(path, within string) (string, error) {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		r, err := filepath.EvalSymlinks(path)
 		if err != nil {
-			return "", fmt.Errorf("%s is a symlink whose target cannot be read (%v): fix or remove the link, then retry", path, err)
+			return "", fmt.Errorf("%s is a symlink whose target cannot be read (%w): fix or remove the link, then retry", path, err)
 		}
 		target = r
 	case err != nil && !errors.Is(err, fs.ErrNotExist):

@@ -164,7 +164,12 @@ func TestPTYHistoryKeepsCommandsNotAnswers(t *testing.T) {
 	p.send(t, "\x1b[A") // Up: the previous command, not the "n" answer
 	p.until(t, "/plan add a flag")
 	p.send(t, "\x15\x04")
-	time.Sleep(50 * time.Millisecond)
+	select { // the room has ended (Ctrl-D): its history is written
+	case err := <-p.done:
+		p.done <- err // for the cleanup's check
+	case <-time.After(ptyGuard):
+		t.Fatal("Run did not return after Ctrl-D")
+	}
 	b, _ := os.ReadFile(filepath.Join(p.dir, ".ai-session", "room_history"))
 	if strings.TrimSpace(string(b)) != "/plan add a flag" {
 		t.Fatalf("history %q", b)

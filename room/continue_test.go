@@ -16,6 +16,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/prompts"
 )
 
@@ -615,7 +616,7 @@ func TestNextStep(t *testing.T) {
 
 func TestContinueRefusesAFIFOPlan(t *testing.T) {
 	h := newHarness(t, "y")
-	makeFIFO(t, filepath.Join(h.e.SessionDir, "plan.md"))
+	testkit.MakeFIFO(t, filepath.Join(h.e.SessionDir, "plan.md"))
 	done := make(chan error, 1)
 	go func() { _, err := h.e.Continue(context.Background(), 2); done <- err }()
 	select {

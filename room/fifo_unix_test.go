@@ -5,17 +5,8 @@ package room
 import (
 	"os"
 	"syscall"
-	"testing"
 	"time"
 )
-
-// makeFIFO makes a named pipe at p.
-func makeFIFO(t testing.TB, p string) {
-	t.Helper()
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // cpuTime is the process's CPU time (user+system, all threads).
 func cpuTime() time.Duration {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // The room reads its own files in .ai-session and the repository's
@@ -23,7 +24,7 @@ import (
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
 	os.Remove(p)
-	makeFIFO(t, p)
+	testkit.MakeFIFO(t, p)
 }
 
 // secretFile is a file outside the repository that a symlink points at.

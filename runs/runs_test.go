@@ -11,16 +11,8 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
-
-func gitRun(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
 
 // repo is a committed repository of files, runs kept in a folder of the
 // test's.
@@ -29,8 +21,8 @@ func repo(t *testing.T, files map[string]string) string {
 	t.Setenv("RELAY_BATON_WORKTREES", t.TempDir())
 	t.Cleanup(WaitRemovals) // before the folder's own removal
 	dir := agenttest.GitRepo(t, files)
-	gitRun(t, dir, "add", ".")
-	gitRun(t, dir, "commit", "-qm", "init")
+	testkit.Git(t, dir, "add", ".")
+	testkit.Git(t, dir, "commit", "-qm", "init")
 	return dir
 }
 
@@ -64,11 +56,11 @@ func exists(dir, name string) bool {
 func gitFacts(t *testing.T, dir string) string {
 	t.Helper()
 	idx, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
-	return gitRun(t, dir, "rev-parse", "HEAD") + gitRun(t, dir, "branch", "-a") + string(idx)
+	return testkit.Git(t, dir, "rev-parse", "HEAD") + testkit.Git(t, dir, "branch", "-a") + string(idx)
 }
 
 func worktrees(t *testing.T, dir string) int {
-	return strings.Count(gitRun(t, dir, "worktree", "list", "--porcelain"), "worktree ")
+	return strings.Count(testkit.Git(t, dir, "worktree", "list", "--porcelain"), "worktree ")
 }
 
 func start(t *testing.T, dir string, o Options) *Run {
@@ -104,12 +96,12 @@ func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
 	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", ".gitignore": ".env\nbuild/\n"})
 	write(t, dir, "a.txt", strings.Replace(lines, "two", "TWO", 1)) // uncommitted
 	write(t, dir, "staged.txt", "staged\n")
-	gitRun(t, dir, "add", "staged.txt")
+	testkit.Git(t, dir, "add", "staged.txt")
 	write(t, dir, "new/untracked.txt", "mine\n")
 	write(t, dir, ".env", "SECRET=1\n")
 	write(t, dir, "build/out.bin", "big\n")
 	write(t, dir, "local.db", "db\n")
-	gitRun(t, dir, "status") // the index refreshed now, not by a later git
+	testkit.Git(t, dir, "status") // the index refreshed now, not by a later git
 	facts := gitFacts(t, dir)
 
 	r := start(t, dir, Options{Copy: []string{"local.db", "missing.txt"}})
@@ -129,20 +121,20 @@ func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
 	if !exists(wt, "local.db") {
 		t.Error("local.db, listed in the user's config, was not copied")
 	}
-	if head := strings.TrimSpace(gitRun(t, wt, "rev-parse", "HEAD")); head != r.Head {
+	if head := strings.TrimSpace(testkit.Git(t, wt, "rev-parse", "HEAD")); head != r.Head {
 		t.Errorf("worktree HEAD %s, want %s", head, r.Head)
 	}
-	if b := strings.TrimSpace(gitRun(t, wt, "branch", "--show-current")); b != "" {
+	if b := strings.TrimSpace(testkit.Git(t, wt, "branch", "--show-current")); b != "" {
 		t.Errorf("the worktree is on branch %q, want a detached HEAD", b)
 	}
-	if st := gitRun(t, wt, "status", "--porcelain"); !strings.Contains(st, " M a.txt") || !strings.Contains(st, "?? new/") {
+	if st := testkit.Git(t, wt, "status", "--porcelain"); !strings.Contains(st, " M a.txt") || !strings.Contains(st, "?? new/") {
 		t.Errorf("git status in the worktree does not show the user's changes as changes:\n%s", st)
 	}
 	if gitFacts(t, dir) != facts {
 		t.Error("Start changed the user's HEAD, branches or index")
 	}
 	if worktrees(t, dir) != 2 {
-		t.Errorf("git worktree list: %s", gitRun(t, dir, "worktree", "list"))
+		t.Errorf("git worktree list: %s", testkit.Git(t, dir, "worktree", "list"))
 	}
 	ch, _, err := r.Changes(context.Background())
 	if err != nil || len(ch) != 0 {
@@ -192,7 +184,7 @@ func TestTheRunsChangeReachesTheUserOnlyAfterApply(t *testing.T) {
 		t.Error("apply deleted a file that existed before the run")
 	}
 	if exists(r.Worktree, "") || worktrees(t, dir) != 1 {
-		t.Errorf("the applied run's worktree is left: %s", gitRun(t, dir, "worktree", "list"))
+		t.Errorf("the applied run's worktree is left: %s", testkit.Git(t, dir, "worktree", "list"))
 	}
 	if gitFacts(t, dir) != facts {
 		t.Error("apply changed the user's HEAD, branches or index")
@@ -379,7 +371,7 @@ func TestDiscardLeavesNoWorktreeAndTheUsersTreeAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if read(t, dir, "a.txt") != "mine\n" || worktrees(t, dir) != 1 || exists(r.Worktree, "") || exists(r.Dir(), "") {
-		t.Fatalf("after discard: %s", gitRun(t, dir, "worktree", "list"))
+		t.Fatalf("after discard: %s", testkit.Git(t, dir, "worktree", "list"))
 	}
 }
 
@@ -418,7 +410,7 @@ func TestAKilledRunIsListedAndDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if worktrees(t, dir) != 1 {
-		t.Fatalf("worktree list: %s", gitRun(t, dir, "worktree", "list"))
+		t.Fatalf("worktree list: %s", testkit.Git(t, dir, "worktree", "list"))
 	}
 	if list, _ := List(dir); len(list) != 0 {
 		t.Fatalf("runs left: %v", list)

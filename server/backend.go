@@ -40,9 +40,10 @@ func NewWorkspace(ctx context.Context, dir string) *Workspace {
 // Wait waits for background reply watchers (after ctx ends).
 func (w *Workspace) Wait() { w.wg.Wait() }
 
-// Targets lists the workspace's sessions, the lead first.
-func (w *Workspace) Targets() ([]Target, error) {
-	ts, err := conversation.ListTargets(w.Dir)
+// Targets lists the workspace's sessions, the lead first; ctx ends its
+// read of Claude Code's registry.
+func (w *Workspace) Targets(ctx context.Context) ([]Target, error) {
+	ts, err := conversation.ListTargetsContext(ctx, w.Dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +68,10 @@ func (w *Workspace) open(id string) (*conversation.Session, error) {
 	s, err := conversation.OpenSession(w.Dir, id)
 	if err != nil {
 		if errors.Is(err, conversation.ErrBadSessionID) {
-			return nil, fmt.Errorf("%w: %v", ErrUnknownSession, err)
+			return nil, fmt.Errorf("%w: %w", ErrUnknownSession, err)
 		}
 		if errors.Is(err, conversation.ErrSymlink) {
-			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
 		return nil, err
 	}
@@ -110,18 +111,20 @@ func (w *Workspace) LogSkipped(id string) ([]LogEntry, int, error) {
 }
 
 // Send enqueues text for session id and, in the background, follows the
-// message to its reply so the reply lands in log.jsonl.
-func (w *Workspace) Send(id, from, text string) (Sent, error) {
+// message to its reply so the reply lands in log.jsonl. ctx (the request's)
+// ends the hand-over to the session's socket or Codex thread: the message
+// then stays queued for its other lanes.
+func (w *Workspace) Send(ctx context.Context, id, from, text string) (Sent, error) {
 	if _, err := w.open(id); err != nil {
 		return Sent{}, err
 	}
-	r, err := conversation.Send(w.Dir, id, from, text)
+	r, err := conversation.SendContext(ctx, w.Dir, id, from, text)
 	if err != nil {
 		switch {
 		case errors.Is(err, conversation.ErrTooLarge), errors.Is(err, conversation.ErrEmpty), errors.Is(err, conversation.ErrNUL), errors.Is(err, conversation.ErrNotUTF8):
-			return Sent{}, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return Sent{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		case errors.Is(err, conversation.ErrNotChatReady):
-			return Sent{}, fmt.Errorf("%w: %v", ErrConflict, err)
+			return Sent{}, fmt.Errorf("%w: %w", ErrConflict, err)
 		}
 		return Sent{}, err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -310,5 +311,24 @@ func TestServerAndRoomShareTheQueue(t *testing.T) {
 	}
 	if q, _ := s.Queue(); q.Depth != 0 {
 		t.Fatalf("%d left in the inbox", q.Depth)
+	}
+}
+
+// A refused send keeps its cause in the chain under the HTTP status's
+// error: errors.Is finds both.
+func TestWorkspaceSendKeepsTheCause(t *testing.T) {
+	ws, _, _ := chatWorkspace(t)
+	b := NewWorkspace(t.Context(), ws)
+	defer b.Wait()
+	_, err := b.Send(t.Context(), sid, "t", strings.Repeat("x", conversation.MaxMessageBytes+1))
+	if !errors.Is(err, ErrBadRequest) || !errors.Is(err, conversation.ErrTooLarge) {
+		t.Fatalf("oversized: %v, want ErrBadRequest wrapping conversation.ErrTooLarge", err)
+	}
+	_, err = b.Send(t.Context(), sid, "t", "a\x00b")
+	if !errors.Is(err, ErrBadRequest) || !errors.Is(err, conversation.ErrNUL) {
+		t.Fatalf("NUL: %v, want ErrBadRequest wrapping conversation.ErrNUL", err)
+	}
+	if err := b.Check("not-a-uuid"); !errors.Is(err, ErrUnknownSession) || !errors.Is(err, conversation.ErrBadSessionID) {
+		t.Fatalf("bad id: %v, want ErrUnknownSession wrapping conversation.ErrBadSessionID", err)
 	}
 }

@@ -56,7 +56,7 @@ func TestSendsShareOneWatcher(t *testing.T) {
 	const sends = 40
 	var ids []string
 	for i := range sends {
-		sent, err := b.Send(sid, "dashboard", fmt.Sprintf("are you there? %d", i))
+		sent, err := b.Send(t.Context(), sid, "dashboard", fmt.Sprintf("are you there? %d", i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // fakeRoom is a Room over a temporary .ai-session with a settable context.
@@ -139,7 +140,7 @@ func TestRefServesOnlyRegularFilesInside(t *testing.T) {
 	os.WriteFile(secret, []byte("SECRET"), 0o600)
 	os.Symlink(secret, filepath.Join(fr.dir, "handoff.md"))
 	os.Symlink(filepath.Dir(secret), filepath.Join(fr.dir, "linked"))
-	makeFIFO(t, filepath.Join(fr.dir, "review.md"))
+	testkit.MakeFIFO(t, filepath.Join(fr.dir, "review.md"))
 	os.WriteFile(filepath.Join(fr.dir, "big.log"), []byte(strings.Repeat("x", MaxRefBytes+100)), 0o600)
 
 	get := func(name string) (int, string, string) {

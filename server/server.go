@@ -82,9 +82,11 @@ type Event struct {
 
 // Backend is what the server needs from the session-chat protocol.
 type Backend interface {
-	Targets() ([]Target, error)
+	// Targets and Send end what blocks (the read of Claude Code's
+	// registry, the hand-over to a session) when ctx ends.
+	Targets(ctx context.Context) ([]Target, error)
 	Log(session string) ([]LogEntry, error)
-	Send(session, from, text string) (Sent, error)
+	Send(ctx context.Context, session, from, text string) (Sent, error)
 	// Check returns nil when session is a known target (else a wrapped
 	// ErrUnknownSession or ErrBadRequest).
 	Check(session string) error
@@ -328,7 +330,7 @@ func backendError(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) targets(w http.ResponseWriter, r *http.Request) {
-	ts, err := s.b.Targets()
+	ts, err := s.b.Targets(r.Context())
 	if err != nil {
 		backendError(w, err)
 		return
@@ -436,7 +438,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if req.From == "" {
 		req.From = "dashboard"
 	}
-	sent, err := s.b.Send(req.Session, req.From, req.Text)
+	sent, err := s.b.Send(r.Context(), req.Session, req.From, req.Text)
 	if err != nil {
 		backendError(w, err)
 		return

@@ -56,7 +56,7 @@ func (f *fakeBackend) fanOut() {
 	}()
 }
 
-func (f *fakeBackend) Targets() ([]Target, error) {
+func (f *fakeBackend) Targets(context.Context) ([]Target, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return []Target{{ID: sid, Lead: true, ChatCapable: true, QueueDepth: len(f.sent)}}, nil
@@ -76,7 +76,7 @@ func (f *fakeBackend) Log(id string) ([]LogEntry, error) {
 	return []LogEntry{{Role: "user", Text: "hello", ID: "abcd1234"}}, nil
 }
 
-func (f *fakeBackend) Send(id, from, text string) (Sent, error) {
+func (f *fakeBackend) Send(_ context.Context, id, from, text string) (Sent, error) {
 	if err := f.Check(id); err != nil {
 		return Sent{}, err
 	}

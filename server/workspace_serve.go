@@ -92,7 +92,7 @@ func openPage(srv *Server) (done func(), err error) {
 	cmd := exec.Command(p, append(args, file)...)
 	if err := cmd.Start(); err != nil {
 		remove()
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go cmd.Wait() // reap it: serve runs long after the opener exits
 	return remove, nil

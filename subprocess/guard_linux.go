@@ -131,7 +131,7 @@ func (t *tree) start() error {
 	if why, ok := strings.CutPrefix(strings.TrimSpace(line), "err "); ok {
 		return errors.New(why)
 	}
-	return fmt.Errorf("the guard of the child's processes ended early (%v)", rerr)
+	return fmt.Errorf("the guard of the child's processes ended early (%w)", rerr)
 }
 
 // pid is the child's pid, which is also its process group's id.

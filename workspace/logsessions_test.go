@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 )
 
 // replay's --session completion: the log's sessions, newest first; none
@@ -42,7 +43,7 @@ func TestLogSessions(t *testing.T) {
 		t.Errorf("outside a repository: %q", got)
 	}
 	os.Remove(LogPath(root))
-	makeFIFO(t, LogPath(root))
+	testkit.MakeFIFO(t, LogPath(root))
 	if got := LogSessions(root); got != nil {
 		t.Errorf("a FIFO log: %q", got)
 	}

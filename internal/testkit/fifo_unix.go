@@ -1,14 +1,14 @@
 //go:build unix
 
-package events_test
+package testkit
 
 import (
 	"syscall"
 	"testing"
 )
 
-// makeFIFO makes a named pipe at p.
-func makeFIFO(t testing.TB, p string) {
+// MakeFIFO makes a named pipe at p.
+func MakeFIFO(t testing.TB, p string) {
 	t.Helper()
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
