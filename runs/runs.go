@@ -313,7 +313,11 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if err := r.copyIndex(ctx, r.Worktree, r.runIndex()); err != nil {
 		return fail(err)
 	}
-	if _, err := r.git(ctx, r.Worktree, r.runIndex(), "read-tree", "-m", "-u", head, r.Base); err != nil {
+	// One tree read over the worktree's index (-m keeps the stat facts
+	// of the files it leaves alone, -u writes the others): the index
+	// comes out whole, its tree cache filled, so the run's first
+	// snapshot hashes and writes only what the run changed.
+	if _, err := r.git(ctx, r.Worktree, r.runIndex(), "read-tree", "-m", "-u", r.Base); err != nil {
 		return fail(fmt.Errorf("bring your changes into the worktree: %w", err))
 	}
 	if err := r.bringIgnored(ctx, o); err != nil {

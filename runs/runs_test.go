@@ -101,8 +101,9 @@ func planUndo(t *testing.T, r *Run) *Plan {
 const lines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
 
 func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
-	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", ".gitignore": ".env\nbuild/\n"})
+	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", "gone.txt": "g\n", ".gitignore": ".env\nbuild/\n"})
 	write(t, dir, "a.txt", strings.Replace(lines, "two", "TWO", 1)) // uncommitted
+	os.Remove(filepath.Join(dir, "gone.txt"))                       // deleted, not committed
 	write(t, dir, "staged.txt", "staged\n")
 	gitRun(t, dir, "add", "staged.txt")
 	write(t, dir, "new/untracked.txt", "mine\n")
@@ -122,6 +123,9 @@ func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
 	}
 	if read(t, wt, "staged.txt") != "staged\n" || read(t, wt, "new/untracked.txt") != "mine\n" {
 		t.Error("the worktree lacks the staged or untracked file")
+	}
+	if exists(wt, "gone.txt") {
+		t.Error("the worktree has a file the user deleted")
 	}
 	if exists(wt, ".env") || exists(wt, "build/out.bin") {
 		t.Error("an ignored file was copied without the user's config listing it")
