@@ -188,8 +188,8 @@ func (r *Run) repoObjects(ctx context.Context) (string, error) {
 	return r.objects, nil
 }
 
-// userIndex and runIndex are the private indexes of the user's tree and
-// of the worktree.
+// userIndex and runIndex are the private indexes of the user's tree (its
+// record at the start) and of the worktree.
 func (r *Run) userIndex() string { return filepath.Join(r.dir, "user-index") }
 func (r *Run) runIndex() string  { return filepath.Join(r.dir, "run-index") }
 
@@ -299,6 +299,7 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
 		return fail(fmt.Errorf("record your tree: %w", err))
 	}
+	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
 	// The worktree: HEAD checked out, hooks off (no post-checkout
 	// script of the repository runs behind the user's back).
 	// core.longpaths: Git for Windows writes paths past 260 characters

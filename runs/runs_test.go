@@ -501,3 +501,129 @@ func TestManyFilesApplyAndUndo(t *testing.T) {
 		t.Fatal("not every file was undone")
 	}
 }
+
+// The counts of a run's change are git's own (git diff --numstat), the
+// hunks as many as the patch's "@@" lines: lines that look like patch
+// headers, a missing last newline, a binary file, a new and a deleted
+// file.
+func TestChangeCountsAreGits(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "b.txt": "++ x\n-- y\n", "gone.txt": "1\n2\n", "bin.dat": "bin\x00ary"})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(strings.Replace(lines, "one", "ONE", 1), "nine", "+++ nine\n--- x", 1))
+	write(t, r.Worktree, "b.txt", "+++ x\n-- y\nno newline")
+	write(t, r.Worktree, "new.txt", "diff --git a b\n@@ -1 +1 @@\n")
+	write(t, r.Worktree, "bin.dat", "bin\x00ary2")
+	os.Remove(filepath.Join(r.Worktree, "gone.txt"))
+	ch, after, err := r.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	num, err := r.git(context.Background(), dir, "", "diff", "--numstat", r.Base, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(num), "\n") {
+		f := strings.Fields(l)
+		want[f[2]] = f[0] + " " + f[1]
+	}
+	if len(ch) != len(want) {
+		t.Fatalf("changes %+v, git says %v", ch, want)
+	}
+	for _, c := range ch {
+		got := fmt.Sprintf("%d %d", c.Added, c.Deleted)
+		if c.Binary {
+			got = "- -"
+		}
+		if got != want[c.Path] {
+			t.Errorf("%s: %s, git says %s", c.Path, got, want[c.Path])
+		}
+	}
+	hunks := map[string]int{}
+	for _, pp := range planApply(t, r).Paths {
+		hunks[pp.Path] = pp.Hunks
+	}
+	if hunks["a.txt"] != 2 || hunks["b.txt"] != 1 || hunks["new.txt"] != 1 || hunks["bin.dat"] != 0 {
+		t.Errorf("hunks %v", hunks)
+	}
+}
+
+// Paths git quotes (a quote, a tab, a newline) and one starting with ":"
+// (pathspec magic) are applied and undone like any other.
+func TestOddPathsApplyAndUndo(t *testing.T) {
+	names := []string{"q\"uote.txt", "tab\tname.txt", "new\nline.txt", ":colon.txt", "back\\slash.txt"}
+	files := map[string]string{".gitignore": ":ignored\n"}
+	for _, n := range names {
+		files[n] = lines
+	}
+	dir := repo(t, files)
+	write(t, dir, ":ignored", "keep\n")
+	r := start(t, dir, Options{})
+	for _, n := range names {
+		write(t, r.Worktree, n, strings.Replace(lines, "nine", "run", 1))
+		write(t, dir, n, strings.Replace(lines, "one", "mine", 1)) // the user's edit meanwhile: a merge
+	}
+	write(t, r.Worktree, ".gitignore", "")
+	write(t, r.Worktree, ":ignored", "run's\n")
+	p := planApply(t, r)
+	acts := map[string]string{}
+	for _, pp := range p.Paths {
+		acts[pp.Path] = pp.Action + pp.Conflict
+	}
+	for _, n := range names {
+		if acts[n] != ActMerge {
+			t.Errorf("%q: %q, want a merge", n, acts[n])
+		}
+	}
+	if !strings.Contains(acts[":ignored"], "ignored by git") {
+		t.Errorf(":ignored: %q, want a conflict (ignored in your tree)", acts[":ignored"])
+	}
+	if p.Conflicts != 1 {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	write(t, r.Worktree, ":ignored", "keep\n") // the same as the user's: nothing to do
+	p = planApply(t, r)
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatalf("apply: %v (plan %+v)", err, p.Paths)
+	}
+	for _, n := range names {
+		if got := read(t, dir, n); !strings.Contains(got, "mine") || !strings.Contains(got, "run") {
+			t.Errorf("%q after apply: %q", n, got)
+		}
+	}
+	if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if got := read(t, dir, n); !strings.Contains(got, "mine") || strings.Contains(got, "run") {
+			t.Errorf("%q after undo: %q", n, got)
+		}
+	}
+	if read(t, dir, ":ignored") != "keep\n" {
+		t.Error("the ignored file was touched")
+	}
+}
+
+// A file the user makes, between the preview and the yes, where the run
+// makes one is not overwritten, ignored or not.
+func TestApplyRefusesAFileMadeAfterThePreview(t *testing.T) {
+	for _, name := range []string{"new.txt", "made.log"} {
+		t.Run(name, func(t *testing.T) {
+			dir := repo(t, map[string]string{".gitignore": "*.log\n"})
+			r := start(t, dir, Options{})
+			write(t, r.Worktree, name, "run's\n")
+			write(t, r.Worktree, ".gitignore", "") // the run un-ignores its file
+			p := planApply(t, r)
+			if len(p.Paths) != 2 || p.Paths[1].Path != name || p.Paths[1].Action != ActCreate {
+				t.Fatalf("plan %+v", p.Paths)
+			}
+			write(t, dir, name, "mine\n")
+			if err := r.Apply(context.Background(), p); !errors.Is(err, ErrMoved) {
+				t.Fatalf("apply: %v", err)
+			}
+			if read(t, dir, name) != "mine\n" {
+				t.Fatal("the user's file was overwritten")
+			}
+		})
+	}
+}
