@@ -363,6 +363,9 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	if r.State != Pending {
 		return nil, ErrNotPending
 	}
+	if err := r.Busy("apply"); err != nil {
+		return nil, err
+	}
 	after, err := r.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the run's worktree: %w", err)
@@ -525,6 +528,11 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 	if plan.Conflicts > 0 {
 		return ErrConflict
 	}
+	release, err := r.holdFor("apply")
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := r.recheck(ctx, plan); err != nil {
 		return err
 	}
@@ -657,6 +665,9 @@ func absentDirs(root, rel string) []string {
 // when their changes overlap.
 func (r *Run) PlanUndo(ctx context.Context) (*Plan, error) {
 	if r.State == Pending {
+		if err := r.Busy("discard"); err != nil {
+			return nil, err
+		}
 		return &Plan{Run: r, Undo: true, Discard: true}, nil
 	}
 	paths := make([]string, len(r.Wrote))
@@ -722,6 +733,20 @@ func (r *Run) Undo(ctx context.Context, plan *Plan) error {
 	if plan.Conflicts > 0 {
 		return ErrConflict
 	}
+	release, err := r.holdFor("undo")
+	if err != nil {
+		return err
+	}
+	if err := r.undo(ctx, plan); err != nil {
+		release()
+		return err
+	}
+	release() // before the record's folder, the lock's, goes
+	return r.remove(ctx)
+}
+
+// undo writes an undo plan, the run held.
+func (r *Run) undo(ctx context.Context, plan *Plan) error {
 	if err := r.recheck(ctx, plan); err != nil {
 		return err
 	}
@@ -738,5 +763,5 @@ func (r *Run) Undo(ctx context.Context, plan *Plan) error {
 	if err := r.checkout(ctx, plan.Paths); err != nil {
 		return fmt.Errorf("write your files: %w", err)
 	}
-	return r.remove(ctx)
+	return nil
 }

@@ -576,8 +576,14 @@ func Latest(root, state string) *Run {
 
 // Discard removes a pending run: its worktree (git worktree remove
 // --force, then prune: nothing is left in git worktree list) and its
-// record. Nothing of the user's tree is touched.
+// record. Nothing of the user's tree is touched. A run an executor holds
+// (Hold) is not discarded (BusyError).
 func (r *Run) Discard(ctx context.Context) error {
+	release, err := r.holdFor("discard")
+	if err != nil {
+		return err
+	}
+	release() // before the record's folder, the lock's, goes
 	return r.remove(ctx)
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
@@ -408,6 +409,24 @@ func TestAKilledRunIsListedAndDiscarded(t *testing.T) {
 	if !strings.Contains(string(buf[:n]), "started") {
 		t.Fatalf("helper: %q", buf[:n])
 	}
+	// While it runs, its run is its own: no apply, undo or discard.
+	held := Latest(dir, Pending)
+	if held == nil {
+		t.Fatal("the helper's run is not listed")
+	}
+	_, err = held.PlanApply(context.Background())
+	var busy *BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) || busy.Holder.PID != cmd.Process.Pid || busy.Holder.Session != "helper-session" ||
+		!strings.Contains(err.Error(), fmt.Sprintf("codex /execute is writing it, running since %s in the relay-baton of pid %d (the room of session helper-session)", busy.Holder.Since.Local().Format("15:04:05"), cmd.Process.Pid)) {
+		t.Fatalf("apply of a held run: %v", err)
+	}
+	if err := held.Discard(context.Background()); !errors.Is(err, ErrBusy) || !strings.HasPrefix(err.Error(), "cannot discard run "+held.ID) {
+		t.Fatalf("discard of a held run: %v", err)
+	}
+	if _, err := held.Hold(Holder{PID: os.Getpid()}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second executor on a held run: %v", err)
+	}
+	// A killed holder holds nothing.
 	cmd.Process.Kill()
 	cmd.Wait()
 	list, err := List(dir)
@@ -436,6 +455,9 @@ func TestHelperStartsARunAndHangs(t *testing.T) {
 	}
 	r, err := Start(context.Background(), dir, Options{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Hold(Holder{PID: os.Getpid(), Session: "helper-session", Agent: "codex", Command: "execute", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(r.Worktree, "a.txt"), []byte("agent\n"), 0o644)
