@@ -275,6 +275,11 @@ func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) 
 		e.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
 		return plan, nil
 	}
+	if plan.Writes() == 0 {
+		e.Say("%s%s", head, applyWords(plan))
+		e.Say("nothing to apply: your tree has every change of %s already (apply never deletes a file). The run stays pending: /undo discards it; your files are not touched.", e.runName(r))
+		return plan, nil
+	}
 	e.Say("%s%s", head, applyWords(plan))
 	if ok, err := e.yes("apply these? [y/N] "); !ok {
 		if err == nil {

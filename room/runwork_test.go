@@ -386,11 +386,15 @@ func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
 	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
 	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
 	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
-	if _, err := h.e.Process(ctx, "/apply"); err != nil {
-		t.Fatal(err)
+	// Applied by another relay-baton (the room's /apply asks nothing of
+	// such a run: TestApplyWithNothingToWriteAsksNothing).
+	r := h.e.Pending()
+	p, err := r.PlanApply(ctx)
+	if err != nil || p.Writes() != 0 || p.Conflicts != 0 {
+		t.Fatalf("plan %+v %v", p, err)
 	}
-	if out := h.out.String(); !strings.Contains(out, "applied 0 files") {
-		t.Fatalf("/apply:\n%s", out)
+	if err := r.Apply(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 	h.out.Reset()
 	asked := len(h.term.questions)
@@ -521,4 +525,39 @@ func TestARunStillBeingWrittenIsNotAppliedOrDiscarded(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// A run whose every change is in the user's tree already (the user made
+// it by hand; the run's deletion apply does not make) leaves nothing to
+// apply: /apply lists the paths, says so and asks nothing; the run stays
+// pending for /undo to discard.
+func TestApplyWithNothingToWriteAsksNothing(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
+	h.out.Reset()
+	asked := len(h.term.questions)
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if len(h.term.questions) != asked {
+		t.Fatalf("/apply asked %q:\n%s", h.term.questions[asked:], out)
+	}
+	for _, want := range []string{"main.go      same", "pkg/new.txt  same", "old.txt      kept", "nothing to apply: your tree has every change of codex /execute", "/undo discards it"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in /apply:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "applied 0 files") || h.e.Pending() == nil {
+		t.Fatalf("the run was applied:\n%s", out)
+	}
+	if !fileExists(filepath.Join(h.dir, "old.txt")) {
+		t.Fatal("old.txt was deleted")
+	}
 }
