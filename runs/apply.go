@@ -220,9 +220,10 @@ type userFile struct {
 // tree: each path is looked at (lstat), the untracked ones git ignores
 // are asked of git check-ignore, and the regular files are hashed as git
 // would store them (git hash-object -w: their filters applied, stored in
-// the run's own objects for a merge). Two git commands, whatever the size
-// of the tree.
-func (r *Run) userFiles(ctx context.Context, paths []string) (map[string]userFile, error) {
+// the run's own objects for a merge). Two git commands whatever the size
+// of the tree, one without ignores (a recheck, which needs no ignored
+// status: a path absent then must be absent now).
+func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[string]userFile, error) {
 	out := make(map[string]userFile, len(paths))
 	var hash []string
 	for _, p := range paths {
@@ -245,28 +246,12 @@ func (r *Run) userFiles(ctx context.Context, paths []string) (map[string]userFil
 	if len(hash) == 0 {
 		return out, nil
 	}
-	// Untracked and ignored: git check-ignore leaves tracked files out.
-	// It takes no literal pathspecs: a path starting with ":" (magic) is
-	// given as "./:...".
-	var in strings.Builder
-	for _, p := range hash {
-		if strings.HasPrefix(p, ":") {
-			p = "./" + p
-		}
-		in.WriteString(p + "\x00")
-	}
-	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--stdin", "-z")
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is ignored
-		return nil, fmt.Errorf("read your tree: %w", err)
-	}
-	for _, p := range strings.Split(ign, "\x00") {
-		if u, ok := out[strings.TrimPrefix(p, "./")]; ok {
-			u.ignored = true
-			out[strings.TrimPrefix(p, "./")] = u
+	if ignores {
+		if err := r.markIgnored(ctx, hash, out); err != nil {
+			return nil, err
 		}
 	}
-	in.Reset()
+	in := strings.Builder{}
 	for _, p := range hash {
 		in.WriteString(cQuote(p) + "\n")
 	}
@@ -299,6 +284,32 @@ func (r *Run) userFiles(ctx context.Context, paths []string) (map[string]userFil
 		out[p] = u
 	}
 	return out, nil
+}
+
+// markIgnored marks the untracked files among paths that git ignores:
+// git check-ignore leaves tracked files out.
+func (r *Run) markIgnored(ctx context.Context, paths []string, out map[string]userFile) error {
+	// It takes no literal pathspecs: a path starting with ":" (magic) is
+	// given as "./:...".
+	var in strings.Builder
+	for _, p := range paths {
+		if strings.HasPrefix(p, ":") {
+			p = "./" + p
+		}
+		in.WriteString(p + "\x00")
+	}
+	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--stdin", "-z")
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is ignored
+		return fmt.Errorf("read your tree: %w", err)
+	}
+	for _, p := range strings.Split(ign, "\x00") {
+		if u, ok := out[strings.TrimPrefix(p, "./")]; ok {
+			u.ignored = true
+			out[strings.TrimPrefix(p, "./")] = u
+		}
+	}
+	return nil
 }
 
 // indexModes is the mode of each of paths in the user's index (tracked
@@ -378,7 +389,7 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	for i, e := range list {
 		paths[i] = e.Path
 	}
-	cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -559,21 +570,33 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 	return r.dropWorktree(ctx)
 }
 
-// recheck compares the user's files with what the plan saw.
+// recheck compares the user's files with what the plan saw, at the paths
+// it writes or removes: one absent then is absent now (an ignored file
+// made meanwhile included), one present holds what it held (its blob and
+// mode), and no folder on the way became a link.
 func (r *Run) recheck(ctx context.Context, plan *Plan) error {
-	paths := make([]string, len(plan.Paths))
-	for i, pp := range plan.Paths {
-		paths[i] = pp.Path
+	var paths []string
+	for _, pp := range plan.Paths {
+		if pp.blob != "" || pp.Action == ActDelete {
+			paths = append(paths, pp.Path)
+		}
 	}
-	cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, false)
 	if err != nil {
 		return err
 	}
 	for _, pp := range plan.Paths {
-		u := cur[pp.Path]
-		// A file made where the plan saw none (an ignored one included)
-		// would be overwritten.
-		if u.blob != pp.curBlob || u.mode != pp.curMode || (pp.blob != "" && pp.curBlob == "" && u.onDisk) {
+		u, ok := cur[pp.Path]
+		if !ok {
+			continue
+		}
+		moved := u.linked || u.kind != ""
+		if pp.curBlob == "" {
+			moved = moved || u.onDisk
+		} else {
+			moved = moved || u.diskBlob != pp.curBlob || u.mode != pp.curMode
+		}
+		if moved {
 			return fmt.Errorf("%w: %s", ErrMoved, pp.Path)
 		}
 	}
@@ -674,7 +697,7 @@ func (r *Run) PlanUndo(ctx context.Context) (*Plan, error) {
 	for i, w := range r.Wrote {
 		paths[i] = w.Path
 	}
-	cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}

@@ -649,3 +649,28 @@ func TestApplyRefusesAFileMadeAfterThePreview(t *testing.T) {
 		})
 	}
 }
+
+// A folder on the way to a file the run creates, made a link between the
+// preview and the yes, is not written through.
+func TestApplyRefusesALinkMadeOnTheWayAfterThePreview(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	elsewhere := t.TempDir()
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "pkg/new.txt", "run's\n")
+	p := planApply(t, r)
+	if len(p.Paths) != 1 || p.Paths[0].Action != ActCreate {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "pkg")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := r.Apply(context.Background(), p); !errors.Is(err, ErrMoved) {
+		t.Fatalf("apply: %v", err)
+	}
+	if exists(elsewhere, "new.txt") {
+		t.Fatal("the apply wrote through the link")
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "pkg")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the user's link was replaced")
+	}
+}
