@@ -332,9 +332,19 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	return nil
 }
 
-// copyIndex copies the index of the work tree dir to dst (none: dst is
-// left absent and git starts an empty one).
+// copyIndex copies the index of the worktree dir to dst (none: dst is
+// left absent and git starts an empty one). The worktree's ".git" file
+// names its folder in the repository ("gitdir: ..."), which holds the
+// index; where it does not, git is asked.
 func (r *Run) copyIndex(ctx context.Context, dir, dst string) error {
+	if b, err := events.ReadRegular(filepath.Join(dir, ".git"), 64<<10); err == nil {
+		if gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok && !strings.ContainsAny(gd, "\n\r") {
+			if !filepath.IsAbs(gd) {
+				gd = filepath.Join(dir, gd)
+			}
+			return copyFile(filepath.Join(gd, "index"), dst)
+		}
+	}
 	p, err := gitrepo.Run(ctx, dir, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		return err
