@@ -27,11 +27,12 @@ import (
 //   - apply by hand: git diff --binary HEAD -- <the run's files> in the
 //     worktree | git apply --3way in the user's tree.
 //
-// Apply is timed as /apply follows a run: after the change summary the
-// room prints when the executor ends (r.Changes, not timed; by hand, a
-// git status in the worktree). That first look at the worktree re-reads
-// the files its set-up wrote in its last second (git's racy-git rule: a
-// file as new as the index is compared by content), once.
+// Apply is timed as /apply follows a run: the run takes more than a
+// second (agentTime), and the room prints its change summary when it ends
+// (r.Changes, not timed; by hand, a git status in the worktree). That
+// first look at the worktree re-reads, once, the files its set-up wrote
+// in its last second (git's racy-git rule: a file as new as the index is
+// compared by content).
 //
 // Each size runs RUNS_BENCH_N rounds (default 7, 3 at 100,000 files), the two sides
 // interleaved (which goes first alternates: the second finds a warmer
@@ -106,6 +107,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 					t.Fatal(err)
 				}
 				ourSetup = append(ourSetup, time.Since(t0))
+				agentTime()
 				runWork(r.Worktree, "run")
 				// The room's change summary after the run (not timed),
 				// as /apply follows it.
@@ -139,6 +141,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 					"git diff HEAD --binary | git -C "+wt+" apply && "+
 					"git ls-files -z -o --exclude-standard | tar --null -T - -cf - | tar -xf - -C "+wt)
 				handSetup = append(handSetup, time.Since(t0))
+				agentTime()
 				runWork(wt, "hand")
 				sh(t, wt, "git status --porcelain >/dev/null") // a look at the run's change (not timed)
 				var files []string
@@ -164,6 +167,15 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 			size, ignored, rounds, strings.Join(loads, " → "), median(ourSetup), median(handSetup), ratio(ourSetup, handSetup),
 			median(ourApply), median(handApply), ratio(ourApply, handApply))
 	}
+}
+
+// agentTime stands for the executor's run, which lasts more than a second
+// (its model's calls): it waits for the clock's next second, so the index
+// the set-up wrote is older than what the run's change summary writes (git
+// compares a file as new as its index by content: git's racy-git rule).
+func agentTime() {
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(next) + 10*time.Millisecond)
 }
 
 // benchReset takes the user's work out of the bench repository: the
