@@ -11,7 +11,9 @@
 // index and object folder beside its worktree, with the repository's
 // objects as an alternate: the trees of the run (where it started, what
 // it left, what apply wrote) live there, and the repository's index, HEAD
-// and refs are never written. It knows no terminal: the room and the
+// and refs are never written. While an executor writes a run, its room
+// holds the run's lock (Hold): apply, undo and discard are refused in
+// every process meanwhile. It knows no terminal: the room and the
 // one-shot commands render what it returns.
 package runs
 
