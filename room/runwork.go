@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -120,6 +121,18 @@ func (e *Engine) enterRun(ctx context.Context, req agents.Request, command strin
 	e.Say("worktree %s made in %s: HEAD %s plus your uncommitted and untracked files%s; your files stay as they are until /apply",
 		r.Worktree, time.Since(start).Round(time.Millisecond), short(r.Head), extra)
 	return nil
+}
+
+// holdRun takes the pending run's lock for an executor run in its
+// worktree (req), for as long as it runs: another room's /apply, /undo,
+// the one-shot apply, undo and discard are refused meanwhile, naming this
+// room. Other runs hold nothing.
+func (e *Engine) holdRun(req agents.Request, command string) (release func(), err error) {
+	r := e.Pending()
+	if r == nil || req.Role != agents.RoleExecutor || req.Dir != r.Worktree {
+		return func() {}, nil
+	}
+	return r.Hold(runs.Holder{PID: os.Getpid(), Session: e.SessionID, Agent: req.Agent, Command: command, Since: e.now()})
 }
 
 // workLine is the preview's line about where a run works.
@@ -262,6 +275,11 @@ func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) 
 		e.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
 		return plan, nil
 	}
+	if plan.Writes() == 0 {
+		e.Say("%s%s", head, applyWords(plan))
+		e.Say("nothing to apply: your tree has every change of %s already (apply never deletes a file). The run stays pending: /undo discards it; your files are not touched.", e.runName(r))
+		return plan, nil
+	}
 	e.Say("%s%s", head, applyWords(plan))
 	if ok, err := e.yes("apply these? [y/N] "); !ok {
 		if err == nil {
@@ -394,7 +412,9 @@ type RunInfo struct {
 	Added    int       `json:"added"`
 	Deleted  int       `json:"deleted"`
 	Error    string    `json:"error,omitempty"`
-	run      *runs.Run
+	// Writer is the executor writing the run now ("" none): who holds it.
+	Writer string `json:"writer,omitempty"`
+	run    *runs.Run
 }
 
 // RunsOf lists the runs kept for root with their change sizes.
@@ -406,6 +426,10 @@ func RunsOf(ctx context.Context, root string) ([]RunInfo, error) {
 	out := make([]RunInfo, 0, len(list))
 	for _, r := range list {
 		in := RunInfo{ID: r.ID, State: r.State, Agent: r.Agent, Command: r.Command, Worktree: r.Worktree, Started: r.Started, run: r}
+		var busy *runs.BusyError
+		if errors.As(r.Busy("apply"), &busy) {
+			in.Writer = writerWords(busy.Holder)
+		}
 		if r.State == runs.Applied {
 			in.Worktree = ""
 			in.Files = len(r.Wrote)
@@ -440,6 +464,9 @@ func RunsText(list []RunInfo, now time.Time, mine *runs.Run) string {
 			state = "pending, unreadable: " + render.InertLine(in.Error)
 			next = "discard: relay-baton undo --run " + in.ID
 		}
+		if in.Writer != "" {
+			next = "being written by " + render.InertLine(in.Writer) + ": apply or discard it once that run ends"
+		}
 		fmt.Fprintf(&b, "%s %s  %s /%s, %s ago: %s\n", mark, in.ID, in.Agent, in.Command, render.Ago(now.Sub(in.Started)), state)
 		if in.Worktree != "" {
 			fmt.Fprintf(&b, "    worktree %s\n", in.Worktree)
@@ -447,6 +474,23 @@ func RunsText(list []RunInfo, now time.Time, mine *runs.Run) string {
 		fmt.Fprintf(&b, "    %s\n", next)
 	}
 	return b.String()
+}
+
+// writerWords names the holder of a run: "codex /continue (pid 4242,
+// session 0f3c…)".
+func writerWords(h runs.Holder) string {
+	what := "an executor"
+	if h.Agent != "" {
+		what = h.Agent + " /" + h.Command
+	}
+	if h.PID > 0 {
+		what += fmt.Sprintf(" (pid %d", h.PID)
+		if h.Session != "" {
+			what += ", session " + h.Session
+		}
+		what += ")"
+	}
+	return what
 }
 
 // FindRun is the kept run id of the room's repository ("" the newest

@@ -2,11 +2,13 @@ package room
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
@@ -384,11 +386,15 @@ func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
 	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
 	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
 	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
-	if _, err := h.e.Process(ctx, "/apply"); err != nil {
-		t.Fatal(err)
+	// Applied by another relay-baton (the room's /apply asks nothing of
+	// such a run: TestApplyWithNothingToWriteAsksNothing).
+	r := h.e.Pending()
+	p, err := r.PlanApply(ctx)
+	if err != nil || p.Writes() != 0 || p.Conflicts != 0 {
+		t.Fatalf("plan %+v %v", p, err)
 	}
-	if out := h.out.String(); !strings.Contains(out, "applied 0 files") {
-		t.Fatalf("/apply:\n%s", out)
+	if err := r.Apply(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 	h.out.Reset()
 	asked := len(h.term.questions)
@@ -431,5 +437,127 @@ func TestAStoppedRunThatChangedNothingIsDiscarded(t *testing.T) {
 	}
 	if !strings.Contains(h.out.String(), "was stopped before it changed a file: its worktree") {
 		t.Errorf("no word of it:\n%s", h.out.String())
+	}
+}
+
+// While the executor writes a run (another room's, or this one's), its
+// apply, undo and discard are refused, naming who holds it and what to do;
+// once the executor ends, /apply brings the run in.
+func TestARunStillBeingWrittenIsNotAppliedOrDiscarded(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	var during []string
+	var listed string
+	inner := h.fr.run
+	h.fr.run = func(c context.Context, n int, req agents.Request) agents.Result {
+		res := inner(c, n, req)
+		if req.Role != agents.RoleExecutor {
+			return res
+		}
+		// What another room, or the one-shot apply, undo and discard, do
+		// meanwhile: each loads the run from its record.
+		pending := runs.Latest(h.dir, runs.Pending)
+		if pending == nil {
+			during = append(during, "no pending run")
+			return res
+		}
+		other := func() *runs.Run {
+			r, err := runs.Load(h.dir, pending.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			return r
+		}
+		if _, err := other().PlanApply(ctx); err != nil {
+			during = append(during, "plan apply: "+err.Error())
+		}
+		if p, err := pending.PlanApply(ctx); err == nil {
+			if err := other().Apply(ctx, p); err != nil {
+				during = append(during, "apply: "+err.Error())
+			}
+		}
+		if _, err := other().PlanUndo(ctx); err != nil {
+			during = append(during, "plan undo: "+err.Error())
+		}
+		if err := other().Discard(ctx); err != nil {
+			during = append(during, "discard: "+err.Error())
+		}
+		list, _ := RunsOf(ctx, h.dir)
+		listed = RunsText(list, time.Now(), nil)
+		return res
+	}
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	r := h.e.Pending()
+	if r == nil {
+		t.Fatalf("the run was not kept pending (applied or discarded while it was written?):\n%s", h.out.String())
+	}
+	if len(during) < 3 {
+		t.Fatalf("while the executor ran, apply or discard went ahead: %q", during)
+	}
+	pid := fmt.Sprintf("pid %d", os.Getpid())
+	if h.e.SessionID == "" {
+		t.Fatal("the room has no session id to name")
+	}
+	for _, d := range during {
+		if !strings.Contains(d, "cannot") || !strings.Contains(d, "codex /execute is writing it") || !strings.Contains(d, pid) ||
+			!strings.Contains(d, "session "+h.e.SessionID) || !strings.Contains(d, "Ctrl-C in that room") {
+			t.Errorf("refusal %q does not name the holder (codex /execute, %s, session %s) and what to do", d, pid, h.e.SessionID)
+		}
+	}
+	if want := fmt.Sprintf("being written by codex /execute (%s, session %s): apply or discard it once that run ends", pid, h.e.SessionID); !strings.Contains(listed, want) {
+		t.Errorf("runs while it was written:\n%s\nwant %q", listed, want)
+	}
+	if read(t, h.dir, "main.go") != "package main\n" || !fileExists(filepath.Join(r.Worktree, "pkg", "new.txt")) {
+		t.Fatal("the run was applied or discarded while it was written")
+	}
+	// The executor ended: the run is free.
+	h.out.Reset()
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	if out := h.out.String(); !strings.Contains(out, "applied 2 files") {
+		t.Fatalf("/apply after the run:\n%s", out)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// A run whose every change is in the user's tree already (the user made
+// it by hand; the run's deletion apply does not make) leaves nothing to
+// apply: /apply lists the paths, says so and asks nothing; the run stays
+// pending for /undo to discard.
+func TestApplyWithNothingToWriteAsksNothing(t *testing.T) {
+	h := worktreeHarness(t, "y", "y")
+	ctx := context.Background()
+	if _, err := h.e.Process(ctx, "/execute"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(h.dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+	os.MkdirAll(filepath.Join(h.dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
+	h.out.Reset()
+	asked := len(h.term.questions)
+	if _, err := h.e.Process(ctx, "/apply"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.out.String()
+	if len(h.term.questions) != asked {
+		t.Fatalf("/apply asked %q:\n%s", h.term.questions[asked:], out)
+	}
+	for _, want := range []string{"main.go      same", "pkg/new.txt  same", "old.txt      kept", "nothing to apply: your tree has every change of codex /execute", "/undo discards it"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in /apply:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "applied 0 files") || h.e.Pending() == nil {
+		t.Fatalf("the run was applied:\n%s", out)
+	}
+	if !fileExists(filepath.Join(h.dir, "old.txt")) {
+		t.Fatal("old.txt was deleted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -30,49 +31,64 @@ type entry struct {
 func zeroID(id string) bool { return strings.Trim(id, "0") == "" }
 
 // treeDiff lists the paths that differ between two trees of the run, with
-// line counts and hunk counts.
+// line counts and hunk counts: one git diff-tree giving the raw records
+// (-z: modes, blobs, status, path) then the patch, whose sections come in
+// the same order (plumbing: no textconv, no external diff, no colour).
 func (r *Run) treeDiff(ctx context.Context, from, to string) ([]entry, error) {
-	raw, err := r.git(ctx, r.Root, "", "diff-tree", "-r", "-z", "--no-renames", from, to)
+	out, err := r.git(ctx, r.Root, "", "diff-tree", "-r", "-z", "--no-renames", "--raw", "-p", from, to)
 	if err != nil {
 		return nil, err
 	}
+	list, patch := parseRaw(out)
+	countPatch(patch, list)
+	return list, nil
+}
+
+// parseRaw reads the -z raw records of a diff-tree at the start of out
+// and returns them and what follows them (the patch).
+func parseRaw(out string) ([]entry, string) {
 	var list []entry
-	idx := map[string]int{}
-	f := strings.Split(raw, "\x00")
-	for i := 0; i+1 < len(f); i += 2 {
-		head := strings.Fields(strings.TrimPrefix(f[i], ":"))
-		if len(head) < 5 {
+	for strings.HasPrefix(out, ":") {
+		meta, rest, ok := strings.Cut(out[1:], "\x00")
+		if !ok {
 			break
 		}
-		e := entry{Path: f[i+1], Status: head[4][0], OldMode: head[0], NewMode: head[1], OldBlob: head[2], NewBlob: head[3]}
-		idx[e.Path] = len(list)
-		list = append(list, e)
-	}
-	num, err := r.git(ctx, r.Root, "", "diff", "--numstat", "-z", "--no-renames", from, to)
-	if err != nil {
-		return nil, err
-	}
-	gitrepo.EachNumstat(num, func(path string, added, deleted int, binary bool) {
-		if i, ok := idx[path]; ok {
-			list[i].Added, list[i].Deleted, list[i].Binary = added, deleted, binary
+		path, rest, ok := strings.Cut(rest, "\x00")
+		head := strings.Fields(meta)
+		if !ok || len(head) < 5 {
+			break
 		}
-	})
-	// Hunks: the unified diff has one "diff --git" section per path, in
-	// the order diff-tree listed them.
-	diff, err := r.git(ctx, r.Root, "", "-c", "core.quotePath=false", "diff", "--no-renames", "--no-ext-diff", from, to)
-	if err != nil {
-		return nil, err
+		list = append(list, entry{Path: path, Status: head[4][0], OldMode: head[0], NewMode: head[1], OldBlob: head[2], NewBlob: head[3]})
+		out = rest
 	}
-	sec := -1
-	for _, l := range strings.Split(diff, "\n") {
+	return list, strings.TrimPrefix(out, "\x00")
+}
+
+// countPatch counts the added and deleted lines and the hunks of each
+// section of a unified diff into list (section i is list[i]); a section
+// saying "Binary files ... differ" is binary.
+func countPatch(patch string, list []entry) {
+	sec, inHunk := -1, false
+	for len(patch) > 0 {
+		l, rest, _ := strings.Cut(patch, "\n")
+		patch = rest
 		switch {
 		case strings.HasPrefix(l, "diff --git "):
-			sec++
-		case strings.HasPrefix(l, "@@ ") && sec >= 0 && sec < len(list):
+			sec, inHunk = sec+1, false
+		case sec < 0 || sec >= len(list):
+		case strings.HasPrefix(l, "@@ "):
 			list[sec].Hunks++
+			inHunk = true
+		case !inHunk:
+			if strings.HasPrefix(l, "Binary files ") {
+				list[sec].Binary = true
+			}
+		case strings.HasPrefix(l, "+"):
+			list[sec].Added++
+		case strings.HasPrefix(l, "-"):
+			list[sec].Deleted++
 		}
 	}
-	return list, nil
 }
 
 // FileChanges turns entries into the room's change rows.
@@ -188,71 +204,156 @@ func (p *Plan) Writes() int {
 // maxArgPaths is the most paths one git command line carries.
 const maxArgPaths = 100
 
-// userFile is the user's copy of a path now: its blob and mode in the
-// user's tree snapshot, and whether something is on disk there.
+// userFile is the user's copy of a path now: its blob and mode as git
+// would record them (tracked, or untracked and not ignored), and whether
+// something is on disk there.
 type userFile struct {
-	blob, mode string // "" when the path is not in the snapshot
+	blob, mode string // "" when git would not record it (absent, ignored, not a regular file)
 	onDisk     bool
 	kind       string // what is on disk when it is not a regular file
 	linked     bool   // a folder on the way is a link or a file
+	ignored    bool   // an untracked file git ignores
+	diskBlob   string // the blob of the file on disk, ignored or not
 }
 
-// userFiles snapshots the user's tree (their files now) and looks up
-// paths in it.
-func (r *Run) userFiles(ctx context.Context, paths []string) (string, map[string]userFile, error) {
-	tree, err := r.snapshot(ctx, r.Root, r.userIndex())
-	if err != nil {
-		return "", nil, fmt.Errorf("read your tree: %w", err)
-	}
-	out := map[string]userFile{}
+// userFiles looks at the user's files at paths, without a walk of their
+// tree: each path is looked at (lstat), the untracked ones git ignores
+// are asked of git check-ignore, and the regular files are hashed as git
+// would store them (git hash-object -w: their filters applied, stored in
+// the run's own objects for a merge). Two git commands whatever the size
+// of the tree, one without ignores (a recheck, which needs no ignored
+// status: a path absent then must be absent now).
+func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[string]userFile, error) {
+	out := make(map[string]userFile, len(paths))
+	var hash []string
 	for _, p := range paths {
 		var u userFile
 		u.linked = linkedParent(r.Root, p)
 		if fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(p))); err == nil && !u.linked {
 			u.onDisk = true
-			if !fi.Mode().IsRegular() {
+			if fi.Mode().IsRegular() {
+				u.mode = "100644"
+				if fi.Mode().Perm()&0o111 != 0 {
+					u.mode = "100755"
+				}
+				hash = append(hash, p)
+			} else {
 				u.kind = kindOf(fi)
 			}
 		}
 		out[p] = u
 	}
-	if len(paths) == 0 {
-		return tree, out, nil
+	if len(hash) == 0 {
+		return out, nil
 	}
-	// Many paths: the whole tree, filtered here (a command line has a
-	// bound: 32,767 characters on Windows).
-	args := append([]string{"ls-tree", "-z", tree, "--"}, paths...)
-	if len(paths) > maxArgPaths {
-		args = []string{"ls-tree", "-r", "-z", tree}
+	if ignores {
+		if err := r.markIgnored(ctx, hash, out); err != nil {
+			return nil, err
+		}
 	}
-	ls, err := r.git(ctx, r.Root, "", args...)
+	in := strings.Builder{}
+	for _, p := range hash {
+		in.WriteString(cQuote(p) + "\n")
+	}
+	ids, err := r.gitIn(ctx, r.Root, in.String(), nil, "hash-object", "-w", "--stdin-paths")
 	if err != nil {
-		return "", nil, err
+		return nil, fmt.Errorf("read your tree: %w", err)
 	}
-	for _, rec := range strings.Split(ls, "\x00") {
-		meta, path, ok := strings.Cut(rec, "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) < 3 {
-			continue
-		}
-		u, ok := out[path]
-		if !ok {
-			continue // a path the plan does not ask about (the whole tree was listed)
-		}
-		u.mode, u.blob = f[0], f[2]
-		out[path] = u
+	lines := strings.Fields(ids)
+	if len(lines) != len(hash) {
+		return nil, fmt.Errorf("read your tree: git hash-object gave %d ids for %d files", len(lines), len(hash))
 	}
-	return tree, out, nil
+	modes := map[string]string{}
+	if runtime.GOOS == "windows" {
+		// No executable bit on disk: git keeps the index's mode.
+		if modes, err = r.indexModes(ctx, hash); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range hash {
+		u := out[p]
+		u.diskBlob = lines[i]
+		if m, ok := modes[p]; ok {
+			u.mode = m
+		}
+		if u.ignored {
+			u.mode = ""
+		} else {
+			u.blob = lines[i]
+		}
+		out[p] = u
+	}
+	return out, nil
 }
 
-// diskBlob is the blob id of the user's file at rel as git would store
-// it, without storing it ("" when it cannot be read).
-func (r *Run) diskBlob(ctx context.Context, rel string) string {
-	id, err := gitrepo.Run(ctx, r.Root, "hash-object", "--", rel)
-	if err != nil {
-		return ""
+// markIgnored marks the untracked files among paths that git ignores:
+// git check-ignore leaves tracked files out.
+func (r *Run) markIgnored(ctx context.Context, paths []string, out map[string]userFile) error {
+	// It takes no literal pathspecs: a path starting with ":" (magic) is
+	// given as "./:...".
+	var in strings.Builder
+	for _, p := range paths {
+		if strings.HasPrefix(p, ":") {
+			p = "./" + p
+		}
+		in.WriteString(p + "\x00")
 	}
-	return strings.TrimSpace(id)
+	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--stdin", "-z")
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is ignored
+		return fmt.Errorf("read your tree: %w", err)
+	}
+	for _, p := range strings.Split(ign, "\x00") {
+		if u, ok := out[strings.TrimPrefix(p, "./")]; ok {
+			u.ignored = true
+			out[strings.TrimPrefix(p, "./")] = u
+		}
+	}
+	return nil
+}
+
+// indexModes is the mode of each of paths in the user's index (tracked
+// paths only).
+func (r *Run) indexModes(ctx context.Context, paths []string) (map[string]string, error) {
+	out := map[string]string{}
+	for len(paths) > 0 { // in batches: a command line has a bound
+		n := min(len(paths), maxArgPaths)
+		ls, err := gitrepo.Cmd{Root: r.Root, Env: []string{"GIT_LITERAL_PATHSPECS=1"}, Timeout: SetupTimeout}.Run(ctx, append([]string{"ls-files", "-s", "-z", "--"}, paths[:n]...)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range strings.Split(ls, "\x00") {
+			meta, path, ok := strings.Cut(rec, "\t")
+			if f := strings.Fields(meta); ok && len(f) >= 3 {
+				out[path] = f[0]
+			}
+		}
+		paths = paths[n:]
+	}
+	return out, nil
+}
+
+// cQuote quotes a path as git reads a quoted line (hash-object
+// --stdin-paths) when it holds a byte that would end or change the line.
+func cQuote(p string) string {
+	if !strings.ContainsAny(p, "\"\\\n\r\t") && !strings.ContainsFunc(p, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func kindOf(fi os.FileInfo) string {
@@ -273,6 +374,9 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	if r.State != Pending {
 		return nil, ErrNotPending
 	}
+	if err := r.Busy("apply"); err != nil {
+		return nil, err
+	}
 	after, err := r.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the run's worktree: %w", err)
@@ -285,7 +389,7 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	for i, e := range list {
 		paths[i] = e.Path
 	}
-	_, cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +418,7 @@ func (r *Run) decide(ctx context.Context, e entry, u userFile, pp *PathPlan) (st
 		if u.kind != "" {
 			return "", "is " + u.kind + " in your tree"
 		}
-		if e.Status != 'D' && r.diskBlob(ctx, e.Path) == e.NewBlob {
+		if e.Status != 'D' && u.diskBlob == e.NewBlob {
 			return ActSame, ""
 		}
 		return "", "exists in your tree, ignored by git: never touched (copy what you want from the run's worktree by hand)"
@@ -435,6 +539,11 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 	if plan.Conflicts > 0 {
 		return ErrConflict
 	}
+	release, err := r.holdFor("apply")
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := r.recheck(ctx, plan); err != nil {
 		return err
 	}
@@ -461,54 +570,61 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 	return r.dropWorktree(ctx)
 }
 
-// recheck compares the user's files with what the plan saw.
+// recheck compares the user's files with what the plan saw, at the paths
+// it writes or removes: one absent then is absent now (an ignored file
+// made meanwhile included), one present holds what it held (its blob and
+// mode), and no folder on the way became a link.
 func (r *Run) recheck(ctx context.Context, plan *Plan) error {
-	paths := make([]string, len(plan.Paths))
-	for i, pp := range plan.Paths {
-		paths[i] = pp.Path
+	var paths []string
+	for _, pp := range plan.Paths {
+		if pp.blob != "" || pp.Action == ActDelete {
+			paths = append(paths, pp.Path)
+		}
 	}
-	_, cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, false)
 	if err != nil {
 		return err
 	}
 	for _, pp := range plan.Paths {
-		if u := cur[pp.Path]; u.blob != pp.curBlob || u.mode != pp.curMode {
+		u, ok := cur[pp.Path]
+		if !ok {
+			continue
+		}
+		moved := u.linked || u.kind != ""
+		if pp.curBlob == "" {
+			moved = moved || u.onDisk
+		} else {
+			moved = moved || u.diskBlob != pp.curBlob || u.mode != pp.curMode
+		}
+		if moved {
 			return fmt.Errorf("%w: %s", ErrMoved, pp.Path)
 		}
 	}
 	return nil
 }
 
-// checkout writes the plan's blobs into the user's tree through the
-// private index (only those paths), and removes the files to delete.
+// checkout writes the plan's blobs into the user's tree through an
+// index of their own (only those paths: its size is the plan's, not the
+// tree's), and removes the files to delete.
 func (r *Run) checkout(ctx context.Context, paths []PathPlan) error {
 	var info strings.Builder
-	var write []string
 	for _, pp := range paths {
-		if pp.blob == "" {
-			continue
+		if pp.blob != "" {
+			fmt.Fprintf(&info, "%s %s\t%s\x00", pp.mode, pp.blob, pp.Path)
 		}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", pp.mode, pp.blob, pp.Path)
-		write = append(write, pp.Path)
 	}
-	if len(write) > 0 {
-		f := filepath.Join(r.dir, "index-info")
-		if err := os.WriteFile(f, []byte(info.String()), 0o600); err != nil {
+	if info.Len() > 0 {
+		index := filepath.Join(r.dir, "write-index")
+		if err := os.Remove(index); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		defer os.Remove(f)
-		// update-index reads the entries from a file given as stdin: the
-		// runner has no stdin, so a shell-free redirect through
-		// --index-info is done by a helper index.
-		if err := r.updateIndex(ctx, f); err != nil {
+		defer os.Remove(index)
+		env := []string{"GIT_INDEX_FILE=" + index}
+		if _, err := r.gitIn(ctx, r.Root, info.String(), env, "update-index", "-z", "--index-info"); err != nil {
 			return err
 		}
-		for len(write) > 0 { // in batches: a command line has a bound
-			n := min(len(write), maxArgPaths)
-			if _, err := r.git(ctx, r.Root, r.userIndex(), append([]string{"checkout-index", "-f", "-q", "-u", "--"}, write[:n]...)...); err != nil {
-				return err
-			}
-			write = write[n:]
+		if _, err := r.gitIn(ctx, r.Root, "", env, "-c", "core.longpaths=true", "checkout-index", "-f", "-q", "-u", "-a"); err != nil {
+			return err
 		}
 	}
 	for _, pp := range paths {
@@ -528,29 +644,29 @@ func (r *Run) checkout(ctx context.Context, paths []PathPlan) error {
 	return nil
 }
 
-// updateIndex feeds the -z index-info file f to git update-index in the
-// private index of the user's tree.
-func (r *Run) updateIndex(ctx context.Context, f string) error {
+// gitIn runs git in dir with stdin as its input and the run's objects,
+// pathspecs taken literally, and returns its output.
+func (r *Run) gitIn(ctx context.Context, dir, stdin string, env []string, args ...string) (string, error) {
 	objs, err := r.repoObjects(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
-	in, err := os.Open(f)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	ctx, cancel := context.WithTimeout(ctx, SetupTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", r.Root, "update-index", "-z", "--index-info")
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_INDEX_FILE="+r.userIndex(),
-		"GIT_OBJECT_DIRECTORY="+filepath.Join(r.dir, "objects"), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objs)
-	cmd.Stdin = in
-	if out, err := cmd.CombinedOutput(); err != nil {
-		line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		return fmt.Errorf("git update-index: %w: %s", err, line)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1",
+		"GIT_OBJECT_DIRECTORY="+filepath.Join(r.dir, "objects"), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objs), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
+		return out.String(), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, line)
 	}
-	return nil
+	return out.String(), nil
 }
 
 // absentDirs lists the folders on the way to rel that do not exist yet,
@@ -572,13 +688,16 @@ func absentDirs(root, rel string) []string {
 // when their changes overlap.
 func (r *Run) PlanUndo(ctx context.Context) (*Plan, error) {
 	if r.State == Pending {
+		if err := r.Busy("discard"); err != nil {
+			return nil, err
+		}
 		return &Plan{Run: r, Undo: true, Discard: true}, nil
 	}
 	paths := make([]string, len(r.Wrote))
 	for i, w := range r.Wrote {
 		paths[i] = w.Path
 	}
-	_, cur, err := r.userFiles(ctx, paths)
+	cur, err := r.userFiles(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -637,6 +756,20 @@ func (r *Run) Undo(ctx context.Context, plan *Plan) error {
 	if plan.Conflicts > 0 {
 		return ErrConflict
 	}
+	release, err := r.holdFor("undo")
+	if err != nil {
+		return err
+	}
+	if err := r.undo(ctx, plan); err != nil {
+		release()
+		return err
+	}
+	release() // before the record's folder, the lock's, goes
+	return r.remove(ctx)
+}
+
+// undo writes an undo plan, the run held.
+func (r *Run) undo(ctx context.Context, plan *Plan) error {
 	if err := r.recheck(ctx, plan); err != nil {
 		return err
 	}
@@ -653,5 +786,5 @@ func (r *Run) Undo(ctx context.Context, plan *Plan) error {
 	if err := r.checkout(ctx, plan.Paths); err != nil {
 		return fmt.Errorf("write your files: %w", err)
 	}
-	return r.remove(ctx)
+	return nil
 }

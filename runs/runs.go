@@ -11,7 +11,9 @@
 // index and object folder beside its worktree, with the repository's
 // objects as an alternate: the trees of the run (where it started, what
 // it left, what apply wrote) live there, and the repository's index, HEAD
-// and refs are never written. It knows no terminal: the room and the
+// and refs are never written. While an executor writes a run, its room
+// holds the run's lock (Hold): apply, undo and discard are refused in
+// every process meanwhile. It knows no terminal: the room and the
 // one-shot commands render what it returns.
 package runs
 
@@ -188,8 +190,8 @@ func (r *Run) repoObjects(ctx context.Context) (string, error) {
 	return r.objects, nil
 }
 
-// userIndex and runIndex are the private indexes of the user's tree and
-// of the worktree.
+// userIndex and runIndex are the private indexes of the user's tree (its
+// record at the start) and of the worktree.
 func (r *Run) userIndex() string { return filepath.Join(r.dir, "user-index") }
 func (r *Run) runIndex() string  { return filepath.Join(r.dir, "run-index") }
 
@@ -299,6 +301,7 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
 		return fail(fmt.Errorf("record your tree: %w", err))
 	}
+	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
 	// The worktree: HEAD checked out, hooks off (no post-checkout
 	// script of the repository runs behind the user's back).
 	// core.longpaths: Git for Windows writes paths past 260 characters
@@ -313,7 +316,11 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if err := r.copyIndex(ctx, r.Worktree, r.runIndex()); err != nil {
 		return fail(err)
 	}
-	if _, err := r.git(ctx, r.Worktree, r.runIndex(), "read-tree", "-m", "-u", head, r.Base); err != nil {
+	// One tree read over the worktree's index (-m keeps the stat facts
+	// of the files it leaves alone, -u writes the others): the index
+	// comes out whole, its tree cache filled, so the run's first
+	// snapshot hashes and writes only what the run changed.
+	if _, err := r.git(ctx, r.Worktree, r.runIndex(), "read-tree", "-m", "-u", r.Base); err != nil {
 		return fail(fmt.Errorf("bring your changes into the worktree: %w", err))
 	}
 	if err := r.bringIgnored(ctx, o); err != nil {
@@ -327,9 +334,19 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	return nil
 }
 
-// copyIndex copies the index of the work tree dir to dst (none: dst is
-// left absent and git starts an empty one).
+// copyIndex copies the index of the worktree dir to dst (none: dst is
+// left absent and git starts an empty one). The worktree's ".git" file
+// names its folder in the repository ("gitdir: ..."), which holds the
+// index; where it does not, git is asked.
 func (r *Run) copyIndex(ctx context.Context, dir, dst string) error {
+	if b, err := events.ReadRegular(filepath.Join(dir, ".git"), 64<<10); err == nil {
+		if gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok && !strings.ContainsAny(gd, "\n\r") {
+			if !filepath.IsAbs(gd) {
+				gd = filepath.Join(dir, gd)
+			}
+			return copyFile(filepath.Join(gd, "index"), dst)
+		}
+	}
 	p, err := gitrepo.Run(ctx, dir, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		return err
@@ -571,8 +588,14 @@ func Latest(root, state string) *Run {
 
 // Discard removes a pending run: its worktree (git worktree remove
 // --force, then prune: nothing is left in git worktree list) and its
-// record. Nothing of the user's tree is touched.
+// record. Nothing of the user's tree is touched. A run an executor holds
+// (Hold) is not discarded (BusyError).
 func (r *Run) Discard(ctx context.Context) error {
+	release, err := r.holdFor("discard")
+	if err != nil {
+		return err
+	}
+	release() // before the record's folder, the lock's, goes
 	return r.remove(ctx)
 }
 

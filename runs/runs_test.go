@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/internal/testkit"
@@ -93,8 +94,9 @@ func planUndo(t *testing.T, r *Run) *Plan {
 const lines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
 
 func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
-	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", ".gitignore": ".env\nbuild/\n"})
+	dir := repo(t, map[string]string{"a.txt": lines, "staged.txt": "s\n", "gone.txt": "g\n", ".gitignore": ".env\nbuild/\n"})
 	write(t, dir, "a.txt", strings.Replace(lines, "two", "TWO", 1)) // uncommitted
+	os.Remove(filepath.Join(dir, "gone.txt"))                       // deleted, not committed
 	write(t, dir, "staged.txt", "staged\n")
 	testkit.Git(t, dir, "add", "staged.txt")
 	write(t, dir, "new/untracked.txt", "mine\n")
@@ -114,6 +116,9 @@ func TestStartHoldsWhatTheUserSeesAndTouchesNothingOfTheirs(t *testing.T) {
 	}
 	if read(t, wt, "staged.txt") != "staged\n" || read(t, wt, "new/untracked.txt") != "mine\n" {
 		t.Error("the worktree lacks the staged or untracked file")
+	}
+	if exists(wt, "gone.txt") {
+		t.Error("the worktree has a file the user deleted")
 	}
 	if exists(wt, ".env") || exists(wt, "build/out.bin") {
 		t.Error("an ignored file was copied without the user's config listing it")
@@ -396,6 +401,24 @@ func TestAKilledRunIsListedAndDiscarded(t *testing.T) {
 	if !strings.Contains(string(buf[:n]), "started") {
 		t.Fatalf("helper: %q", buf[:n])
 	}
+	// While it runs, its run is its own: no apply, undo or discard.
+	held := Latest(dir, Pending)
+	if held == nil {
+		t.Fatal("the helper's run is not listed")
+	}
+	_, err = held.PlanApply(context.Background())
+	var busy *BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) || busy.Holder.PID != cmd.Process.Pid || busy.Holder.Session != "helper-session" ||
+		!strings.Contains(err.Error(), fmt.Sprintf("codex /execute is writing it, running since %s in the relay-baton of pid %d (the room of session helper-session)", busy.Holder.Since.Local().Format("15:04:05"), cmd.Process.Pid)) {
+		t.Fatalf("apply of a held run: %v", err)
+	}
+	if err := held.Discard(context.Background()); !errors.Is(err, ErrBusy) || !strings.HasPrefix(err.Error(), "cannot discard run "+held.ID) {
+		t.Fatalf("discard of a held run: %v", err)
+	}
+	if _, err := held.Hold(Holder{PID: os.Getpid()}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second executor on a held run: %v", err)
+	}
+	// A killed holder holds nothing.
 	cmd.Process.Kill()
 	cmd.Wait()
 	list, err := List(dir)
@@ -424,6 +447,9 @@ func TestHelperStartsARunAndHangs(t *testing.T) {
 	}
 	r, err := Start(context.Background(), dir, Options{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Hold(Holder{PID: os.Getpid(), Session: "helper-session", Agent: "codex", Command: "execute", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(r.Worktree, "a.txt"), []byte("agent\n"), 0o644)
@@ -487,5 +513,156 @@ func TestManyFilesApplyAndUndo(t *testing.T) {
 	}
 	if read(t, dir, "d/f000.txt") != "x\n" || read(t, dir, "d/f249.txt") != "x\n" {
 		t.Fatal("not every file was undone")
+	}
+}
+
+// The counts of a run's change are git's own (git diff --numstat), the
+// hunks as many as the patch's "@@" lines: lines that look like patch
+// headers, a missing last newline, a binary file, a new and a deleted
+// file.
+func TestChangeCountsAreGits(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": lines, "b.txt": "++ x\n-- y\n", "gone.txt": "1\n2\n", "bin.dat": "bin\x00ary"})
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "a.txt", strings.Replace(strings.Replace(lines, "one", "ONE", 1), "nine", "+++ nine\n--- x", 1))
+	write(t, r.Worktree, "b.txt", "+++ x\n-- y\nno newline")
+	write(t, r.Worktree, "new.txt", "diff --git a b\n@@ -1 +1 @@\n")
+	write(t, r.Worktree, "bin.dat", "bin\x00ary2")
+	os.Remove(filepath.Join(r.Worktree, "gone.txt"))
+	ch, after, err := r.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	num, err := r.git(context.Background(), dir, "", "diff", "--numstat", r.Base, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(num), "\n") {
+		f := strings.Fields(l)
+		want[f[2]] = f[0] + " " + f[1]
+	}
+	if len(ch) != len(want) {
+		t.Fatalf("changes %+v, git says %v", ch, want)
+	}
+	for _, c := range ch {
+		got := fmt.Sprintf("%d %d", c.Added, c.Deleted)
+		if c.Binary {
+			got = "- -"
+		}
+		if got != want[c.Path] {
+			t.Errorf("%s: %s, git says %s", c.Path, got, want[c.Path])
+		}
+	}
+	hunks := map[string]int{}
+	for _, pp := range planApply(t, r).Paths {
+		hunks[pp.Path] = pp.Hunks
+	}
+	if hunks["a.txt"] != 2 || hunks["b.txt"] != 1 || hunks["new.txt"] != 1 || hunks["bin.dat"] != 0 {
+		t.Errorf("hunks %v", hunks)
+	}
+}
+
+// Paths git quotes (a quote, a tab, a newline) and one starting with ":"
+// (pathspec magic) are applied and undone like any other.
+func TestOddPathsApplyAndUndo(t *testing.T) {
+	names := []string{"q\"uote.txt", "tab\tname.txt", "new\nline.txt", ":colon.txt", "back\\slash.txt"}
+	files := map[string]string{".gitignore": ":ignored\n"}
+	for _, n := range names {
+		files[n] = lines
+	}
+	dir := repo(t, files)
+	write(t, dir, ":ignored", "keep\n")
+	r := start(t, dir, Options{})
+	for _, n := range names {
+		write(t, r.Worktree, n, strings.Replace(lines, "nine", "run", 1))
+		write(t, dir, n, strings.Replace(lines, "one", "mine", 1)) // the user's edit meanwhile: a merge
+	}
+	write(t, r.Worktree, ".gitignore", "")
+	write(t, r.Worktree, ":ignored", "run's\n")
+	p := planApply(t, r)
+	acts := map[string]string{}
+	for _, pp := range p.Paths {
+		acts[pp.Path] = pp.Action + pp.Conflict
+	}
+	for _, n := range names {
+		if acts[n] != ActMerge {
+			t.Errorf("%q: %q, want a merge", n, acts[n])
+		}
+	}
+	if !strings.Contains(acts[":ignored"], "ignored by git") {
+		t.Errorf(":ignored: %q, want a conflict (ignored in your tree)", acts[":ignored"])
+	}
+	if p.Conflicts != 1 {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	write(t, r.Worktree, ":ignored", "keep\n") // the same as the user's: nothing to do
+	p = planApply(t, r)
+	if err := r.Apply(context.Background(), p); err != nil {
+		t.Fatalf("apply: %v (plan %+v)", err, p.Paths)
+	}
+	for _, n := range names {
+		if got := read(t, dir, n); !strings.Contains(got, "mine") || !strings.Contains(got, "run") {
+			t.Errorf("%q after apply: %q", n, got)
+		}
+	}
+	if err := r.Undo(context.Background(), planUndo(t, r)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if got := read(t, dir, n); !strings.Contains(got, "mine") || strings.Contains(got, "run") {
+			t.Errorf("%q after undo: %q", n, got)
+		}
+	}
+	if read(t, dir, ":ignored") != "keep\n" {
+		t.Error("the ignored file was touched")
+	}
+}
+
+// A file the user makes, between the preview and the yes, where the run
+// makes one is not overwritten, ignored or not.
+func TestApplyRefusesAFileMadeAfterThePreview(t *testing.T) {
+	for _, name := range []string{"new.txt", "made.log"} {
+		t.Run(name, func(t *testing.T) {
+			dir := repo(t, map[string]string{".gitignore": "*.log\n"})
+			r := start(t, dir, Options{})
+			write(t, r.Worktree, name, "run's\n")
+			write(t, r.Worktree, ".gitignore", "") // the run un-ignores its file
+			p := planApply(t, r)
+			if len(p.Paths) != 2 || p.Paths[1].Path != name || p.Paths[1].Action != ActCreate {
+				t.Fatalf("plan %+v", p.Paths)
+			}
+			write(t, dir, name, "mine\n")
+			if err := r.Apply(context.Background(), p); !errors.Is(err, ErrMoved) {
+				t.Fatalf("apply: %v", err)
+			}
+			if read(t, dir, name) != "mine\n" {
+				t.Fatal("the user's file was overwritten")
+			}
+		})
+	}
+}
+
+// A folder on the way to a file the run creates, made a link between the
+// preview and the yes, is not written through.
+func TestApplyRefusesALinkMadeOnTheWayAfterThePreview(t *testing.T) {
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	elsewhere := t.TempDir()
+	r := start(t, dir, Options{})
+	write(t, r.Worktree, "pkg/new.txt", "run's\n")
+	p := planApply(t, r)
+	if len(p.Paths) != 1 || p.Paths[0].Action != ActCreate {
+		t.Fatalf("plan %+v", p.Paths)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "pkg")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := r.Apply(context.Background(), p); !errors.Is(err, ErrMoved) {
+		t.Fatalf("apply: %v", err)
+	}
+	if exists(elsewhere, "new.txt") {
+		t.Fatal("the apply wrote through the link")
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "pkg")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the user's link was replaced")
 	}
 }
