@@ -148,7 +148,7 @@ func TestSendAndHookInstallNameTheSocketLane(t *testing.T) {
 
 // A list of runs shapes no prompt: `runs --help` does not offer --diet.
 func TestRunsDoesNotOfferDiet(t *testing.T) {
-	_, help, _ := runCLI(t, false, "runs", "--help")
+	_, help, _ := runCLI(t, "", "runs", "--help")
 	if strings.Contains(help, "--diet") || !strings.Contains(help, "--json") {
 		t.Fatalf("runs --help:\n%s", help)
 	}
@@ -156,8 +156,8 @@ func TestRunsDoesNotOfferDiet(t *testing.T) {
 
 // A mistyped flag reads the same before and after the command's name.
 func TestUnknownFlagWordsAreOne(t *testing.T) {
-	_, _, global := runCLI(t, false, "--bogus")
-	_, _, sub := runCLI(t, false, "targets", "--bogus")
+	_, _, global := runCLI(t, "", "--bogus")
+	_, _, sub := runCLI(t, "", "targets", "--bogus")
 	if !strings.Contains(global, "unknown flag: --bogus") || !strings.Contains(sub, "unknown flag: --bogus") {
 		t.Fatalf("global %q, subcommand %q", global, sub)
 	}
