@@ -28,6 +28,7 @@ type Host struct {
 	view *View // the log's state: the active agent another screen chose
 	ctx  context.Context
 
+	wg      sync.WaitGroup // the running turn
 	mu      sync.Mutex
 	turn    *hostTurn
 	pending *hostPending
@@ -36,6 +37,7 @@ type Host struct {
 	outN    int
 	seq     int64
 	changed chan struct{} // closed and replaced on every change
+	version int64         // counts the changes
 }
 
 // HostOutput is one piece of what the engine printed, numbered.
@@ -80,6 +82,9 @@ type HostState struct {
 	// Running: this room's own agent run holds the repository.
 	Running bool  `json:"running,omitempty"`
 	Seq     int64 `json:"seq"` // the last output's number
+	// Version counts the host's changes: a screen keeps the newest state
+	// it was given (a request's answer may arrive after the stream's).
+	Version int64 `json:"version"`
 }
 
 // HostError is a request the hosted room refuses: Code is "busy" (a
@@ -116,6 +121,13 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
+// Close waits for the running command to end (end the context NewHost
+// was given first to stop it) and closes the engine.
+func (h *Host) Close() error {
+	h.wg.Wait()
+	return h.e.Close()
+}
+
 // Engine is the hosted engine.
 func (h *Host) Engine() *Engine { return h.e }
 
@@ -143,6 +155,7 @@ func (h *Host) print(s string) {
 }
 
 func (h *Host) changedLocked() {
+	h.version++
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
@@ -177,6 +190,7 @@ func (h *Host) Submit(line string) error {
 	ctx, cancel := context.WithCancel(h.ctx)
 	h.turn = &hostTurn{ctx: ctx, line: line, started: time.Now(), cancel: cancel}
 	h.changedLocked()
+	h.wg.Add(1)
 	go h.run(ctx, cancel, line)
 	return nil
 }
@@ -184,6 +198,7 @@ func (h *Host) Submit(line string) error {
 // run runs line until it ends; a preview refused as stale is made again
 // from things as they are now.
 func (h *Host) run(ctx context.Context, cancel context.CancelFunc, line string) {
+	defer h.wg.Done()
 	defer func() {
 		cancel()
 		h.mu.Lock()
@@ -363,7 +378,7 @@ func (h *Host) State() HostState {
 	held := h.e.heldElsewhere()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HostState{Active: h.active, Seq: h.seq, Held: held, Running: h.e.lockHeld.Load()}
+	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lockHeld.Load()}
 	if held != nil {
 		s.HeldText = (&RunHeldError{Holder: held, now: h.e.now()}).Error()
 	}

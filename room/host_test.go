@@ -26,8 +26,7 @@ func newHostHarness(t *testing.T) (*harness, *Host) {
 	h.e = host.Engine()
 	t.Cleanup(func() {
 		cancel()
-		waitHost(t, host, "the turn to end", func(s HostState) bool { return !s.Busy })
-		h.e.Close()
+		host.Close()
 	})
 	return h, host
 }
