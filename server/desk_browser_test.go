@@ -414,3 +414,86 @@ const post = async (path, body, type) => {
 		t.Fatalf("the user's page after the hostile one: %v", err)
 	}
 }
+
+// TestPageAndTerminalOneRunAtATime: a terminal room and the page on one
+// repository. While the terminal's agent runs, the page names that run
+// (agent, command, pid, the terminal room), previews nothing and offers
+// no Run; once it is stopped with Ctrl-C the page runs. While the page's
+// run holds the repository, the terminal room refuses to preview a
+// second one and says which run holds it.
+func TestPageAndTerminalOneRunAtATime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	a := agenttest.NewAnthropic(t)
+	a.When("the terminal's long story", agenttest.Step{Blocks: []agenttest.Block{agenttest.Text("once upon a time")}, Stall: true})
+	a.When("the page's long story", agenttest.Step{Blocks: []agenttest.Block{agenttest.Text("long ago")}, Stall: true})
+	dir := gitRepo(t)
+	rb(t, dir, "note", "start")
+	env := agenttest.OfflineEnv(t, a, nil)
+	base, _ := serveRepoEnv(t, dir, env...)
+	room := startRoom(t, dir, env...)
+	room.until(t, "claude›")
+	ctx := browser(t)
+	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(ctx, 10*time.Second, waitText(`#room-status`, "ready")); err != nil {
+		t.Fatal(err)
+	}
+	room.f.Write([]byte("tell me the terminal's long story\r"))
+	room.until(t, "run this?")
+	room.f.Write([]byte("y"))
+	asked := func(what string) func() bool {
+		return func() bool {
+			for _, r := range a.Requests() {
+				if strings.Contains(agenttest.LastUserText(r), what) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	until(t, "the terminal's run to reach claude", asked("the terminal's long story"))
+	if err := within(ctx, 10*time.Second,
+		waitText(`#room-status`, "another agent run holds this repository: claude /ask, pid "),
+		waitText(`#room-status`, "in the terminal room"),
+		typeLine("tell me the page's long story"),
+		waitText(`#console`, "another agent run holds this repository"),
+		waitText(`#room-status`, "another agent run holds"),
+	); err != nil {
+		t.Fatalf("the page while the terminal runs: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
+	}
+	var hidden bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("preview").hidden`, &hidden)); err != nil || !hidden {
+		t.Fatalf("the page shows a preview while the terminal's run holds the repository (%v)", err)
+	}
+	if asked("the page's long story")() {
+		t.Fatal("the page's question reached claude while the terminal's run held the repository")
+	}
+	shoot(ctx, t, "room-page-held.png")
+	room.f.Write([]byte{3}) // Ctrl-C: the terminal's run ends
+	room.until(t, "cancelled")
+	if err := within(ctx, 10*time.Second,
+		waitText(`#room-status`, "ready"),
+		typeLine("tell me the page's long story"),
+		waitText(`#preview-text`, "preview: /ask → claude"),
+		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		waitText(`#room-status`, "an agent runs"),
+	); err != nil {
+		t.Fatalf("the page after the terminal's run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
+	}
+	until(t, "the page's run to reach claude", asked("the page's long story"))
+	room.f.Write([]byte("/plan a second run\r"))
+	room.until(t, "another agent run holds this repository: claude /ask, pid ")
+	room.until(t, "in the page (relay-baton serve)")
+	room.mu.Lock()
+	screen := room.buf.String()
+	room.mu.Unlock()
+	if strings.Contains(screen[strings.LastIndex(screen, "/plan a second run"):], "preview:") {
+		t.Fatalf("the terminal previewed a second run:\n%s", screen)
+	}
+	if err := within(ctx, 10*time.Second, chromedp.Click(`#room-stop`, chromedp.ByQuery), waitText(`#room-status`, "ready")); err != nil {
+		t.Fatal(err)
+	}
+}
