@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -495,5 +496,55 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	}
 	if err := within(ctx, 10*time.Second, chromedp.Click(`#room-stop`, chromedp.ByQuery), waitText(`#room-status`, "ready")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+var updateShot = flag.Bool("update-shot", false, "rewrite docs/serve.png from TestServeScreenshot")
+
+// TestServeScreenshot is the page as docs/serve.png shows it: a plan run
+// from the page (the real claude against the mock), then a question's
+// preview waiting for Run. With -update-shot it rewrites docs/serve.png:
+//
+//	go test ./server -run TestServeScreenshot -update-shot
+func TestServeScreenshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	a := agenttest.NewAnthropic(t,
+		agenttest.Reply(agenttest.Thinking("look around"), agenttest.Bash("ls")),
+		agenttest.Reply(agenttest.Text("## Goal\nAdd a --verbose flag.\n\n## Scope (in)\nmain.go\n\n## Out of scope\nLog files\n\n## Approach\nA flag and a logger\n\n## Steps\n1. Parse --verbose in main.go\n2. Log each step when it is set\n\n## Risks\nNoise\n\n## Verification\ngo test ./...\n\n## Next step\nStep 1\n")),
+	)
+	dir := gitRepo(t)
+	rb(t, dir, "note", "the page drives the room")
+	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
+	ctx := browser(t)
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 860), chromedp.Navigate(pageURL(t, base))); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(ctx, 30*time.Second,
+		waitText(`#room-status`, "ready"),
+		typeLine("/plan add a --verbose flag"),
+		waitText(`#preview-text`, "preview: /plan → claude (planner)"),
+		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		waitText(`#turns`, "plan.md written by claude"),
+		waitText(`#room-status`, "ready"),
+		typeLine("which step is riskiest?"),
+		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
+		waitText(`#ctx-plan`, "gate: ok"),
+	); err != nil {
+		t.Fatalf("the page: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
+	}
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&png)); err != nil {
+		t.Fatal(err)
+	}
+	if len(png) < 10000 {
+		t.Fatalf("a screenshot of %d bytes", len(png))
+	}
+	if *updateShot {
+		if err := os.WriteFile(filepath.Join("..", "docs", "serve.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("wrote docs/serve.png")
 	}
 }
