@@ -117,7 +117,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	if v, err := OpenView(e.Root, e.Diet); err == nil {
 		h.view = v
 	}
-	e.SetScreen("page (relay-baton serve)")
+	e.SetScreen("relay-baton serve's page")
 	return h, nil
 }
 

@@ -249,7 +249,7 @@ func TestHostStopEndsTheRunNotTheRoom(t *testing.T) {
 // says which run holds it; once the run ends it runs.
 func TestRunLockOneRunPerRepository(t *testing.T) {
 	a := newHarness(t, "y")
-	a.e.SetScreen("page (relay-baton serve)")
+	a.e.SetScreen("relay-baton serve's page")
 	started, release := make(chan struct{}), make(chan struct{})
 	a.fr.run = func(ctx context.Context, i int, req agents.Request) agents.Result {
 		close(started)
@@ -272,7 +272,7 @@ func TestRunLockOneRunPerRepository(t *testing.T) {
 	if !errors.As(err, &held) || held.Holder == nil || held.Holder.PID != os.Getpid() || held.Holder.Command != "plan" {
 		t.Fatalf("a second run while one holds the repository: %v", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "claude /plan, pid ") || !strings.Contains(msg, "in the page (relay-baton serve)") {
+	if msg := err.Error(); !strings.Contains(msg, "claude /plan, pid ") || !strings.Contains(msg, "in relay-baton serve's page") {
 		t.Fatalf("the refusal does not say who holds it: %s", msg)
 	}
 	if len(fr.prepared) != 0 || strings.Contains(out.String(), "preview:") {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -35,16 +36,16 @@ type RunHolder struct {
 	PID     int       `json:"pid"`
 	Agent   string    `json:"agent"`
 	Command string    `json:"command"`
-	Screen  string    `json:"screen"` // "terminal room", "page (relay-baton serve)", "one-shot command"
+	Screen  string    `json:"screen"` // "relay-baton chat", "relay-baton serve's page", "relay-baton plan"
 	Started time.Time `json:"started"`
 }
 
-// Text is the holder in words: "claude /plan, pid 4242, in the page
-// (relay-baton serve), started 12s ago".
+// Text is the holder in words: "claude /plan, pid 4242, in relay-baton
+// serve's page, started 12s ago".
 func (h *RunHolder) Text(now time.Time) string {
 	s := fmt.Sprintf("%s /%s, pid %d", render.InertLine(h.Agent), render.InertLine(h.Command), h.PID)
 	if h.Screen != "" {
-		s += ", in the " + render.InertLine(h.Screen)
+		s += ", in " + render.InertLine(h.Screen)
 	}
 	if !h.Started.IsZero() {
 		s += ", started " + render.Ago(now.Sub(h.Started)) + " ago"
@@ -90,19 +91,25 @@ type runLock struct {
 	count int
 }
 
-// screen names the engine's screen in the run lock's record (SetScreen).
+// screen names the engine's screen in the run lock's record (SetScreen;
+// else the command line's program and subcommand: "relay-baton chat",
+// "relay-baton plan").
 func (e *Engine) screen() string {
 	if e.screenName != "" {
 		return e.screenName
 	}
-	if e.term != nil {
-		return "terminal room"
+	name := "relay-baton"
+	if len(os.Args) > 0 {
+		name = filepath.Base(os.Args[0])
 	}
-	return "relay-baton process"
+	if strings.Contains(name, "relay-baton") && len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		name += " " + os.Args[1]
+	}
+	return name
 }
 
 // SetScreen names the screen this engine serves, for the run lock's
-// record another screen shows ("page (relay-baton serve)").
+// record another screen shows ("relay-baton serve's page").
 func (e *Engine) SetScreen(name string) { e.screenName = name }
 
 // heldElsewhere is the holder of the repository's run lock when it is not

@@ -235,7 +235,7 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	dir := gitRepo(t)
 	rb(t, dir, "note", "start")
 	plan := filepath.Join(dir, ".ai-session", "plan.md")
-	os.WriteFile(plan, []byte("## Goal\nthe first plan\n"), 0o600)
+	os.WriteFile(plan, []byte("## Goal\nthe first plan <img src=x onerror=\"window.pwned=1\"> \u202egnp.exe\n"), 0o600)
 	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
 	ctx := browser(t)
 	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
@@ -250,6 +250,15 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	}
 	var first string
 	chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("preview").dataset.id`, &first))
+	// Repository text in the preview is text: markup shows as itself, a
+	// right-to-left override as <U+202E>.
+	var pwned bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.pwned !== undefined || document.querySelectorAll("#preview img").length > 0`, &pwned)); err != nil || pwned {
+		t.Fatalf("markup in plan.md was rendered in the preview (%v)", err)
+	}
+	if all := pageText(ctx, t, "#preview-all"); !strings.Contains(all, `<img src=x onerror="window.pwned=1"> <U+202E>gnp.exe`) {
+		t.Fatalf("the preview does not show the plan's text as text: %q", all)
+	}
 	os.WriteFile(plan, []byte("## Goal\nthe second plan\n"), 0o600)
 	if err := within(ctx, 10*time.Second,
 		chromedp.Click(`#preview-run`, chromedp.ByQuery),
@@ -321,7 +330,7 @@ func TestPageStopDuringRun(t *testing.T) {
 	}
 	// Another screen sees the run lock while it runs.
 	b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "run.holder"))
-	if err != nil || !strings.Contains(string(b), `"screen":"page (relay-baton serve)"`) {
+	if err != nil || !strings.Contains(string(b), `"screen":"relay-baton serve's page"`) {
 		t.Fatalf("run.holder: %s %v", b, err)
 	}
 	if err := within(ctx, 30*time.Second,
@@ -458,7 +467,7 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	until(t, "the terminal's run to reach claude", asked("the terminal's long story"))
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "another agent run holds this repository: claude /ask, pid "),
-		waitText(`#room-status`, "in the terminal room"),
+		waitText(`#room-status`, "in relay-baton chat"),
 		typeLine("tell me the page's long story"),
 		waitText(`#console`, "another agent run holds this repository"),
 		waitText(`#room-status`, "another agent run holds"),
@@ -487,7 +496,7 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	until(t, "the page's run to reach claude", asked("the page's long story"))
 	room.f.Write([]byte("/plan a second run\r"))
 	room.until(t, "another agent run holds this repository: claude /ask, pid ")
-	room.until(t, "in the page (relay-baton serve)")
+	room.until(t, "in relay-baton serve's page")
 	room.mu.Lock()
 	screen := room.buf.String()
 	room.mu.Unlock()
