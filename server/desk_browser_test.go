@@ -557,3 +557,46 @@ func TestServeScreenshot(t *testing.T) {
 		t.Log("wrote docs/serve.png")
 	}
 }
+
+// TestPageEditPreviewsAgain: Edit opens the prompt in a text area; the
+// edited text is previewed again (marked edited) before anything runs.
+func TestPageEditPreviewsAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("should never be asked")))
+	dir := gitRepo(t)
+	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
+	ctx := browser(t)
+	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(ctx, 10*time.Second,
+		waitText(`#room-status`, "ready"),
+		typeLine("the first question"),
+		waitText(`#preview-text`, "the first question"),
+		chromedp.Click(`#preview-edit`, chromedp.ByQuery),
+		waitJS(`!document.getElementById("preview-editor").hidden && document.getElementById("preview-editor").value.includes("the first question")`),
+		chromedp.SetValue(`#preview-editor`, "the edited question", chromedp.ByQuery),
+		chromedp.Click(`#preview-edit`, chromedp.ByQuery),
+		waitText(`#preview-title`, "· edited"),
+		waitText(`#preview-text`, "the edited question"),
+		waitJS(`document.getElementById("preview-editor").hidden`),
+		chromedp.Click(`#preview-cancel`, chromedp.ByQuery),
+		waitText(`#console`, "cancelled. nothing ran."),
+	); err != nil {
+		t.Fatalf("edit: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
+	}
+	if n := len(a.Requests()); n != 0 {
+		t.Fatalf("claude made %d requests", n)
+	}
+	var previews int
+	for _, e := range logEvents(t, dir) {
+		if m, err := events.MetaOf[events.PromptPreviewMeta](&e); err == nil && m.Edited && m.Prompt == "the edited question" {
+			previews++
+		}
+	}
+	if previews != 1 {
+		t.Fatalf("%d edited previews logged, want 1", previews)
+	}
+}
