@@ -373,6 +373,27 @@ func (h *Host) Stop() error {
 	return nil
 }
 
+// Complete completes a partial line as the terminal's Tab does: command
+// names after "/", then the command's arguments (only the names while a
+// command runs: the engine is not read meanwhile). It returns whole lines.
+func (h *Host) Complete(text string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.e
+	if h.turn != nil {
+		if strings.Contains(text, " ") {
+			return nil
+		}
+		e = nil
+	}
+	sfx, _ := Complete(e, text)
+	out := make([]string, 0, len(sfx))
+	for _, s := range sfx {
+		out = append(out, text+string(s))
+	}
+	return out
+}
+
 // State is the hosted room as the page shows it now.
 func (h *Host) State() HostState {
 	held := h.e.heldElsewhere()

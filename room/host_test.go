@@ -289,3 +289,18 @@ func TestRunLockOneRunPerRepository(t *testing.T) {
 		t.Fatalf("after the first run ended: %v, %d runs", err, fr.runs())
 	}
 }
+
+// TestHostCompletes: the page completes command names and arguments as
+// the terminal's Tab does.
+func TestHostCompletes(t *testing.T) {
+	_, host := newHostHarness(t)
+	if got := host.Complete("/pl"); len(got) != 1 || got[0] != "/plan " {
+		t.Fatalf("/pl completes to %q", got)
+	}
+	if got := host.Complete("/agent co"); len(got) != 1 || got[0] != "/agent codex " {
+		t.Fatalf("/agent co completes to %q", got)
+	}
+	if got := host.Complete("hello"); len(got) != 0 {
+		t.Fatalf("free text completes to %q", got)
+	}
+}

@@ -33,6 +33,9 @@ type Desk interface {
 	// State is what the page shows: busy, the preview waiting, the run
 	// lock's holder (JSON).
 	State() any
+	// Complete completes a partial line (command names, then arguments),
+	// as the terminal's Tab does; it returns whole lines.
+	Complete(text string) []string
 	// Follow hands fn the output pieces after from and the state, then
 	// again on every change, until ctx ends.
 	Follow(ctx context.Context, from int64, fn func(out []DeskOutput, state any)) error
@@ -170,6 +173,24 @@ func (s *Server) deskState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.desk.State())
+}
+
+// deskComplete is GET /api/room/complete?text=/pl: {"completions":
+// ["/plan "]}.
+func (s *Server) deskComplete(w http.ResponseWriter, r *http.Request) {
+	if !s.needDesk(w) {
+		return
+	}
+	text := r.URL.Query().Get("text")
+	if len(text) > 4096 {
+		fail(w, http.StatusBadRequest, "text over 4096 bytes")
+		return
+	}
+	c := s.desk.Complete(text)
+	if c == nil {
+		c = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"completions": c})
 }
 
 // deskConsole is GET /api/room/console?from=N: SSE `out` events (what the

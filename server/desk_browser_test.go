@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"
@@ -558,7 +559,7 @@ func TestServeScreenshot(t *testing.T) {
 	}
 }
 
-// TestPageEditPreviewsAgain: Edit opens the prompt in a text area; the
+// TestPageEditPreviewsAgain: Tab completes the room's commands; Edit opens the prompt in a text area; the
 // edited text is previewed again (marked edited) before anything runs.
 func TestPageEditPreviewsAgain(t *testing.T) {
 	if testing.Short() {
@@ -573,6 +574,15 @@ func TestPageEditPreviewsAgain(t *testing.T) {
 	}
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready"),
+		// Tab completes command names as in the terminal.
+		chromedp.SetValue(`#room-line`, "/sta", chromedp.ByQuery),
+		chromedp.Focus(`#room-line`, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Tab),
+		waitJS(`document.getElementById("room-line").value === "/status "`),
+		chromedp.SetValue(`#room-line`, "/re", chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Tab),
+		waitText(`#room-complete`, "/review"),
+		waitText(`#room-complete`, "/replan"),
 		typeLine("the first question"),
 		waitText(`#preview-text`, "the first question"),
 		chromedp.Click(`#preview-edit`, chromedp.ByQuery),

@@ -179,6 +179,7 @@ func New(b Backend, port int) *Server {
 	s.mux.HandleFunc("POST /api/room/stop", s.deskStop)
 	s.mux.HandleFunc("GET /api/room/state", s.deskState)
 	s.mux.HandleFunc("GET /api/room/console", s.deskConsole)
+	s.mux.HandleFunc("GET /api/room/complete", s.deskComplete)
 	return s
 }
 

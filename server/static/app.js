@@ -504,7 +504,26 @@ async function startDesk() {
   } catch (e) {}
 }
 $("room-form").addEventListener("submit", (e) => { e.preventDefault(); deskRun(); });
-$("room-line").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); deskRun(); } });
+$("room-line").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); deskRun(); return; }
+  if (e.key === "Tab" && $("room-line").value.startsWith("/")) { e.preventDefault(); deskComplete(); }
+});
+// deskComplete completes the composer's line as the terminal's Tab does:
+// one completion is taken, several are listed (their common start taken).
+async function deskComplete() {
+  const line = $("room-line");
+  const text = line.value;
+  try {
+    const r = await fetch("/api/room/complete?text=" + encodeURIComponent(text), { cache: "no-store" });
+    if (!r.ok) return;
+    const c = (await r.json()).completions || [];
+    if (line.value !== text || !c.length) { show($("room-complete"), c.length ? "" : "no completion"); return; }
+    let common = c[0];
+    for (const x of c) while (!x.startsWith(common)) common = common.slice(0, -1);
+    if (common.length > text.length) line.value = common;
+    show($("room-complete"), c.length > 1 ? c.map((x) => x.trim()).join("   ") : "");
+  } catch (e) {}
+}
 $("room-stop").addEventListener("click", async () => {
   const r = await postJSON("/api/room/stop", {});
   if (!r.ok) deskError(r.error); else renderDesk(r.d);
