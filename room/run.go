@@ -70,6 +70,7 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 	if err := e.refuseHeld(); err != nil {
 		// Nothing is previewed while another screen's run holds the
 		// repository: said, and logged as a run not started.
+		e.cancelReserved()
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 		return inv, err
