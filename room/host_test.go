@@ -304,3 +304,41 @@ func TestHostCompletes(t *testing.T) {
 		t.Fatalf("free text completes to %q", got)
 	}
 }
+
+// TestHostRunRefusedWhileAnotherRunHolds: a preview made while the
+// repository was free is not run once another screen's run holds it: the
+// click is refused (held) and the preview waits; once the other run ends
+// the same click runs it.
+func TestHostRunRefusedWhileAnotherRunHolds(t *testing.T) {
+	h, host := newHostHarness(t)
+	host.Submit("a question")
+	s := waitHost(t, host, "the preview", func(s HostState) bool { return s.Preview != nil })
+
+	other, err := New(Config{Dir: h.dir, Runner: &fakeRunner{}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetScreen("relay-baton chat")
+	release, err := other.holdRun("codex", "execute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Answer(s.Preview.ID, s.Hash, "run", ""); conflictCode(t, err) != "held" || !strings.Contains(err.Error(), "codex /execute, pid ") || !strings.Contains(err.Error(), "in relay-baton chat") {
+		t.Fatalf("Run while another screen's run holds the repository: %v", err)
+	}
+	if st := host.State(); st.Preview == nil || st.Preview.ID != s.Preview.ID || st.Held == nil || st.Held.Command != "execute" {
+		t.Fatalf("after the refusal: %+v", st)
+	}
+	if h.fr.runs() != 0 {
+		t.Fatal("ran while another run held the repository")
+	}
+	release()
+	if err := host.Answer(s.Preview.ID, s.Hash, "run", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitHost(t, host, "the run's end", func(s HostState) bool { return !s.Busy })
+	if h.fr.runs() != 1 {
+		t.Fatalf("%d runs", h.fr.runs())
+	}
+}
