@@ -22,7 +22,7 @@ import (
 )
 
 // gitRepo makes an empty git repository.
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
