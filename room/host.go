@@ -226,11 +226,26 @@ func (h *Host) run(ctx context.Context, cancel context.CancelFunc, line string) 
 	}
 }
 
-// sync takes the active agent from the log before a command: another
-// screen (a terminal room) may have switched it.
+// sync takes the active agent and the agents' conversations from the log
+// before a command: another screen (a terminal room) may have switched the
+// agent, continued a conversation or started a new one (/new).
 func (h *Host) sync() {
 	if h.view == nil {
 		return
+	}
+	logged := h.view.conversations()
+	for _, a := range []string{agents.Claude, agents.Codex} {
+		c, ok := logged[a]
+		have := h.e.convs[a]
+		switch {
+		case !ok && have != nil:
+			delete(h.e.convs, a)
+		case ok && (have == nil || have.ID != c.ID):
+			if h.e.convs == nil {
+				h.e.convs = map[string]*AgentConversation{}
+			}
+			h.e.convs[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
+		}
 	}
 	active, target, _, _, err := h.view.state()
 	if err != nil || active == "" || active == h.e.Active {

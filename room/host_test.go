@@ -342,3 +342,36 @@ func TestHostRunRefusedWhileAnotherRunHolds(t *testing.T) {
 		t.Fatalf("%d runs", h.fr.runs())
 	}
 }
+
+// TestHostFollowsTheLogsConversations: a conversation another screen's
+// run started is continued by the page's next run of that agent, and a
+// /new typed there starts afresh here too.
+func TestHostFollowsTheLogsConversations(t *testing.T) {
+	h, host := newHostHarness(t)
+	o, err := New(Config{Dir: h.dir, Runner: &fakeRunner{run: func(context.Context, int, agents.Request) agents.Result {
+		return agents.Result{FinalText: "hi", Session: "conv-from-the-terminal"}
+	}}, Term: &scriptTerm{answers: []string{"y"}}, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.Process(context.Background(), "hello from the terminal"); err != nil {
+		t.Fatal(err)
+	}
+	host.Submit("and from the page")
+	s := waitHost(t, host, "the preview", func(s HostState) bool { return s.Preview != nil })
+	if !strings.Contains(s.Preview.Text, "continues claude conversation conv-from-the-terminal") {
+		t.Fatalf("the page does not continue the terminal's conversation:\n%s", s.Preview.Text)
+	}
+	host.Answer(s.Preview.ID, s.Hash, "cancel", "")
+	waitHost(t, host, "the turn's end", func(s HostState) bool { return !s.Busy })
+	if _, err := o.Process(context.Background(), "/new claude"); err != nil {
+		t.Fatal(err)
+	}
+	host.Submit("after /new")
+	s = waitHost(t, host, "the preview", func(s HostState) bool { return s.Preview != nil })
+	if strings.Contains(s.Preview.Text, "conv-from-the-terminal") {
+		t.Fatalf("the page continues a conversation the terminal ended with /new:\n%s", s.Preview.Text)
+	}
+	host.Answer(s.Preview.ID, s.Hash, "cancel", "")
+}
