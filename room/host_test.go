@@ -278,6 +278,15 @@ func TestRunLockOneRunPerRepository(t *testing.T) {
 	if len(fr.prepared) != 0 || strings.Contains(out.String(), "preview:") {
 		t.Fatalf("the second screen previewed a run:\n%s", out.String())
 	}
+	// Its context panel says it before anything is typed.
+	p := b.Panel(context.Background())
+	if !strings.Contains(p.Held, "claude /plan, pid ") || !strings.Contains(strings.Join(p.Block(120, false), "\n"), "held by  claude /plan, pid ") ||
+		!strings.Contains(p.Line(200, false), "held by claude /plan, pid ") {
+		t.Fatalf("the panel does not name the run holding the repository: %q\n%s\n%s", p.Held, strings.Join(p.Block(120, false), "\n"), p.Line(200, false))
+	}
+	if a.e.Panel(context.Background()).Held != "" {
+		t.Fatal("the run's own screen says it is held")
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -431,7 +431,7 @@ const post = async (path, body, type) => {
 // (agent, command, pid, the terminal room), previews nothing and offers
 // no Run; once it is stopped with Ctrl-C the page runs. While the page's
 // run holds the repository, the terminal room refuses to preview a
-// second one and says which run holds it.
+// second one and says which run holds it, in its context panel before anything is typed and when a run is asked for.
 func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
@@ -495,6 +495,8 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 		t.Fatalf("the page after the terminal's run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
 	}
 	until(t, "the page's run to reach claude", asked("the page's long story"))
+	// The terminal's context panel says it before anything is typed.
+	room.until(t, "held by  claude /ask, pid ")
 	room.f.Write([]byte("/plan a second run\r"))
 	room.until(t, "another agent run holds this repository: claude /ask, pid ")
 	room.until(t, "in relay-baton serve's page")
