@@ -15,6 +15,22 @@ type roomView struct{ *room.View }
 
 func (v roomView) Context(ctx context.Context) (any, error) { return v.Page(ctx) }
 
+// roomDesk adapts room.Host, the engine hosted for the page, to the
+// page's Desk: the composer runs the room's own commands.
+type roomDesk struct{ *room.Host }
+
+func (d roomDesk) State() any { return d.Host.State() }
+
+func (d roomDesk) Follow(ctx context.Context, from int64, fn func([]server.DeskOutput, any)) error {
+	return d.Host.Follow(ctx, from, func(out []room.HostOutput, st room.HostState) {
+		o := make([]server.DeskOutput, len(out))
+		for i, x := range out {
+			o[i] = server.DeskOutput{Seq: x.Seq, Text: x.Text}
+		}
+		fn(o, st)
+	})
+}
+
 func runServe(inv *cli.Invocation) error {
 	fs := inv.Flags()
 	port := fs.Int("port", server.DefaultPort, "the port on 127.0.0.1 (0 picks a free one)")
@@ -44,5 +60,12 @@ func runServe(inv *cli.Invocation) error {
 				return nil, err
 			}
 			return roomView{v}, nil
+		},
+		Desk: func(ctx context.Context, ws string) (server.Desk, func(), error) {
+			h, err := room.NewHost(ctx, room.Config{Dir: ws})
+			if err != nil {
+				return nil, nil, err
+			}
+			return roomDesk{h}, func() { h.Close() }, nil
 		}})
 }

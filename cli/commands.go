@@ -213,7 +213,7 @@ var Hook = &Command{
 }
 
 var Serve = &Command{
-	Entry: Entry{Name: "serve", Usage: "[--port N] [--open] [--path DIR]", Short: "Serve the room's second screen (timeline, context, chat) on localhost, behind a per-start secret"},
+	Entry: Entry{Name: "serve", Usage: "[--port N] [--open] [--path DIR]", Short: "Serve the room's second screen (timeline, context, composer, chat) on localhost, behind a per-start secret"},
 	Long: `Serves the workspace's page at http://127.0.0.1:PORT/ (default 4181): the Agent
 Room's timeline (conversation.jsonl, live, grouped by turn, filterable by role and
 kind, with plan.md, handoff.md, review.md and saved prompts opened read-only), the
@@ -223,8 +223,15 @@ a session, type a message, and its reply streams back on the page. Messages go
 through the same session-chat inbox as 'relay-baton send' and the room, so all of
 them can run at once without losing or duplicating a message.
 
-The page is read-only for agent runs: nothing on it starts an agent or answers a
-confirmation; approvals stay in the terminal.
+Inside a git repository the page is also a second room: its composer takes what
+the room's prompt takes (text for the active agent, /plan, /execute, /continue,
+/review, /status, ...), run by the same engine. An agent starts only after its
+preview, the one the terminal shows, is confirmed with Run; the click names the
+preview (its id and a hash of what was shown), and a stale one (plan.md or HEAD
+changed) is refused and previewed again. Cancel runs nothing; Stop ends a run as
+Ctrl-C does. /apply and /undo stay in the terminal room (relay-baton chat). One
+agent run at a time per repository, whichever screen starts it: the other says
+which run (pid, command, screen) holds .ai-session/run.lock.
 
 Each start makes a new secret and prints the page's address with it,
 http://127.0.0.1:PORT/?token=SECRET: open that whole address (--open does, through

@@ -51,6 +51,10 @@ type Facts struct {
 	// Pending is the executor run waiting in its worktree ("3 files
 	// changed, not applied"; "" when none).
 	Pending string `json:"pendingRun,omitempty"`
+	// Held is another screen's agent run holding the repository ("claude
+	// /ask, pid 4242, in relay-baton serve's page, started 3s ago"; ""
+	// when none): no run starts here until it ends.
+	Held string `json:"runHeld,omitempty"`
 }
 
 // painter colours panel text when enabled.
@@ -169,6 +173,9 @@ func (p Facts) Line(width int, useColor bool) string {
 		{"plan " + plan, "plan " + c.with(plan, planAttr)},
 		{p.changedCell(), p.changedCell()},
 	}
+	if p.Held != "" { // before the rest: nothing runs here meanwhile
+		parts = append(parts[:1], append([]part{{"held by " + p.Held, "held by " + c.with(p.Held, color.FgYellow)}}, parts[1:]...)...)
+	}
 	if p.Pending != "" {
 		parts = append(parts, part{"run " + p.Pending, "run " + c.with(p.Pending, color.FgYellow)})
 	}
@@ -277,6 +284,9 @@ func (p Facts) Block(width int, useColor bool) []string {
 		for _, x := range cells {
 			rows = append(rows, render(x, inner))
 		}
+	}
+	if p.Held != "" {
+		rows = append(rows, render(cell{"held by", p.Held, []color.Attribute{color.FgYellow}}, inner))
 	}
 	title := "─ context "
 	out := []string{c.with("┌"+title+strings.Repeat("─", w-2-utf8.RuneCountInString(title))+"┐", color.Faint)}

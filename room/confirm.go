@@ -23,7 +23,54 @@ type confirmation struct {
 	confirmed func(previewID string)
 	// declined tells the user and logs why nothing happens.
 	declined func(previewID, why string)
+	// card is the preview as a Confirmer shows it (the short and the
+	// whole text, and the facts of the run or the message).
+	card func(text string) Preview
 }
+
+// Preview is one preview as a screen that answers it with a click shows
+// it (the page of relay-baton serve): the same text the terminal prints,
+// the whole view its v shows, and the facts a screen sets apart.
+type Preview struct {
+	ID       string   `json:"id"` // the prompt_preview event's id
+	Question string   `json:"question"`
+	Command  string   `json:"command"`
+	Agent    string   `json:"agent"`
+	Role     string   `json:"role,omitempty"`
+	Text     string   `json:"text"` // the short preview, as the terminal prints it
+	All      string   `json:"all"`  // the whole preview (the terminal's v)
+	Prompt   string   `json:"prompt"`
+	Argv     string   `json:"argv,omitempty"`
+	Cwd      string   `json:"cwd,omitempty"`
+	Policy   string   `json:"policy,omitempty"`
+	Stripped []string `json:"stripped,omitempty"` // credentials held back
+	Passed   []string `json:"passed,omitempty"`   // credentials passed on purpose
+	Lane     string   `json:"lane,omitempty"`     // chat: the session the message goes to
+	Edited   bool     `json:"edited,omitempty"`
+}
+
+// Answer is a Confirmer's answer to one preview: Yes runs it; Edited (not
+// empty) is a new text, previewed again; Stale says why the preview no
+// longer holds (it is declined as that, and the command asked again);
+// anything else is a no, for Why ("declined" when empty).
+type Answer struct {
+	Yes    bool
+	Edited string
+	Stale  string
+	Why    string
+}
+
+// Confirmer is a Terminal that answers a preview as a whole rather than a
+// typed line (the page: Run, Edit, Cancel). confirmLoop hands it every
+// preview instead of asking its question.
+type Confirmer interface {
+	Confirm(p Preview) Answer
+}
+
+// ErrStale is a confirmation refused because its preview no longer held
+// (the plan or HEAD changed before the click): nothing ran, and the
+// screen that asked previews the command again.
+var ErrStale = errors.New("the preview is stale: nothing ran")
 
 // confirmLoop previews text and asks c.question until the answer is yes
 // (it returns the text, edited or not), no or anything else (ErrDeclined),
@@ -43,6 +90,28 @@ func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
 		}
 		askAgain = false
 		answer := "y"
+		if cf, ok := e.term.(Confirmer); ok && !e.autoYes && c.card != nil {
+			p := c.card(text)
+			p.ID, p.Question, p.Edited = previewID, c.question, edited
+			a := cf.Confirm(p)
+			switch {
+			case a.Yes:
+				c.confirmed(previewID)
+				return text, nil
+			case strings.TrimSpace(a.Edited) != "":
+				text, edited = strings.TrimRight(a.Edited, "\n"), true
+				continue
+			case a.Stale != "":
+				c.declined(previewID, "stale: "+a.Stale)
+				return text, ErrStale
+			}
+			why := a.Why
+			if why == "" {
+				why = "declined"
+			}
+			c.declined(previewID, why)
+			return text, ErrDeclined
+		}
 		if !e.autoYes {
 			if e.term == nil {
 				c.declined(previewID, "no terminal to confirm on")

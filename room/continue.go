@@ -128,6 +128,15 @@ func (e *Engine) continueLoop(ctx context.Context, at loopStart, max int) (LoopR
 		}
 		return lr, err
 	}
+	// The loop holds the repository's run lock from its yes to its end:
+	// no other screen's run slips in between its steps.
+	release, err := e.holdRun(spec.Req.Agent, "continue")
+	if err != nil {
+		e.Say("%v", err)
+		lr.Reason, lr.Detail = resume.StopFailure, err.Error()
+		return lr, err
+	}
+	defer release()
 	baseline, err := gitrepo.ProgressKey(bg, e.Root)
 	if err != nil {
 		return lr, fmt.Errorf("baseline before step %d: %w", step, err)

@@ -375,6 +375,10 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 			return e.previewChat(s, text, note, edited), nil
 		},
 		view: func(text string) { e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, true)) },
+		card: func(text string) Preview {
+			return Preview{Command: "chat", Agent: AgentOrchestrator, Text: e.previewChatText(s, text, note, false),
+				All: e.previewChatText(s, text, note, true), Prompt: text, Lane: sessionLabel(s) + " " + s.ID + " (inbox " + inboxRel(s.ID) + "/)"}
+		},
 		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
 				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})

@@ -28,6 +28,9 @@ func (e *Engine) Panel(ctx context.Context) panel.Facts {
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}
+	if h := e.heldElsewhere(); h != nil {
+		p.Held = h.Text(e.now())
+	}
 	if age, ok := e.planAge(); ok {
 		p.Plan, p.PlanAge = true, age
 		if text, err := e.readPlan(); err == nil {

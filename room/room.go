@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relay-baton/relay-baton/diet"
@@ -198,6 +199,11 @@ type Engine struct {
 	runErr        error
 	runOpts       runs.Options
 	pendingFiles  int
+	// The repository's run lock while this engine's agent run holds it
+	// (runlock.go), and the screen named in its record (SetScreen).
+	lock       runLock
+	lockHeld   atomic.Bool // lock.count > 0, for other goroutines (a Host's requests)
+	screenName string
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a

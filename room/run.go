@@ -67,6 +67,14 @@ func argvSummary(argv []string, prompt string) string {
 // logged.
 func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
 	var inv agents.Invocation
+	if err := e.refuseHeld(); err != nil {
+		// Nothing is previewed while another screen's run holds the
+		// repository: said, and logged as a run not started.
+		e.cancelReserved()
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
+		return inv, err
+	}
 	if err := e.workReady(spec); err != nil {
 		return inv, err
 	}
@@ -90,6 +98,11 @@ func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation,
 			return e.preview(spec, inv, edited), nil
 		},
 		view: func(prompt string) { e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, true)) },
+		card: func(prompt string) Preview {
+			return Preview{Command: spec.Command, Agent: spec.Req.Agent, Role: string(spec.Req.Role),
+				Text: e.previewText(spec, inv, false), All: e.previewText(spec, inv, true), Prompt: prompt,
+				Argv: argvSummary(inv.Argv, prompt), Cwd: inv.Dir, Policy: inv.Policy, Stripped: inv.Stripped, Passed: inv.Passed}
+		},
 		confirmed: func(previewID string) {
 			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
 				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
@@ -304,6 +317,15 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
+	release, err := e.holdRun(spec.Req.Agent, spec.Command)
+	if err != nil {
+		// Another screen's run started between the preview and the yes.
+		e.Say("%v", err)
+		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: true, Ran: false, Error: err.Error()})
+		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
+	}
+	defer release()
 	if err := e.enterRun(ctx, spec.Req, spec.Command); err != nil {
 		err = fmt.Errorf("no worktree for the run: %w (nothing ran; relay-baton chat --in-place lets the executor edit your tree directly)", err)
 		e.Say("%v", err)

@@ -114,6 +114,15 @@ func (v *View) state() (active, target string, last *reports.LastRun, costs resu
 	return rs.Active, rs.Target, rs.LastRun, costs, err
 }
 
+// conversations are the agents' conversations the log records now (a
+// copy).
+func (v *View) conversations() map[string]resume.Conversation {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_ = v.catchUp()
+	return maps.Clone(v.r.State().Conversations)
+}
+
 // Panel returns the context panel's facts as the room would show them,
 // computed by the same code (Engine.Panel) on the state the log describes.
 func (v *View) Panel(ctx context.Context) (panel.Facts, error) {

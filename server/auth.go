@@ -147,7 +147,8 @@ func withoutToken(r *http.Request) string {
 
 // routes are the paths the server answers; loggedPath logs only these.
 var routes = map[string]bool{"/": true, "/app.js": true, "/api/targets": true, "/api/log": true, "/api/send": true,
-	"/api/events": true, "/api/timeline": true, "/api/context": true, "/api/room/stream": true, "/api/ref": true}
+	"/api/events": true, "/api/timeline": true, "/api/context": true, "/api/room/stream": true, "/api/ref": true,
+	"/api/room/run": true, "/api/room/answer": true, "/api/room/stop": true, "/api/room/state": true, "/api/room/console": true, "/api/room/complete": true}
 
 // loggedPath is what a log line says of a request's path: the path when it
 // is one of the server's routes, else "another path". A path is the

@@ -25,7 +25,7 @@ import (
 // conversation log (the timeline), its .ai-session folder (the files events
 // name in refs) and the context panel's facts, computed by the same code as
 // the terminal's panel (main passes a room.View). Nothing here starts an
-// agent or answers a confirmation: approvals stay in the terminal.
+// agent: the page's composer drives the room through Desk (desk.go).
 type Room interface {
 	LogPath() string
 	SessionDir() string

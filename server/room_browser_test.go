@@ -22,7 +22,7 @@ import (
 )
 
 // gitRepo makes an empty git repository.
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
@@ -77,11 +77,11 @@ type ptyRoom struct {
 	buf bytes.Buffer
 }
 
-func startRoom(t *testing.T, dir string) *ptyRoom {
+func startRoom(t *testing.T, dir string, env ...string) *ptyRoom {
 	t.Helper()
 	cmd := exec.Command(rbBin, "chat")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=xterm")
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "TERM=xterm"), env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestRoomPageInBrowser(t *testing.T) {
 		waitText(`#turns`, "logged before the page loaded"),
 		waitText(`#ctx-agent`, "claude"),
 		waitText(`#ctx-plan`, "old, gate: lacks"),
-		waitText(`#readonly`, "approved only in the terminal"),
+		waitText(`#readonly`, "An agent runs only after its preview is confirmed with Run"),
 	)
 	if err != nil {
 		t.Fatalf("page load: %v", err)

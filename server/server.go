@@ -110,6 +110,7 @@ type Server struct {
 	mux       *http.ServeMux
 	hosts     []string // the Host values this server answers to
 	room      Room     // nil: chat only
+	desk      Desk     // nil: the room is shown, not driven
 	// token is the page's secret, made per start (NewToken); tokenSum its
 	// SHA-256, what presented secrets are compared with (in constant time,
 	// whatever their length).
@@ -175,6 +176,12 @@ func New(b Backend, port int) *Server {
 	s.mux.HandleFunc("GET /api/context", s.context)
 	s.mux.HandleFunc("GET /api/room/stream", s.roomStream)
 	s.mux.HandleFunc("GET /api/ref", s.ref)
+	s.mux.HandleFunc("POST /api/room/run", s.deskRun)
+	s.mux.HandleFunc("POST /api/room/answer", s.deskAnswer)
+	s.mux.HandleFunc("POST /api/room/stop", s.deskStop)
+	s.mux.HandleFunc("GET /api/room/state", s.deskState)
+	s.mux.HandleFunc("GET /api/room/console", s.deskConsole)
+	s.mux.HandleFunc("GET /api/room/complete", s.deskComplete)
 	return s
 }
 

@@ -21,6 +21,10 @@ type ServeOptions struct {
 	// the workspace; when it fails, the chat panel works without it. main
 	// passes room.View in: nothing here imports room.
 	Room func(workspace string) (Room, error)
+	// Desk hosts the Agent Room's engine for the page's composer (main
+	// passes room.Host in); close is called when serve ends. When it
+	// fails, the page shows the room without driving it.
+	Desk func(ctx context.Context, workspace string) (d Desk, close func(), err error)
 	Out  io.Writer // the page's address, with its secret
 	Log  io.Writer // requests and notes (never the secret)
 }
@@ -56,6 +60,14 @@ func ServeWorkspace(ctx context.Context, o ServeOptions) error {
 			srv.SetRoom(r)
 		} else {
 			fmt.Fprintf(o.Log, "relay-baton serve: no Agent Room timeline (%v); the chat panel works without it\n", err)
+		}
+	}
+	if o.Desk != nil && srv.room != nil {
+		if d, closeDesk, err := o.Desk(ctx, o.Workspace); err == nil {
+			srv.SetDesk(d)
+			defer closeDesk()
+		} else {
+			fmt.Fprintf(o.Log, "relay-baton serve: the page cannot run the room's commands (%v); it shows the room, and relay-baton chat runs them\n", err)
 		}
 	}
 	err = Serve(ctx, ln, srv)

@@ -393,5 +393,154 @@ $("timeline").addEventListener("scroll", () => { if ($("timeline").scrollTop < 6
 for (const id of ["f-role", "f-kind"]) $(id).addEventListener("change", () => { room.more = false; loadPage(true); });
 loadPage(true);
 
+// The room's composer: the page's second frontend of the room's engine
+// (relay-baton serve hosts one). A line goes to POST /api/room/run; what
+// the room prints, and the preview that waits, come back on the console
+// stream. Run, Edit and Cancel answer the preview by its id and hash: a
+// click on a preview that is no longer the one waiting is refused.
+const desk = { es: null, seq: 0, st: null, editing: false };
+const CONSOLE_MAX = 200000;
+function appendConsole(text) {
+  const c = $("console");
+  const atBottom = c.scrollHeight - c.scrollTop - c.clientHeight < 40;
+  let t = c.textContent + visible(text);
+  if (t.length > CONSOLE_MAX) t = t.slice(t.length - CONSOLE_MAX);
+  c.textContent = t;
+  if (atBottom) c.scrollTop = c.scrollHeight;
+}
+function deskError(msg) { show($("room-error"), msg || ""); }
+function renderDesk(st) {
+  // A request's answer may come after the stream's newer state: the
+  // newest one stays.
+  if (desk.st && st.version < desk.st.version) return;
+  desk.st = st;
+  const p = st.preview;
+  const card = $("preview");
+  if (p) {
+    if (card.dataset.id !== p.id) {
+      card.dataset.id = p.id;
+      desk.editing = false;
+      $("preview-editor").hidden = true;
+      $("preview-editor").value = p.prompt || "";
+      $("preview-edit").textContent = "Edit";
+      $("preview-more").open = false;
+    }
+    card.hidden = false;
+    const chat = p.agent === "orchestrator";
+    show($("preview-title"), (chat ? "send this? " : "run this? ") + "/" + p.command + " → " + p.agent + (p.role ? " (" + p.role + ")" : "") + (p.edited ? " · edited" : ""));
+    show($("preview-lane"), p.lane ? "lane: " + p.lane : "");
+    show($("preview-text"), p.text);
+    show($("preview-all"), p.all);
+    $("preview-run").textContent = chat ? "Send" : "Run";
+    $("preview-run").disabled = !!st.held && !chat;
+  } else {
+    card.hidden = true;
+    card.dataset.id = "";
+  }
+  let status = "";
+  if (st.held) status = st.heldText;
+  else if (st.busy) status = (p ? "waiting for your answer: " : st.stopped ? "stopping: " : st.running ? "an agent runs: " : "running: ") + st.line;
+  else status = "ready · active agent " + (st.active || "?");
+  show($("room-status"), status);
+  $("room-status").className = st.held ? "hint warn" : "hint";
+  $("room-send").disabled = !!st.busy;
+  $("room-stop").disabled = !st.busy;
+}
+async function postJSON(path, body) {
+  try {
+    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), cache: "no-store" });
+    let d = {};
+    try { d = await r.json(); } catch (e) {}
+    if (r.status === 401) return { ok: false, error: noSecret };
+    return { ok: r.ok, status: r.status, d, error: r.ok ? "" : (d.error || "HTTP " + r.status) };
+  } catch (e) {
+    return { ok: false, error: "relay-baton serve is not reachable" };
+  }
+}
+async function deskRun() {
+  const line = $("room-line").value;
+  if (!line.trim()) return;
+  deskError("");
+  const r = await postJSON("/api/room/run", { line });
+  if (!r.ok) { deskError(r.error); return; }
+  $("room-line").value = "";
+  renderDesk(r.d);
+}
+async function deskAnswer(action) {
+  const st = desk.st;
+  if (!st || !st.preview) return;
+  const body = { id: st.preview.id, hash: st.hash, action };
+  if (action === "edit") body.text = $("preview-editor").value;
+  deskError("");
+  for (const id of ["preview-run", "preview-edit", "preview-cancel"]) $(id).disabled = true;
+  const r = await postJSON("/api/room/answer", body);
+  for (const id of ["preview-edit", "preview-cancel"]) $(id).disabled = false;
+  $("preview-run").disabled = !!(desk.st && desk.st.held);
+  if (!r.ok) { deskError(r.error); return; }
+  renderDesk(r.d);
+}
+function connectDesk() {
+  if (desk.es) desk.es.close();
+  const es = new EventSource("/api/room/console?from=" + desk.seq);
+  desk.es = es;
+  es.addEventListener("out", (ev) => {
+    let out = [];
+    try { out = JSON.parse(ev.data); } catch (e) {}
+    for (const o of out) { if (o.seq > desk.seq) { desk.seq = o.seq; appendConsole(o.text); } }
+  });
+  es.addEventListener("state", (ev) => { try { renderDesk(JSON.parse(ev.data)); } catch (e) {} });
+  es.onerror = () => {
+    show($("room-status"), es.readyState === EventSource.CLOSED ? "the room is not reachable: the server is gone; reload when it is back" : "the room is not reachable: reconnecting to relay-baton serve…");
+    $("room-send").disabled = $("room-stop").disabled = $("preview-run").disabled = true;
+  };
+}
+async function startDesk() {
+  try {
+    const r = await fetch("/api/room/state", { cache: "no-store" });
+    if (!r.ok) return; // 404: this server shows the room without driving it
+    $("desk").hidden = false;
+    renderDesk(await r.json());
+    connectDesk();
+  } catch (e) {}
+}
+$("room-form").addEventListener("submit", (e) => { e.preventDefault(); deskRun(); });
+$("room-line").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); deskRun(); return; }
+  if (e.key === "Tab" && $("room-line").value.startsWith("/")) { e.preventDefault(); deskComplete(); }
+});
+// deskComplete completes the composer's line as the terminal's Tab does:
+// one completion is taken, several are listed (their common start taken).
+async function deskComplete() {
+  const line = $("room-line");
+  const text = line.value;
+  try {
+    const r = await fetch("/api/room/complete?text=" + encodeURIComponent(text), { cache: "no-store" });
+    if (!r.ok) return;
+    const c = (await r.json()).completions || [];
+    if (line.value !== text || !c.length) { show($("room-complete"), c.length ? "" : "no completion"); return; }
+    let common = c[0];
+    for (const x of c) while (!x.startsWith(common)) common = common.slice(0, -1);
+    if (common.length > text.length) line.value = common;
+    show($("room-complete"), c.length > 1 ? c.map((x) => x.trim()).join("   ") : "");
+  } catch (e) {}
+}
+$("room-stop").addEventListener("click", async () => {
+  const r = await postJSON("/api/room/stop", {});
+  if (!r.ok) deskError(r.error); else renderDesk(r.d);
+});
+$("preview-run").addEventListener("click", () => deskAnswer("run"));
+$("preview-cancel").addEventListener("click", () => deskAnswer("cancel"));
+$("preview-edit").addEventListener("click", () => {
+  if (!desk.editing) {
+    desk.editing = true;
+    $("preview-editor").hidden = false;
+    $("preview-edit").textContent = "Preview the edit";
+    $("preview-editor").focus();
+    return;
+  }
+  deskAnswer("edit");
+});
+startDesk();
+
 refreshTargets();
 setInterval(refreshTargets, 5000); // soft refresh of the data region only; the composer is never touched
