@@ -333,14 +333,14 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: true, Ran: false, Error: err.Error()})
 		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
 	}
-	release, err := e.holdRun(spec.Req, spec.Command)
+	releasePending, err := e.holdPendingRun(spec.Req, spec.Command)
 	if err != nil {
 		e.Say("%s %s did not start: %v", spec.Req.Agent, spec.Command, err)
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: true, Ran: false, Error: err.Error()})
 		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
 	}
-	defer release()
+	defer releasePending()
 	before := gitrepo.Head(bg, spec.Req.Dir)
 	if len(inv.Passed) > 0 {
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("API-key variables passed to %s: %s", spec.Req.Agent, strings.Join(inv.Passed, ", ")), nil,

@@ -123,11 +123,11 @@ func (e *Engine) enterRun(ctx context.Context, req agents.Request, command strin
 	return nil
 }
 
-// holdRun takes the pending run's lock for an executor run in its
+// holdPendingRun takes the pending run's lock for an executor run in its
 // worktree (req), for as long as it runs: another room's /apply, /undo,
 // the one-shot apply, undo and discard are refused meanwhile, naming this
 // room. Other runs hold nothing.
-func (e *Engine) holdRun(req agents.Request, command string) (release func(), err error) {
+func (e *Engine) holdPendingRun(req agents.Request, command string) (release func(), err error) {
 	r := e.Pending()
 	if r == nil || req.Role != agents.RoleExecutor || req.Dir != r.Worktree {
 		return func() {}, nil
