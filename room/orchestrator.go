@@ -460,7 +460,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if err != nil {
 		return err
 	}
-	r, err := conversation.Send(ws, sid, ChatFrom, text)
+	r, err := conversation.SendContext(ctx, ws, sid, ChatFrom, text)
 	if err != nil {
 		return err
 	}
