@@ -402,6 +402,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	e.last = &reports.LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
+	releasePending() // the executor has ended: what follows may discard its run
 	e.afterRun(ctx, spec.Command, req, e.runStart)
 	return res
 }
