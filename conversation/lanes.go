@@ -501,14 +501,16 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 		}
 		wait = w.opts.Poll // its marker is busy for a moment: look again
 	}
-	if w.isConfirmed() {
-		return nil, nil
-	}
+	// The post was put back: said even when another lane's delivery has
+	// shown meanwhile (it came by that lane because of it).
 	why := "the session never showed it"
 	if w.path == "" {
 		why = "the session's transcript cannot be read to confirm it"
 	}
 	w.emit(Update{Kind: UpdRequeued, Lane: LaneSocket, Err: fmt.Errorf("message %s was posted to the session's messaging socket, but %s within %s: it is back in the inbox, first in line, for the Stop hook and the rewake waiter (the socket lane is off for this session process)", w.id, why, ClaimGrace())})
+	if w.isConfirmed() {
+		return nil, nil
+	}
 	next, err := waitDelivered(ctx, w.s, w.id, w.opts.Poll, w.emit, nil)
 	if err != nil || next == nil {
 		if err == nil && w.endTail != nil {
