@@ -221,3 +221,38 @@ func TestHostDiscardsThePendingRunOnTheClick(t *testing.T) {
 		t.Fatalf("the click did not discard the run:\n%s", hostOutput(host))
 	}
 }
+
+// TestHostInPlaceRevertOnTheClick: in place, /undo's revert preview (each
+// file it restores) waits for its click too; Cancel reverts nothing.
+func TestHostInPlaceRevertOnTheClick(t *testing.T) {
+	h, host := newHostHarness(t)
+	h.fr.run = func(_ context.Context, _ int, r agents.Request) agents.Result {
+		if r.Role == agents.RoleExecutor {
+			os.WriteFile(filepath.Join(r.Dir, "main.go"), []byte("package main\n\nfunc shout() {}\n"), 0o644)
+		}
+		return agents.Result{ExitCode: 0, FinalText: "done"}
+	}
+	writePlan(t, h, "## Goal\nshout\n")
+	hostCommand(t, host, "/execute", "run")
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" {
+		t.Fatalf("the in-place run did not edit:\n%s", hostOutput(host))
+	}
+	hostCommand(t, host, "/undo", "cancel")
+	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" || !strings.Contains(hostOutput(host), "nothing reverted.") {
+		t.Fatalf("Cancel reverted:\n%s", hostOutput(host))
+	}
+	if err := host.Submit("/undo"); err != nil {
+		t.Fatal(err)
+	}
+	s := waitHost(t, host, "the revert preview", func(s HostState) bool { return s.Preview != nil })
+	if s.Preview.Change != "revert" || s.Preview.Command != "undo" || !strings.Contains(s.Preview.Text, "restore  main.go (+2 -0)") {
+		t.Fatalf("the revert preview: %+v", s.Preview)
+	}
+	if err := host.Answer(s.Preview.ID, s.Hash, "run", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitHost(t, host, "the revert's end", func(s HostState) bool { return !s.Busy })
+	if read(t, h.dir, "main.go") != "package main\n" {
+		t.Fatalf("the click did not revert:\n%s", hostOutput(host))
+	}
+}
