@@ -326,11 +326,11 @@ func (e *Engine) yesTo(kind, text, question string) (bool, error) {
 	if e.autoYes || !ok {
 		return e.yes(question)
 	}
-	cmd := "/" + kind
+	command := kind
 	if kind == "discard" || kind == "revert" {
-		cmd = "/undo"
+		command = "undo"
 	}
-	a := cf.Confirm(Preview{ID: kind + "-" + events.NewID(), Question: question, Command: strings.TrimPrefix(cmd, "/"), Text: text, All: text, Change: kind})
+	a := cf.Confirm(Preview{ID: kind + "-" + events.NewID(), Question: question, Command: command, Text: text, All: text, Change: kind})
 	return a.Yes, nil
 }
 
