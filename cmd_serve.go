@@ -25,7 +25,7 @@ func (d roomDesk) Follow(ctx context.Context, from int64, fn func([]server.DeskO
 	return d.Host.Follow(ctx, from, func(out []room.HostOutput, st room.HostState) {
 		o := make([]server.DeskOutput, len(out))
 		for i, x := range out {
-			o[i] = server.DeskOutput{Seq: x.Seq, Text: x.Text}
+			o[i] = server.DeskOutput{Seq: x.Seq, Text: x.Text, Kind: x.Kind}
 		}
 		fn(o, st)
 	})

@@ -47,6 +47,10 @@ type Preview struct {
 	Passed   []string `json:"passed,omitempty"`   // credentials passed on purpose
 	Lane     string   `json:"lane,omitempty"`     // chat: the session the message goes to
 	Edited   bool     `json:"edited,omitempty"`
+	// Change is set on a preview of a change to the user's files rather
+	// than an agent run: "apply", "undo", "discard" or "revert" (/apply,
+	// /undo). It runs on Yes and is not edited; Text lists every path.
+	Change string `json:"change,omitempty"`
 }
 
 // Answer is a Confirmer's answer to one preview: Yes runs it; Edited (not

@@ -44,6 +44,9 @@ type Host struct {
 type HostOutput struct {
 	Seq  int64  `json:"seq"`
 	Text string `json:"text"`
+	// Kind is "diff" for a diff /diff showed (made inert; the page
+	// colours its lines), empty for the rest.
+	Kind string `json:"kind,omitempty"`
 }
 
 // hostOutputMax bounds the output a Host keeps for a page that connects
@@ -138,13 +141,23 @@ func (w hostWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func (h *Host) print(s string) {
+func (h *Host) print(s string) { h.printKind(s, "") }
+
+// ShowDiff prints diff (already inert) as a diff the page colours.
+func (h *Host) ShowDiff(diff string) {
+	if !strings.HasSuffix(diff, "\n") {
+		diff += "\n"
+	}
+	h.printKind(diff, "diff")
+}
+
+func (h *Host) printKind(s, kind string) {
 	if s == "" {
 		return
 	}
 	h.mu.Lock()
 	h.seq++
-	h.out = append(h.out, HostOutput{Seq: h.seq, Text: s})
+	h.out = append(h.out, HostOutput{Seq: h.seq, Text: s, Kind: kind})
 	h.outN += len(s)
 	for h.outN > hostOutputMax && len(h.out) > 1 {
 		h.outN -= len(h.out[0].Text)
@@ -160,12 +173,11 @@ func (h *Host) changedLocked() {
 	h.changed = make(chan struct{})
 }
 
-// pageRefused are the commands the page does not take (yet): they ask
-// questions of their own, or leave the room.
+// pageRefused are the commands the page does not take: they leave the
+// room. (/apply and /undo ask through Confirm: their preview, every path
+// and its hunks, waits for a click as an agent run's does.)
 var pageRefused = map[string]string{
-	"apply": "/apply is answered in the terminal room for now: run it there (relay-baton chat), where its preview asks",
-	"undo":  "/undo is answered in the terminal room for now: run it there (relay-baton chat), where its preview asks",
-	"exit":  "the page's room stays open while relay-baton serve runs: close the tab, or stop serve with Ctrl-C",
+	"exit": "the page's room stays open while relay-baton serve runs: close the tab, or stop serve with Ctrl-C",
 }
 
 // Submit runs one line of the room's language (free text to the active
@@ -275,7 +287,7 @@ func (h *Host) Confirm(p Preview) Answer {
 	b, _ := json.Marshal(p)
 	sum := sha256.Sum256(b)
 	w := &hostPending{p: p, hash: hex.EncodeToString(sum[:]), answer: make(chan Answer, 1)}
-	if p.Agent != AgentOrchestrator {
+	if p.Agent != AgentOrchestrator && p.Change == "" {
 		w.world = h.world()
 	}
 	h.mu.Lock()
@@ -331,12 +343,18 @@ func (h *Host) Answer(id, hash, action, text string) error {
 	case "cancel":
 		a = Answer{Why: "declined"}
 	case "edit":
+		if w.p.Change != "" {
+			return &HostError{Code: "refused", Msg: "/" + w.p.Command + "'s preview is not edited: Run or Cancel it"}
+		}
 		if strings.TrimSpace(text) == "" {
 			return &HostError{Code: "refused", Msg: "the edited " + nounOf(w.p) + " is empty: nothing changed"}
 		}
 		a = Answer{Edited: text}
 	case "run":
-		if w.p.Agent != AgentOrchestrator {
+		// A change to the user's files (/apply, /undo) rechecks them
+		// itself when it runs: a file changed since the preview makes it
+		// write nothing (runs.ErrMoved).
+		if w.p.Agent != AgentOrchestrator && w.p.Change == "" {
 			if held := h.e.heldElsewhere(); held != nil {
 				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, now: h.e.now()}).Error()}
 			}

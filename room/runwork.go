@@ -280,8 +280,9 @@ func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) 
 		e.Say("nothing to apply: your tree has every change of %s already (apply never deletes a file). The run stays pending: /undo discards it; your files are not touched.", e.runName(r))
 		return plan, nil
 	}
-	e.Say("%s%s", head, applyWords(plan))
-	if ok, err := e.yes("apply these? [y/N] "); !ok {
+	words := head + applyWords(plan)
+	e.Say("%s", words)
+	if ok, err := e.yesTo("apply", words, "apply these? [y/N] "); !ok {
 		if err == nil {
 			e.Say("nothing applied; the run stays pending (/apply again, /undo discards it).")
 		}
@@ -314,6 +315,25 @@ func (e *Engine) yes(question string) (bool, error) {
 	return err == nil && (a == "y" || a == "yes"), nil
 }
 
+// yesTo asks question about a change to the user's files that text
+// describes (every path): a screen that answers previews with a click
+// (a Confirmer, the page) is shown text as a preview of that change,
+// named by its own id, and the change is made only on the click that
+// names it; a terminal is asked question. kind is "apply", "undo",
+// "discard" or "revert".
+func (e *Engine) yesTo(kind, text, question string) (bool, error) {
+	cf, ok := e.term.(Confirmer)
+	if e.autoYes || !ok {
+		return e.yes(question)
+	}
+	command := kind
+	if kind == "discard" || kind == "revert" {
+		command = "undo"
+	}
+	a := cf.Confirm(Preview{ID: kind + "-" + events.NewID(), Question: question, Command: command, Text: text, All: text, Change: kind})
+	return a.Yes, nil
+}
+
 func (e *Engine) applyMeta(r *runs.Run, p *runs.Plan, undo bool) events.ChangesMeta {
 	m := events.ChangesMeta{Agent: r.Agent, Command: r.Command, Files: events.Int(len(p.Paths)), Before: r.Base, After: p.After,
 		Undo: undo, Apply: !undo, Run: r.ID, Worktree: r.Worktree, Discard: p.Discard}
@@ -341,10 +361,13 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 		e.Say("nothing to take out: /apply wrote no file for %s (its changes were in your tree already); your files are not touched.", e.runName(r))
 		return nil
 	}
+	var words string
 	if plan.Discard {
-		e.Say("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
+		words = fmt.Sprintf("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
+		e.Say("%s", words)
 	} else {
-		e.Say("/undo takes out what /apply wrote for %s, three-way (edits you made since are kept):%s", e.runName(r), applyWords(plan))
+		words = fmt.Sprintf("/undo takes out what /apply wrote for %s, three-way (edits you made since are kept):%s", e.runName(r), applyWords(plan))
+		e.Say("%s", words)
 		if plan.Conflicts > 0 {
 			why := fmt.Sprintf("%s: nothing was reverted", render.Count(plan.Conflicts, "conflict"))
 			meta.Refused = why
@@ -353,11 +376,11 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 			return nil
 		}
 	}
-	q := "take these out? [y/N] "
+	q, kind := "take these out? [y/N] ", "undo"
 	if plan.Discard {
-		q = "discard the run? [y/N] "
+		q, kind = "discard the run? [y/N] ", "discard"
 	}
-	if ok, err := e.yes(q); !ok {
+	if ok, err := e.yesTo(kind, words, q); !ok {
 		if err == nil {
 			e.Say("nothing undone.")
 		}

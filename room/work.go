@@ -295,8 +295,19 @@ func (e *Engine) cmdDiff(ctx context.Context, args string) error {
 		diff, cut = diff[:maxDiffBytes], fmt.Sprintf("… (cut at %d MB; git diff shows the rest)\n", maxDiffBytes>>20)
 	}
 	e.Say("diff: %s", what)
+	if d, ok := e.term.(diffScreen); ok {
+		d.ShowDiff(render.Inert(diff) + cut)
+		return nil
+	}
 	e.showLong(colorDiff(diff, e.out.color) + cut)
 	return nil
+}
+
+// diffScreen is a Terminal that shows a diff apart from the rest of what
+// the room prints (the page colours its lines); it is handed the diff
+// made inert.
+type diffScreen interface {
+	ShowDiff(diff string)
 }
 
 // changedNames lists up to n paths of files.
@@ -459,15 +470,11 @@ func (e *Engine) cmdUndo(ctx context.Context, args string) error {
 	b.WriteString("\n  commits, the index (what you staged) and files the run did not change are left as they are")
 	b.WriteString("\n  the run was in place: an edit you made to these files during the run cannot be told apart from the agent's, and is reverted with it")
 	e.Say("%s", b.String())
-	if !e.autoYes {
-		if e.term == nil {
-			return ErrNeedYes
-		}
-		a, err := e.term.Ask("revert these files? [y/N] ")
-		if a = strings.ToLower(strings.TrimSpace(a)); err != nil || (a != "y" && a != "yes") {
+	if ok, err := e.yesTo("revert", b.String(), "revert these files? [y/N] "); !ok {
+		if err == nil {
 			e.Say("nothing reverted.")
-			return nil
 		}
+		return err
 	}
 	if err := e.snaps.Restore(bg, w.Before, revert); err != nil {
 		e.emitChanges(w, "undo failed: "+err.Error(), true, err.Error())

@@ -45,6 +45,9 @@ type Desk interface {
 type DeskOutput struct {
 	Seq  int64  `json:"seq"`
 	Text string `json:"text"`
+	// Kind is "diff" for a diff /diff showed (the page colours its
+	// lines), empty for the rest.
+	Kind string `json:"kind,omitempty"`
 }
 
 // SetDesk adds the hosted room (composer, previews, Run, Cancel, Stop) to

@@ -24,7 +24,7 @@ func (d hostDesk) Follow(ctx context.Context, from int64, fn func([]DeskOutput, 
 	return d.Host.Follow(ctx, from, func(out []room.HostOutput, st room.HostState) {
 		o := make([]DeskOutput, len(out))
 		for i, x := range out {
-			o[i] = DeskOutput{Seq: x.Seq, Text: x.Text}
+			o[i] = DeskOutput{Seq: x.Seq, Text: x.Text, Kind: x.Kind}
 		}
 		fn(o, st)
 	})

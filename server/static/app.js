@@ -400,15 +400,38 @@ loadPage(true);
 // click on a preview that is no longer the one waiting is refused.
 const desk = { es: null, seq: 0, st: null, editing: false };
 const CONSOLE_MAX = 200000;
-function appendConsole(text) {
+// A diff /diff showed (kind "diff", made inert by the server) gets one
+// span per line, classed by what the line is: added, removed, a hunk's
+// head, a file's head. Every line is still text (textContent).
+function diffClass(line) {
+  if (line.startsWith("diff --git ") || line.startsWith("+++ ") || line.startsWith("--- ")) return "dfile";
+  if (line.startsWith("@@")) return "dhunk";
+  if (line.startsWith("+")) return "dadd";
+  if (line.startsWith("-")) return "ddel";
+  return "";
+}
+function appendConsole(text, kind) {
   const c = $("console");
   const atBottom = c.scrollHeight - c.scrollTop - c.clientHeight < 40;
-  let t = c.textContent + visible(text);
-  if (t.length > CONSOLE_MAX) t = t.slice(t.length - CONSOLE_MAX);
-  c.textContent = t;
+  if (kind === "diff") {
+    const box = document.createElement("span");
+    box.className = "diff";
+    for (const line of visible(text).split(/(?<=\n)/)) {
+      const s = document.createElement("span");
+      s.className = diffClass(line);
+      s.textContent = line;
+      box.appendChild(s);
+    }
+    c.appendChild(box);
+  } else {
+    c.appendChild(document.createTextNode(visible(text)));
+  }
+  while (c.childNodes.length > 1 && c.textContent.length > CONSOLE_MAX) c.removeChild(c.firstChild);
   if (atBottom) c.scrollTop = c.scrollHeight;
 }
 function deskError(msg) { show($("room-error"), msg || ""); }
+// CHANGE_WORDS: a change preview's question and its Run button.
+const CHANGE_WORDS = { apply: ["apply these?", "Apply"], undo: ["take these out?", "Undo"], discard: ["discard the run?", "Discard"], revert: ["revert these files?", "Revert"] };
 function renderDesk(st) {
   // A request's answer may come after the stream's newer state: the
   // newest one stays.
@@ -427,12 +450,18 @@ function renderDesk(st) {
     }
     card.hidden = false;
     const chat = p.agent === "orchestrator";
-    show($("preview-title"), (chat ? "send this? " : "run this? ") + "/" + p.command + " → " + p.agent + (p.role ? " (" + p.role + ")" : "") + (p.edited ? " · edited" : ""));
+    // A change to your files (/apply, /undo): every path is in its text;
+    // it is run or cancelled, not edited.
+    const change = CHANGE_WORDS[p.change];
+    if (change) show($("preview-title"), change[0] + " /" + p.command);
+    else show($("preview-title"), (chat ? "send this? " : "run this? ") + "/" + p.command + " → " + p.agent + (p.role ? " (" + p.role + ")" : "") + (p.edited ? " · edited" : ""));
     show($("preview-lane"), p.lane ? "lane: " + p.lane : "");
     show($("preview-text"), p.text);
     show($("preview-all"), p.all);
-    $("preview-run").textContent = chat ? "Send" : "Run";
-    $("preview-run").disabled = !!st.held && !chat;
+    $("preview-more").hidden = !!change;
+    $("preview-edit").hidden = !!change;
+    $("preview-run").textContent = change ? change[1] : chat ? "Send" : "Run";
+    $("preview-run").disabled = !!st.held && !chat && !change;
   } else {
     card.hidden = true;
     card.dataset.id = "";
@@ -475,7 +504,7 @@ async function deskAnswer(action) {
   for (const id of ["preview-run", "preview-edit", "preview-cancel"]) $(id).disabled = true;
   const r = await postJSON("/api/room/answer", body);
   for (const id of ["preview-edit", "preview-cancel"]) $(id).disabled = false;
-  $("preview-run").disabled = !!(desk.st && desk.st.held);
+  $("preview-run").disabled = !!(desk.st && desk.st.held && !(desk.st.preview && desk.st.preview.change));
   if (!r.ok) { deskError(r.error); return; }
   renderDesk(r.d);
 }
@@ -486,7 +515,7 @@ function connectDesk() {
   es.addEventListener("out", (ev) => {
     let out = [];
     try { out = JSON.parse(ev.data); } catch (e) {}
-    for (const o of out) { if (o.seq > desk.seq) { desk.seq = o.seq; appendConsole(o.text); } }
+    for (const o of out) { if (o.seq > desk.seq) { desk.seq = o.seq; appendConsole(o.text, o.kind); } }
   });
   es.addEventListener("state", (ev) => { try { renderDesk(JSON.parse(ev.data)); } catch (e) {} });
   es.onerror = () => {
