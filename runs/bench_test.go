@@ -164,6 +164,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 			}
 		}
 		loads = append(loads, loadAverage())
+		t.Logf("%6d files, each round: set-up %v, by hand %v; apply %v, by hand %v", size, rounded(ourSetup), rounded(handSetup), rounded(ourApply), rounded(handApply))
 		t.Logf("%6d files (+%d ignored), %d rounds, load %s: set-up %v (by hand %v, %.2fx); apply %v (by hand %v, %.2fx)",
 			size, ignored, rounds, strings.Join(loads, " → "), median(ourSetup), median(handSetup), ratio(ourSetup, handSetup),
 			median(ourApply), median(handApply), ratio(ourApply, handApply))
@@ -250,6 +251,15 @@ func sh(t *testing.T, dir, script string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
+}
+
+// rounded is d to the millisecond, for the log.
+func rounded(d []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(d))
+	for i, x := range d {
+		out[i] = x.Round(time.Millisecond)
+	}
+	return out
 }
 
 // median is the middle value (of an even count, the mean of the two
