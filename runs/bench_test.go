@@ -34,9 +34,10 @@ import (
 // in its last second (git's racy-git rule: a file as new as the index is
 // compared by content).
 //
-// Each size runs RUNS_BENCH_N rounds (default 7, 3 at 100,000 files), the two sides
-// interleaved (which goes first alternates: the second finds a warmer
-// cache), and prints the medians with the load average beside them.
+// Each size runs RUNS_BENCH_N rounds (default 8, 4 at 100,000 files: an
+// even number, as each side goes first in half of them and the second
+// finds a warmer machine), the two sides interleaved, and prints the
+// medians with the load average before and after.
 // RUNS_BENCH_SIZES overrides the sizes (e.g. "1000,10000"). The
 // repositories are built once and kept in $TMPDIR/relay-baton-bench
 // (RUNS_BENCH_DIR) for the next run. Run it with
@@ -75,9 +76,9 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 	for _, size := range sizes {
 		rounds := fixedRounds
 		if rounds == 0 {
-			rounds = 7
+			rounds = 8
 			if size >= 100000 {
-				rounds = 3 // a checkout of 100,000 files takes this machine's minutes under load
+				rounds = 4 // a checkout of 100,000 files takes this machine's minutes under load
 			}
 		}
 		dir := benchRepo(t, cache, size, ignored)
@@ -163,6 +164,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 			}
 		}
 		loads = append(loads, loadAverage())
+		t.Logf("%6d files, each round: set-up %v, by hand %v; apply %v, by hand %v", size, rounded(ourSetup), rounded(handSetup), rounded(ourApply), rounded(handApply))
 		t.Logf("%6d files (+%d ignored), %d rounds, load %s: set-up %v (by hand %v, %.2fx); apply %v (by hand %v, %.2fx)",
 			size, ignored, rounds, strings.Join(loads, " → "), median(ourSetup), median(handSetup), ratio(ourSetup, handSetup),
 			median(ourApply), median(handApply), ratio(ourApply, handApply))
@@ -251,10 +253,25 @@ func sh(t *testing.T, dir, script string) {
 	}
 }
 
+// rounded is d to the millisecond, for the log.
+func rounded(d []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(d))
+	for i, x := range d {
+		out[i] = x.Round(time.Millisecond)
+	}
+	return out
+}
+
+// median is the middle value (of an even count, the mean of the two
+// middle ones).
 func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2].Round(time.Millisecond)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + m) / 2
+	}
+	return m.Round(time.Millisecond)
 }
 
 func ratio(a, b []time.Duration) float64 { return float64(median(a)) / float64(max(median(b), 1)) }
