@@ -699,8 +699,19 @@ func (s *Session) State(id string) (State, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
 	}
-	st := State{Delivered: &m}
 	cs := s.ClaimState(id)
+	if m.DeliveredAt == nil && cs != ClaimLive {
+		// The claimer writes deliveredAt before it lets its marker go: a
+		// marker gone (or free) since the record was read may mean the
+		// record has it now. Read it again.
+		if b, err := events.ReadOwned(s.DeliveredPath(id), maxInboxFile); err == nil {
+			var again Message
+			if json.Unmarshal(b, &again) == nil && again.DeliveredAt != nil {
+				m = again
+			}
+		}
+	}
+	st := State{Delivered: &m}
 	if m.DeliveredAt == nil {
 		st.Incomplete = true
 		st.Stalled = cs != ClaimLive
