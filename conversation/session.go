@@ -502,7 +502,13 @@ func (s *Session) RecordProcess(p procfacts.Process) error {
 
 // Process returns the session's recorded process (ok=false when none).
 func (s *Session) Process() (procfacts.Process, bool) {
-	b, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096)
+	return readProcess(filepath.Join(s.dir, processName))
+}
+
+// readProcess reads a process record of the session folder (process.json,
+// no-socket.json); ok=false when there is none or it names no process.
+func readProcess(path string) (procfacts.Process, bool) {
+	b, err := events.ReadOwned(path, 4096)
 	if err != nil {
 		return procfacts.Process{}, false
 	}

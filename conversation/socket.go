@@ -456,15 +456,7 @@ func (s *Session) recordSwitchedOff(p procfacts.Process) {
 // socketSwitchedOff reads no-socket.json: the process that runs with the
 // socket lane switched off.
 func (s *Session) socketSwitchedOff() (procfacts.Process, bool) {
-	b, err := events.ReadOwned(s.noSocketPath(), 4<<10)
-	if err != nil {
-		return procfacts.Process{}, false
-	}
-	var p procfacts.Process
-	if json.Unmarshal(b, &p) != nil || !p.Known() {
-		return procfacts.Process{}, false
-	}
-	return p, true
+	return readProcess(s.noSocketPath())
 }
 
 // enqueuedInTranscript reports whether the transcript at path shows, after

@@ -218,25 +218,7 @@ func TestE2EHooklessAPIDownShowsRetry(t *testing.T) {
 	a := agenttest.NewAnthropic(t)
 	a.When("APIDOWN-Q", agenttest.Step{Status: 500, Message: "overloaded"})
 	dir := agenttest.GitRepo(t, map[string]string{"README.md": "demo\n"})
-	bin := agenttest.ClaudeBin(t)
-	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+bin)
-	startTUI(t, dir, env)
-	home, _ := agenttest.EnvValue(env, "HOME")
-	t.Setenv("HOME", home) // Claude Code's list and transcripts are the TUI's
-	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok {
-		os.Unsetenv("CLAUDE_CONFIG_DIR")
-		t.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
-	}
-	t.Setenv(agents.ClaudeBinEnv, bin)
-	var sid string
-	eventually(t, time.Minute, "the session in Claude Code's list", func() bool {
-		conversation.ForgetRegistry()
-		ts, _ := conversation.ListTargets(dir)
-		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
-			sid = ts[0].SessionID
-		}
-		return sid != ""
-	})
+	sid := hooklessInProcess(t, dir, a)
 	r, err := conversation.Send(dir, sid, "test", "APIDOWN-Q: hello?")
 	if err != nil || r.SocketErr != nil {
 		t.Fatal(err, r.SocketErr)
@@ -322,6 +304,41 @@ func TestE2EHooklessWithHooks(t *testing.T) {
 	}
 }
 
+// hooklessInProcess starts the real TUI in dir with no relay-baton hook,
+// points this process at its HOME and claude (Claude Code's list and
+// transcripts are the TUI's), and waits until the session is a target
+// listed by Claude Code with its socket; it returns the session id.
+func hooklessInProcess(t testing.TB, dir string, a *agenttest.Anthropic) string {
+	t.Helper()
+	bin := agenttest.ClaudeBin(t)
+	env := append(messagingEnv(t, a), agents.ClaudeBinEnv+"="+bin)
+	startTUI(t, dir, env)
+	home, _ := agenttest.EnvValue(env, "HOME")
+	t.Setenv("HOME", home)
+	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok { // unset, not empty: claude would take "" as a folder
+		os.Unsetenv("CLAUDE_CONFIG_DIR")
+		t.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
+	}
+	t.Setenv(agents.ClaudeBinEnv, bin)
+	var sid string
+	var ts []conversation.Target
+	t.Cleanup(func() {
+		if sid == "" {
+			l, err := conversation.Registry(context.Background())
+			t.Logf("Claude Code's list: %+v %v; targets %+v", l, err, ts)
+		}
+	})
+	eventually(t, time.Minute, "the session in Claude Code's list", func() bool {
+		conversation.ForgetRegistry()
+		ts, _ = conversation.ListTargets(dir)
+		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
+			sid = ts[0].SessionID
+		}
+		return sid != ""
+	})
+	return sid
+}
+
 // BenchmarkHooklessIdleDelivery is BenchmarkSocketIdleDelivery with no
 // relay-baton hook installed: each send finds the session in Claude Code's
 // list (`claude agents --json`, cached 3 s) and posts to its socket after
@@ -333,32 +350,7 @@ func BenchmarkHooklessIdleDelivery(b *testing.B) {
 		a.WhenTail(fmt.Sprintf("BENCH-HL-%d:", i), agenttest.Reply(agenttest.Text(fmt.Sprintf("BENCH-HL-ANSWER-%d", i))))
 	}
 	dir := agenttest.GitRepo(b, map[string]string{"README.md": "demo\n"})
-	bin := agenttest.ClaudeBin(b)
-	env := append(messagingEnv(b, a), agents.ClaudeBinEnv+"="+bin)
-	startTUI(b, dir, env)
-	home, _ := agenttest.EnvValue(env, "HOME")
-	b.Setenv("HOME", home)                                // Claude Code's list and transcripts are the TUI's
-	if old, ok := os.LookupEnv("CLAUDE_CONFIG_DIR"); ok { // unset, not empty: claude would take "" as a folder
-		os.Unsetenv("CLAUDE_CONFIG_DIR")
-		b.Cleanup(func() { os.Setenv("CLAUDE_CONFIG_DIR", old) })
-	}
-	b.Setenv(agents.ClaudeBinEnv, bin)
-	var sid string
-	var ts []conversation.Target
-	b.Cleanup(func() {
-		if sid == "" {
-			l, err := conversation.Registry(context.Background())
-			b.Logf("Claude Code's list: %+v %v; targets %+v", l, err, ts)
-		}
-	})
-	eventually(b, time.Minute, "the session in Claude Code's list", func() bool {
-		conversation.ForgetRegistry()
-		ts, _ = conversation.ListTargets(dir)
-		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
-			sid = ts[0].SessionID
-		}
-		return sid != ""
-	})
+	sid := hooklessInProcess(b, dir, a)
 	s, _ := conversation.OpenSession(dir, sid)
 	var lat []time.Duration
 	b.ResetTimer()
