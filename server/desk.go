@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -203,14 +202,9 @@ func (s *Server) deskConsole(w http.ResponseWriter, r *http.Request) {
 	if !s.needDesk(w) {
 		return
 	}
-	from := int64(0)
-	if v := r.URL.Query().Get("from"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			fail(w, http.StatusBadRequest, "from must be a number >= 0")
-			return
-		}
-		from = n
+	from, ok := fromParam(w, r, "a number")
+	if !ok {
+		return
 	}
 	f, release, ok := s.openStream(w, "a room console")
 	if !ok {

@@ -209,14 +209,9 @@ func (s *Server) roomStream(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, err.Error())
 		return
 	}
-	from := int64(0)
-	if v := r.URL.Query().Get("from"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			fail(w, http.StatusBadRequest, "from must be an offset >= 0")
-			return
-		}
-		from = n
+	from, ok := fromParam(w, r, "an offset")
+	if !ok {
+		return
 	}
 	f, release, ok := s.openStream(w, "a timeline stream") // the room stream shares the cap of the chat streams
 	if !ok {
@@ -382,4 +377,20 @@ func (s *Server) ref(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Disposition", "inline")
 	_, _ = w.Write(b)
+}
+
+// fromParam reads a stream's ?from= (0 when absent); a value that is not
+// a number >= 0 is answered 400 ("from must be <what> >= 0") and ok is
+// false.
+func fromParam(w http.ResponseWriter, r *http.Request, what string) (from int64, ok bool) {
+	v := r.URL.Query().Get("from")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		fail(w, http.StatusBadRequest, "from must be "+what+" >= 0")
+		return 0, false
+	}
+	return n, true
 }
