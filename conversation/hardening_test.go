@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -157,14 +159,13 @@ func TestDeadClaimVisibleAndRedelivered(t *testing.T) {
 			}
 		})
 	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if st, _ := s.State(m.ID); st.Queued {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dead claim never went back to the inbox")
-		}
-	}
+	// The next lane claims it once Watch has followed it back into the
+	// inbox (a claim before that would leave Watch nothing queued to see).
+	testkit.Eventually(t, "Watch following the dead claim back to the inbox", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(kinds, UpdQueued)
+	})
 	again, err := s.Claim(LaneRewake)
 	if err != nil || !again.OK || again.Message.ID != m.ID {
 		t.Fatalf("next lane: %+v %v", again, err)
