@@ -398,7 +398,7 @@ loadPage(true);
 // the room prints, and the preview that waits, come back on the console
 // stream. Run, Edit and Cancel answer the preview by its id and hash: a
 // click on a preview that is no longer the one waiting is refused.
-const desk = { es: null, seq: 0, st: null, editing: false };
+const desk = { es: null, seq: 0, st: null, editing: false, heldPoll: 0 };
 const CONSOLE_MAX = 200000;
 // A diff /diff showed (kind "diff", made inert by the server) gets one
 // span per line, classed by what the line is: added, removed, a hunk's
@@ -437,6 +437,11 @@ function renderDesk(st) {
   // newest one stays.
   if (desk.st && st.version < desk.st.version) return;
   desk.st = st;
+  // Another screen's run is another process's lock: nothing on the
+  // stream says when it is let go, so the state is read again each second
+  // while it holds.
+  clearTimeout(desk.heldPoll);
+  if (st.held) desk.heldPoll = setTimeout(refreshDesk, 1000);
   const p = st.preview;
   const card = $("preview");
   if (p) {
@@ -522,6 +527,12 @@ function connectDesk() {
     show($("room-status"), es.readyState === EventSource.CLOSED ? "the room is not reachable: the server is gone; reload when it is back" : "the room is not reachable: reconnecting to relay-baton serve…");
     $("room-send").disabled = $("room-stop").disabled = $("preview-run").disabled = true;
   };
+}
+async function refreshDesk() {
+  try {
+    const r = await fetch("/api/room/state", { cache: "no-store" });
+    if (r.ok) renderDesk(await r.json());
+  } catch (e) {}
 }
 async function startDesk() {
   try {
