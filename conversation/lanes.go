@@ -173,7 +173,11 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		_, err := s.DeliverSocket(ctx, path)
 		r.SocketErr = socketFailure(0, err)
 		if errors.Is(err, ErrAwaitingAnswer) {
-			r.Behind, _ = s.AwaitingAnswer(time.Now())
+			// A hook lane may have taken this very message meanwhile: it
+			// then waits behind nothing.
+			if b, ok := s.AwaitingAnswer(time.Now()); ok && b != m.ID {
+				r.Behind = b
+			}
 		}
 	}
 	return r, nil
@@ -310,7 +314,38 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	defer func() { stopLanes(); <-lanesDone }()
 	var reply strings.Builder
 	done := false
+	finish := func(a events.Activity) {
+		done = true
+		if transcript.IsRolloutPath(path) && s.CodexTUIQuit() {
+			emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
+		}
+		// The Stop hook stores the turn's last text as the reply
+		// a moment after the transcript shows its end; with no
+		// hook to come, the transcript's text is the reply.
+		text, _ := s.Reply(id)
+		if text == "" && !s.HooklessOnly() {
+			text, _ = s.waitReply(ctx, id, replyWait)
+		}
+		if text == "" {
+			text = reply.String()
+		}
+		s.endAnswer(id, text)
+		s.logReplyOnce(id, text, "transcript")
+		emit(Update{Kind: UpdDone, Activity: a, Reply: text})
+	}
+	// Claude Code writes each block of the turn's last message as a line of
+	// its own, every one carrying the message's end_turn, all at once when
+	// the message ends: the turn ends at the last of them, once the tail
+	// has read everything written (a system line's end is final at once).
+	var lastDone *events.Activity
 	err = transcript.Tail(tctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
+		OnCaughtUp: func() bool {
+			if lastDone == nil {
+				return true
+			}
+			finish(*lastDone)
+			return false
+		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				if a.Kind == events.ActDelivered && strings.Contains(a.Text, id) {
@@ -321,24 +356,15 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 					continue
 				}
 				if a.Kind == events.ActDone {
-					done = true
-					if transcript.IsRolloutPath(path) && s.CodexTUIQuit() {
-						emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
+					if a.StopReason == "end_turn" && !transcript.IsRolloutPath(path) {
+						lastDone = &a
+						continue
 					}
-					// The Stop hook stores the turn's last text as the reply
-					// a moment after the transcript shows its end; with no
-					// hook to come, the transcript's text is the reply.
-					text, _ := s.Reply(id)
-					if text == "" && !s.HooklessOnly() {
-						text, _ = s.waitReply(ctx, id, replyWait)
-					}
-					if text == "" {
-						text = reply.String()
-					}
-					s.endAnswer(id, text)
-					s.logReplyOnce(id, text, "transcript")
-					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
+					finish(a)
 					return false
+				}
+				if a.Kind != events.ActUsage {
+					lastDone = nil // more of the turn: its end is further on
 				}
 				if a.Kind == events.ActText {
 					if reply.Len() > 0 {

@@ -37,6 +37,10 @@ type TailOptions struct {
 	// Poll is the fallback re-check interval (default 1 s); fsnotify on the
 	// file's directory wakes the tail sooner.
 	Poll time.Duration
+	// OnCaughtUp, when set, is called each time a following tail has
+	// handed over every complete line of the file; returning false stops
+	// the tail (Tail returns nil).
+	OnCaughtUp func() bool
 }
 
 // Tail reads complete lines of a Claude Code transcript from opts.Offset
@@ -81,6 +85,9 @@ func Tail(ctx context.Context, opts TailOptions) error {
 		}
 		if !t.atEOF {
 			continue
+		}
+		if opts.OnCaughtUp != nil && !opts.OnCaughtUp() {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

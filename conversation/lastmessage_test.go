@@ -1,0 +1,56 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+)
+
+// Claude Code writes each block of a turn's last message as a line of its
+// own, every one with the message's end_turn (measured with 2.1.332: both
+// lines of a two-block reply carried it). The follower shows every block
+// and ends the turn at the last one, not at the first.
+func TestFollowShowsEveryBlockOfTheLastMessage(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	s := newSession(t)
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, nil, 0o600)
+	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
+	r, err := Send(s.Workspace, s.ID, "room", "two blocks please")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
+	res.Delivered()
+	s.MarkAnswering(r.Message.ID)
+	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "%s\n%s\n%s\n",
+		`{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`,
+		`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"first block"}],"stop_reason":"end_turn"}}`,
+		`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"second block"}],"stop_reason":"end_turn"}}`)
+	f.Close()
+	s.StoreReplies("second block")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var texts []string
+	doneAt := -1
+	got, err := Follow(ctx, r, WatchOptions{Poll: 50 * time.Millisecond}, false, func(u Update) {
+		switch {
+		case u.Kind == UpdActivity && u.Activity.Kind == events.ActText:
+			texts = append(texts, u.Activity.Text)
+		case u.Kind == UpdDone:
+			doneAt = len(texts)
+		}
+	})
+	if err != nil || got.Outcome != Replied {
+		t.Fatalf("follow: %+v %v", got, err)
+	}
+	if len(texts) != 2 || texts[0] != "first block" || texts[1] != "second block" || doneAt != 2 {
+		t.Fatalf("shown %q, end of turn after %d of them", texts, doneAt)
+	}
+}
