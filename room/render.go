@@ -30,6 +30,7 @@ type printer struct {
 	spinLen   int       // its width, to erase it with spaces (no escape codes)
 	lastOut   time.Time // last time something was printed
 	usage     *events.Usage
+	lastText  bool // the last activity shown was a text block
 	stopSpin  chan struct{}
 	spinDone  chan struct{}
 	startedAt time.Time
@@ -75,7 +76,7 @@ func (p *printer) raw(s string) {
 // beginRun starts rendering a run of agent.
 func (p *printer) beginRun(agent string) {
 	p.mu.Lock()
-	p.agent, p.usage = agent, nil
+	p.agent, p.usage, p.lastText = agent, nil, false
 	p.r.EndLine()
 	p.startedAt, p.lastOut = time.Now(), time.Now()
 	p.mu.Unlock()
@@ -179,8 +180,17 @@ func (p *printer) activity(a events.Activity) {
 		}
 	}
 	p.erasePulseLocked()
+	// Every text activity is a whole block (claude's content blocks,
+	// codex's agent messages, a transcript's lines): the next one starts
+	// a line of its own, as the agents' own screens show them.
+	if a.Kind == events.ActText && p.lastText {
+		if p.r.EndLine() {
+			a.Text = strings.TrimLeft(a.Text, "\n")
+		}
+	}
 	if p.r.Activity(events.Role(p.agent), a) {
 		p.lastOut = time.Now()
+		p.lastText = a.Kind == events.ActText
 	}
 }
 

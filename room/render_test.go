@@ -22,8 +22,8 @@ func TestRenderActivity(t *testing.T) {
 		{Kind: events.ActTool, Tool: "command_execution", Detail: "go test ./..."},
 		{Kind: events.ActToolResult, IsError: true, ExitCode: &one},
 		{Kind: events.ActToolResult}, // successful results stay quiet
-		{Kind: events.ActText, Text: "Hello, "},
-		{Kind: events.ActText, Text: "world."},
+		{Kind: events.ActText, Text: "Hello,"},
+		{Kind: events.ActText, Text: "world."}, // a block of its own
 		{Kind: events.ActUsage, Usage: &events.Usage{InputTokens: 10, CachedInputTokens: 2, OutputTokens: 5, CostUSD: 0.5}},
 		{Kind: events.ActThinking},
 		{Kind: events.ActError, Text: "rate limited"},
@@ -35,7 +35,8 @@ func TestRenderActivity(t *testing.T) {
 	want := `[codex] … thinking
 [codex] ⚙ command_execution: go test ./...
 [codex]   ✗ tool failed (exit 1)
-[codex] Hello, world.
+[codex] Hello,
+[codex] world.
 [codex] … thinking
 [codex] error: rate limited
 [codex] Reading additional input from stdin...
