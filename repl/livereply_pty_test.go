@@ -54,10 +54,15 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 	}
 	appendTranscript(t, tr,
 		`{"type":"user","isMeta":true,"message":{"role":"user","content":`+jsonString("Stop hook feedback:\n"+s.Frame(res.Message))+`}}`,
-		`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"LATE ANSWER 42"}],"stop_reason":null}}`,
+		`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"FIRST BLOCK"}],"stop_reason":"end_turn"}}`,
+		`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"LATE ANSWER 42"}],"stop_reason":"end_turn"}}`,
 		`{"type":"system","subtype":"turn_duration","durationMs":1200}`,
 	)
+	// The Stop hook stores the turn's last block as its reply.
+	s.MarkAnswering(res.Message.ID)
+	s.StoreReplies("LATE ANSWER 42")
 	p.until(t, "reply to message "+res.Message.ID)
+	p.until(t, "FIRST BLOCK")
 	p.until(t, "LATE ANSWER 42")
 	p.until(t, "orchestrator› ")
 	p.until(t, "half typ") // the line, drawn again below the reply
