@@ -246,6 +246,10 @@ type WatchOptions struct {
 	// the inbox (UpdRequeued).
 	ConfirmWithin time.Duration
 	Poll          time.Duration // fallback re-check interval (default 1 s)
+	// BlockSettle is how long, after a line that ends a message, more
+	// lines of that message may take before the turn ends without a
+	// stored reply (default 150 ms).
+	BlockSettle time.Duration
 }
 
 // Watch follows a sent message: UpdQueued (each time the number ahead
@@ -263,6 +267,9 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
+	}
+	if opts.BlockSettle <= 0 {
+		opts.BlockSettle = 150 * time.Millisecond
 	}
 	var mu sync.Mutex
 	finished := false
@@ -313,6 +320,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	}()
 	defer func() { stopLanes(); <-lanesDone }()
 	var reply strings.Builder
+	var last []string // the text blocks since the turn's last tool call
 	done := false
 	finish := func(a events.Activity) {
 		done = true
@@ -326,6 +334,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		if text == "" && !s.HooklessOnly() {
 			text, _ = s.waitReply(ctx, id, replyWait)
 		}
+		text = lastMessageText(last, text)
 		if text == "" {
 			text = reply.String()
 		}
@@ -338,13 +347,23 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	// the message ends: the turn ends at the last of them, once the tail
 	// has read everything written (a system line's end is final at once).
 	var lastDone *events.Activity
+	var lastDoneAt time.Time
 	err = transcript.Tail(tctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
-		OnCaughtUp: func() bool {
+		OnCaughtUp: func() (bool, time.Duration) {
 			if lastDone == nil {
-				return true
+				return true, 0
+			}
+			// The lines of one message may come in more than one write:
+			// the end stands once nothing more came for a moment, or at
+			// once when the Stop hook (which runs after them) stored the
+			// reply.
+			if wait := opts.BlockSettle - time.Since(lastDoneAt); wait > 0 {
+				if text, _ := s.Reply(id); text == "" {
+					return true, min(wait, opts.Poll)
+				}
 			}
 			finish(*lastDone)
-			return false
+			return false, 0
 		},
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
@@ -357,7 +376,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 				}
 				if a.Kind == events.ActDone {
 					if a.StopReason == "end_turn" && !transcript.IsRolloutPath(path) {
-						lastDone = &a
+						lastDone, lastDoneAt = &a, time.Now()
 						continue
 					}
 					finish(a)
@@ -366,11 +385,15 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 				if a.Kind != events.ActUsage {
 					lastDone = nil // more of the turn: its end is further on
 				}
-				if a.Kind == events.ActText {
+				switch a.Kind {
+				case events.ActText:
 					if reply.Len() > 0 {
 						reply.WriteString("\n")
 					}
 					reply.WriteString(a.Text)
+					last = append(last, a.Text)
+				case events.ActTool, events.ActToolResult, events.ActUser:
+					last = last[:0]
 				}
 				emit(Update{Kind: UpdActivity, Activity: a})
 			}
@@ -747,4 +770,15 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 			return nil
 		}
 	}
+}
+
+// lastMessageText is the reply of a turn: the text blocks of its last
+// message when they end with the reply a Stop hook stored (Claude Code
+// hands the hook the last block alone), else the stored reply.
+func lastMessageText(blocks []string, stored string) string {
+	all := strings.TrimSpace(strings.Join(blocks, "\n"))
+	if stored != "" && all != "" && strings.HasSuffix(all, strings.TrimSpace(stored)) {
+		return all
+	}
+	return stored
 }

@@ -54,3 +54,67 @@ func TestFollowShowsEveryBlockOfTheLastMessage(t *testing.T) {
 		t.Fatalf("shown %q, end of turn after %d of them", texts, doneAt)
 	}
 }
+
+// A turn's reply is its last message whole: the Stop hook stores only the
+// last block, the blocks before it (since the last tool call) are kept.
+func TestLastMessageText(t *testing.T) {
+	for _, c := range []struct {
+		blocks       []string
+		stored, want string
+	}{
+		{[]string{"first", "last"}, "last", "first\nlast"},
+		{[]string{"first", "last"}, "", ""},
+		{nil, "stored", "stored"},
+		{[]string{"transcript text, cut short"}, "The full reply.", "The full reply."},
+	} {
+		if got := lastMessageText(c.blocks, c.stored); got != c.want {
+			t.Errorf("lastMessageText(%q, %q) = %q, want %q", c.blocks, c.stored, got, c.want)
+		}
+	}
+}
+
+// The lines of one message written apart: the turn does not end at the
+// first while the second may still come.
+func TestFollowWaitsForTheMessagesNextLine(t *testing.T) {
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	s := newSession(t)
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, nil, 0o600)
+	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
+	r, err := Send(s.Workspace, s.ID, "room", "two writes please")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
+	res.Delivered()
+	s.MarkAnswering(r.Message.ID)
+	write := func(lines ...string) {
+		f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
+		for _, l := range lines {
+			fmt.Fprintf(f, "%s\n", l)
+		}
+		f.Close()
+	}
+	write(`{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`,
+		`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"first block"}],"stop_reason":"end_turn"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var texts []string
+	got, err := Follow(ctx, r, WatchOptions{Poll: 20 * time.Millisecond, BlockSettle: time.Hour}, false, func(u Update) {
+		if u.Kind == UpdActivity && u.Activity.Kind == events.ActText {
+			texts = append(texts, u.Activity.Text)
+			if u.Activity.Text == "first block" {
+				// The tail has read the first line: the second comes
+				// in a write of its own, then the Stop hook's reply.
+				write(`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"second block"}],"stop_reason":"end_turn"}}`)
+				s.StoreReplies("second block")
+			}
+		}
+	})
+	if err != nil || got.Outcome != Replied || got.Reply != "first block\nsecond block" {
+		t.Fatalf("follow: %+v %v", got, err)
+	}
+	if len(texts) != 2 {
+		t.Fatalf("shown %q", texts)
+	}
+}

@@ -38,9 +38,10 @@ type TailOptions struct {
 	// file's directory wakes the tail sooner.
 	Poll time.Duration
 	// OnCaughtUp, when set, is called each time a following tail has
-	// handed over every complete line of the file; returning false stops
-	// the tail (Tail returns nil).
-	OnCaughtUp func() bool
+	// handed over every complete line of the file; more=false stops the
+	// tail (Tail returns nil); again > 0 reads the file again within that
+	// time even if nothing wakes the tail sooner.
+	OnCaughtUp func() (more bool, again time.Duration)
 }
 
 // Tail reads complete lines of a Claude Code transcript from opts.Offset
@@ -86,12 +87,22 @@ func Tail(ctx context.Context, opts TailOptions) error {
 		if !t.atEOF {
 			continue
 		}
-		if opts.OnCaughtUp != nil && !opts.OnCaughtUp() {
-			return nil
+		var soon <-chan time.Time
+		if opts.OnCaughtUp != nil {
+			more, again := opts.OnCaughtUp()
+			if !more {
+				return nil
+			}
+			if again > 0 {
+				t := time.NewTimer(again)
+				soon = t.C
+				defer t.Stop()
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-soon:
 		case <-ticker.C:
 		case ev, ok := <-wake:
 			if !ok {
