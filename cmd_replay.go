@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -47,7 +48,7 @@ func runReplay(inv *cli.Invocation) error {
 			return &cli.UsageError{Msg: fmt.Sprintf("--path %s: %v", start, err)}
 		}
 		o.File = workspace.LogPath(root)
-		if err := events.NoLinkBelow(root, o.File); err != nil {
+		if err := safeio.NoLinkBelow(root, o.File); err != nil {
 			return fmt.Errorf("%w (or pass --file PATH to read a log elsewhere on purpose)", err)
 		}
 	}

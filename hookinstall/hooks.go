@@ -17,7 +17,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // HookOptions says what to register.
@@ -452,7 +452,7 @@ func planHooksIn(path, within string, o HookOptions, uninstall bool) (HookPlan, 
 	if err != nil {
 		return HookPlan{}, err
 	}
-	before, err := events.ReadRegular(target, 16<<20)
+	before, err := safeio.ReadRegular(target, 16<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return HookPlan{}, err
 	}
@@ -563,11 +563,11 @@ func (p HookPlan) Apply() error {
 		mode = fi.Mode().Perm()
 	}
 	if b := p.BackupPath(); b != "" {
-		if err := events.WriteFileAtomic(b, p.Before, mode, true); err != nil {
+		if err := safeio.WriteFileAtomic(b, p.Before, mode, true); err != nil {
 			return fmt.Errorf("back up %s before editing it: %w (nothing was changed)", target, err)
 		}
 	}
-	if err := events.WriteFileAtomic(target, p.After, mode, true); err != nil {
+	if err := safeio.WriteFileAtomic(target, p.After, mode, true); err != nil {
 		return fmt.Errorf("write %s: %w", target, err)
 	}
 	return nil
