@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/cli/clitest"
+	"github.com/relay-baton/relay-baton/cmd/lane"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -54,7 +55,7 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"relay-baton", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"relay-baton", "status", "--color", "=", "n"}, []string{"never"}},
 		{[]string{"relay-baton", "--color", "never", "tar"}, []string{"targets"}},
-		{[]string{"relay-baton", "hook", ""}, cli.Hook.Subcommands},
+		{[]string{"relay-baton", "hook", ""}, lane.Hook.Subcommands},
 		{[]string{"relay-baton", "hook", "install", "--scope", ""}, []string{"project", "local", "user"}},
 		{[]string{"relay-baton", "chat", "--agent", ""}, []string{"claude", "codex", "orchestrator"}},
 		{[]string{"relay-baton", "room", "--re"}, []string{"--resume", "--recap"}},
@@ -80,7 +81,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 	script := writeScript(t, "bash")
 	lines := [][]string{{"relay-baton", ""}}
 	var cmds []*cli.Command
-	for _, c := range cli.RelayBaton.Commands {
+	for _, c := range table.Commands {
 		if !c.Hidden {
 			lines = append(lines, []string{"relay-baton", c.Name, "--"})
 			cmds = append(cmds, c)
@@ -93,8 +94,8 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 			t.Errorf("only %d flags found in the commands' --help: the check is not reading them", checked)
 		}
 	}()
-	if !slices.Equal(got[0], cli.RelayBaton.VisibleNames()) || slices.Contains(got[0], "__complete") {
-		t.Errorf("commands: %q, want %q", got[0], cli.RelayBaton.VisibleNames())
+	if !slices.Equal(got[0], table.VisibleNames()) || slices.Contains(got[0], "__complete") {
+		t.Errorf("commands: %q, want %q", got[0], table.VisibleNames())
 	}
 	for i, c := range cmds {
 		if c == cli.Help {
@@ -123,7 +124,7 @@ func TestCompletionFollowsTheTable(t *testing.T) {
 
 // hook's Subcommands are the ones its Run dispatches.
 func TestSubcommandsDispatch(t *testing.T) {
-	for _, sub := range cli.Hook.Subcommands {
+	for _, sub := range lane.Hook.Subcommands {
 		code, out, errs := runCLI(t, "", "hook", sub, "--help")
 		if code != 0 || !strings.HasPrefix(out, "Usage: relay-baton hook "+sub) {
 			t.Errorf("hook %s --help: exit %d %q %q", sub, code, head(out), errs)
@@ -220,13 +221,13 @@ func TestPowerShellCompletionFollowsTheTable(t *testing.T) {
 	}
 	lines := [][]string{{"relay-baton", ""}}
 	var keys []string
-	for _, c := range cli.RelayBaton.Commands {
+	for _, c := range table.Commands {
 		if !c.Hidden {
 			lines = append(lines, []string{"relay-baton", c.Name, "-"})
 			keys = append(keys, c.Name)
 		}
 	}
-	for _, sub := range cli.Hook.Subcommands {
+	for _, sub := range lane.Hook.Subcommands {
 		lines = append(lines, []string{"relay-baton", "hook", sub, "-"})
 		keys = append(keys, "hook "+sub)
 	}
@@ -278,7 +279,7 @@ func TestPowerShellCompletionFollowsTheTable(t *testing.T) {
 			t.Errorf("%s: values %q %q, want %q %q", c.key, v.Vals, v.Dyn, c.want, c.dyn)
 		}
 	}
-	if h := d.Specs["hook"]; !h.Sub || !slices.Equal(h.Args, cli.Hook.Subcommands) {
+	if h := d.Specs["hook"]; !h.Sub || !slices.Equal(h.Args, lane.Hook.Subcommands) {
 		t.Errorf("hook: sub %v args %q", h.Sub, h.Args)
 	}
 	if !slices.Contains(d.Specs["hook install"].Valued, "--scope") {

@@ -14,6 +14,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	golang.org/x/sys v0.42.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

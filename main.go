@@ -4,12 +4,12 @@
 // also chat with an already-running Claude Code session through a file inbox
 // delivered by hooks.
 //
-// main binds the Run functions of the command table: package cli holds the
-// table as data, dispatch, help, completion and the exit codes. Each Run
-// lives in a cmd_*.go file beside this one: flags, one call into room,
-// conversation or server, then render (events/render). The orchestrator
-// lane's logic (hooks, lanes, follow, targets, hook install) is
-// conversation's.
+// main lists the command table: package cli is the framework (the table
+// as data, dispatch, help, completion and the exit codes); each command
+// lives in a package of its own under cmd/ (its row of help, its flags and
+// its Run: flags, one call into room, conversation or server, then render).
+// The orchestrator lane's logic (hooks, lanes, follow, targets, hook
+// install) is conversation's.
 package main
 
 import (
@@ -22,45 +22,43 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/cmd/lane"
+	"github.com/relay-baton/relay-baton/cmd/replaycmd"
+	"github.com/relay-baton/relay-baton/cmd/roomcmd"
+	"github.com/relay-baton/relay-baton/cmd/runscmd"
+	"github.com/relay-baton/relay-baton/cmd/selftestcmd"
+	"github.com/relay-baton/relay-baton/cmd/serve"
+	"github.com/relay-baton/relay-baton/cmd/trust"
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/diet"
+	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
-func init() {
-	cli.Chat.Run = runChat
-	cli.Replay.Run = runReplay
-	cli.Plan.Run = runPlan
-	cli.Execute.Run = runExecute
-	cli.Continue.Run = runContinue
-	cli.Handoff.Run = runHandoff
-	cli.Diff.Run = runDiff
-	cli.Apply.Run = runApply
-	cli.Undo.Run = runUndo
-	cli.Runs.Run = runRuns
-	cli.Review.Run = runReview
-	cli.Status.Run = runStatus
-	cli.Budget.Run = runBudget
-	cli.Doctor.Run = runDoctor
-	cli.Note.Run = runNote
-	cli.Trust.Run = runTrust
-	cli.Send.Run = runSend
-	cli.Targets.Run = runTargets
-	cli.Tail.Run = runTail
-	cli.Wait.Run = runWait
-	cli.Hook.Run = runHook
-	cli.Serve.Run = runServe
-	cli.Selftest.Run = runSelftest
-	cli.Complete.Run = runComplete
-	t := cli.RelayBaton
-	t.Values["diet"] = diet.Names
-	t.Values["agent"] = []string{"claude", "codex", room.AgentOrchestrator}
+// table is relay-baton's command line, in the order --help lists it: each
+// row is its command's package's (cmd/...), holding its help, flags and
+// Run; version, completion and help are cli's own.
+var table = &cli.Table{
+	Suggest: func(word string, names []string) string { return cli.DidYouMean("", cli.Suggest(word, names)) },
+	Commands: []*cli.Command{roomcmd.Chat, replaycmd.Replay, roomcmd.Plan, roomcmd.Execute, roomcmd.Continue, roomcmd.Handoff,
+		runscmd.Diff, runscmd.Apply, runscmd.Undo, runscmd.Runs, roomcmd.Review, roomcmd.Status, roomcmd.Budget, roomcmd.Doctor, roomcmd.Note, trust.Trust,
+		lane.Send, lane.Targets, lane.Tail, lane.Wait, lane.Hook, serve.Serve, selftestcmd.Selftest, cli.Version, cli.Completion, cli.Help, completeValues},
+	Values: map[string][]string{
+		"color": {"auto", "always", "never"},
+		"to":    {"claude", "codex"},
+		"scope": {"project", "local", "user"},
+		"form":  {"auto", "exec", "shell"},
+		"kind":  events.KindNames(),
+		"role":  events.RoleNames(),
+		"diet":  diet.Names,
+		"agent": {"claude", "codex", room.AgentOrchestrator},
+	},
 }
 
 // run is main without os.Exit, so deferred functions run and tests can call it.
 func run(ctx context.Context, args []string, io *cli.IO) int {
-	return cli.Run(ctx, cli.RelayBaton, args, io)
+	return cli.Run(ctx, table, args, io)
 }
 
 func main() {
@@ -78,6 +76,13 @@ func main() {
 	code := run(ctx, os.Args[1:], io)
 	stop()
 	os.Exit(code)
+}
+
+// completeValues answers the dynamic completions of the scripts (session ids);
+// hidden.
+var completeValues = &cli.Command{
+	Entry: cli.Entry{Name: "__complete", Usage: "sessions|replay-sessions", Short: "Dynamic values for the completion scripts", Hidden: true},
+	Run:   runComplete,
 }
 
 // runComplete answers the completion scripts' dynamic values: session ids.

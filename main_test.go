@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/cmd/lane"
 )
 
 // runCLI runs relay-baton in this process (run, as main does) with stdin
@@ -33,7 +34,7 @@ func runCLIOn(t testing.TB, ctx context.Context, stdin string, outTTY bool, args
 // usage on stdout, exit 0, nothing on stderr, and nothing run.
 func TestEveryCommandAnswersHelp(t *testing.T) {
 	t.Chdir(t.TempDir()) // not a repository: --help must not need one
-	for _, c := range cli.RelayBaton.Commands {
+	for _, c := range table.Commands {
 		names := append([]string{c.Name}, c.Aliases...)
 		for _, name := range names {
 			for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
@@ -62,8 +63,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	t.Chdir(t.TempDir())
 	cases := [][]string{{"--bogus"}, {"frobnicate"}, {"help", "frobnicate"}, {"--color=sometimes", "status"}, {"hook", "install", "--bogus"}}
-	for _, c := range cli.RelayBaton.Commands {
-		if c != cli.Help && c != cli.Hook {
+	for _, c := range table.Commands {
+		if c != cli.Help && c != lane.Hook {
 			cases = append(cases, []string{c.Name, "--no-such-flag"})
 		}
 	}
@@ -144,7 +145,7 @@ func TestHelpFits80Columns(t *testing.T) {
 	}
 	_, out, _ := runCLI(t, "", "--help")
 	check("--help", out)
-	for _, c := range cli.RelayBaton.Commands {
+	for _, c := range table.Commands {
 		_, out, _ := runCLI(t, "", c.Name, "--help")
 		check(c.Name+" --help", out)
 	}

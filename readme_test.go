@@ -21,7 +21,7 @@ var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's genera
 func readmeCommands() string {
 	var b strings.Builder
 	b.WriteString("| command | what it does |\n|---|---|\n")
-	for _, c := range cli.RelayBaton.Commands {
+	for _, c := range table.Commands {
 		if c.Hidden {
 			continue
 		}
@@ -125,7 +125,7 @@ func TestDocsCommandLinesAreTrue(t *testing.T) {
 				if len(words) == 0 || words[0] == "--version" || words[0] == "--help" || strings.HasSuffix(words[0], ":") {
 					continue // "relay-baton serve: http://..." is output
 				}
-				c := cli.RelayBaton.Lookup(words[0])
+				c := table.Lookup(words[0])
 				if c == nil || c.Hidden {
 					t.Errorf("%s: %q: %q is no relay-baton command", f, n, words[0])
 					continue

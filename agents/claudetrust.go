@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // In print mode (-p) Claude Code skips its workspace trust dialog, so a
@@ -80,7 +80,7 @@ func CheckClaudeTrust(dir string, env []string) ClaudeTrust {
 		return ct
 	}
 	ct.Config = p
-	b, err := events.ReadRegular(p, maxClaudeConfigBytes) // no FIFO blocks, size bound
+	b, err := safeio.ReadRegular(p, maxClaudeConfigBytes) // no FIFO blocks, size bound
 	if errors.Is(err, fs.ErrNotExist) {
 		ct.Why = p + " does not exist"
 		return ct

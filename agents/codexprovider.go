@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // codexBuiltinNoLogin are Codex's built-in local providers: they need no
@@ -64,7 +64,7 @@ func codexHomeIn(env []string) string {
 // readCodexConfig reads config.toml in home: a regular file (a FIFO does
 // not block), at most 1 MiB.
 func readCodexConfig(home string) ([]byte, error) {
-	f, err := events.OpenRegular(filepath.Join(home, "config.toml"))
+	f, err := safeio.OpenRegular(filepath.Join(home, "config.toml"))
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // ConfigName is the repository config file, at the repository root:
@@ -90,8 +90,8 @@ func LoadConfig(root string) (Config, error) {
 // link (followed), but a FIFO there must not hang every command: only a
 // regular file is read, at most 1 MiB.
 func ReadConfigFile(p string) ([]byte, error) {
-	b, err := events.ReadRegular(p, maxConfigBytes)
-	if errors.Is(err, events.ErrTooBig) {
+	b, err := safeio.ReadRegular(p, maxConfigBytes)
+	if errors.Is(err, safeio.ErrTooBig) {
 		return nil, fmt.Errorf("%s is over %d bytes: it should be a few lines of JSON", p, maxConfigBytes)
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -214,7 +214,7 @@ func LoadUserConfig() (UserConfig, error) {
 	if err != nil {
 		return UserConfig{}, nil // no config folder: no user config
 	}
-	b, err := events.ReadRegular(p, maxConfigBytes)
+	b, err := safeio.ReadRegular(p, maxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return UserConfig{}, nil
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/internal/testkit"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -201,7 +201,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file: move it aside") || !strings.Contains(err.Error(), agents.ConfigName) {
 		t.Fatalf("FIFO: err = %v", err)
 	}
-	if !errors.Is(err, events.ErrNotRegular) {
+	if !errors.Is(err, safeio.ErrNotRegular) {
 		t.Fatalf("FIFO: %v does not wrap ErrNotRegular", err)
 	}
 	// Every agent run reads it first: Prepare says why and does not hang.
@@ -212,7 +212,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	}()
 	select {
 	case err := <-prepared:
-		if !errors.Is(err, events.ErrNotRegular) {
+		if !errors.Is(err, safeio.ErrNotRegular) {
 			t.Fatalf("Prepare with a FIFO config: %v", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -227,7 +227,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	if err := os.Symlink(fifo, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadWithin(t, dir); !errors.Is(err, events.ErrNotRegular) {
+	if _, err := loadWithin(t, dir); !errors.Is(err, safeio.ErrNotRegular) {
 		t.Fatalf("link to a FIFO: err = %v", err)
 	}
 
@@ -236,7 +236,7 @@ func TestLoadConfigFIFOAndLinks(t *testing.T) {
 	if err := os.Mkdir(p, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadWithin(t, dir); !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a directory") {
+	if _, err := loadWithin(t, dir); !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "a directory") {
 		t.Fatalf("folder: err = %v", err)
 	}
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // Parser turns an agent CLI's stdout, one line at a time, into activities.
@@ -90,13 +92,13 @@ type claudeLine struct {
 	SessionID string          `json:"session_id"`
 	Message   json.RawMessage `json:"message"`
 	// result
-	Result       *string         `json:"result"`
-	IsError      bool            `json:"is_error"`
-	TotalCostUSD float64         `json:"total_cost_usd"`
-	Usage        *anthropicUsage `json:"usage"`
-	StopReason   string          `json:"stop_reason"`
-	Errors       []string        `json:"errors"`
-	APIError     json.RawMessage `json:"api_error_status"`
+	Result       *string                  `json:"result"`
+	IsError      bool                     `json:"is_error"`
+	TotalCostUSD float64                  `json:"total_cost_usd"`
+	Usage        *agentmsg.AnthropicUsage `json:"usage"`
+	StopReason   string                   `json:"stop_reason"`
+	Errors       []string                 `json:"errors"`
+	APIError     json.RawMessage          `json:"api_error_status"`
 	// assistant: "authentication_failed" on the synthetic message claude
 	// writes when it has no valid login
 	Error string `json:"error"`
@@ -124,7 +126,7 @@ func (p *ClaudeParser) Line(line []byte) []events.Activity {
 			p.out.NotLoggedIn = true
 			return nil
 		}
-		acts, err := MessageActivities(Claude, l.Message)
+		acts, err := agentmsg.Activities(Claude, l.Message)
 		if err != nil {
 			return nil
 		}
@@ -144,7 +146,7 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 		p.out.FinalText = *l.Result
 	}
 	var acts []events.Activity
-	if u := l.Usage.usage(); u != nil || l.TotalCostUSD != 0 {
+	if u := l.Usage.Usage(); u != nil || l.TotalCostUSD != 0 {
 		if u == nil {
 			u = &events.Usage{}
 		}
@@ -166,7 +168,7 @@ func (p *ClaudeParser) result(l *claudeLine) []events.Activity {
 		if status := strings.Trim(string(l.APIError), `"`); status != "" && status != "null" && !strings.Contains(msg, status) {
 			msg = "HTTP " + status + ": " + msg
 		}
-		p.out.ErrorText = FirstLine(msg)
+		p.out.ErrorText = agentmsg.FirstLine(msg)
 		if p.out.NotLoggedIn || notLoggedInText(Claude, msg) {
 			p.out.NotLoggedIn = true
 		} else {
@@ -281,17 +283,17 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 		}
 		done := events.Activity{Source: Codex, Kind: events.ActDone, StopReason: "turn.failed", IsError: true, Session: s}
 		if p.out.NotLoggedIn || notLoggedInText(Codex, msg) {
-			p.out.ErrorText = FirstLine(msg)
+			p.out.ErrorText = agentmsg.FirstLine(msg)
 			p.out.NotLoggedIn = true
 			return []events.Activity{done}
 		}
 		if p.lastError == oneLine(msg, 500) {
 			// codex 0.171.0 says a refusal twice: an error line, then
 			// turn.failed with the same message. It was shown once.
-			p.out.ErrorText = FirstLine(msg)
+			p.out.ErrorText = agentmsg.FirstLine(msg)
 			return []events.Activity{done}
 		}
-		p.out.ErrorText = FirstLine(msg)
+		p.out.ErrorText = agentmsg.FirstLine(msg)
 		return []events.Activity{{Source: Codex, Kind: events.ActError, Text: p.out.ErrorText, IsError: true, Session: s}, done}
 	case "error":
 		msg := l.Message
@@ -309,7 +311,7 @@ func (p *CodexParser) Line(line []byte) []events.Activity {
 			return []events.Activity{{Source: Codex, Kind: events.ActError, Text: unreachableNotice(msg), IsError: true, Session: s}}
 		}
 		if p.out.ErrorText == "" {
-			p.out.ErrorText = FirstLine(msg)
+			p.out.ErrorText = agentmsg.FirstLine(msg)
 		}
 		if notLoggedInText(Codex, msg) {
 			p.out.NotLoggedIn = true
@@ -335,18 +337,18 @@ func (p *CodexParser) toolActivity(it *codexItem) (events.Activity, bool) {
 	a := events.Activity{Source: Codex, Kind: events.ActTool, ID: it.ID, Session: p.out.Session, Tool: it.Type}
 	switch it.Type {
 	case "command_execution":
-		a.Detail = oneLine(UnwrapShell(it.Command), DetailRunes)
+		a.Detail = oneLine(agentmsg.UnwrapShell(it.Command), agentmsg.DetailRunes)
 	case "mcp_tool_call":
 		a.Tool = it.Server + "." + it.Tool
-		a.Detail = ToolDetail(a.Tool, it.Args)
+		a.Detail = agentmsg.ToolDetail(a.Tool, it.Args)
 	case "web_search":
-		a.Detail = oneLine(it.Query, DetailRunes)
+		a.Detail = oneLine(it.Query, agentmsg.DetailRunes)
 	case "file_change":
 		parts := make([]string, 0, len(it.Changes))
 		for _, c := range it.Changes {
 			parts = append(parts, c.Kind+" "+c.Path)
 		}
-		a.Detail = oneLine(strings.Join(parts, ", "), DetailRunes)
+		a.Detail = oneLine(strings.Join(parts, ", "), agentmsg.DetailRunes)
 	case "todo_list":
 		done := 0
 		for _, t := range it.Items {
@@ -390,93 +392,15 @@ func (p *CodexParser) itemCompleted(it *codexItem) []events.Activity {
 	res.IsError = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
 	switch {
 	case it.AggregatedOutput != "":
-		res.Text = oneLine(it.AggregatedOutput, ResultRunes)
+		res.Text = oneLine(it.AggregatedOutput, agentmsg.ResultRunes)
 	case it.Error != nil:
-		res.Text, res.IsError = oneLine(it.Error.Message, ResultRunes), true
+		res.Text, res.IsError = oneLine(it.Error.Message, agentmsg.ResultRunes), true
 	case it.Status != "":
 		res.Text = it.Status
 	}
 	return append(acts, res)
 }
 
-// UnwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
-// command as the model wrote it. Codex quotes the script as one shell word,
-// in single quotes, or in double quotes with backslashes when the script
-// holds a single quote (`/bin/bash -lc "printf '\\n' >> f"`), or in a
-// mix of both; anything that is not one word is shown as it is.
-func UnwrapShell(cmd string) string {
-	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
-		rest, ok := strings.CutPrefix(cmd, sh)
-		if !ok {
-			continue
-		}
-		if w, ok := shellWord(rest); ok {
-			return w
-		}
-		return rest
-	}
-	return cmd
-}
-
-// shellWord reads s as one POSIX shell word (unquoted, '...' and "..."
-// parts, backslash escapes) and returns its value; ok is false when s is
-// not exactly one word.
-func shellWord(s string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		switch c := s[i]; c {
-		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return "", false
-			}
-			b.WriteString(s[i+1 : i+1+j])
-			i += j + 2
-		case '"':
-			i++
-			for {
-				if i >= len(s) {
-					return "", false
-				}
-				if s[i] == '"' {
-					i++
-					break
-				}
-				// In double quotes a backslash escapes only $ ` " \ and a newline.
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-					if s[i+1] != '\n' {
-						b.WriteByte(s[i+1])
-					}
-					i += 2
-					continue
-				}
-				b.WriteByte(s[i])
-				i++
-			}
-		case '\\':
-			if i+1 >= len(s) {
-				return "", false
-			}
-			if s[i+1] != '\n' {
-				b.WriteByte(s[i+1])
-			}
-			i += 2
-		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
-			return "", false // more than one word, or an operator
-		default:
-			b.WriteByte(c)
-			i++
-		}
-	}
-	return b.String(), true
-}
-
-// FirstLine is the first non-blank line of s, cut to LineRunes.
-func FirstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			return oneLine(l, LineRunes)
-		}
-	}
-	return ""
-}
+// oneLine folds s onto one line and cuts it to at most n runes: the one
+// truncation helper.
+var oneLine = render.Cut

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/subprocess"
 )
@@ -268,7 +269,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	inv, err := Prepare(req)
 	if err != nil {
 		res.Err = err
-		res.Summary = label + ": " + FirstLine(err.Error())
+		res.Summary = label + ": " + agentmsg.FirstLine(err.Error())
 		return res
 	}
 	res.Stripped, res.Passed = inv.Stripped, inv.Passed
@@ -278,7 +279,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 		clog, err = openCommandLog(req.SessionDir)
 		if err != nil {
 			res.Err = err
-			res.Summary = label + ": " + FirstLine(err.Error())
+			res.Summary = label + ": " + agentmsg.FirstLine(err.Error())
 			return res
 		}
 		defer clog.Close()
@@ -293,7 +294,7 @@ func Run(ctx context.Context, req Request) (res Result) {
 	o.close()
 	if st == nil && waitErr != nil {
 		res.Err = fmt.Errorf("agent %s: start %s: %w", req.Agent, inv.Path, waitErr)
-		res.Summary = label + ": " + FirstLine(res.Err.Error())
+		res.Summary = label + ": " + agentmsg.FirstLine(res.Err.Error())
 		clog.exit(-1)
 		return res
 	}
@@ -350,7 +351,7 @@ func newRunOutput(req Request, clog *commandLog) *runOutput {
 		if tooLong == 0 {
 			o.stderrTail.add(string(line))
 			if req.Resume != "" && o.resumeWhy == "" && resumeFailure(string(line)) {
-				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), LineRunes)
+				o.resumeWhy = oneLine(strings.TrimPrefix(strings.TrimSpace(string(line)), "Error: "), agentmsg.LineRunes)
 			}
 		}
 	})
@@ -381,7 +382,7 @@ func (r ending) judge(ctx, runCtx context.Context, res *Result) {
 	switch {
 	case r.o.cbPanic != nil:
 		res.Err = fmt.Errorf("agent %s: activity callback panicked: %v", req.Agent, r.o.cbPanic)
-		res.Summary = label + " failed: " + oneLine(res.Err.Error(), LineRunes)
+		res.Summary = label + " failed: " + oneLine(res.Err.Error(), agentmsg.LineRunes)
 	case ctx.Err() != nil:
 		res.Cancelled = true
 		res.Err = fmt.Errorf("agent %s: %w", req.Agent, ctx.Err())
@@ -479,7 +480,7 @@ func (t *tail) last() string {
 		if strings.HasPrefix(l, "Reading additional input from stdin") || strings.HasPrefix(l, "WARNING: proceeding") {
 			continue
 		}
-		return oneLine(l, LineRunes)
+		return oneLine(l, agentmsg.LineRunes)
 	}
 	return ""
 }

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // A repository's .relay-baton.json is used only once the user has trusted
@@ -93,7 +93,7 @@ func TrustedConfigs() ([]TrustEntry, error) {
 
 func readTrust(p string) (trustRecord, error) {
 	var rec trustRecord
-	b, err := events.ReadOwned(p, maxTrustBytes) // O_NOFOLLOW: a link there is refused
+	b, err := safeio.ReadOwned(p, maxTrustBytes) // O_NOFOLLOW: a link there is refused
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, nil
 	}
@@ -220,14 +220,14 @@ func updateTrust(change func(*trustRecord)) error {
 	if fi, err := os.Lstat(dir); err != nil {
 		return fmt.Errorf("trust record: %w", err)
 	} else if !fi.IsDir() {
-		return fmt.Errorf("trust record: %s is %s, not a folder: move it aside", dir, events.FileKind(fi.Mode()))
+		return fmt.Errorf("trust record: %s is %s, not a folder: move it aside", dir, safeio.FileKind(fi.Mode()))
 	}
-	lock, err := events.OpenChecked(filepath.Join(dir, ".trust.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
+	lock, err := safeio.OpenChecked(filepath.Join(dir, ".trust.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return fmt.Errorf("trust record: %w", err)
 	}
 	defer lock.Close()
-	defer events.LockFile(lock)()
+	defer safeio.LockFile(lock)()
 	p := filepath.Join(dir, TrustFileName)
 	rec, err := readTrust(p)
 	if err != nil {
@@ -243,7 +243,7 @@ func updateTrust(change func(*trustRecord)) error {
 	if err != nil {
 		return err
 	}
-	if err := events.WriteFileAtomic(p, append(b, '\n'), 0o600, true); err != nil {
+	if err := safeio.WriteFileAtomic(p, append(b, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("trust record %s not written (nothing changed): %w", p, err)
 	}
 	return nil

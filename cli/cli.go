@@ -9,14 +9,14 @@
 //	error ◄── report: UsageError 2, ExitError n, ErrSilent 1 ◄──────────────┘
 //	Table ─► probe each Run's flag set ─► bash / zsh / fish / PowerShell scripts
 //
-// It knows no lane and no room: package main binds each command's Run (flags,
-// one call into room, conversation or server, render) and the values only
-// they know (diet profiles, agent names). Its own commands are help,
-// completion and version; it also keeps the hook subcommands' rows and the
-// did-you-mean words (Suggest, DidYouMean). Every command table of the
-// module is made of rows holding an Entry: this one, the hooks', and the
-// room's slash commands. Of this module it imports events (kinds and roles,
-// for completion) and events/render (Inert, for error messages) only.
+// It knows no lane and no room: each command is a package of its own
+// under cmd/ (its row, its flags and its Run: one call into room,
+// conversation or server, then render), and package main lists them in
+// its table with the values only they know (diet profiles, agent names,
+// event kinds and roles). Its own commands are help, completion and
+// version; it also keeps the did-you-mean words (Suggest, DidYouMean).
+// Every command table of the module is made of rows holding an Entry:
+// main's, the hooks' (cmd/lane) and the room's slash commands.
 package cli
 
 import (

@@ -59,10 +59,12 @@ func FitMessage(msg string, width int) string {
 // PrintCommandHelp writes c's help: usage, short line, aliases, long text
 // and, when fs is given, its flags.
 func PrintCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
-	printCommandHelp(w, c, fs, helpWidth(w))
+	PrintCommandHelpAt(w, c, fs, helpWidth(w))
 }
 
-func printCommandHelp(w io.Writer, c *Command, fs *pflag.FlagSet, width int) {
+// PrintCommandHelpAt is PrintCommandHelp wrapped at width columns,
+// whatever w is.
+func PrintCommandHelpAt(w io.Writer, c *Command, fs *pflag.FlagSet, width int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", "relay-baton "+c.Synopsis(), c.Short)
 	if len(c.Aliases) > 0 {

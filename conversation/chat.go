@@ -18,10 +18,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -284,9 +284,9 @@ func newMessageID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeFileAtomic writes dir/name (mode 0600) with events.WriteFileAtomic.
+// writeFileAtomic writes dir/name (mode 0600) with safeio.WriteFileAtomic.
 func writeFileAtomic(dir, name string, data []byte, durable bool) error {
-	return events.WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
+	return safeio.WriteFileAtomic(filepath.Join(dir, name), data, 0o600, durable)
 }
 
 // Enqueue writes a message into the inbox (temp file + rename) and returns
@@ -346,7 +346,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 
 // pending lists inbox message file names, oldest first.
 func pending(inbox string) ([]string, error) {
-	names, err := events.ReadDirNames(inbox) // a FIFO there does not block
+	names, err := safeio.ReadDirNames(inbox) // a FIFO there does not block
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +460,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		// Only a regular file is claimed: a FIFO renamed into delivered/
 		// would then block the reader in open(2).
 		if fi, err := os.Lstat(src); err == nil && !fi.Mode().IsRegular() {
-			if r, ok := s.reject(src, name, events.FileKind(fi.Mode())+", not a message file"); ok {
+			if r, ok := s.reject(src, name, safeio.FileKind(fi.Mode())+", not a message file"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
@@ -539,9 +539,9 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 // readMessage reads and validates a message file; reason != "" when it is
 // not a usable message.
 func readMessage(p string) (Message, string) {
-	f, err := events.OpenChecked(p, os.O_RDONLY, 0, true)
+	f, err := safeio.OpenChecked(p, os.O_RDONLY, 0, true)
 	if err != nil {
-		if errors.Is(err, events.ErrNotRegular) {
+		if errors.Is(err, safeio.ErrNotRegular) {
 			return Message{}, "not a regular file"
 		}
 		return Message{}, err.Error()
@@ -684,11 +684,11 @@ func (s *Session) State(id string) (State, error) {
 			return State{Queued: true, Ahead: i}, nil
 		}
 	}
-	b, err := events.ReadOwned(s.DeliveredPath(id), maxInboxFile)
+	b, err := safeio.ReadOwned(s.DeliveredPath(id), maxInboxFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// The inbox listing and the rename race: look once more.
-			if b, err = events.ReadOwned(s.DeliveredPath(id), maxInboxFile); err != nil {
+			if b, err = safeio.ReadOwned(s.DeliveredPath(id), maxInboxFile); err != nil {
 				return State{}, fmt.Errorf("%s: %w", id, ErrNotQueued)
 			}
 		} else {
@@ -704,7 +704,7 @@ func (s *Session) State(id string) (State, error) {
 		// The claimer writes deliveredAt before it lets its marker go: a
 		// marker gone (or free) since the record was read may mean the
 		// record has it now. Read it again.
-		if b, err := events.ReadOwned(s.DeliveredPath(id), maxInboxFile); err == nil {
+		if b, err := safeio.ReadOwned(s.DeliveredPath(id), maxInboxFile); err == nil {
 			var again Message
 			if json.Unmarshal(b, &again) == nil && again.DeliveredAt != nil {
 				m = again
@@ -740,7 +740,7 @@ func (s *Session) Reply(id string) (string, bool) {
 	if validMessageID(id) != nil {
 		return "", false
 	}
-	b, err := events.ReadOwned(s.OutboxPath(id), maxInboxFile)
+	b, err := safeio.ReadOwned(s.OutboxPath(id), maxInboxFile)
 	if err != nil {
 		return "", false
 	}
@@ -812,7 +812,7 @@ func (s *Session) AppendLog(e LogEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := workspace.OpenAppend(s.LogPath())
+	f, err := safeio.OpenAppend(s.LogPath())
 	if err != nil {
 		return err
 	}
@@ -825,7 +825,7 @@ func (s *Session) AppendLog(e LogEntry) error {
 // how many lines it skipped (not an entry, or over MaxLogLine: passed over
 // without being held in memory). A missing log is no entries.
 func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
-	f, err := events.OpenChecked(s.LogPath(), os.O_RDONLY, 0, true)
+	f, err := safeio.OpenChecked(s.LogPath(), os.O_RDONLY, 0, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}

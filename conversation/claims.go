@@ -16,6 +16,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
@@ -201,7 +202,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	h := r.held
 	r.held = nil
 	var mk claimMarker
-	if b, err := events.ReadOwned(h.path, maxInboxFile); err == nil {
+	if b, err := safeio.ReadOwned(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
 	err := h.s.requeue(r.Message, mk)
@@ -287,7 +288,7 @@ type Recovered struct {
 // reads).
 func (s *Session) Recover() []Recovered {
 	defer s.settleAnswers(time.Now())
-	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
+	names, err := safeio.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
@@ -320,7 +321,7 @@ const (
 
 // ClaimState reports the claim status of message id.
 func (s *Session) ClaimState(id string) ClaimStatus {
-	f, err := events.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
+	f, err := safeio.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
 	if err != nil {
 		return ClaimNone
 	}
@@ -402,9 +403,9 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 // requeues a handed-over claim without waiting for ClaimGrace.
 func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	p := s.markerPath(id)
-	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
+	f, err := safeio.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
-		if errors.Is(err, events.ErrNotRegular) {
+		if errors.Is(err, safeio.ErrNotRegular) {
 			os.Remove(p) // not ours: a marker is always a regular file
 		}
 		return Recovered{}, false
@@ -527,7 +528,7 @@ func (s *Session) ConfirmClaim(id string) {
 		return
 	}
 	p := s.markerPath(id)
-	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
+	f, err := safeio.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		return
 	}
@@ -557,7 +558,7 @@ func (s *Session) SettleSocketPost(id string) bool {
 	if validMessageID(id) != nil {
 		return false
 	}
-	b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+	b, err := safeio.ReadOwned(s.markerPath(id), 64<<10)
 	if err != nil {
 		return false
 	}

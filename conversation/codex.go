@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
@@ -88,7 +88,7 @@ const maxMetaLine = 4 << 20
 
 // readRolloutMeta reads the session_meta line of a rollout.
 func readRolloutMeta(path string) (transcript.RolloutMeta, bool) {
-	f, err := events.OpenRegular(path) // a FIFO there does not block
+	f, err := safeio.OpenRegular(path) // a FIFO there does not block
 	if err != nil {
 		return transcript.RolloutMeta{}, false
 	}
@@ -112,7 +112,7 @@ func readRolloutMeta(path string) (transcript.RolloutMeta, bool) {
 // rollout untouched for BusyTTL is idle whatever it says (its process died
 // mid-turn).
 func CodexTurn(rollout string, now time.Time) bool {
-	f, err := events.OpenRegular(rollout) // a FIFO there does not block
+	f, err := safeio.OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // errors.log holds one line per distinct failure: the same message again
@@ -65,7 +65,7 @@ func parseErrorsLine(s string) errorsLine {
 // through a link, and a FIFO in its place is refused without blocking.
 func recordError(path, msg string, now time.Time) error {
 	msg = strings.Join(strings.Fields(render.Cut(msg, 2000)), " ")
-	f, err := events.OpenChecked(path, os.O_RDWR|os.O_CREATE, 0o600, true)
+	f, err := safeio.OpenChecked(path, os.O_RDWR|os.O_CREATE, 0o600, true)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/internal/testkit"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // A FIFO where the session's inbox or claims folder should be: every hook
@@ -37,13 +37,13 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 		if c.res.OK {
 			t.Fatalf("%s: claimed %+v", folder, c.res.Message)
 		}
-		if folder == "inbox" && !errors.Is(c.err, events.ErrNotRegular) {
+		if folder == "inbox" && !errors.Is(c.err, safeio.ErrNotRegular) {
 			t.Fatalf("inbox: claim error %v, want one that says it is not a folder", c.err)
 		}
 		agenttest.Within(t, folder+": recover", func() []Recovered { return s.Recover() })
 		if folder == "inbox" {
 			err := agenttest.Within(t, "inbox: queue", func() error { _, err := s.Queue(); return err })
-			if !errors.Is(err, events.ErrNotRegular) {
+			if !errors.Is(err, safeio.ErrNotRegular) {
 				t.Fatalf("inbox: queue error %v", err)
 			}
 		}

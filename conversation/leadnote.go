@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -26,7 +26,7 @@ func LeadNote(ws, id string) string {
 	root := filepath.Join(ws, workspace.ChatDir)
 	seen := filepath.Join(root, leadSeenName)
 	prev := ""
-	if b, err := events.ReadOwned(seen, 4096); err == nil {
+	if b, err := safeio.ReadOwned(seen, 4096); err == nil {
 		prev = strings.TrimSpace(string(b))
 	}
 	if prev == id || ValidSessionID(id) != nil {
@@ -40,7 +40,7 @@ func LeadNote(ws, id string) string {
 	if err := writeFileAtomic(root, leadSeenName, []byte(id+"\n"), false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	marked, _ := events.ReadOwned(leadPath(ws), 4096)
+	marked, _ := safeio.ReadOwned(leadPath(ws), 4096)
 	if prev == "" || strings.TrimSpace(string(marked)) == id {
 		return ""
 	}

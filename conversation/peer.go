@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Asking a socket who it is. A record that names a socket (socket.json, the
@@ -82,7 +82,7 @@ func checkPath(p string, socket bool) error {
 		}
 		if last && socket {
 			if fi.Mode().Type() != fs.ModeSocket {
-				return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, next, events.FileKind(fi.Mode()))
+				return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, next, safeio.FileKind(fi.Mode()))
 			}
 			if owner := fileUID(fi); owner >= 0 && owner != uid {
 				return fmt.Errorf("%w: %s belongs to user %d, not to you (%d)", ErrPeer, next, owner, uid)
@@ -90,7 +90,7 @@ func checkPath(p string, socket bool) error {
 			return nil
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%w: %s is %s, not a folder", ErrPeer, next, events.FileKind(fi.Mode()))
+			return fmt.Errorf("%w: %s is %s, not a folder", ErrPeer, next, safeio.FileKind(fi.Mode()))
 		}
 		if err := checkPathDir(next, uid); err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // QueueUpdate is one change of a session's queue: its depth (Delivered
@@ -51,7 +51,7 @@ func (s *Session) WatchQueue(ctx context.Context, fn func(QueueUpdate)) error {
 			}
 			seen[n] = true
 			var m Message
-			b, err := events.ReadOwned(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
+			b, err := safeio.ReadOwned(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
 			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
 				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
 				continue

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // The last answer of `claude agents --json`, kept in the user's own cache
@@ -75,7 +75,7 @@ func rememberedSession(id string) (LiveSession, bool) {
 	if p == "" {
 		return LiveSession{}, false
 	}
-	b, err := events.ReadOwned(p, 4<<20)
+	b, err := safeio.ReadOwned(p, 4<<20)
 	if err != nil {
 		return LiveSession{}, false
 	}

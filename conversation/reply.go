@@ -14,7 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // The reply, from the Stop hook. Claude Code's Stop payload carries
@@ -59,7 +59,7 @@ func (s *Session) MarkAnswering(id string) error {
 	if err := checkDir(d); err != nil {
 		return err
 	}
-	f, err := events.OpenChecked(filepath.Join(d, id), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := safeio.OpenChecked(filepath.Join(d, id), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ type storedReply struct {
 // delivered and has no reply yet; the marks go. Its cost when nothing is
 // marked is one directory read.
 func (s *Session) StoreReplies(text string) {
-	names, err := events.ReadDirNames(s.answeringDir())
+	names, err := safeio.ReadDirNames(s.answeringDir())
 	if err != nil || len(names) == 0 {
 		return
 	}

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -58,7 +58,7 @@ func (s *Session) HooklessOnly() bool {
 
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
-	b, err := events.ReadOwned(s.registrationPath(), 1<<20)
+	b, err := safeio.ReadOwned(s.registrationPath(), 1<<20)
 	if err != nil {
 		return Registration{}, false
 	}
@@ -78,7 +78,7 @@ func (s *Session) MarkBusy() error {
 		return err
 	}
 	now := time.Now()
-	f, err := events.OpenChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := safeio.OpenChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 	if err := s.checkDirs(); err != nil {
 		return nil, false, err
 	}
-	f, err := events.OpenChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
+	f, err := safeio.OpenChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, false, err
 	}
@@ -380,7 +380,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		return out[i].SessionID < out[j].SessionID
 	})
 	lead := -1
-	if b, err := events.ReadOwned(leadPath(ws), 4096); err == nil && !plant.lead {
+	if b, err := safeio.ReadOwned(leadPath(ws), 4096); err == nil && !plant.lead {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == procfacts.Live {
@@ -466,7 +466,7 @@ func printModeTranscript(path string) bool {
 	if path == "" {
 		return false
 	}
-	f, err := events.OpenRegular(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return false
 	}
@@ -491,7 +491,7 @@ func (s *Session) RecordProcess(p procfacts.Process) error {
 	}
 	b, _ := json.Marshal(p)
 	b = append(b, '\n')
-	if old, err := events.ReadOwned(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
+	if old, err := safeio.ReadOwned(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := s.checkDirs(); err != nil {
@@ -508,7 +508,7 @@ func (s *Session) Process() (procfacts.Process, bool) {
 // readProcess reads a process record of the session folder (process.json,
 // no-socket.json); ok=false when there is none or it names no process.
 func readProcess(path string) (procfacts.Process, bool) {
-	b, err := events.ReadOwned(path, 4096)
+	b, err := safeio.ReadOwned(path, 4096)
 	if err != nil {
 		return procfacts.Process{}, false
 	}

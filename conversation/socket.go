@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // The socket lane. Claude Code (2.1.224 and later) binds an inbox socket
@@ -78,13 +78,13 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 // it is settled (the claim grace at most). It changes nothing: Recover
 // settles what it finds.
 func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
-	names, _ := events.ReadDirNames(s.ClaimsDir())
+	names, _ := safeio.ReadDirNames(s.ClaimsDir())
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".json")
 		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
 			continue
 		}
-		b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+		b, err := safeio.ReadOwned(s.markerPath(id), 64<<10)
 		if err != nil {
 			continue
 		}
@@ -105,7 +105,7 @@ func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 		}
 		return id, true
 	}
-	names, _ = events.ReadDirNames(s.answeringDir())
+	names, _ = safeio.ReadDirNames(s.answeringDir())
 	busy := unknown // the hooks' busy mark, read once when needed
 	for _, id := range names {
 		if validMessageID(id) != nil {
@@ -180,7 +180,7 @@ func (s *Session) socketOffPath() string { return filepath.Join(s.dir, socketOff
 // or when it is about another process or socket than the one recorded
 // now (the session restarted: the lane is tried again).
 func (s *Session) SocketOffState() (SocketOff, bool) {
-	b, err := events.ReadOwned(s.socketOffPath(), 64<<10)
+	b, err := safeio.ReadOwned(s.socketOffPath(), 64<<10)
 	if err != nil {
 		return SocketOff{}, false
 	}
@@ -258,7 +258,7 @@ func (s *Session) ClearSocket() {
 // Socket reads socket.json; ok is false when there is none (or it is not
 // a regular file of ours).
 func (s *Session) Socket() (SocketInfo, bool) {
-	b, err := events.ReadOwned(s.socketPath(), 64<<10)
+	b, err := safeio.ReadOwned(s.socketPath(), 64<<10)
 	if err != nil {
 		return SocketInfo{}, false
 	}
@@ -468,7 +468,7 @@ func enqueuedInTranscript(path string, off int64, id string) bool {
 	if path == "" {
 		return false
 	}
-	f, err := events.OpenRegular(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return false
 	}

@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -276,14 +276,14 @@ func TargetIDs(dir string) []string {
 
 // claudeHooksIn is the Claude Code settings file (project, local, then the
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
-// A file that is not a regular one is not read (events.ReadRegular).
+// A file that is not a regular one is not read (safeio.ReadRegular).
 func claudeHooksIn(ws string) string {
 	for _, scope := range []string{"project", "local", "user"} {
 		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {
 			continue
 		}
-		if data, err := events.ReadRegular(path, 16<<20); err == nil && HoldsStopHook(data) {
+		if data, err := safeio.ReadRegular(path, 16<<20); err == nil && HoldsStopHook(data) {
 			return path
 		}
 	}

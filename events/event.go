@@ -7,10 +7,8 @@
 //	writers (room) ─► NewWithMeta ─► Log.Append ─► ReadFile/Follow ─► MetaOf (resume)
 //
 // The log is append-only (one write per line, flock, torn lines skipped);
-// LineReader is relay-baton's one line reader; OpenChecked and its
-// wrappers (files.go) are its one way to open a file found by path without
-// blocking on a FIFO or following a symlink. The package imports nothing
-// else of relay-baton.
+// LineReader is relay-baton's one line reader. Files are opened and
+// locked through safeio, the one package of relay-baton it imports.
 package events
 
 import (

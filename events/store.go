@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // MaxLineBytes caps one event line on write. Text is a summary; large
@@ -46,16 +48,16 @@ type Log struct {
 func OpenLog(path string) (*Log, error) {
 	// O_NOFOLLOW: a repository can commit conversation.jsonl as a symlink
 	// to ~/.bashrc; O_NONBLOCK: a FIFO there must not hang the command.
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR|openNoFollow|openNonBlock, 0o600)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR|safeio.ONoFollow|safeio.ONonBlock, 0o600)
 	if err != nil {
 		if fi, serr := os.Lstat(path); serr == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside (relay-baton never writes through a link)", path, FileKind(fi.Mode()))
+			return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside (relay-baton never writes through a link)", path, safeio.FileKind(fi.Mode()))
 		}
 		return nil, fmt.Errorf("open conversation log: %w%s", err, writeHint(err))
 	}
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside", path, FileKind(fi.Mode()))
+		return nil, fmt.Errorf("open conversation log: %s is %s, not a regular file: move it aside", path, safeio.FileKind(fi.Mode()))
 	}
 	_ = f.Chmod(0o600) // a log created by an older version may be wider
 	return &Log{f: f, path: path}, nil
@@ -98,7 +100,7 @@ func (l *Log) Append(e Event) error {
 	if len(b)-1 > MaxLineBytes {
 		return fmt.Errorf("event %s is %d bytes, over the %d-byte line cap: put large content in a file and name it in refs", e.ID, len(b)-1, MaxLineBytes)
 	}
-	unlock := lockFile(l.f)
+	unlock := safeio.LockFile(l.f)
 	defer unlock()
 	if !l.needsNewline() {
 		b = b[1:]
@@ -264,7 +266,7 @@ var ErrNoLog = errors.New("no conversation log")
 
 // openForRead opens path for reading with errors that say what to do.
 func openForRead(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|safeio.ONonBlock, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -285,7 +287,7 @@ func openForRead(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() && path != os.DevNull { // /dev/null: an empty log
 		f.Close()
-		return nil, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, FileKind(fi.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, safeio.FileKind(fi.Mode()))
 	}
 	return f, nil
 }
@@ -362,7 +364,7 @@ func Follow(ctx context.Context, path string, offset int64, fn func(Event) error
 				return total, fmt.Errorf("%s is a directory, not a conversation log", path)
 			}
 			if !fi.Mode().IsRegular() {
-				return total, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, FileKind(fi.Mode()))
+				return total, fmt.Errorf("%s is %s, not a conversation log: relay-baton reads only regular files (move it aside)", path, safeio.FileKind(fi.Mode()))
 			}
 			if fi.Size() < offset || (last != nil && !os.SameFile(last, fi)) {
 				offset = 0
@@ -410,24 +412,6 @@ func merge(total *Stats, st Stats, lineBase int) {
 	if total.FirstError == "" {
 		total.FirstError = st.FirstError
 	}
-}
-
-// FileKind names a file type for an error message ("a named pipe (FIFO)",
-// "a symbolic link", ...): the one such helper.
-func FileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
 }
 
 func isDir(p string) bool {

@@ -45,3 +45,7 @@ func Wait(f *os.File) error {
 		}
 	}
 }
+
+// Unlock releases the lock Try or Wait took on f (closing f releases it
+// too).
+func Unlock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -63,3 +63,10 @@ func Held(path string) (bool, error) {
 	}
 	return false, err
 }
+
+// Unlock releases the lock Try or Wait took on f (closing f releases it
+// too).
+func Unlock(f *os.File) error {
+	ol := new(windows.Overlapped)
+	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, ^uint32(0), ^uint32(0), ol)
+}

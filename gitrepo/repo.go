@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // excludeSession keeps relay-baton's own folder out of every git view: plan.md
@@ -115,7 +115,7 @@ func EachNumstat(out string, each func(path string, added, deleted int, binary b
 // through the one helper: a symlink is not followed (its target may lie
 // outside the repository, and a key must not end up in a prompt), a FIFO
 // does not block, only a regular file is read.
-func openUntracked(path string) (*os.File, error) { return events.OpenOwned(path) }
+func openUntracked(path string) (*os.File, error) { return safeio.OpenOwned(path) }
 
 // untrackedKind names what an untracked path that is not a regular file
 // is ("a symbolic link", ...), for the diff.
@@ -124,7 +124,7 @@ func untrackedKind(path string) string {
 	if err != nil {
 		return "gone"
 	}
-	return events.FileKind(fi.Mode())
+	return safeio.FileKind(fi.Mode())
 }
 
 func countLines(path string) int {
@@ -157,7 +157,7 @@ func Diff(ctx context.Context, root string) string {
 			continue
 		}
 		f, err := openUntracked(filepath.Join(root, p))
-		if errors.Is(err, events.ErrNotRegular) {
+		if errors.Is(err, safeio.ErrNotRegular) {
 			fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file (%s, not read)\n", p, p, untrackedKind(filepath.Join(root, p)))
 			continue
 		}
@@ -205,7 +205,7 @@ func ProgressKey(ctx context.Context, root string) (string, error) {
 			fmt.Fprintf(h, "\x00%s\x00", p)
 			io.Copy(h, io.LimitReader(f, 16<<20))
 			f.Close()
-		} else if errors.Is(err, events.ErrNotRegular) {
+		} else if errors.Is(err, safeio.ErrNotRegular) {
 			target, _ := os.Readlink(full) // a link moved elsewhere is progress
 			fmt.Fprintf(h, "\x00%s\x00%s\x00%s", p, untrackedKind(full), target)
 		}

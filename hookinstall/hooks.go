@@ -17,7 +17,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // HookOptions says what to register.
@@ -393,47 +393,49 @@ func removeOurHooks(hooks *hujson.Object) {
 	}
 }
 
+// eachHandler calls fn with the command line of each hook handler of
+// settings (shell or exec form) and whether it is exactly one of
+// relay-baton's own entries; settings that do not parse have none.
+func eachHandler(settings []byte, fn func(line string, ours bool)) {
+	doc, err := parseJSONDoc(settings)
+	if err != nil {
+		return
+	}
+	for v := range doc.root.All() {
+		if obj, ok := v.Value.(*hujson.Object); ok {
+			if c, ours, ok := handlerLine(obj); ok {
+				fn(c, ours)
+			}
+		}
+	}
+}
+
 // ForeignRelayBatonHooks lists the hook commands of settings that call
 // relay-baton's hooks but are not exactly relay-baton's own entries (a
 // user's wrapper): install and uninstall leave them as they are.
 func ForeignRelayBatonHooks(settings []byte) []string {
-	doc, err := parseJSONDoc(settings)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for v := range doc.root.All() {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			continue
-		}
-		if c, ours, ok := handlerLine(obj); ok && callsOurHook(c) && !ours {
+	eachHandler(settings, func(c string, ours bool) {
+		if !ours && callsOurHook(c) {
 			out = append(out, c)
 		}
-	}
+	})
 	return out
 }
 
 // StopHookBinaries are the relay-baton binaries whose own Stop hook
 // ("<binary> hook stop", in shell or exec form) settings holds.
 func StopHookBinaries(settings []byte) []string {
-	doc, err := parseJSONDoc(settings)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for v := range doc.root.All() {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			continue
+	eachHandler(settings, func(c string, ours bool) {
+		if !ours {
+			return
 		}
-		if c, ours, _ := handlerLine(obj); ours {
-			bin, rest, _ := cutShellWord(c)
-			if strings.HasPrefix(rest, " hook stop") && !slices.Contains(out, bin) {
-				out = append(out, bin)
-			}
+		bin, rest, _ := cutShellWord(c)
+		if strings.HasPrefix(rest, " hook stop") && !slices.Contains(out, bin) {
+			out = append(out, bin)
 		}
-	}
+	})
 	return out
 }
 
@@ -452,7 +454,7 @@ func planHooksIn(path, within string, o HookOptions, uninstall bool) (HookPlan, 
 	if err != nil {
 		return HookPlan{}, err
 	}
-	before, err := events.ReadRegular(target, 16<<20)
+	before, err := safeio.ReadRegular(target, 16<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return HookPlan{}, err
 	}
@@ -563,11 +565,11 @@ func (p HookPlan) Apply() error {
 		mode = fi.Mode().Perm()
 	}
 	if b := p.BackupPath(); b != "" {
-		if err := events.WriteFileAtomic(b, p.Before, mode, true); err != nil {
+		if err := safeio.WriteFileAtomic(b, p.Before, mode, true); err != nil {
 			return fmt.Errorf("back up %s before editing it: %w (nothing was changed)", target, err)
 		}
 	}
-	if err := events.WriteFileAtomic(target, p.After, mode, true); err != nil {
+	if err := safeio.WriteFileAtomic(target, p.After, mode, true); err != nil {
 		return fmt.Errorf("write %s: %w", target, err)
 	}
 	return nil

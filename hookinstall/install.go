@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -210,7 +210,7 @@ func CheckHooks(root, bin string) []reports.Check {
 			continue
 		}
 		name := "hooks (" + scope + ")"
-		data, err := events.ReadRegular(path, 16<<20)
+		data, err := safeio.ReadRegular(path, 16<<20)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if scope == "local" {

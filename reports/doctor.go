@@ -14,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/subprocess"
 )
 
@@ -193,7 +194,7 @@ func (r *Doctor) sessionChecks(f Facts) {
 	// relay-baton's own documents there: a FIFO, a link or a folder in
 	// their place makes the commands that use them refuse.
 	for _, n := range []string{events.PlanFile, events.HandoffFile, events.ReviewFile, agents.CommandsLogName} {
-		f, err := events.OpenOwned(filepath.Join(dir, n))
+		f, err := safeio.OpenOwned(filepath.Join(dir, n))
 		if err == nil {
 			f.Close()
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -205,7 +206,7 @@ func (r *Doctor) sessionChecks(f Facts) {
 // logCheck: conversation.jsonl is a regular file whose lines parse.
 func logCheck(path string) Check {
 	const name = "conversation.jsonl"
-	f, err := events.OpenOwned(path)
+	f, err := safeio.OpenOwned(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Check{name, OK, "no events recorded yet"}
 	} else if err != nil {

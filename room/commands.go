@@ -23,7 +23,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
-	"github.com/relay-baton/relay-baton/workspace"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Command is one slash command: a row of the same shape as the command
@@ -358,7 +358,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	if old != "" {
 		backup := "plan." + tsName(e.now()) + ".md"
-		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
+		if err := safeio.WriteFile(filepath.Join(e.SessionDir, backup), []byte(old)); err != nil {
 			return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 		}
 		refs[events.RefBackup] = backup
@@ -391,7 +391,7 @@ func missingSections(plan string) []string {
 // writeFileAtomic writes one of the room's documents (plan.md, review.md,
 // handoff.md) durably, mode 0600.
 func writeFileAtomic(path string, data []byte) error {
-	return events.WriteFileAtomic(path, data, 0o600, true)
+	return safeio.WriteFileAtomic(path, data, 0o600, true)
 }
 
 func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }

@@ -26,6 +26,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // LoopResult is what a /continue loop did.
@@ -419,5 +420,5 @@ const maxDocBytes = 16 << 20
 // every loop half, handoff.md, ...) through the one helper: no blocking on
 // a FIFO, no symlink followed, regular files only, at most maxDocBytes.
 func readDoc(path string) ([]byte, error) {
-	return events.ReadOwned(path, maxDocBytes)
+	return safeio.ReadOwned(path, maxDocBytes)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/internal/testkit"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // The room reads its own files in .ai-session and the repository's
@@ -41,7 +41,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	h := newHarness(t, "y")
 	mkfifo(t, filepath.Join(h.e.SessionDir, "handoff.md"))
 	err := agenttest.Within(t, "/handoff with a FIFO handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
-	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "handoff.md is a named pipe (FIFO), not a regular file: move it aside") {
+	if !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "handoff.md is a named pipe (FIFO), not a regular file: move it aside") {
 		t.Fatalf("err = %v", err)
 	}
 	if h.fr.runs() != 0 {
@@ -62,7 +62,7 @@ func TestHandoffFIFOs(t *testing.T) {
 	secret := secretFile(t)
 	os.Symlink(secret, filepath.Join(h.e.SessionDir, "handoff.md"))
 	err = agenttest.Within(t, "/handoff with a linked handoff.md", func() error { _, err := h.e.Process(context.Background(), "/handoff claude"); return err })
-	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a symbolic link") {
+	if !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "a symbolic link") {
 		t.Fatalf("err = %v", err)
 	}
 	if m, _ := filepath.Glob(filepath.Join(h.e.SessionDir, "handoff.*.md")); len(m) != 0 {
@@ -122,7 +122,7 @@ func TestPlanSymlinkNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := agenttest.Within(t, "/execute with a linked plan.md", func() error { _, err := h.e.Process(context.Background(), "/execute"); return err })
-	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "plan.md is a symbolic link, not a regular file") {
+	if !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "plan.md is a symbolic link, not a regular file") {
 		t.Fatalf("err = %v", err)
 	}
 	if h.fr.runs() != 0 || len(h.fr.prepared) != 0 {
@@ -144,7 +144,7 @@ func TestEditorLeavesAFIFO(t *testing.T) {
 		_, err := EditText("prompt", getenv, dir, nil, &strings.Builder{}, &strings.Builder{})
 		return err
 	})
-	if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "a named pipe (FIFO)") {
+	if !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "a named pipe (FIFO)") {
 		t.Fatalf("err = %v", err)
 	}
 }

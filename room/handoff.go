@@ -17,7 +17,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/prompts"
-	"github.com/relay-baton/relay-baton/workspace"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Handoff writes handoff.md (backing up the previous one) within the diet
@@ -40,7 +40,7 @@ func (e *Engine) writeHandoff(to, doc string) error {
 	refs := map[string]string{events.RefHandoff: events.HandoffFile}
 	if old, err := readDoc(path); err == nil {
 		backup := "handoff." + tsName(e.now()) + ".md"
-		if err := workspace.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
+		if err := safeio.WriteFile(filepath.Join(e.SessionDir, backup), old); err != nil {
 			return fmt.Errorf("back up handoff.md: %w (nothing ran)", err)
 		}
 		refs[events.RefBackup] = backup
@@ -167,7 +167,7 @@ func relevantFiles(plan string, ch []gitrepo.Change) string {
 // readTail returns the last n bytes of path, one of the room's own files
 // (commands.log can grow large): no FIFO blocks it, no symlink is followed.
 func readTail(path string, n int) (string, error) {
-	f, err := events.OpenOwned(path)
+	f, err := safeio.OpenOwned(path)
 	if err != nil {
 		return "", err
 	}

@@ -5,17 +5,17 @@ import (
 	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/conversation"
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // hooksInstalled names the agents whose relay-baton chat hooks are
 // installed for the workspace ws: Claude Code's in the project, local or
 // user settings, Codex's in $CODEX_HOME/hooks.json or the workspace's
-// .codex/hooks.json. Read only, never through a FIFO (events.ReadRegular).
+// .codex/hooks.json. Read only, never through a FIFO (safeio.ReadRegular).
 func hooksInstalled(ws string) (claude, codex bool) {
 	has := func(path string) bool {
-		b, err := events.ReadRegular(path, 16<<20)
+		b, err := safeio.ReadRegular(path, 16<<20)
 		return err == nil && conversation.HoldsStopHook(b)
 	}
 	for _, scope := range []string{"project", "local", "user"} {

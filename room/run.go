@@ -15,6 +15,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -300,7 +301,7 @@ func (e *Engine) savePrompt(command, prompt string) (string, error) {
 		return "", err
 	}
 	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
-	if err := workspace.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
+	if err := safeio.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
 	return "prompts/" + name, nil

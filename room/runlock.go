@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -78,7 +78,7 @@ func RunHeldBy(root string) *RunHolder {
 		return nil
 	}
 	h := &RunHolder{}
-	if b, err := events.ReadOwned(filepath.Join(sd, RunHolderFile), 4096); err == nil {
+	if b, err := safeio.ReadOwned(filepath.Join(sd, RunHolderFile), 4096); err == nil {
 		_ = json.Unmarshal(b, h)
 	}
 	return h
@@ -142,7 +142,7 @@ func (e *Engine) holdRun(agent, command string) (release func(), err error) {
 		return e.releaseRun, nil
 	}
 	sd := e.SessionDir
-	f, err := events.OpenChecked(filepath.Join(sd, RunLockFile), os.O_CREATE|os.O_RDWR, 0o600, true)
+	f, err := safeio.OpenChecked(filepath.Join(sd, RunLockFile), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, fmt.Errorf("the run lock .ai-session/%s: %w (remove it if it is not a regular file)", RunLockFile, err)
 	}
@@ -156,7 +156,7 @@ func (e *Engine) holdRun(agent, command string) (release func(), err error) {
 		return nil, &RunHeldError{Holder: RunHeldBy(e.Root), now: e.now()}
 	}
 	b, _ := json.Marshal(RunHolder{PID: os.Getpid(), Agent: agent, Command: command, Screen: e.screen(), Started: e.now().UTC()})
-	if err := workspace.WriteFile(filepath.Join(sd, RunHolderFile), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := safeio.WriteFile(filepath.Join(sd, RunHolderFile), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.Say("warning: the run lock's record .ai-session/%s not written: %v (other screens see the lock without who holds it)", RunHolderFile, err)
 	}
 	e.lock = runLock{f: f, count: 1}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // ConfigName is the user's worktree config, in their config folder
@@ -45,7 +45,7 @@ func LoadUserConfig() (UserConfig, error) {
 	if err != nil {
 		return UserConfig{}, nil
 	}
-	b, err := events.ReadRegular(p, 1<<20)
+	b, err := safeio.ReadRegular(p, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return UserConfig{}, nil
 	}

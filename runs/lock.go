@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Holder is who writes a run now: the room whose executor runs in its
@@ -126,7 +126,7 @@ func (r *Run) Busy(action string) error {
 
 func (r *Run) busy(action string) error {
 	e := &BusyError{Run: r.ID, Action: action}
-	if b, err := events.ReadRegular(r.holderPath(), 64<<10); err == nil {
+	if b, err := safeio.ReadRegular(r.holderPath(), 64<<10); err == nil {
 		json.Unmarshal(b, &e.Holder)
 	}
 	return e

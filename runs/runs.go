@@ -35,6 +35,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // States of a run's record.
@@ -339,7 +340,7 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 // names its folder in the repository ("gitdir: ..."), which holds the
 // index; where it does not, git is asked.
 func (r *Run) copyIndex(ctx context.Context, dir, dst string) error {
-	if b, err := events.ReadRegular(filepath.Join(dir, ".git"), 64<<10); err == nil {
+	if b, err := safeio.ReadRegular(filepath.Join(dir, ".git"), 64<<10); err == nil {
 		if gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok && !strings.ContainsAny(gd, "\n\r") {
 			if !filepath.IsAbs(gd) {
 				gd = filepath.Join(dir, gd)
@@ -475,7 +476,7 @@ func copyTree(src, dst string, fi os.FileInfo) error {
 		}
 		return nil
 	case fi.Mode().IsRegular():
-		in, err := events.OpenOwned(src)
+		in, err := safeio.OpenOwned(src)
 		if err != nil {
 			return err
 		}
@@ -533,7 +534,7 @@ func Load(root, id string) (*Run, error) {
 }
 
 func loadDir(dir string) (*Run, error) {
-	b, err := events.ReadRegular(filepath.Join(dir, "run.json"), 4<<20)
+	b, err := safeio.ReadRegular(filepath.Join(dir, "run.json"), 4<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // Room is the Agent Room's side of the page, read-only: the repository's
@@ -129,7 +130,7 @@ func (s *Server) needRoom(w http.ResponseWriter) bool {
 // .ai-session: the page shows nothing read through a link a repository
 // planted.
 func (s *Server) ownLog() error {
-	return events.NoLinkBelow(filepath.Dir(s.room.SessionDir()), s.room.LogPath())
+	return safeio.NoLinkBelow(filepath.Dir(s.room.SessionDir()), s.room.LogPath())
 }
 
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
@@ -328,8 +329,8 @@ func openRef(sessionDir, name string) (*os.File, error) {
 		}
 	}
 	// The one helper: no symlink followed, no FIFO blocks, regular files only.
-	f, err := events.OpenOwned(filepath.Join(sessionDir, filepath.FromSlash(clean)))
-	if errors.Is(err, events.ErrNotRegular) {
+	f, err := safeio.OpenOwned(filepath.Join(sessionDir, filepath.FromSlash(clean)))
+	if errors.Is(err, safeio.ErrNotRegular) {
 		return nil, fmt.Errorf("%w: %s is not a regular file (symlinks are not followed)", ErrRefRefused, name)
 	}
 	return f, err

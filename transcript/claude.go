@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -155,7 +155,7 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 		if len(l.Message) == 0 {
 			return nil, nil
 		}
-		acts, err := agents.MessageActivities(Source, l.Message)
+		acts, err := agentmsg.Activities(Source, l.Message)
 		if err != nil {
 			return nil, nil // a shape we do not know: skip, do not fail
 		}
@@ -186,7 +186,7 @@ func parseTranscriptLineJSON(line []byte) ([]events.Activity, error) {
 				return nil, nil // harness-injected context, not the user speaking
 			}
 		}
-		acts, err := agents.MessageActivities(Source, l.Message)
+		acts, err := agentmsg.Activities(Source, l.Message)
 		if err != nil {
 			return nil, nil
 		}

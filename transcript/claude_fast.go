@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -17,7 +17,7 @@ import (
 // where the fields the activities need are, and decodes only those: the
 // type, the session id and time, the content blocks of an assistant or
 // user message, a system line's subtype and hook verdict. A tool result
-// shows only its first agents.ResultRunes runes, so only a prefix of its
+// shows only its first agentmsg.ResultRunes runes, so only a prefix of its
 // text is decoded.
 //
 // It mirrors what encoding/json makes of the same line (duplicate keys:
@@ -402,13 +402,13 @@ func (b *fastBlock) parse(s *jscan, i, depth int, nested bool) int {
 func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 	switch {
 	case string(key) == "input" && s.b[i] == '{':
-		var buf [16]span // len(agents.DetailKeys) is 12: no allocation
-		found := buf[:len(agents.DetailKeys)]
+		var buf [16]span // len(agentmsg.DetailKeys) is 12: no allocation
+		found := buf[:len(agentmsg.DetailKeys)]
 		for k := range found {
 			found[k] = noSpan
 		}
 		end := s.object(i, depth, func(s *jscan, key []byte, v span, kind byte) bool {
-			for k, name := range agents.DetailKeys {
+			for k, name := range agentmsg.DetailKeys {
 				if string(key) == name {
 					if kind == '"' {
 						found[k] = v
@@ -420,7 +420,7 @@ func (b *fastBlock) deep(s *jscan, key []byte, i, depth int) (int, bool) {
 			return true
 		}, nil)
 		b.input, b.detail = span{i, end}, noSpan
-		for k := range agents.DetailKeys {
+		for k := range agentmsg.DetailKeys {
 			if v := found[k]; v.start >= 0 && v.end > v.start {
 				b.detail = v
 				break
@@ -530,18 +530,18 @@ func (m *fastMessage) activities(s *jscan) []events.Activity {
 }
 
 // toolDetail mirrors ToolDetail without decoding the whole input: the
-// input's top-level string fields named in agents.DetailKeys (found by
+// input's top-level string fields named in agentmsg.DetailKeys (found by
 // fastBlock.deep, the last of each name winning as in a map).
 func (s *jscan) toolDetail(b *fastBlock) string {
 	if b.input.start < 0 || s.b[b.input.start] != '{' || b.detail.start < 0 {
 		return ""
 	}
-	f := folder{n: agents.DetailRunes}
+	f := folder{n: agentmsg.DetailRunes}
 	f.addJSON(s.b[b.detail.start:b.detail.end])
 	return f.String()
 }
 
-// toolResultLine is render.Cut(toolResultText(content), agents.ResultRunes), folding the
+// toolResultLine is render.Cut(toolResultText(content), agentmsg.ResultRunes), folding the
 // text straight from the line's bytes and stopping once the line is full:
 // a long tool result is decoded only as far as it shows.
 func (s *jscan) toolResultLine(b *fastBlock) string {
@@ -553,7 +553,7 @@ func (s *jscan) toolResultLine(b *fastBlock) string {
 	default:
 		return "" // null, an object, a literal: toolResultText gives ""
 	}
-	f := folder{n: agents.ResultRunes}
+	f := folder{n: agentmsg.ResultRunes}
 	for _, p := range parts {
 		if !f.addJSON(s.b[p.start:p.end]) {
 			break

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -170,7 +170,7 @@ func TestParseTranscriptLine(t *testing.T) {
 				}
 			}
 			if c.name == "tool use detail as live output" {
-				want := agents.ToolDetail("Bash", []byte(`{"command":"sleep 5","description":"Wait five seconds"}`))
+				want := agentmsg.ToolDetail("Bash", []byte(`{"command":"sleep 5","description":"Wait five seconds"}`))
 				if acts[1].Detail != want || acts[1].Tool != "Bash" {
 					t.Errorf("tool = %+v, want detail %q", acts[1], want)
 				}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/agentmsg"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 )
@@ -163,18 +163,18 @@ func rolloutResponseItem(it *rolloutItem) []events.Activity {
 	case "local_shell_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "command_execution", ID: it.CallID}
 		if it.Action != nil {
-			a.Detail = render.Cut(unwrapArgv(it.Action.Command), agents.DetailRunes)
+			a.Detail = render.Cut(unwrapArgv(it.Action.Command), agentmsg.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "web_search_call":
 		a := events.Activity{Kind: events.ActTool, Tool: "web_search", ID: it.ID}
 		if it.Action != nil {
-			a.Detail = render.Cut(it.Action.Query+it.Action.URL, agents.DetailRunes)
+			a.Detail = render.Cut(it.Action.Query+it.Action.URL, agentmsg.DetailRunes)
 		}
 		return []events.Activity{a}
 	case "function_call_output", "custom_tool_call_output":
 		text, code := toolOutput(it.Output)
-		a := events.Activity{Kind: events.ActToolResult, Text: render.Cut(text, agents.ResultRunes), ID: it.CallID, ExitCode: code}
+		a := events.Activity{Kind: events.ActToolResult, Text: render.Cut(text, agentmsg.ResultRunes), ID: it.CallID, ExitCode: code}
 		a.IsError = code != nil && *code != 0
 		return []events.Activity{a}
 	}
@@ -248,7 +248,7 @@ func contentText(raw json.RawMessage) string {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if s, ok := agents.DecodeContent(raw, &parts); !ok {
+	if s, ok := agentmsg.DecodeContent(raw, &parts); !ok {
 		return s
 	}
 	var sb strings.Builder
@@ -295,12 +295,12 @@ func rolloutToolName(name string) string {
 func functionDetail(name, args string) string {
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) != nil {
-		return render.Cut(args, agents.DetailRunes)
+		return render.Cut(args, agentmsg.DetailRunes)
 	}
 	for _, k := range []string{"cmd", "command"} {
 		switch v := m[k].(type) {
 		case string:
-			return render.Cut(agents.UnwrapShell(v), agents.DetailRunes)
+			return render.Cut(agentmsg.UnwrapShell(v), agentmsg.DetailRunes)
 		case []any:
 			argv := make([]string, 0, len(v))
 			for _, a := range v {
@@ -308,11 +308,11 @@ func functionDetail(name, args string) string {
 					argv = append(argv, s)
 				}
 			}
-			return render.Cut(unwrapArgv(argv), agents.DetailRunes)
+			return render.Cut(unwrapArgv(argv), agentmsg.DetailRunes)
 		}
 	}
 	b, _ := json.Marshal(m)
-	return agents.ToolDetail(name, b)
+	return agentmsg.ToolDetail(name, b)
 }
 
 // unwrapArgv turns ["bash","-lc","echo hi"] into "echo hi".
@@ -336,10 +336,10 @@ func customDetail(name, input string) string {
 			}
 		}
 		if len(files) > 0 {
-			return render.Cut(strings.Join(files, ", "), agents.DetailRunes)
+			return render.Cut(strings.Join(files, ", "), agentmsg.DetailRunes)
 		}
 	}
-	return agents.FirstLine(input)
+	return agentmsg.FirstLine(input)
 }
 
 // toolOutput reads a tool call's output: a string (exec_command's
@@ -362,7 +362,7 @@ func toolOutput(raw json.RawMessage) (string, *int) {
 		} `json:"metadata"`
 	}
 	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &j) == nil && j.Output != nil {
-		return agents.FirstLine(*j.Output), j.Metadata.ExitCode
+		return agentmsg.FirstLine(*j.Output), j.Metadata.ExitCode
 	}
 	var code *int
 	if i := strings.Index(s, "Process exited with code "); i >= 0 {
@@ -377,7 +377,7 @@ func toolOutput(raw json.RawMessage) (string, *int) {
 	if i := strings.Index(s, "\nOutput:\n"); i >= 0 {
 		s = s[i+len("\nOutput:\n"):]
 	}
-	return agents.FirstLine(s), code
+	return agentmsg.FirstLine(s), code
 }
 
 // RolloutMeta is what the first line of a rollout (session_meta) says.

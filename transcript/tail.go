@@ -17,6 +17,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // MaxLine caps a transcript line the tail parses; a longer line
@@ -173,11 +174,11 @@ func (t *tailer) close() {
 func (t *tailer) step() (more bool, err error) {
 	t.atEOF = false
 	if t.f == nil {
-		f, err := events.OpenRegular(t.opts.Path)
-		if errors.Is(err, events.ErrNotRegular) {
+		f, err := safeio.OpenRegular(t.opts.Path)
+		if errors.Is(err, safeio.ErrNotRegular) {
 			what := "not a file"
 			if fi, serr := os.Stat(t.opts.Path); serr == nil {
-				what = events.FileKind(fi.Mode())
+				what = safeio.FileKind(fi.Mode())
 			}
 			return false, fmt.Errorf("transcript %s is not a regular file but %s: check the session's transcript path with `relay-baton targets`", t.opts.Path, what)
 		}

@@ -8,44 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // relay-baton's files are opened so that a hostile folder cannot make it
-// hang or write elsewhere, through the one helper in events (OpenChecked,
-// ReadOwned, ReadRegular): never blocking in open(2) on a FIFO, only
+// hang or write elsewhere, through safeio (OpenChecked, ReadOwned,
+// OpenAppend, WriteFile): never blocking in open(2) on a FIFO, only
 // regular files read or written, and every file written opened with
 // O_NOFOLLOW (a symlink in its place is refused) and created 0600.
-
-// OpenAppend opens p for appending (created 0600; an older file's mode is
-// narrowed to 0600), refusing a symlink and anything but a regular file,
-// without blocking on a FIFO.
-func OpenAppend(p string) (*os.File, error) {
-	f, err := events.OpenChecked(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600, true)
-	if err == nil {
-		_ = f.Chmod(0o600)
-	}
-	return f, err
-}
-
-// WriteFile writes data to p (created 0600, truncated), refusing a symlink
-// and anything but a regular file at p.
-func WriteFile(p string, data []byte) error {
-	f, err := events.OpenChecked(p, os.O_CREATE|os.O_WRONLY, 0o600, true)
-	if err != nil {
-		return err
-	}
-	_ = f.Chmod(0o600)
-	if err := f.Truncate(0); err != nil {
-		f.Close()
-		return err
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
-}
 
 // History is a line history file (the room's .ai-session/room_history):
 // read and appended by relay-baton itself, with O_NOFOLLOW, 0600, regular
@@ -64,9 +34,9 @@ func (h History) Load() ([]string, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	b, err := events.ReadOwned(h.Path, 16<<20)
+	b, err := safeio.ReadOwned(h.Path, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		f, err := OpenAppend(h.Path) // created now (0600), as the line editor did
+		f, err := safeio.OpenAppend(h.Path) // created now (0600), as the line editor did
 		if err == nil {
 			f.Close()
 		}
@@ -82,7 +52,7 @@ func (h History) Load() ([]string, error) {
 	if len(lines) > limit {
 		keep := lines[len(lines)-limit:]
 		if len(lines) > 2*limit {
-			_ = events.WriteFileAtomic(h.Path, []byte(strings.Join(keep, "\n")+"\n"), 0o600, false)
+			_ = safeio.WriteFileAtomic(h.Path, []byte(strings.Join(keep, "\n")+"\n"), 0o600, false)
 		}
 		lines = keep
 	}
@@ -91,7 +61,7 @@ func (h History) Load() ([]string, error) {
 
 // Append adds one entry (a line; newlines in it become spaces).
 func (h History) Append(line string) error {
-	f, err := OpenAppend(h.Path)
+	f, err := safeio.OpenAppend(h.Path)
 	if err != nil {
 		return err
 	}
@@ -114,7 +84,7 @@ const ignoreAll = "# relay-baton's own state: not part of the repository.\n*\n"
 // file could not be made right, for a warning ("" when it is right).
 func EnsureIgnored(dir string) string {
 	p := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safeio.ONoFollow, 0o600)
 	if err == nil {
 		_, err = f.WriteString(ignoreAll)
 		if cerr := f.Close(); err == nil {
@@ -128,12 +98,12 @@ func EnsureIgnored(dir string) string {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "" // no folder
 	}
-	b, rerr := events.ReadOwned(p, 64<<10)
+	b, rerr := safeio.ReadOwned(p, 64<<10)
 	if rerr == nil && ignoresAll(b) {
 		return ""
 	}
 	if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, events.FileKind(fi.Mode()))
+		return fmt.Sprintf("%s is %s, not relay-baton's \"ignore everything\" file: git may offer relay-baton's state there for commit; replace it with a file holding \"*\"", p, safeio.FileKind(fi.Mode()))
 	}
 	if rerr != nil {
 		return fmt.Sprintf("cannot read %s (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, rerr)
@@ -142,7 +112,7 @@ func EnsureIgnored(dir string) string {
 		b = append(b, '\n')
 	}
 	b = append(b, ignoreAll...)
-	if werr := events.WriteFileAtomic(p, b, 0o600, false); werr != nil {
+	if werr := safeio.WriteFileAtomic(p, b, 0o600, false); werr != nil {
 		return fmt.Sprintf("%s does not ignore everything and cannot be repaired (%v): git may offer relay-baton's state there for commit; make its last line \"*\"", p, werr)
 	}
 	return ""

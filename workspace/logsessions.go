@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // LogSessions lists the session ids of the conversation log of the
@@ -14,7 +15,7 @@ func LogSessions(dir string) []string {
 	if err != nil {
 		return nil
 	}
-	f, err := events.OpenRegular(LogPath(root))
+	f, err := safeio.OpenRegular(LogPath(root))
 	if err != nil {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // SessionDirName is the folder, at the repository root, that holds
@@ -90,7 +90,7 @@ func CheckSessionDir(root string) error {
 		return nil
 	}
 	if fi.Mode()&fs.ModeSymlink == 0 {
-		return fmt.Errorf("%s is %s, not a folder: move it aside; relay-baton recreates the folder", d, events.FileKind(fi.Mode()))
+		return fmt.Errorf("%s is %s, not a folder: move it aside; relay-baton recreates the folder", d, safeio.FileKind(fi.Mode()))
 	}
 	target, err := filepath.EvalSymlinks(d)
 	rroot, rerr := filepath.EvalSymlinks(root)
@@ -117,7 +117,7 @@ func EnsureSubdir(dir, name string) (string, error) {
 		return "", err
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is %s, not a folder: relay-baton does not write through it; move it aside", d, events.FileKind(fi.Mode()))
+		return "", fmt.Errorf("%s is %s, not a folder: relay-baton does not write through it; move it aside", d, safeio.FileKind(fi.Mode()))
 	}
 	return d, nil
 }

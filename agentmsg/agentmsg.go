@@ -1,4 +1,11 @@
-package agents
+// Package agentmsg maps the messages the agent CLIs write onto
+// events.Activity, the same whether they are read live (claude's
+// stream-json, codex's exec --json, in agents) or from a session's
+// transcript or rollout (in transcript): an Anthropic Messages API message
+// and its content blocks, a tool call's one-line detail, codex's shell
+// command as the model wrote it, and the cuts of the one-line texts. It
+// sits below both parsers so that neither imports the other.
+package agentmsg
 
 import (
 	"encoding/json"
@@ -9,10 +16,10 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
-// This file maps an Anthropic Messages API message (the shape carried by
-// claude's stream-json "assistant"/"user" lines and by Claude Code transcript
-// lines alike) onto activities. Both the claude parser and the transcript
-// parser use it, so a tool call reads the same wherever it came from.
+// An Anthropic Messages API message is the shape carried by claude's
+// stream-json "assistant"/"user" lines and by Claude Code transcript lines
+// alike: both parsers map it here, so a tool call reads the same wherever it
+// came from.
 
 // anthropicMessage is the part of a message the activity stream needs.
 type anthropicMessage struct {
@@ -20,17 +27,21 @@ type anthropicMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"` // a string or a list of blocks
 	StopReason string          `json:"stop_reason"`
-	Usage      *anthropicUsage `json:"usage"`
+	Usage      *AnthropicUsage `json:"usage"`
 }
 
-type anthropicUsage struct {
+// AnthropicUsage is a message's (or a result's) token counts as claude
+// writes them.
+type AnthropicUsage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 }
 
-func (u *anthropicUsage) usage() *events.Usage {
+// Usage is u as an activity's usage (nil for nil): cache writes count as
+// input.
+func (u *AnthropicUsage) Usage() *events.Usage {
 	if u == nil {
 		return nil
 	}
@@ -53,12 +64,12 @@ type contentBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// MessageActivities maps one Anthropic message to activities, in block
+// Activities maps one Anthropic message to activities, in block
 // order: thinking, tool, tool_result and text. Unknown block types are
 // skipped. A string content becomes one text activity (for assistant) or one
 // user activity (for user). It does not emit ActDone: whether a stop_reason
 // ends a turn depends on the source (stream-json vs transcript).
-func MessageActivities(source string, raw json.RawMessage) ([]events.Activity, error) {
+func Activities(source string, raw json.RawMessage) ([]events.Activity, error) {
 	var m anthropicMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("message: %w", err)
@@ -158,6 +169,88 @@ const (
 	DetailRunes = 160 // a tool call's detail (its command, path, query, ...)
 	LineRunes   = 300 // a first or last line (of a plan, an error)
 )
+
+// UnwrapShell turns codex's `/bin/bash -lc 'echo hi'` into `echo hi`: the
+// command as the model wrote it. Codex quotes the script as one shell word,
+// in single quotes, or in double quotes with backslashes when the script
+// holds a single quote (`/bin/bash -lc "printf '\\n' >> f"`), or in a
+// mix of both; anything that is not one word is shown as it is.
+func UnwrapShell(cmd string) string {
+	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
+		rest, ok := strings.CutPrefix(cmd, sh)
+		if !ok {
+			continue
+		}
+		if w, ok := shellWord(rest); ok {
+			return w
+		}
+		return rest
+	}
+	return cmd
+}
+
+// shellWord reads s as one POSIX shell word (unquoted, '...' and "..."
+// parts, backslash escapes) and returns its value; ok is false when s is
+// not exactly one word.
+func shellWord(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch c := s[i]; c {
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return "", false
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+		case '"':
+			i++
+			for {
+				if i >= len(s) {
+					return "", false
+				}
+				if s[i] == '"' {
+					i++
+					break
+				}
+				// In double quotes a backslash escapes only $ ` " \ and a newline.
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+					if s[i+1] != '\n' {
+						b.WriteByte(s[i+1])
+					}
+					i += 2
+					continue
+				}
+				b.WriteByte(s[i])
+				i++
+			}
+		case '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			if s[i+1] != '\n' {
+				b.WriteByte(s[i+1])
+			}
+			i += 2
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			return "", false // more than one word, or an operator
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), true
+}
+
+// FirstLine is the first non-blank line of s, cut to LineRunes.
+func FirstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return oneLine(l, LineRunes)
+		}
+	}
+	return ""
+}
 
 // oneLine folds s onto one line and cuts it to at most n runes: the one
 // truncation helper.

@@ -1,10 +1,12 @@
-package events
+package safeio
 
 import (
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/relay-baton/relay-baton/filelock"
 )
 
 // WriteFileAtomic is relay-baton's one whole-file write: data goes to a
@@ -56,7 +58,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode, durable bool) (
 
 // syncDir fsyncs a folder so that a rename within it is durable.
 func syncDir(dir string) error {
-	d, err := os.OpenFile(dir, os.O_RDONLY|openNonBlock|openDirectory, 0) // a FIFO put there instead does not block
+	d, err := os.OpenFile(dir, os.O_RDONLY|ONonBlock|ODirectory, 0) // a FIFO put there instead does not block
 	if err != nil {
 		return err
 	}
@@ -64,6 +66,14 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// LockFile takes an advisory exclusive lock on f (flock on Unix; nothing
-// where there is none) and returns its release.
-func LockFile(f *os.File) (unlock func()) { return lockFile(f) }
+// LockFile takes an advisory exclusive lock on f (filelock.Wait: flock on
+// Unix, LockFileEx on Windows), waiting for it, and returns its release.
+// Where the file system has no locks (some network file systems) it holds
+// none and its release does nothing: the appends it guards (O_APPEND, one
+// write per line) still land whole. Readers never lock.
+func LockFile(f *os.File) (unlock func()) {
+	if filelock.Wait(f) != nil {
+		return func() {}
+	}
+	return func() { _ = filelock.Unlock(f) }
+}

@@ -1,4 +1,7 @@
-package main
+// Package selftestcmd holds `relay-baton selftest`: its row of the
+// command table, its flags and its Run (the checks themselves are package
+// selftest's).
+package selftestcmd
 
 import (
 	"fmt"
@@ -12,6 +15,25 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/selftest"
 )
+
+// Selftest is its command's row of the table (usage, help) and its Run.
+var Selftest = &cli.Command{
+	Entry: cli.Entry{Name: "selftest", Usage: "[--agent claude|codex] [--json] [--keep] [--step-timeout DURATION]", Short: "Check the installed claude and codex CLIs against the contracts relay-baton relies on"},
+	Long: `Runs the installed claude and codex (resolved as for real runs: RELAY_BATON_CLAUDE /
+RELAY_BATON_CODEX, else PATH) against a mock model API on 127.0.0.1, in a temporary HOME and
+CODEX_HOME, and checks what relay-baton depends on: stream-json and exec --json output,
+hook payloads and environment (with the messaging socket), the Stop hook's delivery,
+transcript and rollout shapes (read with relay-baton's own parsers), resume, Codex hook
+trust, the codex queue command line and the app-server requests the steer lane sends. One line per contract: ok, changed: what, or
+skipped: why. Run it after upgrading a CLI.
+
+It never reads or writes your HOME, sessions or settings and needs no network. Each CLI
+run is bounded by --step-timeout (default 2m). --keep leaves the temporary folder for a
+look at what the CLIs wrote. --json prints {clis, checks, dir}.
+
+Exit 0 when every contract holds (or was skipped), 1 when one changed, 2 on a usage error.`,
+	Run: runSelftest,
+}
 
 func runSelftest(inv *cli.Invocation) error {
 	fs := inv.Flags()

@@ -1,4 +1,7 @@
-package main
+// Package trust holds `relay-baton trust`: its row of the command table,
+// its flags and its Run (trust, --revoke, --list of a repository's
+// .relay-baton.json).
+package trust
 
 import (
 	"errors"
@@ -29,6 +32,27 @@ type trustResult struct {
 type trustListEntry struct {
 	agents.TrustEntry
 	State string `json:"state"` // trusted, changed (ignored until trusted again), missing
+}
+
+// Trust is its command's row of the table (usage, help) and its Run.
+var Trust = &cli.Command{
+	Entry: cli.Entry{Name: "trust", Usage: "[--path DIR] [--revoke | --list] [--json]", Short: "Trust this repository's .relay-baton.json so that agents run with it"},
+	Long: `A repository's .relay-baton.json (extra claude and codex arguments, a timeout,
+allowEnv) is ignored until you trust it: read it, then run relay-baton trust in the
+repository. Its absolute path and SHA-256 are recorded in your config folder
+(relay-baton/trusted.json there, mode 0600), never in the repository. Any change to
+the file untrusts it again: until you trust it anew, agents run without it and every
+preview says so in one line.
+
+Even trusted, arguments that start processes or widen an agent's permissions are
+refused by name (MCP servers, notify, hooks, plugins, settings, tool allow-lists,
+extra directories, profiles, sandbox, approval and permission settings): trust
+fails and says which. --revoke forgets the repository's file; --list shows every
+trusted file and whether it changed since (read-only). --json prints JSON.
+
+Exit codes: 0 done, 1 the file cannot be trusted (missing, malformed, refused
+arguments) or the record cannot be written, 2 usage.`,
+	Run: runTrust,
 }
 
 func runTrust(inv *cli.Invocation) error {

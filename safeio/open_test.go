@@ -1,4 +1,4 @@
-package events_test
+package safeio_test
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/internal/testkit"
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // within runs f and fails the test when it has not returned after a
@@ -55,19 +55,19 @@ func TestRegularFileHelpers(t *testing.T) {
 		isErr error  // the error it wraps
 		text  string // and a part of its message
 	}{
-		{"regular", events.ReadRegular, reg, "hello\n", nil, ""},
-		{"FIFO", events.ReadRegular, fifo, "", events.ErrNotRegular, "is a named pipe (FIFO), not a regular file: move it aside"},
-		{"link to a file", events.ReadRegular, linkReg, "hello\n", nil, ""},
-		{"link to a FIFO", events.ReadRegular, linkFIFO, "", events.ErrNotRegular, "a named pipe (FIFO)"},
-		{"folder", events.ReadRegular, sub, "", events.ErrNotRegular, "is a directory"},
-		{"missing", events.ReadRegular, missing, "", fs.ErrNotExist, ""},
-		{"dangling link", events.ReadRegular, dangling, "", fs.ErrNotExist, ""},
-		{"owned regular", events.ReadOwned, reg, "hello\n", nil, ""},
-		{"owned FIFO", events.ReadOwned, fifo, "", events.ErrNotRegular, "a named pipe (FIFO)"},
-		{"owned link to a file", events.ReadOwned, linkReg, "", events.ErrNotRegular, "is a symbolic link, not a regular file"},
-		{"owned link to a FIFO", events.ReadOwned, linkFIFO, "", events.ErrNotRegular, "is a symbolic link"},
-		{"owned dangling link", events.ReadOwned, dangling, "", events.ErrNotRegular, "is a symbolic link"},
-		{"owned missing", events.ReadOwned, missing, "", fs.ErrNotExist, ""},
+		{"regular", safeio.ReadRegular, reg, "hello\n", nil, ""},
+		{"FIFO", safeio.ReadRegular, fifo, "", safeio.ErrNotRegular, "is a named pipe (FIFO), not a regular file: move it aside"},
+		{"link to a file", safeio.ReadRegular, linkReg, "hello\n", nil, ""},
+		{"link to a FIFO", safeio.ReadRegular, linkFIFO, "", safeio.ErrNotRegular, "a named pipe (FIFO)"},
+		{"folder", safeio.ReadRegular, sub, "", safeio.ErrNotRegular, "is a directory"},
+		{"missing", safeio.ReadRegular, missing, "", fs.ErrNotExist, ""},
+		{"dangling link", safeio.ReadRegular, dangling, "", fs.ErrNotExist, ""},
+		{"owned regular", safeio.ReadOwned, reg, "hello\n", nil, ""},
+		{"owned FIFO", safeio.ReadOwned, fifo, "", safeio.ErrNotRegular, "a named pipe (FIFO)"},
+		{"owned link to a file", safeio.ReadOwned, linkReg, "", safeio.ErrNotRegular, "is a symbolic link, not a regular file"},
+		{"owned link to a FIFO", safeio.ReadOwned, linkFIFO, "", safeio.ErrNotRegular, "is a symbolic link"},
+		{"owned dangling link", safeio.ReadOwned, dangling, "", safeio.ErrNotRegular, "is a symbolic link"},
+		{"owned missing", safeio.ReadOwned, missing, "", fs.ErrNotExist, ""},
 	}
 	for _, c := range cases {
 		var got []byte
@@ -83,22 +83,22 @@ func TestRegularFileHelpers(t *testing.T) {
 		}
 	}
 	// The cap.
-	if _, err := events.ReadRegular(reg, 5); !errors.Is(err, events.ErrTooBig) || !strings.Contains(err.Error(), "over 5 bytes") {
+	if _, err := safeio.ReadRegular(reg, 5); !errors.Is(err, safeio.ErrTooBig) || !strings.Contains(err.Error(), "over 5 bytes") {
 		t.Errorf("cap: %v", err)
 	}
-	if b, err := events.ReadOwned(reg, 6); err != nil || len(b) != 6 {
+	if b, err := safeio.ReadOwned(reg, 6); err != nil || len(b) != 6 {
 		t.Errorf("exactly the cap: %q %v", b, err)
 	}
 	// Writing: a FIFO with no reader and a symlink are refused at once.
 	for _, p := range []string{fifo, linkReg} {
 		err := within(t, "write "+p, func() error {
-			f, err := events.OpenChecked(p, os.O_WRONLY|os.O_CREATE, 0o600, true)
+			f, err := safeio.OpenChecked(p, os.O_WRONLY|os.O_CREATE, 0o600, true)
 			if err == nil {
 				f.Close()
 			}
 			return err
 		})
-		if !errors.Is(err, events.ErrNotRegular) {
+		if !errors.Is(err, safeio.ErrNotRegular) {
 			t.Errorf("write %s: %v", p, err)
 		}
 	}
@@ -108,18 +108,18 @@ func TestRegularFileHelpers(t *testing.T) {
 	// Folders.
 	os.WriteFile(filepath.Join(sub, "b"), nil, 0o600)
 	os.WriteFile(filepath.Join(sub, "a"), nil, 0o600)
-	names, err := events.ReadDirNames(sub)
+	names, err := safeio.ReadDirNames(sub)
 	slices.Sort(names)
 	if err != nil || strings.Join(names, ",") != "a,b" {
 		t.Errorf("ReadDirNames: %v %v", names, err)
 	}
 	for _, p := range []string{fifo, reg} {
-		err := within(t, "list "+p, func() error { _, err := events.ReadDirNames(p); return err })
-		if !errors.Is(err, events.ErrNotRegular) || !strings.Contains(err.Error(), "not a folder") {
+		err := within(t, "list "+p, func() error { _, err := safeio.ReadDirNames(p); return err })
+		if !errors.Is(err, safeio.ErrNotRegular) || !strings.Contains(err.Error(), "not a folder") {
 			t.Errorf("list %s: %v", p, err)
 		}
 	}
-	if _, err := events.ReadDirNames(missing); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := safeio.ReadDirNames(missing); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("list missing: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func BenchmarkReadDirNames(b *testing.B) {
 		}
 		b.Run("safe/"+strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := events.ReadDirNames(dir); err != nil {
+				if _, err := safeio.ReadDirNames(dir); err != nil {
 					b.Fatal(err)
 				}
 			}

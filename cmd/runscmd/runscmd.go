@@ -1,4 +1,7 @@
-package main
+// Package runscmd holds the commands of the executor's runs outside the
+// room: runs, diff, apply and undo, each its row of the command table, its
+// flags and its Run, on the room's engine (roomcmd.OpenEngine).
+package runscmd
 
 import (
 	"fmt"
@@ -8,14 +11,18 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/relay-baton/relay-baton/cli"
+	"github.com/relay-baton/relay-baton/cmd/roomcmd"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/runs"
 )
 
+// Runs is its command's row of the table (usage, help) and its Run.
+var Runs = &cli.Command{Entry: cli.Entry{Name: "runs", Usage: "[--json]", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}, Run: runRuns}
+
 // runRuns lists the runs kept for the repository: `relay-baton runs`.
 func runRuns(inv *cli.Invocation) error {
 	noDiet := func(fs *pflag.FlagSet) { _ = fs.MarkHidden("diet") } // a list of runs: no prompt to shape
-	return reportCommand(inv, "runs", false, noDiet, func(e *room.Engine, _ *roomFlags) (any, string, error) {
+	return roomcmd.Report(inv, "runs", false, noDiet, func(e *room.Engine, _ *roomcmd.Flags) (any, string, error) {
 		list, err := room.RunsOf(inv.Ctx, e.Root)
 		if err != nil {
 			return nil, "", err
@@ -40,18 +47,27 @@ type diffJSON struct {
 	Diff     string   `json:"diff"`
 }
 
+// Diff is its command's row of the table (usage, help) and its Run.
+var Diff = &cli.Command{
+	Entry: cli.Entry{Name: "diff", Usage: "[--run ID] [--json] [file...]", Short: "Show an executor run's change, not applied or as applied (read-only)"},
+	Long: `The change of the newest pending run (or, with none, the newest applied one; --run ID
+picks one: relay-baton runs lists them), as a unified diff against your tree when the run
+started. Paths limit it to some files. --json prints {run, state, worktree, files, diff}.`,
+	Run: runDiff,
+}
+
 // runDiff prints a run's change: `relay-baton diff`.
 func runDiff(inv *cli.Invocation) error {
 	var id string
-	var f roomFlags
-	f.readOnly = true
+	var f roomcmd.Flags
+	f.ReadOnly = true
 	fs := inv.Flags()
-	f.define(fs, false, true)
+	f.Define(fs, false, true)
 	fs.StringVar(&id, "run", "", "the run `ID` (relay-baton runs lists them; default: the newest pending one)")
 	if err := inv.Parse(fs); err != nil {
 		return err
 	}
-	e, err := openEngine(inv, &f, false)
+	e, err := roomcmd.OpenEngine(inv, &f, false)
 	if err != nil {
 		return err
 	}
@@ -64,7 +80,7 @@ func runDiff(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	if f.js {
+	if f.JSON {
 		ch, _, _ := r.Changes(inv.Ctx)
 		out := diffJSON{Run: r.ID, State: r.State, Files: []string{}, Diff: diff}
 		if r.State == runs.Pending {
@@ -83,6 +99,17 @@ func runDiff(inv *cli.Invocation) error {
 	return err
 }
 
+// Apply is its command's row of the table (usage, help) and its Run.
+var Apply = &cli.Command{
+	Entry: cli.Entry{Name: "apply", Usage: "[--run ID] [--yes]", Short: "Bring a pending run's change into your tree, three-way, after a preview (all or nothing)"},
+	Long: `The room's /apply outside the room. The preview lists every path the run changed with its
+hunks and what apply does to it: write (your copy is what the run started from), merge (you
+changed it too: both kept), create, same, kept (the run deleted it: apply never deletes a file).
+A conflict anywhere applies nothing and names each path. Your index and HEAD are not touched.
+Then the run's worktree is removed; undo takes out exactly what was written.`,
+	Run: runApply,
+}
+
 // runApply and runUndo are the room's /apply and /undo outside it.
 func runApply(inv *cli.Invocation) error {
 	return runCommand(inv, "apply", func(e *room.Engine, r *runs.Run) error {
@@ -97,6 +124,17 @@ func runApply(inv *cli.Invocation) error {
 	})
 }
 
+// Undo is its command's row of the table (usage, help) and its Run.
+var Undo = &cli.Command{
+	Entry: cli.Entry{Name: "undo", Usage: "[--run ID] [--yes]", Short: "Discard a pending run, or take out what apply wrote, after a preview"},
+	Long: `The room's /undo outside the room. A pending run is discarded: its worktree is removed
+(git worktree remove and prune) and your files are not touched. An applied run has what
+apply wrote taken out, three-way: edits you made since are kept, and a path where they
+overlap refuses the whole undo. A file apply made is removed only while it is as apply
+left it; no file that existed before the run is removed.`,
+	Run: runUndo,
+}
+
 func runUndo(inv *cli.Invocation) error {
 	return runCommand(inv, "undo", func(e *room.Engine, r *runs.Run) error { return e.UndoRun(inv.Ctx, r) })
 }
@@ -105,10 +143,10 @@ func runUndo(inv *cli.Invocation) error {
 // default the newest pending one), asking on the terminal unless --yes.
 func runCommand(inv *cli.Invocation, name string, fn func(*room.Engine, *runs.Run) error) error {
 	var id string
-	var f roomFlags
+	var f roomcmd.Flags
 	fs := inv.Flags()
-	fs.StringVar(&f.path, "path", ".", "a directory inside the git repository")
-	fs.BoolVarP(&f.yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
+	fs.StringVar(&f.Path, "path", ".", "a directory inside the git repository")
+	fs.BoolVarP(&f.Yes, "yes", "y", false, "confirm the preview without asking (required when stdin is not a terminal)")
 	fs.StringVar(&id, "run", "", "the run `ID` (relay-baton runs lists them; default: the newest pending one)")
 	if err := inv.Parse(fs); err != nil {
 		return err
@@ -116,7 +154,7 @@ func runCommand(inv *cli.Invocation, name string, fn func(*room.Engine, *runs.Ru
 	if fs.NArg() > 0 {
 		return cli.Usagef("%s takes no arguments, got %q (the run is --run ID)", name, strings.Join(fs.Args(), " "))
 	}
-	e, err := openToRun(inv, inv, &f)
+	e, err := roomcmd.OpenToRun(inv, inv, &f)
 	if err != nil {
 		return err
 	}
@@ -125,8 +163,8 @@ func runCommand(inv *cli.Invocation, name string, fn func(*room.Engine, *runs.Ru
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: err}
 	}
-	if err := roomErr(fn(e, r)); err != nil {
+	if err := roomcmd.Err(fn(e, r)); err != nil {
 		return err
 	}
-	return unrecorded(e)
+	return roomcmd.Unrecorded(e)
 }

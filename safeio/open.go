@@ -1,4 +1,14 @@
-package events
+// Package safeio is relay-baton's one way to open, read and write a file it
+// finds by path in a repository or in its own folders (.ai-session,
+// .claude/session-chat), so that a hostile folder can neither hang it nor
+// lead it elsewhere: open(2) never blocks on a FIFO (O_NONBLOCK, then the
+// type is checked on the descriptor), only regular files are read or
+// written, a symlink is refused where the file is relay-baton's own
+// (O_NOFOLLOW), what is read whole is capped, and a whole file is replaced
+// atomically (WriteFileAtomic). Its locks are filelock's. It sits below
+// every package that touches a file, events' log included, in the manner of
+// cmd/go's lockedfile and robustio and tailscale's atomicfile.
+package safeio
 
 import (
 	"errors"
@@ -9,15 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 )
-
-// The one way relay-baton opens a file it finds by path in a repository or
-// in its own folders (.ai-session, .claude/session-chat), so that a hostile
-// folder can neither hang it nor lead it elsewhere: open(2) never blocks on
-// a FIFO (O_NONBLOCK, then the type is checked on the descriptor), only
-// regular files are read or written, a symlink is refused where the file is
-// relay-baton's own (O_NOFOLLOW), and what is read whole is capped. It lives
-// here, in the package everything imports, so that agents (which
-// conversation imports) and the room use the same code.
 
 // ErrNotRegular is wrapped by the errors for a path that is not a regular
 // file (a FIFO, a device, a socket, a directory, or a symlink where one is
@@ -37,9 +38,9 @@ func notRegular(p string, m fs.FileMode) error {
 // symlink at p is refused when nofollow (the file is relay-baton's own).
 func OpenChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File, error) {
 	if nofollow {
-		flag |= openNoFollow
+		flag |= ONoFollow
 	}
-	f, err := os.OpenFile(p, flag|openNonBlock, perm)
+	f, err := os.OpenFile(p, flag|ONonBlock, perm)
 	if err != nil {
 		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
 			// ELOOP for a symlink under O_NOFOLLOW, ENXIO for a FIFO
@@ -59,7 +60,7 @@ func OpenChecked(p string, flag int, perm fs.FileMode, nofollow bool) (*os.File,
 		f.Close()
 		return nil, notRegular(p, fi.Mode())
 	}
-	if nofollow && openNoFollow == 0 {
+	if nofollow && ONoFollow == 0 {
 		// No O_NOFOLLOW here (Windows): refuse when the path is a link.
 		if li, err := os.Lstat(p); err != nil || !li.Mode().IsRegular() || !os.SameFile(fi, li) {
 			f.Close()
@@ -122,7 +123,7 @@ func readCapped(f *os.File, p string, max int64) ([]byte, error) {
 // anything but a folder (or a symlink to one) is an error wrapping
 // ErrNotRegular.
 func ReadDirNames(p string) ([]string, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|openNonBlock|openDirectory, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|ONonBlock|ODirectory, 0)
 	if err != nil {
 		if fi, lerr := os.Stat(p); lerr == nil && !fi.IsDir() {
 			return nil, fmt.Errorf("%s is %s, not a folder, %w: move it aside", p, FileKind(fi.Mode()), ErrNotRegular)
@@ -169,4 +170,52 @@ func NoLinkBelow(root, p string) error {
 		}
 	}
 	return nil
+}
+
+// FileKind names a file type for an error message ("a named pipe (FIFO)",
+// "a symbolic link", ...): the one such helper.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// OpenAppend opens p for appending (created 0600; an older file's mode is
+// narrowed to 0600), refusing a symlink and anything but a regular file,
+// without blocking on a FIFO.
+func OpenAppend(p string) (*os.File, error) {
+	f, err := OpenChecked(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600, true)
+	if err == nil {
+		_ = f.Chmod(0o600)
+	}
+	return f, err
+}
+
+// WriteFile writes data to p (created 0600, truncated), refusing a symlink
+// and anything but a regular file at p.
+func WriteFile(p string, data []byte) error {
+	f, err := OpenChecked(p, os.O_CREATE|os.O_WRONLY, 0o600, true)
+	if err != nil {
+		return err
+	}
+	_ = f.Chmod(0o600)
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
 }
