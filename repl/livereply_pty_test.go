@@ -80,7 +80,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 	for _, e := range readLog(t, p.dir) {
 		if e.Kind == events.KindChatReply && metaMap(e.Meta)["messageId"] == res.Message.ID {
 			replies++
-			if e.Text != "LATE ANSWER 42" {
+			if e.Text != "FIRST BLOCK LATE ANSWER 42" {
 				t.Errorf("chat_reply text %q", e.Text)
 			}
 		}

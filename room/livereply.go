@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,12 +57,7 @@ func (e *Engine) followLater(r conversation.Receipt, began time.Time) string {
 			l.mu.Unlock()
 			l.wg.Done()
 		}()
-		var blocks []string // the turn's text, block by block, as the foreground shows it
-		res, _ := conversation.Follow(l.ctx, r, opts, true, func(u conversation.Update) {
-			if u.Kind == conversation.UpdActivity && u.Activity.Kind == events.ActText {
-				blocks = append(blocks, u.Activity.Text)
-			}
-		})
+		res, _ := conversation.Follow(l.ctx, r, opts, true, func(conversation.Update) {})
 		if res.Outcome != conversation.Replied || l.ctx.Err() != nil {
 			return
 		}
@@ -71,7 +65,7 @@ func (e *Engine) followLater(r conversation.Receipt, began time.Time) string {
 		if path == "" {
 			path = conversation.LocateTranscript(r.Session)
 		}
-		text := wholeReply(blocks, res.Reply)
+		text := res.Reply
 		if text == "" {
 			text = "(the session's turn ended without reply text)"
 		}
@@ -88,17 +82,4 @@ func (e *Engine) followLater(r conversation.Receipt, began time.Time) string {
 		e.logReply(r, res, path, began)
 	}()
 	return " The room shows its reply here when it comes."
-}
-
-// wholeReply is the reply as the room shows it: the turn's text blocks
-// when they end with the stored reply (a Stop hook stores the last block
-// alone), else the stored reply.
-func wholeReply(blocks []string, stored string) string {
-	all := strings.TrimSpace(strings.Join(blocks, "\n"))
-	if stored == "" || strings.HasSuffix(all, strings.TrimSpace(stored)) {
-		if all != "" {
-			return all
-		}
-	}
-	return stored
 }

@@ -126,21 +126,3 @@ func TestRenderEveryReplyLineLabelled(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
-
-// The reply shown after the room stopped waiting is the turn's whole text
-// when a Stop hook stored its last block alone.
-func TestWholeReply(t *testing.T) {
-	for _, c := range []struct {
-		blocks       []string
-		stored, want string
-	}{
-		{[]string{"first", "last"}, "last", "first\nlast"},
-		{[]string{"first", "last"}, "", "first\nlast"},
-		{nil, "stored", "stored"},
-		{[]string{"transcript text, cut short"}, "The full reply.", "The full reply."},
-	} {
-		if got := wholeReply(c.blocks, c.stored); got != c.want {
-			t.Errorf("wholeReply(%q, %q) = %q, want %q", c.blocks, c.stored, got, c.want)
-		}
-	}
-}
