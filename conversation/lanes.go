@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -319,91 +318,15 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 		w.supervise(wctx, m)
 	}()
 	defer func() { stopLanes(); <-lanesDone }()
-	var reply strings.Builder
-	var last []string // the text blocks since the turn's last tool call
-	done := false
-	finish := func(a events.Activity) {
-		done = true
-		if transcript.IsRolloutPath(path) && s.CodexTUIQuit() {
-			emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
-		}
-		// The Stop hook stores the turn's last text as the reply
-		// a moment after the transcript shows its end; with no
-		// hook to come, the transcript's text is the reply.
-		text, _ := s.Reply(id)
-		if text == "" && !s.HooklessOnly() {
-			text, _ = s.waitReply(ctx, id, replyWait)
-		}
-		text = lastMessageText(last, text)
-		if text == "" {
-			text = reply.String()
-		}
-		s.endAnswer(id, text)
-		s.logReplyOnce(id, text, "transcript")
-		emit(Update{Kind: UpdDone, Activity: a, Reply: text})
-	}
-	// Claude Code writes each block of the turn's last message as a line of
-	// its own, every one carrying the message's end_turn, all at once when
-	// the message ends: the turn ends at the last of them, once the tail
-	// has read everything written (a system line's end is final at once).
-	var lastDone *events.Activity
-	var lastDoneAt time.Time
+	t := &turnReader{w: w, opts: opts}
 	err = transcript.Tail(tctx, transcript.TailOptions{Path: path, Offset: r.Offset, Follow: true, Poll: opts.Poll,
-		OnCaughtUp: func() (bool, time.Duration) {
-			if lastDone == nil {
-				return true, 0
-			}
-			// The lines of one message may come in more than one write:
-			// the end stands once nothing more came for a moment, or at
-			// once when the Stop hook (which runs after them) stored the
-			// reply.
-			if wait := opts.BlockSettle - time.Since(lastDoneAt); wait > 0 {
-				if text, _ := s.Reply(id); text == "" {
-					return true, min(wait, opts.Poll)
-				}
-			}
-			finish(*lastDone)
-			return false, 0
-		},
-		OnActivity: func(_ int64, acts []events.Activity) bool {
-			for _, a := range acts {
-				if a.Kind == events.ActDelivered && strings.Contains(a.Text, id) {
-					w.shown(a)
-					continue
-				}
-				if !w.isConfirmed() {
-					continue
-				}
-				if a.Kind == events.ActDone {
-					if a.StopReason == "end_turn" && !transcript.IsRolloutPath(path) {
-						lastDone, lastDoneAt = &a, time.Now()
-						continue
-					}
-					finish(a)
-					return false
-				}
-				if a.Kind != events.ActUsage {
-					lastDone = nil // more of the turn: its end is further on
-				}
-				switch a.Kind {
-				case events.ActText:
-					if reply.Len() > 0 {
-						reply.WriteString("\n")
-					}
-					reply.WriteString(a.Text)
-					last = append(last, a.Text)
-				case events.ActTool, events.ActToolResult, events.ActUser:
-					last = last[:0]
-				}
-				emit(Update{Kind: UpdActivity, Activity: a})
-			}
-			return true
-		}})
+		OnCaughtUp: func() (bool, time.Duration) { return t.caughtUp(ctx) },
+		OnActivity: func(_ int64, acts []events.Activity) bool { return t.activities(ctx, acts) }})
 	if err != nil {
 		emit(Update{Kind: UpdUnreadable, Err: fmt.Errorf("delivered, reply not readable: %w", err)})
 		return nil
 	}
-	if !done && ctx.Err() != nil {
+	if !t.done && ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return nil
@@ -770,15 +693,4 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 			return nil
 		}
 	}
-}
-
-// lastMessageText is the reply of a turn: the text blocks of its last
-// message when they end with the reply a Stop hook stored (Claude Code
-// hands the hook the last block alone), else the stored reply.
-func lastMessageText(blocks []string, stored string) string {
-	all := strings.TrimSpace(strings.Join(blocks, "\n"))
-	if stored != "" && all != "" && strings.HasSuffix(all, strings.TrimSpace(stored)) {
-		return all
-	}
-	return stored
 }
