@@ -42,6 +42,9 @@ func FollowView(w io.Writer, color bool) func(Update) {
 			fmt.Fprintf(w, "! %s\n", render.Inert(u.Err.Error()))
 		case UpdActivity:
 			if u.Activity.Kind == events.ActText {
+				if shown.Len() > 0 {
+					shown.WriteString("\n") // blocks, joined as the reply joins them
+				}
 				shown.WriteString(u.Activity.Text)
 			}
 			tr.Activity(events.RoleOrchestrator, u.Activity)

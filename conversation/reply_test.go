@@ -217,4 +217,13 @@ func TestFollowViewShowsTheStoredReply(t *testing.T) {
 	if n := strings.Count(b.String(), "All green."); n != 1 {
 		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
 	}
+	// A reply of two blocks, both shown as they came: not shown again.
+	b.Reset()
+	v = FollowView(&b, false)
+	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "First part."}})
+	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "Second part."}})
+	v(Update{Kind: UpdDone, Reply: "First part.\nSecond part."})
+	if n := strings.Count(b.String(), "Second part."); n != 1 {
+		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
+	}
 }
