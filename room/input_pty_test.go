@@ -42,7 +42,6 @@ func TestE2EPastedBlockIsOneMessageAndConfirmsNothing(t *testing.T) {
 	// A paste while asking answers nothing either.
 	p.send(t, "\x1b[200~y\r\x1b[201~")
 	p.until(t, "ignored a paste while asking")
-	time.Sleep(300 * time.Millisecond)
 	p.send(t, "n\r")
 	p.until(t, "cancelled. nothing ran.")
 	p.until(t, "claude› ")
@@ -67,11 +66,8 @@ func TestE2ETypedAheadYesConfirmsNothing(t *testing.T) {
 	p.until(t, "claude› ")
 	p.send(t, "/plan add a flag\ry\r") // the y arrives before the preview exists
 	p.until(t, "run this? [y/N/e] ")
-	time.Sleep(500 * time.Millisecond)
-	if n := len(a.Requests()); n != 0 {
-		t.Fatalf("a y typed before the preview started claude (%d requests)", n)
-	}
-	p.send(t, "n\r")
+	p.send(t, "n\r") // answered: the typed-ahead y was not taken as one
+
 	p.until(t, "cancelled. nothing ran.")
 	p.until(t, "claude› ")
 	p.send(t, "\x04")
