@@ -80,8 +80,16 @@ func TestTailFollowTornLineTruncationReplacement(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	start := Size(p)
+	caughtUp := make(chan struct{}, 1) // each time the tail read all there is
 	go func() {
-		done <- Tail(ctx, TailOptions{Path: p, Offset: start, Follow: true, OnActivity: c.on, OnSkip: func(o int64, w string) { t.Log("skip", o, w); c.skip(o, w) }, Poll: 2 * time.Second})
+		done <- Tail(ctx, TailOptions{Path: p, Offset: start, Follow: true, OnActivity: c.on, OnSkip: func(o int64, w string) { t.Log("skip", o, w); c.skip(o, w) }, Poll: 2 * time.Second,
+			OnCaughtUp: func() (bool, time.Duration) {
+				select {
+				case caughtUp <- struct{}{}:
+				default:
+				}
+				return true, 0
+			}})
 	}()
 	waitFor := func(want string) {
 		t.Helper()
@@ -100,8 +108,10 @@ func TestTailFollowTornLineTruncationReplacement(t *testing.T) {
 		f.Close()
 	}
 	// A line written in two pieces is read once, whole.
+	<-caughtUp // the tail is at the end of the file
 	appendStr(lineTool[:40])
-	time.Sleep(100 * time.Millisecond)
+	<-caughtUp // one report may have been queued before the piece: the next one is after it
+	<-caughtUp
 	if c.kinds() != "" {
 		t.Fatalf("torn line emitted: %s", c.kinds())
 	}
