@@ -170,6 +170,8 @@ type Session struct {
 	Workspace string
 	ID        string
 	dir       string
+	// answerStale, when set, replaces defaultAnswerStale (answered.go).
+	answerStale time.Duration
 }
 
 // OpenSession validates id and returns the session's chat folder handle.

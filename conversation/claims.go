@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
-	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // A claim in progress is recorded before the message leaves the inbox, so
@@ -374,23 +372,9 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 	if path == "" {
 		return unknown
 	}
-	off := mk.Offset
-	if transcript.Size(path) < off {
-		off = 0 // replaced or truncated: all of it
-	}
-	needle := "chat message " + id + " "
-	found := false
-	err := transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
-		for _, a := range acts {
-			if a.Kind == events.ActDelivered && strings.Contains(a.Text, needle) {
-				found = true
-				return false
-			}
-		}
-		return true
-	}})
+	shown, _, _, err := turnOf(path, mk.Offset, id)
 	switch {
-	case found:
+	case shown:
 		return yes
 	case err != nil:
 		return unknown

@@ -173,7 +173,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		_, err := s.DeliverSocket(ctx, path)
 		r.SocketErr = socketFailure(0, err)
 		if errors.Is(err, ErrAwaitingAnswer) {
-			r.Behind, _ = s.AwaitingAnswer(time.Now())
+			r.Behind, _ = s.AwaitingAnswer(time.Now(), mayRun)
 		}
 	}
 	return r, nil

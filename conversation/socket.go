@@ -76,8 +76,8 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 // The turn's end (the transcript's, or the Stop hook's stored reply) lets
 // the next one go; a post that never shows holds the next message until
 // it is settled (the claim grace at most). It changes nothing: Recover
-// settles what it finds.
-func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
+// settles what it finds. A cachedOnly look starts no process (a view's).
+func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 	names, _ := events.ReadDirNames(s.ClaimsDir())
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".json")
@@ -99,7 +99,7 @@ func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 			continue // not posted (yet, or it went back): the claim is not an answer awaited
 		}
 		if path := transcriptOf(s, mk); path != "" {
-			if _, ended, _ := turnOf(path, mk.Offset, id); ended {
+			if _, ended, _, _ := turnOf(path, mk.Offset, id); ended {
 				continue // shown and answered: Recover settles it
 			}
 		}
@@ -112,7 +112,7 @@ func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 			continue
 		}
 		if m, ok := s.readAnswerMark(id); ok {
-			if ended, _ := s.answerState(id, m, now); !ended {
+			if ended, _ := s.answerState(id, m, now, mode); !ended {
 				return id, true
 			}
 			continue
@@ -394,7 +394,7 @@ func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, er
 		return 0, err
 	}
 	s.Recover() // a settled claim no longer holds the next message back
-	if id, ok := s.AwaitingAnswer(time.Now()); ok {
+	if id, ok := s.AwaitingAnswer(time.Now(), mayRun); ok {
 		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
 	}
 	res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})

@@ -164,7 +164,7 @@ func FindTarget(ts []Target, want string) []Target {
 func (s *Session) Reachability(now time.Time) string {
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
-	if id, ok := s.AwaitingAnswer(now); ok && !s.IsCodex() {
+	if id, ok := s.AwaitingAnswer(now, cachedOnly); ok && !s.IsCodex() {
 		queue += fmt.Sprintf("; a new message waits until message %s is answered (one message per turn, each with its own reply)", id)
 	} else if q.Depth > 0 {
 		queue += fmt.Sprintf("; a new message waits behind %s (one message per turn, each with its own reply)", render.Count(q.Depth, "queued message"))
