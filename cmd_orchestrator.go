@@ -14,6 +14,8 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/hook"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/hookinstall"
@@ -128,7 +130,7 @@ func runSend(inv *cli.Invocation) error {
 		}
 		return nil
 	}
-	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
+	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, view.Follow(inv.IO.Out, inv.IO.Color))
 	switch {
 	case res.Outcome == conversation.Stopped:
 		if res.StateErr == nil {
@@ -237,7 +239,7 @@ func runTargets(inv *cli.Invocation) error {
 		}
 		return inv.PrintJSON(ts)
 	}
-	return conversation.WriteTargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
+	return view.TargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
 }
 
 // --- tail ---
@@ -362,7 +364,7 @@ func runWait(inv *cli.Invocation) error {
 	return s.Monitor(inv.Ctx, *once, inv.IO.OutTTY, inv.IO.Out, inv.IO.Err)
 }
 
-// --- hooks (the decisions are conversation's: HookStop, HookWait, ...) ---
+// --- hooks (hook.Run: the runtime; the decisions are conversation's: HookStop, HookWait, ...) ---
 
 func runHook(inv *cli.Invocation) error {
 	subInv, err := inv.Subcommand(cli.HookSubcommands)
@@ -374,7 +376,7 @@ func runHook(inv *cli.Invocation) error {
 		return hookInstall(subInv)
 	}
 	fs := subInv.Flags()
-	timeout := fs.Duration("timeout", conversation.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	timeout := fs.Duration("timeout", hook.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	if sub != "wait" {
 		fs = subInv.Flags() // the other hooks take no flag
 	}
@@ -387,7 +389,7 @@ func runHook(inv *cli.Invocation) error {
 		}
 		return err
 	}
-	woke, failed := conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout)
+	woke, failed := hook.Run(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout)
 	switch {
 	case woke:
 		return &cli.ExitError{Code: 2}
@@ -404,7 +406,7 @@ func hookInstall(inv *cli.Invocation) error {
 	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
-	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
+	waitTimeout := fs.Duration("wait-timeout", hook.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	form := fs.String("form", hookinstall.FormAuto, "Claude Code's hooks: exec (run without a shell; Claude Code 2.1.139 or later), shell (sh -c), or auto: exec when the claude on PATH (or $RELAY_BATON_CLAUDE) is new enough")
 	wsFlag := workspaceFlag(fs)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,14 +92,10 @@ func (s *Session) NeedsUser(transcript string) (Attention, bool) {
 	return a, true
 }
 
-// HookNotify is the Notification hook: it records a session waiting for
-// its user (permission_prompt, elicitation_dialog) in attention.json.
-// Other notifications change nothing.
-func HookNotify(in io.Reader) {
-	p, s, ok := readHookSession(in, "notify")
-	if !ok {
-		return
-	}
+// HookNotify is the Notification hook's decision: it records a session
+// waiting for its user (permission_prompt, elicitation_dialog) in
+// attention.json. Other notifications change nothing.
+func HookNotify(s *Session, p HookPayload) {
 	if _, ok := attentionTypes[p.NotificationType]; !ok {
 		return
 	}

@@ -7,13 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -37,6 +37,36 @@ func payload(t *testing.T, s *Session, event string, fields map[string]any) *byt
 	return bytes.NewReader(b)
 }
 
+// hookOn decodes a hook's payload and opens its session in
+// CLAUDE_PROJECT_DIR, as package hook does for a hook run by hand (no
+// session process, no time bound): the decisions under test are this
+// package's.
+func hookOn(in io.Reader) (*Session, HookPayload) {
+	var p HookPayload
+	if json.NewDecoder(in).Decode(&p) != nil {
+		panic("a test's hook payload is not JSON")
+	}
+	s, err := OpenSession(os.Getenv("CLAUDE_PROJECT_DIR"), p.SessionID)
+	if err != nil {
+		panic(err)
+	}
+	return s, p
+}
+
+func stopHook(in io.Reader, out io.Writer) error {
+	s, p := hookOn(in)
+	return HookStop(context.Background(), s, p, out)
+}
+
+func promptSubmitHook(in io.Reader) { s, p := hookOn(in); HookPromptSubmit(s, p) }
+
+func notifyHook(in io.Reader) { s, p := hookOn(in); HookNotify(s, p) }
+
+func waitHook(in io.Reader, errOut io.Writer, timeout time.Duration) bool {
+	s, p := hookOn(in)
+	return HookWait(context.Background(), s, p, errOut, timeout)
+}
+
 // The Stop hook stores the turn's last_assistant_message as the reply of
 // the message it delivered, at the next Stop (the turn that answered it),
 // never at the Stop that delivered it; a reply the session wrote itself
@@ -46,7 +76,7 @@ func TestStopHookStoresTheReply(t *testing.T) {
 	manualHooks(t, s)
 	m, _ := s.Enqueue("room", "how far along?")
 	var out bytes.Buffer
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "I ran the tests."}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "I ran the tests."}), &out)
 	if !strings.Contains(out.String(), `"decision":"block"`) {
 		t.Fatalf("the Stop hook did not deliver: %q", out.String())
 	}
@@ -57,7 +87,7 @@ func TestStopHookStoresTheReply(t *testing.T) {
 		t.Fatal("not marked as answering")
 	}
 	out.Reset()
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Two of five steps are done."}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Two of five steps are done."}), &out)
 	if text, ok := s.Reply(m.ID); !ok || text != "Two of five steps are done." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
@@ -66,7 +96,7 @@ func TestStopHookStoresTheReply(t *testing.T) {
 	}
 	// The next turn's text does not replace it.
 	s.MarkAnswering(m.ID)
-	HookStop(payload(t, s, "Stop", map[string]any{"last_assistant_message": "later"}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "later"}), &out)
 	if text, _ := s.Reply(m.ID); text != "Two of five steps are done." {
 		t.Fatalf("the stored reply was replaced: %q", text)
 	}
@@ -81,11 +111,11 @@ func TestPromptSubmitMarksSocketMessages(t *testing.T) {
 	m, _ := s.Enqueue("room", "status?")
 	res, _ := s.Claim(LaneSocket)
 	framed := s.Frame(res.Message)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": framed + "\n" + chatMarker + "ffff0000 from x] quoted"}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": framed + "\n" + chatMarker + "ffff0000 from x] quoted"}))
 	if !s.Answering(m.ID) {
 		t.Fatalf("prompt-submit did not mark %s", m.ID)
 	}
-	HookStop(payload(t, s, "Stop", map[string]any{"last_assistant_message": "All green."}), new(bytes.Buffer))
+	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "All green."}), new(bytes.Buffer))
 	if text, ok := s.Reply(m.ID); !ok || text != "All green." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
@@ -139,11 +169,11 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 	os.WriteFile(tr, []byte("{}\n"), 0o600)
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(tr, old, old)
-	HookNotify(payload(t, s, "Notification", map[string]any{"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}))
+	notifyHook(payload(t, s, "Notification", map[string]any{"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}))
 	if _, ok := s.NeedsUser(tr); ok {
 		t.Fatal("an idle notification counted as waiting for the user")
 	}
-	HookNotify(payload(t, s, "Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission\x1b[31m"}))
+	notifyHook(payload(t, s, "Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission\x1b[31m"}))
 	a, ok := s.NeedsUser(tr)
 	if !ok || a.What() != "a permission prompt" || strings.ContainsRune(a.Message, 0x1b) {
 		t.Fatalf("needs user: %+v %v", a, ok)
@@ -164,7 +194,7 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 		t.Fatal("still waiting after the transcript moved on")
 	}
 	os.Chtimes(tr, old, old)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": "go on"}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": "go on"}))
 	if _, ok := s.NeedsUser(tr); ok {
 		t.Fatal("a prompt did not clear it")
 	}
@@ -188,7 +218,7 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	}
 	m, _ := s.Enqueue("room", "queued while the socket was down")
 	var out bytes.Buffer
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "x"}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "x"}), &out)
 	if out.Len() != 0 {
 		t.Fatalf("the Stop hook blocked: %s", out.String())
 	}
@@ -197,24 +227,5 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != LaneSocket {
 		t.Fatalf("state %+v", st)
-	}
-}
-
-// send --follow shows the stored reply when the transcript's text did not
-// (it lags or was cut), and never twice.
-func TestFollowViewShowsTheStoredReply(t *testing.T) {
-	var b bytes.Buffer
-	v := FollowView(&b, false)
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "Working on it."}})
-	v(Update{Kind: UpdDone, Reply: "Two of five steps are done."})
-	if !strings.Contains(b.String(), "Two of five steps are done.") {
-		t.Fatalf("the stored reply is not shown:\n%s", b.String())
-	}
-	b.Reset()
-	v = FollowView(&b, false)
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "All green."}})
-	v(Update{Kind: UpdDone, Reply: "All green."})
-	if n := strings.Count(b.String(), "All green."); n != 1 {
-		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
 	}
 }

@@ -53,7 +53,7 @@ func (s *Session) Register(r Registration) error {
 // installed for the repository: its socket is the only lane that reaches it.
 func (s *Session) HooklessOnly() bool {
 	r, ok := s.Registration()
-	return ok && r.Source == "registry" && claudeHooksIn(s.Workspace) == ""
+	return ok && r.Source == "registry" && ClaudeHooksIn(s.Workspace) == ""
 }
 
 // Registration reads session.json; ok is false when there is none.

@@ -112,7 +112,7 @@ func peerLine(text string) string {
 func runStop(t *testing.T, s *Session, tr string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": "done"}), &out); err != nil {
+	if err := stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": "done"}), &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Len() == 0 {
@@ -390,7 +390,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	// busy, answering it. Nudges (a follower's) post nothing more.
 	var p1 struct{ Message struct{ Content string } }
 	json.Unmarshal([]byte(post1[len(post1)-1]), &p1)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
 	appendLine(t, tr, peerLine(p1.Message.Content))
 	s.Recover()
 	if n, err := s.DeliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
@@ -414,7 +414,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	}
 	var p2 struct{ Message struct{ Content string } }
 	json.Unmarshal([]byte(post2[len(post2)-1]), &p2)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p2.Message.Content}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p2.Message.Content}))
 	runStopWith(t, s, tr, "SECOND-ANSWER")
 	if text, _ := s.Reply(r2.Message.ID); text != "SECOND-ANSWER" {
 		t.Fatalf("the second's reply %q", text)
@@ -428,7 +428,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 func runStopWith(t *testing.T, s *Session, tr, last string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": last}), &out); err != nil {
+	if err := stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": last}), &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Len() == 0 {

@@ -10,20 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/relay-baton/relay-baton/procfacts"
-	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // This file holds the hooks' decisions: what the Stop hook, the asyncRewake
-// waiter, the UserPromptSubmit and SessionStart hooks do with a payload.
-// package main only parses flags and calls RunHook (bounded, RunBounded).
+// waiter, the UserPromptSubmit and SessionStart hooks do with a session
+// and its payload. Package hook is their runtime: it reads the payload,
+// tells the session's mode, opens the session and bounds the hook's time
+// (hook.Run).
 
-// hookPayload is the part of a Claude Code hook payload the hooks use.
-type hookPayload struct {
+// HookPayload is the part of a Claude Code (or Codex) hook payload the
+// hooks' decisions use; package hook reads it from the hook's stdin.
+type HookPayload struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
@@ -39,91 +40,27 @@ type hookPayload struct {
 	NotificationType string `json:"notification_type"`
 	Message          string `json:"message"`
 
-	env HookEnv // the session's mode and process
+	// Process is the session's process, as the hook found it (not in the
+	// payload; zero when unknown).
+	Process procfacts.Process `json:"-"`
 }
 
 // busyFresh: a busy mark younger than this is this process's own.
 const busyFresh = 30 * time.Second
 
-// maxPayload caps what a hook reads from stdin (last_assistant_message can
-// be long).
-const maxPayload = 8 << 20
-
-// readHookSession reads the payload of hook sub and opens its session;
-// ok=false for anything unusable (junk, empty, a bad id, another hook
-// event: recorded in errors.log): the hook then stays silent.
-func readHookSession(in io.Reader, sub string) (hookPayload, *Session, bool) {
-	var p hookPayload
-	// One-shot print-mode sessions and relay-baton's own agent runs are
-	// not served: return at once (a waiter would stall them).
-	env := CurrentHook()
-	if in == nil || SkipHook(env, in) {
-		return p, nil, false
-	}
-	b, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
-	if err != nil {
-		return p, nil, false
-	}
-	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
-	p, ws, ok := decodeHookPayload(b, projectDir)
-	if !ok {
-		return p, nil, false
-	}
-	p.env = env
-	if projectDir == "" {
-		ws = HookWorkspace(ws, p.SessionID)
-	}
-	s, err := OpenSession(ws, p.SessionID)
-	if err != nil {
-		return p, nil, false
-	}
-	if err := CheckHookEvent(sub, p.HookEventName); err != nil {
-		s.RecordError(err)
-		return p, nil, false
-	}
-	return p, s, true
-}
-
-// decodeHookPayload decodes a hook payload and picks its workspace:
-// projectDir (CLAUDE_PROJECT_DIR) when set, else the payload's cwd. ok=false
-// when the payload is over maxPayload, not JSON, or names no absolute
-// workspace.
-func decodeHookPayload(b []byte, projectDir string) (p hookPayload, ws string, ok bool) {
-	if len(b) > maxPayload || json.Unmarshal(b, &p) != nil {
-		return p, "", false
-	}
-	ws = projectDir
-	if ws == "" {
-		ws = p.Cwd
-	}
-	if ws == "" || !filepath.IsAbs(ws) {
-		return p, "", false
-	}
-	return p, ws, true
-}
-
-// HookStop is the Stop hook: it stores the turn's last text as the reply
-// of the messages the turn answered (StoreReplies); then, when messages
-// wait, it posts them to the session's messaging socket when there is
-// one, else claims one and writes {"decision":"block","reason":<framed
-// message>} to out as one write; silent when the inbox is empty,
-// stop_hook_active is true (and no socket) or the payload is unusable.
-// Its empty-inbox path is one payload decode, two directory reads and
-// two unlinks (the busy and attention marks). A message that is waiting
-// but cannot be claimed (a full disk, a folder that is not writable) is
-// not silent: the error returned says so, for the hook's stderr (Claude
-// Code shows it as the hook's error); the message stays in the inbox.
-func HookStop(in io.Reader, out io.Writer) error {
-	return hookStop(context.Background(), in, out)
-}
-
-// hookStop is HookStop; ctx bounds the post to the messaging socket
-// (RunHook's: a signal ends it).
-func hookStop(ctx context.Context, in io.Reader, out io.Writer) error {
-	p, s, ok := readHookSession(in, "stop")
-	if !ok {
-		return nil
-	}
+// HookStop is the Stop hook's decision for session s, given its payload:
+// it stores the turn's last text as the reply of the messages the turn
+// answered (StoreReplies); then, when messages wait, it posts them to the
+// session's messaging socket when there is one, else claims one and
+// writes {"decision":"block","reason":<framed message>} to out as one
+// write; silent when the inbox is empty or stop_hook_active is true (and
+// no socket). Its empty-inbox path is two directory reads and two unlinks
+// (the busy and attention marks). A message that is waiting but cannot be
+// claimed (a full disk, a folder that is not writable) is not silent: the
+// error returned (a *ClaimFailure) says so, for the hook's stderr (Claude
+// Code shows it as the hook's error); the message stays in the inbox. ctx
+// bounds the post to the messaging socket.
+func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) error {
 	// The turn that ends answered the messages that reached it: their
 	// reply is this turn's last text.
 	s.StoreReplies(p.LastAssistantMessage)
@@ -205,11 +142,7 @@ func (e *ClaimFailure) Error() string {
 func (e *ClaimFailure) Unwrap() error { return e.Err }
 
 // HookPromptSubmit is the UserPromptSubmit hook: it marks the session busy.
-func HookPromptSubmit(in io.Reader) {
-	p, s, ok := readHookSession(in, "prompt-submit")
-	if !ok {
-		return
-	}
+func HookPromptSubmit(s *Session, p HookPayload) {
 	// In stream-json mode the first prompt's UserPromptSubmit can run
 	// before the SessionStart hook has created the folder: create it here.
 	err := s.Ensure()
@@ -218,13 +151,13 @@ func HookPromptSubmit(in io.Reader) {
 	}
 	s.ClearAttention()
 	if err == nil {
-		err = s.RecordProcess(p.env.Process)
+		err = s.RecordProcess(p.Process)
 	}
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
 		return
 	}
-	s.recordSocketFromEnv(os.Getenv, p.env.Process, p.PermissionMode, false)
+	s.recordSocketFromEnv(os.Getenv, p.Process, p.PermissionMode, false)
 	// A message from the messaging socket reaches the model now (a new
 	// turn, or taken in at a tool result): this turn's end is its reply.
 	for _, id := range chatIDs(p.Prompt) {
@@ -234,14 +167,10 @@ func HookPromptSubmit(in io.Reader) {
 
 // HookSessionStart is the SessionStart hook: it registers the session
 // (transcript path, cwd) and creates its inbox.
-func HookSessionStart(in io.Reader) {
-	p, s, ok := readHookSession(in, "session-start")
-	if !ok {
-		return
-	}
+func HookSessionStart(s *Session, p HookPayload) {
 	_ = s.Ensure()
 	s.ClearAttention()
-	if err := s.RecordProcess(p.env.Process); err != nil {
+	if err := s.RecordProcess(p.Process); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
 	tp := p.TranscriptPath
@@ -253,7 +182,7 @@ func HookSessionStart(in io.Reader) {
 	}
 	// The session's messaging socket: the lane chosen first when it is
 	// there; a process without one (messaging off) drops an old record.
-	s.recordSocketFromEnv(os.Getenv, p.env.Process, "", true)
+	s.recordSocketFromEnv(os.Getenv, p.Process, "", true)
 	// A busy mark left by a previous process of this session (killed
 	// mid-turn) would hold the idle lane back: drop it. Not after a
 	// compaction (it can happen mid-turn), and not a fresh mark: the first
@@ -263,25 +192,17 @@ func HookSessionStart(in io.Reader) {
 	}
 }
 
-// DefaultWaiterTimeout is `hook wait`'s default --timeout: under the
-// hook's own timeout by WaiterMargin.
-var DefaultWaiterTimeout = DefaultWaitTimeout - WaiterMargin(DefaultWaitTimeout)
-
 // HookWait is the asyncRewake waiter: while the session is idle it waits up
 // to timeout for a message, claims it and writes its framed text to errOut;
 // woke reports a claim (the hook then exits 2, which wakes the session).
 // Nothing is claimed when another waiter is armed, when the session's
 // process ends or when ctx ends.
-func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.Duration) (woke bool) {
-	p, s, ok := readHookSession(in, "wait")
-	if !ok {
-		return false
-	}
+func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, timeout time.Duration) (woke bool) {
 	if err := s.Ensure(); err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
 		return false
 	}
-	_ = s.RecordProcess(p.env.Process)
+	_ = s.RecordProcess(p.Process)
 	lock, ok, err := s.LockWaiter()
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -292,7 +213,7 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	}
 	defer lock.Release()
 	// A waiter outliving its session would hold the lock for nothing.
-	alive, stop := procfacts.WhileAlive(ctx, p.env.Process, procfacts.System, 0)
+	alive, stop := procfacts.WhileAlive(ctx, p.Process, procfacts.System, 0)
 	defer stop()
 	ctx, cancel := context.WithTimeout(alive, timeout)
 	defer cancel()
@@ -327,66 +248,6 @@ func HookWait(ctx context.Context, in io.Reader, errOut io.Writer, timeout time.
 	return true
 }
 
-// RunHook runs the hook sub (stop, wait, prompt-submit, notify or session-start)
-// on its payload in in, bounded: the Stop, UserPromptSubmit and
-// SessionStart hooks within HookBudget, the waiter by its own timeout, and
-// any of them within a half second once ctx ends (a signal). woke reports
-// the waiter's claim: the hook then exits 2, which wakes the session.
-//
-// failed is a Stop hook's ClaimFailure: the caller prints it on stderr
-// and exits 1.
-func RunHook(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) (woke bool, failed error) {
-	registryOff.Store(true)  // a hook never runs claude: its session recorded its own socket
-	var wokeFlag atomic.Bool // fn may still run when RunBounded gives up on it
-	var failure atomic.Pointer[error]
-	limit := HookBudget()
-	if sub == "wait" {
-		limit = 0 // bounded by its own timeout
-	}
-	RunBounded(ctx, limit, 500*time.Millisecond, func() {
-		switch sub {
-		case "stop":
-			if err := hookStop(ctx, in, out); err != nil {
-				failure.Store(&err)
-			}
-		case "prompt-submit":
-			HookPromptSubmit(in)
-		case "session-start":
-			HookSessionStart(in)
-		case "notify":
-			HookNotify(in)
-		case "wait":
-			wokeFlag.Store(HookWait(ctx, in, errOut, timeout))
-		}
-	})
-	if p := failure.Load(); p != nil {
-		failed = *p
-	}
-	return wokeFlag.Load(), failed
-}
-
-// HookWorkspace is the workspace of a hook whose payload says cwd, when
-// CLAUDE_PROJECT_DIR is not set: the nearest folder up from cwd that holds
-// this session's chat folder, else workspace.Resolve(cwd) (the nearest
-// folder with .claude/session-chat, else the git root, else cwd). Every hook
-// resolves it the same way, so a session that cd'd into a sub-folder does
-// not get a second chat folder there.
-func HookWorkspace(cwd, sessionID string) string {
-	dir := filepath.Clean(cwd)
-	if ValidSessionID(sessionID) == nil {
-		for d := dir; ; {
-			if fi, err := os.Lstat(filepath.Join(d, workspace.ChatDir, sessionID)); err == nil && fi.IsDir() {
-				return d
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
-	}
-	if ws, err := workspace.Resolve(dir); err == nil {
-		return ws
-	}
-	return dir
-}
+// SkipRegistry is set by a hook's process: a hook never runs claude (its
+// session recorded its own socket), so Registry answers ErrNoRegistry.
+func SkipRegistry() { registryOff.Store(true) }
