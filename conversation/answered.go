@@ -50,14 +50,14 @@ type answerMark struct {
 // a session no hook reaches: where the hooks are installed their
 // UserPromptSubmit and Stop hooks mark and store as before. An existing
 // mark is kept; a stored reply means the turn is over already.
-func (s *Session) markShown(id, path string, off int64) {
+func markShown(s *Session, id, path string, off int64) {
 	if path == "" || validMessageID(id) != nil || checkDir(s.dir) != nil || !s.HooklessOnly() {
 		return
 	}
 	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
 		return
 	}
-	d := s.answeringDir()
+	d := s.path(answeringName)
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return
 	}
@@ -77,8 +77,8 @@ func (s *Session) markShown(id, path string, off int64) {
 
 // readAnswerMark reads answering/<id>; ok is false for a hooks' (empty)
 // mark or none.
-func (s *Session) readAnswerMark(id string) (answerMark, bool) {
-	b, err := events.ReadOwned(filepath.Join(s.answeringDir(), id), 4<<10)
+func readAnswerMark(s *Session, id string) (answerMark, bool) {
+	b, err := events.ReadOwned(filepath.Join(s.path(answeringName), id), 4<<10)
 	if err != nil || len(b) == 0 {
 		return answerMark{}, false
 	}
@@ -209,7 +209,7 @@ const (
 // (a test's).
 const defaultAnswerStale = 10 * time.Second
 
-func (s *Session) staleAfter() time.Duration {
+func staleAfter(s *Session) time.Duration {
 	if s.answerStale > 0 {
 		return s.answerStale
 	}
@@ -221,9 +221,9 @@ func (s *Session) staleAfter() time.Duration {
 // text) or, past staleAfter, Claude Code's registry says the session is
 // idle or gone. A cachedOnly look takes the registry's word only from an
 // answer read late enough into the turn (as a new call's would be).
-func (s *Session) answerState(id string, m answerMark, now time.Time, mode lookMode) (ended bool, text string) {
+func answerState(s *Session, id string, m answerMark, now time.Time, mode lookMode) (ended bool, text string) {
 	_, ended, text, _ = turnOf(m.Transcript, m.Offset, id)
-	stale := s.staleAfter()
+	stale := staleAfter(s)
 	if ended || now.Sub(m.At) < stale {
 		return ended, text
 	}
@@ -252,8 +252,8 @@ func (s *Session) answerState(id string, m answerMark, now time.Time, mode lookM
 // settleAnswers ends each transcript-made mark whose turn ended (see the
 // top of this file): the reply stored, the mark removed. Its cost with
 // nothing marked is one directory read.
-func (s *Session) settleAnswers(now time.Time) {
-	names, err := events.ReadDirNames(s.answeringDir())
+func settleAnswers(s *Session, now time.Time) {
+	names, err := events.ReadDirNames(s.path(answeringName))
 	if err != nil {
 		return
 	}
@@ -261,12 +261,12 @@ func (s *Session) settleAnswers(now time.Time) {
 		if validMessageID(id) != nil {
 			continue
 		}
-		m, ok := s.readAnswerMark(id)
+		m, ok := readAnswerMark(s, id)
 		if !ok {
 			continue
 		}
-		if ended, text := s.answerState(id, m, now, mayRun); ended {
-			s.endAnswer(id, text)
+		if ended, text := answerState(s, id, m, now, mayRun); ended {
+			endAnswer(s, id, text)
 		}
 	}
 }
@@ -274,17 +274,17 @@ func (s *Session) settleAnswers(now time.Time) {
 // endAnswer ends the turn of message id seen in the transcript: text
 // becomes its reply unless one is stored, and a transcript-made mark
 // goes (a hooks' mark is the Stop hook's to remove).
-func (s *Session) endAnswer(id, text string) {
+func endAnswer(s *Session, id, text string) {
 	if validMessageID(id) != nil {
 		return
 	}
-	if _, ok := s.readAnswerMark(id); !ok {
+	if _, ok := readAnswerMark(s, id); !ok {
 		return
 	}
-	if err := s.storeReply(id, capReply(text), "transcript"); err != nil {
+	if err := storeReply(s, id, capReply(text), "transcript"); err != nil {
 		s.RecordError(fmt.Errorf("store the reply to %s from the transcript: %w", id, err))
 	}
-	os.Remove(filepath.Join(s.answeringDir(), id))
+	os.Remove(filepath.Join(s.path(answeringName), id))
 }
 
 // AwaitPost waits until r's message leaves the inbox, posting it itself to

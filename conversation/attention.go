@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -46,8 +45,6 @@ func (a Attention) What() string {
 	return "an answer"
 }
 
-func (s *Session) attentionPath() string { return filepath.Join(s.dir, attentionName) }
-
 // RecordAttention writes attention.json (0600, never through a link).
 func (s *Session) RecordAttention(a Attention) error {
 	if err := checkDir(s.dir); err != nil {
@@ -67,7 +64,7 @@ func (s *Session) RecordAttention(a Attention) error {
 // ClearAttention removes attention.json (the session moved on). Cheap: one
 // unlink.
 func (s *Session) ClearAttention() {
-	if err := os.Remove(s.attentionPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.path(attentionName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", attentionName, err))
 	}
 }
@@ -76,7 +73,7 @@ func (s *Session) ClearAttention() {
 // in attention.json that the transcript has not moved past (transcript is
 // the session's transcript, "" when unknown).
 func (s *Session) NeedsUser(transcript string) (Attention, bool) {
-	b, err := events.ReadOwned(s.attentionPath(), 64<<10)
+	b, err := events.ReadOwned(s.path(attentionName), 64<<10)
 	if err != nil {
 		return Attention{}, false
 	}

@@ -73,17 +73,17 @@ type Message struct {
 	DeliveredAt *time.Time `json:"deliveredAt,omitempty"`
 	Lane        Lane       `json:"lane,omitempty"`
 	// ClaimedAt is when Lane claimed it; without DeliveredAt the claim is
-	// still in progress (or its claimer died: Recover).
+	// still in progress (or its claimer died: recoverClaims).
 	ClaimedAt *time.Time `json:"claimedAt,omitempty"`
 	// Deliveries counts earlier deliveries that never reached the session
-	// (put back in the inbox by Recover).
+	// (put back in the inbox by recoverClaims).
 	Deliveries int `json:"deliveries,omitempty"`
 	// SocketPost is an earlier post of the message to the session's
 	// messaging socket that did not show in the transcript within the
 	// claim grace (the message was put back in the inbox for the hook
 	// lanes): where to look for it showing late.
 	SocketPost *SocketPost `json:"socketPost,omitempty"`
-	// GaveUp is when Recover stopped handing the message over: its hook
+	// GaveUp is when recoverClaims stopped handing the message over: its hook
 	// lane handed it over maxDeliveries times through its documented
 	// output and the transcript never showed it. It counts as delivered by
 	// that output; this mark (and errors.log) says it was never seen.
@@ -189,6 +189,17 @@ func OpenSession(dir, id string) (*Session, error) {
 // Dir returns the session's chat folder.
 func (s *Session) Dir() string { return s.dir }
 
+// path is the file or folder name in the session's chat folder.
+func (s *Session) path(name string) string { return filepath.Join(s.dir, name) }
+
+// The files and folders of a session's chat folder the lanes keep (the
+// inbox's are InboxDir and the others).
+const (
+	registrationName = "session.json"
+	busyName         = "busy"
+	answeringName    = "answering"
+)
+
 // InboxDir, DeliveredDir, OutboxDir, RejectedDir return the sub-folders.
 func (s *Session) InboxDir() string     { return filepath.Join(s.dir, "inbox") }
 func (s *Session) DeliveredDir() string { return filepath.Join(s.dir, "delivered") }
@@ -224,7 +235,7 @@ func checkDir(p string) error {
 // checkDirs refuses a symlink at <workspace>/.claude,
 // <workspace>/.claude/session-chat or the session folder; a missing one is
 // fs.ErrNotExist.
-func (s *Session) checkDirs() error {
+func checkChatDirs(s *Session) error {
 	for _, d := range []string{filepath.Join(s.Workspace, ".claude"), filepath.Join(s.Workspace, workspace.ChatDir)} {
 		fi, err := os.Lstat(d)
 		if err != nil {
@@ -239,15 +250,15 @@ func (s *Session) checkDirs() error {
 
 // check refuses a symlinked session folder or inbox, or a folder above
 // them that is a link (checkDirs).
-func (s *Session) check() error {
-	if err := s.checkDirs(); err != nil {
+func checkSession(s *Session) error {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
 	return checkDir(s.InboxDir())
 }
 
 // ChatCapable reports whether the session's inbox exists (and is sane).
-func (s *Session) ChatCapable() bool { return s.check() == nil }
+func (s *Session) ChatCapable() bool { return checkSession(s) == nil }
 
 // Ensure creates the session folder and its inbox, delivered, outbox and
 // rejected folders (0700), refusing symlinks, a linked .claude or
@@ -267,7 +278,7 @@ func (s *Session) Ensure() error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 		if d == filepath.Join(s.Workspace, workspace.ChatDir) {
-			if err := s.checkDirs(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := checkChatDirs(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			continue
@@ -310,7 +321,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if from = prompts.ChatFrom(from); from == "" {
 		from = "relay-baton"
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Message{}, fmt.Errorf("session %s: %w", s.ID, ErrNotChatReady)
 		}
@@ -373,10 +384,10 @@ func idFromName(name string) string {
 
 // HasPending reports cheaply (one directory read, and one of claims/)
 // whether the inbox holds a message, after putting back the messages of
-// claims that died before delivering (Recover). A missing inbox is false
+// claims that died before delivering (recoverClaims). A missing inbox is false
 // with no error.
 func (s *Session) HasPending() (bool, error) {
-	s.Recover()
+	recoverClaims(s)
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -417,12 +428,12 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 // renames the inbox file to delivered/<id>.json (a lost rename race means
 // another lane won: it tries the next), and rewrites that file with lane
 // and claimedAt. The caller hands the message over, then calls
-// res.Delivered. Claims whose claimer died are settled first (Recover).
+// res.Delivered. Claims whose claimer died are settled first (recoverClaims).
 // Unparseable or oversized files are moved to rejected/ and reported. An
 // empty or missing inbox is OK=false with no error.
 func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 	res := ClaimResult{handover: o.Handover}
-	s.Recover()
+	recoverClaims(s)
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(names) == 0) {
 		return res, nil
@@ -430,7 +441,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		return res, err
 	}
 	for _, d := range []string{s.DeliveredDir(), s.ClaimsDir()} {
@@ -454,7 +465,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		src := filepath.Join(s.InboxDir(), name)
 		id := idFromName(name)
 		if validMessageID(id) != nil {
-			if r, ok := s.reject(src, name, "file name is not <epochMs>-<id>.json"); ok {
+			if r, ok := reject(s, src, name, "file name is not <epochMs>-<id>.json"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
@@ -462,19 +473,19 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		// Only a regular file is claimed: a FIFO renamed into delivered/
 		// would then block the reader in open(2).
 		if fi, err := os.Lstat(src); err == nil && !fi.Mode().IsRegular() {
-			if r, ok := s.reject(src, name, events.FileKind(fi.Mode())+", not a message file"); ok {
+			if r, ok := reject(s, src, name, events.FileKind(fi.Mode())+", not a message file"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
 		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: tpath, Offset: offset}
-		held, err := s.newMarker(mk)
+		held, err := newMarker(s, mk)
 		if errors.Is(err, fs.ErrExist) {
 			// A claim of this id is in progress, or one that died: settle
 			// it, then try once more.
-			s.recoverOne(id, false)
-			held, err = s.newMarker(mk)
+			recoverOne(s, id, false)
+			held, err = newMarker(s, mk)
 		}
 		if err == nil {
 			if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
@@ -486,7 +497,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 				held.drop()
 				id = id + "-" + strings.SplitN(name, "-", 2)[0]
 				mk.ID = id
-				held, err = s.newMarker(mk)
+				held, err = newMarker(s, mk)
 			}
 		}
 		if errors.Is(err, fs.ErrExist) {
@@ -507,18 +518,18 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		}
 		m, reason := readMessage(dst)
 		if reason != "" {
-			if r, ok := s.reject(dst, name, reason); ok {
+			if r, ok := reject(s, dst, name, reason); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			held.drop()
 			continue
 		}
 		m.ID = id
-		if m.SocketPost != nil && s.socketPostShown(*m.SocketPost, id) {
+		if m.SocketPost != nil && socketPostShown(s, *m.SocketPost, id) {
 			// Its earlier socket post showed after all: the session has it.
 			// Counted as delivered by the socket, never handed over again.
 			m.Lane, m.ClaimedAt, m.DeliveredAt = LaneSocket, &now, &now
-			if err := s.writeRecord(m); err != nil {
+			if err := writeRecord(s, m); err != nil {
 				s.RecordError(fmt.Errorf("record the late delivery of %s: %w", id, err))
 			}
 			held.drop()
@@ -529,7 +540,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		if !o.Handover {
 			m.DeliveredAt = &now // Claim: delivered with the claim (one record write)
 		}
-		if err := s.writeRecord(m); err != nil {
+		if err := writeRecord(s, m); err != nil {
 			s.RecordError(fmt.Errorf("record the claim of %s: %w", id, err))
 		}
 		res.Message, res.OK, res.held = m, true, held
@@ -586,7 +597,7 @@ func parseMessage(b []byte) (Message, string) {
 }
 
 // reject moves p into rejected/ and records why.
-func (s *Session) reject(p, name, reason string) (Rejected, bool) {
+func reject(s *Session, p, name, reason string) (Rejected, bool) {
 	_ = os.Mkdir(s.RejectedDir(), 0o700)
 	dst := filepath.Join(s.RejectedDir(), strconv.FormatInt(time.Now().UnixNano(), 10)+"-"+filepath.Base(name))
 	if err := os.Rename(p, dst); err != nil {
@@ -701,7 +712,7 @@ func (s *Session) State(id string) (State, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
 	}
-	cs := s.ClaimState(id)
+	cs := claimState(s, id)
 	if m.DeliveredAt == nil && cs != ClaimLive {
 		// The claimer writes deliveredAt before it lets its marker go: a
 		// marker gone (or free) since the record was read may mean the
@@ -762,7 +773,7 @@ func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
 	}
-	if s.checkDirs() != nil {
+	if checkChatDirs(s) != nil {
 		return
 	}
 	_ = recordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
@@ -797,7 +808,7 @@ const MaxLogLine = 1 << 20
 // AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
 // MaxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
-	if err := s.checkDirs(); err != nil {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
 	if len(e.Text) > MaxLogText {

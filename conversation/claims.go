@@ -33,7 +33,7 @@ import (
 // Code through its own exit (the hooks) leaves the marker, unlocked, until
 // the transcript shows the delivery; a library Claim removes it at once.
 //
-// Recover (run by every lane before it claims, by Watch and by resume)
+// recoverClaims (run by every lane before it claims, by Watch and by resume)
 // looks at each marker whose lock is free (its claimer is gone):
 //   - the transcript shows the delivery after the marker's offset: done,
 //     the marker goes;
@@ -79,7 +79,7 @@ const maxDeliveries = 3
 // ClaimsDir returns claims/, the markers of claims in progress.
 func (s *Session) ClaimsDir() string { return filepath.Join(s.dir, "claims") }
 
-func (s *Session) markerPath(id string) string { return filepath.Join(s.ClaimsDir(), id+".json") }
+func markerPath(s *Session, id string) string { return filepath.Join(s.ClaimsDir(), id+".json") }
 
 // claimMarker is the content of claims/<id>.json.
 type claimMarker struct {
@@ -101,7 +101,7 @@ type heldClaim struct {
 
 // newMarker creates claims/<id>.json already locked. fs.ErrExist: another
 // claim of that id (live, or stale and to be recovered) holds the name.
-func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
+func newMarker(s *Session, mk claimMarker) (*heldClaim, error) {
 	f, err := os.CreateTemp(s.ClaimsDir(), ".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
-	// Blocking: a Recover may be testing the lock of this new temporary
+	// Blocking: a recoverClaims may be testing the lock of this new temporary
 	// file for a moment.
 	if err := filelock.Wait(f); err != nil {
 		return fail(fmt.Errorf("lock a new claim marker: %w", err))
@@ -121,7 +121,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 	if _, err := f.Write(b); err != nil {
 		return fail(err)
 	}
-	p := s.markerPath(mk.ID)
+	p := markerPath(s, mk.ID)
 	if err := filelock.RenameNoReplace(tmp, p); err != nil {
 		return fail(err)
 	}
@@ -138,7 +138,7 @@ func (h *heldClaim) drop() {
 	h.f = nil
 }
 
-// release unlocks the marker and leaves it for Recover (the delivery is
+// release unlocks the marker and leaves it for recoverClaims (the delivery is
 // confirmed from the transcript).
 func (h *heldClaim) release() {
 	if h == nil || h.f == nil {
@@ -167,7 +167,7 @@ type ClaimOptions struct {
 
 // Delivered records that the message was handed over (deliveredAt) and
 // releases the claim. With a Handover claim the marker stays until the
-// transcript shows the delivery (see Recover).
+// transcript shows the delivery (see recoverClaims).
 func (r *ClaimResult) Delivered() error {
 	if !r.OK || r.held == nil {
 		return nil
@@ -177,7 +177,7 @@ func (r *ClaimResult) Delivered() error {
 	if r.handover {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		r.Message.DeliveredAt = &now
-		if err = h.s.writeRecord(r.Message); err != nil {
+		if err = writeRecord(h.s, r.Message); err != nil {
 			h.s.RecordError(fmt.Errorf("record delivery of %s: %w", r.Message.ID, err))
 		}
 	} // else ClaimWith wrote deliveredAt with the claim
@@ -202,7 +202,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	if b, err := events.ReadOwned(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
-	err := h.s.requeue(r.Message, mk)
+	err := requeue(h.s, r.Message, mk)
 	if err == nil {
 		h.s.RecordError(fmt.Errorf("claim of %s by %s abandoned (%w): put back in the inbox for the next lane", r.Message.ID, r.Message.Lane, why))
 		h.drop()
@@ -213,7 +213,7 @@ func (r *ClaimResult) Abandon(why error) error {
 }
 
 // writeRecord rewrites delivered/<id>.json.
-func (s *Session) writeRecord(m Message) error {
+func writeRecord(s *Session, m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -231,9 +231,9 @@ type SocketPost struct {
 
 // socketPostShown reports whether the transcript shows message id (its
 // delivery, or Claude Code taking it into its queue) after the post p.
-func (s *Session) socketPostShown(p SocketPost, id string) bool {
+func socketPostShown(s *Session, p SocketPost, id string) bool {
 	mk := claimMarker{Transcript: p.Transcript, Offset: p.Offset}
-	if s.inTranscript(mk, id) == yes {
+	if inTranscript(s, mk, id) == yes {
 		return true
 	}
 	return enqueuedInTranscript(transcriptOf(s, mk), p.Offset, id)
@@ -243,7 +243,7 @@ func (s *Session) socketPostShown(p SocketPost, id string) bool {
 // fresh name if that is gone or taken), without the claim's fields. A
 // socket post is kept as m.SocketPost (the earliest one), not counted as a
 // delivery.
-func (s *Session) requeue(m Message, mk claimMarker) error {
+func requeue(s *Session, m Message, mk claimMarker) error {
 	switch {
 	case m.DeliveredAt != nil && mk.Lane == LaneSocket:
 		if m.SocketPost == nil {
@@ -253,7 +253,7 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 		m.Deliveries++ // handed over once already, never seen
 	}
 	m.Lane, m.DeliveredAt, m.ClaimedAt = "", nil, nil
-	if err := s.writeRecord(m); err != nil {
+	if err := writeRecord(s, m); err != nil {
 		return err
 	}
 	name := mk.Inbox
@@ -268,7 +268,7 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 	return err
 }
 
-// Recovered is one claim Recover acted on.
+// Recovered is one claim recoverClaims acted on.
 type Recovered struct {
 	ID      string
 	Lane    Lane
@@ -277,14 +277,14 @@ type Recovered struct {
 	Why     string // what happened, for errors.log
 }
 
-// Recover looks at the claims whose claimer is gone and settles each one
+// recoverClaims looks at the claims whose claimer is gone and settles each one
 // (see the top of this file): confirmed from the transcript, or put back in
 // the inbox to be delivered again. Markers of live claimers are left alone.
 // Then it ends the turns of socket posts the transcript shows ended
 // (settleAnswers). It is cheap when there is nothing to do (two directory
 // reads).
-func (s *Session) Recover() []Recovered {
-	defer s.settleAnswers(time.Now())
+func recoverClaims(s *Session) []Recovered {
+	defer settleAnswers(s, time.Now())
 	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
@@ -292,14 +292,14 @@ func (s *Session) Recover() []Recovered {
 	var out []Recovered
 	for _, n := range names {
 		if strings.HasPrefix(n, ".tmp-") {
-			s.removeStaleTemp(filepath.Join(s.ClaimsDir(), n))
+			removeStaleTemp(s, filepath.Join(s.ClaimsDir(), n))
 			continue
 		}
 		id, ok := strings.CutSuffix(n, ".json")
 		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
 			continue
 		}
-		if r, ok := s.recoverOne(id, false); ok {
+		if r, ok := recoverOne(s, id, false); ok {
 			out = append(out, r)
 		}
 	}
@@ -316,9 +316,9 @@ const (
 	ClaimPending                    // handed over or dead, not confirmed yet
 )
 
-// ClaimState reports the claim status of message id.
-func (s *Session) ClaimState(id string) ClaimStatus {
-	f, err := events.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
+// claimState reports the claim status of message id.
+func claimState(s *Session, id string) ClaimStatus {
+	f, err := events.OpenChecked(markerPath(s, id), os.O_RDWR, 0, true)
 	if err != nil {
 		return ClaimNone
 	}
@@ -338,10 +338,10 @@ func (s *Session) Requeue(id string) (requeued, confirmed bool, err error) {
 	if err := validMessageID(id); err != nil {
 		return false, false, err
 	}
-	if _, err := os.Lstat(s.markerPath(id)); err != nil {
+	if _, err := os.Lstat(markerPath(s, id)); err != nil {
 		return false, false, nil // no claim in progress: nothing to put back
 	}
-	r, ok := s.recoverOne(id, true)
+	r, ok := recoverOne(s, id, true)
 	if !ok {
 		return false, false, nil
 	}
@@ -367,7 +367,7 @@ func transcriptOf(s *Session, mk claimMarker) string {
 
 // inTranscript reports whether the transcript shows the delivery of id
 // after the marker's offset.
-func (s *Session) inTranscript(mk claimMarker, id string) tristate {
+func inTranscript(s *Session, mk claimMarker, id string) tristate {
 	path := transcriptOf(s, mk)
 	if path == "" {
 		return unknown
@@ -384,8 +384,8 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 
 // recoverOne settles the claim of id if its claimer is gone; force
 // requeues a handed-over claim without waiting for ClaimGrace.
-func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
-	p := s.markerPath(id)
+func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
+	p := markerPath(s, id)
 	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		if errors.Is(err, events.ErrNotRegular) {
@@ -431,11 +431,11 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		if mk.Lane != LaneSocket {
 			return Recovered{}, false
 		}
-		if seen = s.inTranscript(mk, id); seen != yes {
+		if seen = inTranscript(s, mk, id); seen != yes {
 			return Recovered{}, false
 		}
 	} else {
-		seen = s.inTranscript(mk, id)
+		seen = inTranscript(s, mk, id)
 	}
 	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
 		// The session took it into its queue and hands it to the model at
@@ -451,12 +451,12 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 			if rec.Lane == "" {
 				rec.Lane = mk.Lane
 			}
-			_ = s.writeRecord(rec)
+			_ = writeRecord(s, rec)
 		}
 		drop()
 		if mk.Lane == LaneSocket {
-			s.socketConfirmed(mk.ClaimedAt)
-			s.markShown(id, transcriptOf(s, mk), mk.Offset)
+			socketConfirmed(s, mk.ClaimedAt)
+			markShown(s, id, transcriptOf(s, mk), mk.Offset)
 		}
 		r.Why = "confirmed"
 		return r, true
@@ -478,7 +478,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	case rec.Deliveries+1 >= maxDeliveries && !force:
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		rec.GaveUp = &now
-		if err := s.writeRecord(rec); err != nil {
+		if err := writeRecord(s, rec); err != nil {
 			s.RecordError(fmt.Errorf("record that message %s was given up: %w", id, err))
 		}
 		drop()
@@ -488,7 +488,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	default:
 		r.Why = fmt.Sprintf("message %s handed over by %s at %s never showed in the transcript", id, who, rec.DeliveredAt.Format(time.RFC3339Nano))
 	}
-	if err := s.requeue(rec, mk); err != nil {
+	if err := requeue(s, rec, mk); err != nil {
 		s.RecordError(fmt.Errorf("recover %s: %s; could not put it back in the inbox: %w", id, r.Why, err))
 		return Recovered{}, false
 	}
@@ -496,7 +496,7 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	r.Requeue = true
 	if socketOff != "" {
 		r.Dropped = true
-		s.markSocketOff(id, socketOff)
+		markSocketOff(s, id, socketOff)
 		s.RecordError(fmt.Errorf("recovered %s: %s; put back in the inbox, first in line, for the Stop hook and the rewake waiter; the socket lane is off for this session process", id, r.Why))
 		return r, true
 	}
@@ -504,13 +504,13 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	return r, true
 }
 
-// ConfirmClaim removes the claim marker of id once the caller has seen its
+// confirmClaim removes the claim marker of id once the caller has seen its
 // delivery in the transcript (Watch does), so no later lane scans for it.
-func (s *Session) ConfirmClaim(id string) {
+func confirmClaim(s *Session, id string) {
 	if validMessageID(id) != nil {
 		return
 	}
-	p := s.markerPath(id)
+	p := markerPath(s, id)
 	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		return
@@ -524,24 +524,24 @@ func (s *Session) ConfirmClaim(id string) {
 			var mk claimMarker
 			b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
 			if json.Unmarshal(b, &mk) == nil && mk.Lane == LaneSocket {
-				s.socketConfirmed(mk.ClaimedAt)
-				s.markShown(id, transcriptOf(s, mk), mk.Offset)
+				socketConfirmed(s, mk.ClaimedAt)
+				markShown(s, id, transcriptOf(s, mk), mk.Offset)
 			}
 			os.Remove(p)
 		}
 	}
 }
 
-// SettleSocketPost puts message id back in the inbox, first in line, when
+// settleSocketPost puts message id back in the inbox, first in line, when
 // it was posted to the socket and has not shown in the transcript (nor in
 // Claude Code's queue), and turns the socket lane off for the session
 // process (see the top of this file). Watch calls it when ClaimGrace has
 // passed since the post; it reports whether it did.
-func (s *Session) SettleSocketPost(id string) bool {
+func settleSocketPost(s *Session, id string) bool {
 	if validMessageID(id) != nil {
 		return false
 	}
-	b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+	b, err := events.ReadOwned(markerPath(s, id), 64<<10)
 	if err != nil {
 		return false
 	}
@@ -549,13 +549,13 @@ func (s *Session) SettleSocketPost(id string) bool {
 	if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
 		return false
 	}
-	r, ok := s.recoverOne(id, true)
+	r, ok := recoverOne(s, id, true)
 	return ok && r.Requeue
 }
 
 // removeStaleTemp removes a marker's temporary file (.tmp-<pid>-*) left
 // by a claimer that died while creating it: its process is gone.
-func (s *Session) removeStaleTemp(p string) {
+func removeStaleTemp(s *Session, p string) {
 	pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), ".tmp-"), "-")
 	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid <= 0 || procfacts.Alive(pid) {

@@ -321,7 +321,7 @@ const QueueTimeout = 30 * time.Second
 // framed text to `codex queue --thread <id> --message <text>`. The claim is
 // a hand-over claim, like the hooks': its marker in claims/ is held while
 // codex runs, so a relay-baton killed meanwhile leaves the message
-// incomplete, and the next lane (or Recover) puts it back in the inbox;
+// incomplete, and the next lane (or recoverClaims) puts it back in the inbox;
 // once codex has queued it, the rollout confirms the delivery (see
 // claims.go). When codex fails, the message goes back into the inbox at
 // once, first in line. ok reports a delivery. A busy or unloaded thread is
@@ -357,7 +357,7 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 		s.RecordError(qerr)
 		return false, qerr
 	}
-	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and Recover settles the claim
+	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and recoverClaims settles the claim
 	return true, nil
 }
 

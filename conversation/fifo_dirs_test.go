@@ -40,7 +40,7 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 		if folder == "inbox" && !errors.Is(c.err, events.ErrNotRegular) {
 			t.Fatalf("inbox: claim error %v, want one that says it is not a folder", c.err)
 		}
-		agenttest.Within(t, folder+": recover", func() []Recovered { return s.Recover() })
+		agenttest.Within(t, folder+": recover", func() []Recovered { return recoverClaims(s) })
 		if folder == "inbox" {
 			err := agenttest.Within(t, "inbox: queue", func() error { _, err := s.Queue(); return err })
 			if !errors.Is(err, events.ErrNotRegular) {

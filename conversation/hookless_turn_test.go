@@ -194,7 +194,7 @@ func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := procfacts.Identify(procfacts.System, h.live.PID)
-	s.recordSocketFromEnv(func(k string) string { return map[string]string{NoSocketEnv: "1"}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{NoSocketEnv: "1"}[k] }, p, "", true)
 	r := h.send(t, "hooks only")
 	if st, _ := s.State(r.Message.ID); !st.Queued {
 		t.Fatalf("message %s: %+v, want it queued for the hooks, not posted", r.Message.ID, st)
@@ -203,7 +203,7 @@ func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
 		t.Fatalf("socket lane: %v", err)
 	}
 	// The next process of the session has its socket on: the lane is back.
-	s.recordSocketFromEnv(func(k string) string { return map[string]string{SocketEnv: ClaudeSocketPath(h.live.PID)}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{SocketEnv: ClaudeSocketPath(h.live.PID)}[k] }, p, "", true)
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatalf("socket lane after a hook saw the socket: %v", err)
 	}

@@ -50,7 +50,7 @@ const busyFresh = 30 * time.Second
 
 // HookStop is the Stop hook's decision for session s, given its payload:
 // it stores the turn's last text as the reply of the messages the turn
-// answered (StoreReplies); then, when messages wait, it posts them to the
+// answered (storeReplies); then, when messages wait, it posts them to the
 // session's messaging socket when there is one, else claims one and
 // writes {"decision":"block","reason":<framed message>} to out as one
 // write; silent when the inbox is empty or stop_hook_active is true (and
@@ -63,7 +63,7 @@ const busyFresh = 30 * time.Second
 func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) error {
 	// The turn that ends answered the messages that reached it: their
 	// reply is this turn's last text.
-	s.StoreReplies(p.LastAssistantMessage)
+	storeReplies(s, p.LastAssistantMessage)
 	s.ClearAttention()
 	has, err := s.HasPending()
 	if err != nil || !has {
@@ -76,7 +76,7 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 	// A session with a messaging socket takes queued messages from it as
 	// its next turns: no block (which its screen shows as a Stop hook
 	// problem), and no cap on consecutive blocks holds the queue back.
-	if _, err := s.socketLane(ctx, procfacts.System); err == nil {
+	if _, err := socketLane(s, ctx, procfacts.System); err == nil {
 		if n, err := s.DeliverSocket(ctx, p.TranscriptPath); n > 0 && err == nil || errors.Is(err, ErrAwaitingAnswer) {
 			// Posted; or a message posted a moment ago has not reached the
 			// model yet: it is the next turn, and the queued ones follow
@@ -117,7 +117,7 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 		return nil
 	}
 	_ = res.Delivered()
-	_ = s.MarkAnswering(res.Message.ID)
+	_ = markAnswering(s, res.Message.ID)
 	return nil
 }
 
@@ -157,11 +157,11 @@ func HookPromptSubmit(s *Session, p HookPayload) {
 		s.RecordError(fmt.Errorf("hook prompt-submit: %w", err))
 		return
 	}
-	s.recordSocketFromEnv(os.Getenv, p.Process, p.PermissionMode, false)
+	recordSocketFromEnv(s, os.Getenv, p.Process, p.PermissionMode, false)
 	// A message from the messaging socket reaches the model now (a new
 	// turn, or taken in at a tool result): this turn's end is its reply.
 	for _, id := range chatIDs(p.Prompt) {
-		_ = s.MarkAnswering(id)
+		_ = markAnswering(s, id)
 	}
 }
 
@@ -182,7 +182,7 @@ func HookSessionStart(s *Session, p HookPayload) {
 	}
 	// The session's messaging socket: the lane chosen first when it is
 	// there; a process without one (messaging off) drops an old record.
-	s.recordSocketFromEnv(os.Getenv, p.Process, "", true)
+	recordSocketFromEnv(s, os.Getenv, p.Process, "", true)
 	// A busy mark left by a previous process of this session (killed
 	// mid-turn) would hold the idle lane back: drop it. Not after a
 	// compaction (it can happen mid-turn), and not a fresh mark: the first
@@ -244,7 +244,7 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 		return false
 	}
 	_ = res.Delivered()
-	_ = s.MarkAnswering(res.Message.ID)
+	_ = markAnswering(s, res.Message.ID)
 	return true
 }
 

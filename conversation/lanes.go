@@ -36,7 +36,7 @@ func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		return ClaimResult{}, err
 	}
 	var wake <-chan fsnotify.Event
@@ -136,7 +136,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		// Not hooked: a session Claude Code's registry lists is reached
 		// without hooks (its socket); relay-baton makes its own queue.
 		if l, ok, _ := RegistrySession(ctx, s.ID); ok {
-			if err := s.adopt(l); err != nil {
+			if err := adopt(s, l); err != nil {
 				return Receipt{}, err
 			}
 			if path == "" {
@@ -289,7 +289,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	if path == "" {
 		// Nothing to confirm from: a hook lane's hand-over stands (its own
 		// output); a socket post goes back to the inbox for them.
-		for m.Lane == LaneSocket && s.ClaimState(id) != ClaimNone {
+		for m.Lane == LaneSocket && claimState(s, id) != ClaimNone {
 			if m, err = w.settleSocket(ctx, m); err != nil || m == nil {
 				return err
 			}
@@ -330,13 +330,13 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 					// hook to come, the transcript's text is the reply.
 					text, _ := s.Reply(id)
 					if text == "" && !s.HooklessOnly() {
-						text, _ = s.waitReply(ctx, id, replyWait)
+						text, _ = waitReply(s, ctx, id, replyWait)
 					}
 					if text == "" {
 						text = reply.String()
 					}
-					s.endAnswer(id, text)
-					s.logReplyOnce(id, text, "transcript")
+					endAnswer(s, id, text)
+					logReplyOnce(s, id, text, "transcript")
 					emit(Update{Kind: UpdDone, Activity: a, Reply: text})
 					return false
 				}
@@ -438,7 +438,7 @@ func (w *delivery) shown(a events.Activity) {
 		w.emit(Update{Kind: UpdDuplicate, Lane: lane, At: at, Err: err})
 		return
 	}
-	w.s.ConfirmClaim(w.id)
+	confirmClaim(w.s, w.id)
 	if tell {
 		w.emit(Update{Kind: UpdDelivered, Lane: lane, At: at})
 	}
@@ -460,7 +460,7 @@ func (w *delivery) supervise(ctx context.Context, m *Message) {
 			}
 			return
 		}
-		if w.s.ClaimState(w.id) == ClaimNone {
+		if claimState(w.s, w.id) == ClaimNone {
 			return // its earlier post showed (counted at the claim): the transcript confirms it
 		}
 		var err error
@@ -491,13 +491,13 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 		if w.path != "" && enqueuedInTranscript(w.path, w.offset, w.id) {
 			return nil, nil // in the session's queue until its next tool result
 		}
-		w.s.SettleSocketPost(w.id)
+		settleSocketPost(w.s, w.id)
 		st, err := w.s.State(w.id)
 		if err != nil {
 			return nil, nil
 		}
 		if st.Queued || st.Delivered != nil && st.Delivered.Lane != LaneSocket {
-			break // put back (here or by another lane's Recover)
+			break // put back (here or by another lane's recoverClaims)
 		}
 		wait = w.opts.Poll // its marker is busy for a moment: look again
 	}
@@ -536,11 +536,11 @@ func deliveryNudge(ctx context.Context, r Receipt) func() {
 		// daemon.
 		return func() { _, _ = DeliverCodex(ctx, s) }
 	}
-	if _, err := s.socketLane(ctx, procfacts.System); err != nil {
+	if _, err := socketLane(s, ctx, procfacts.System); err != nil {
 		return nil
 	}
 	// A Claude Code session with a messaging socket: a message that waits
-	// (behind others, or put back by Recover) is posted as soon as it is
+	// (behind others, or put back by recoverClaims) is posted as soon as it is
 	// first in line. After a failure the hook lanes take it.
 	failed := false
 	return func() {
@@ -586,7 +586,7 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 				emit(Update{Kind: UpdIncomplete, Lane: st.Delivered.Lane, Err: fmt.Errorf("message %s was claimed by %s but not handed over (its claimer died or is stuck): it goes back to the inbox for the next lane", id, laneName(st.Delivered.Lane))})
 			}
 			if st.Stalled {
-				s.Recover()
+				recoverClaims(s)
 			}
 			lastAhead = -1
 		case st.Delivered != nil:

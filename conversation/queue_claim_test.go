@@ -88,7 +88,7 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	if err != nil || !st.Incomplete || !st.Stalled || st.Delivered.DeliveredAt != nil {
 		t.Fatalf("after the kill: %+v %v (want an incomplete, stalled claim)", st, err)
 	}
-	rec := s.Recover()
+	rec := recoverClaims(s)
 	if len(rec) != 1 || rec[0].ID != m.ID || !rec[0].Requeue {
 		t.Fatalf("recover: %+v", rec)
 	}
@@ -129,7 +129,7 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	if st, _ := s.State(m2.ID); !st.Queued || st.Ahead != 0 {
 		t.Fatalf("after a failed codex queue: %+v", st)
 	}
-	if _, err := os.Lstat(s.markerPath(m2.ID)); err == nil {
+	if _, err := os.Lstat(markerPath(s, m2.ID)); err == nil {
 		t.Fatal("a failed hand-over left its claim marker")
 	}
 	b, _ = os.ReadFile(filepath.Join(s.Dir(), "errors.log"))

@@ -206,7 +206,7 @@ func ClaudeSocketPath(pid int) string {
 // registrySocket is the socket lane of a session no hook recorded a socket
 // for: the registry's pid, its socket, the path checked (the listening
 // end is checked at the post: it must be that pid).
-func (s *Session) registrySocket(ctx context.Context) (SocketInfo, error) {
+func registrySocket(s *Session, ctx context.Context) (SocketInfo, error) {
 	l, ok, err := RegistrySession(ctx, s.ID)
 	if err != nil {
 		return SocketInfo{}, fmt.Errorf("%w (%w)", ErrNoSocket, err)
@@ -227,7 +227,7 @@ func (s *Session) registrySocket(ctx context.Context) (SocketInfo, error) {
 // adopt makes the chat folder of a session the registry lists (its inbox,
 // session.json with its cwd, process.json with its pid): relay-baton's own
 // queue for it. Nothing is written in Claude Code's folders.
-func (s *Session) adopt(l LiveSession) error {
+func adopt(s *Session, l LiveSession) error {
 	if err := s.Ensure(); err != nil {
 		return err
 	}

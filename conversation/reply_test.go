@@ -83,7 +83,7 @@ func TestStopHookStoresTheReply(t *testing.T) {
 	if _, ok := s.Reply(m.ID); ok {
 		t.Fatal("the delivering Stop stored its own turn's text as the reply")
 	}
-	if !s.Answering(m.ID) {
+	if !answering(s, m.ID) {
 		t.Fatal("not marked as answering")
 	}
 	out.Reset()
@@ -91,11 +91,11 @@ func TestStopHookStoresTheReply(t *testing.T) {
 	if text, ok := s.Reply(m.ID); !ok || text != "Two of five steps are done." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
-	if s.Answering(m.ID) || out.Len() != 0 {
-		t.Fatalf("mark left (%v) or output %q", s.Answering(m.ID), out.String())
+	if answering(s, m.ID) || out.Len() != 0 {
+		t.Fatalf("mark left (%v) or output %q", answering(s, m.ID), out.String())
 	}
 	// The next turn's text does not replace it.
-	s.MarkAnswering(m.ID)
+	markAnswering(s, m.ID)
 	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "later"}), &out)
 	if text, _ := s.Reply(m.ID); text != "Two of five steps are done." {
 		t.Fatalf("the stored reply was replaced: %q", text)
@@ -112,7 +112,7 @@ func TestPromptSubmitMarksSocketMessages(t *testing.T) {
 	res, _ := s.Claim(LaneSocket)
 	framed := s.Frame(res.Message)
 	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": framed + "\n" + chatMarker + "ffff0000 from x] quoted"}))
-	if !s.Answering(m.ID) {
+	if !answering(s, m.ID) {
 		t.Fatalf("prompt-submit did not mark %s", m.ID)
 	}
 	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "All green."}), new(bytes.Buffer))
@@ -143,14 +143,14 @@ func TestFollowWaitsForTheStoredReply(t *testing.T) {
 	}
 	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
 	res.Delivered()
-	s.MarkAnswering(r.Message.ID)
+	markAnswering(s, r.Message.ID)
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n", `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`)
 	fmt.Fprintf(f, "%s\n", `{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"transcript text, cut short"}],"stop_reason":"end_turn"}}`)
 	f.Close()
 	go func() {
 		time.Sleep(300 * time.Millisecond) // the Stop hook comes a moment after the turn's end
-		s.StoreReplies("The full reply, from the Stop hook.")
+		storeReplies(s, "The full reply, from the Stop hook.")
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

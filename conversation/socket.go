@@ -29,7 +29,7 @@ import (
 // the socket as newline-delimited JSON: an auth line, then a user message
 // in the stream-json input shape. The socket answers nothing: delivery is
 // confirmed from the transcript, and a claim whose post never shows is
-// put back in the inbox by Recover like any other.
+// put back in the inbox by recoverClaims like any other.
 //
 // An idle session starts a turn at once; a busy one takes the message in
 // with the result of the tool call that is running (between tool calls),
@@ -75,7 +75,7 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 // model in one request, and the turn's answer would be the reply of both.
 // The turn's end (the transcript's, or the Stop hook's stored reply) lets
 // the next one go; a post that never shows holds the next message until
-// it is settled (the claim grace at most). It changes nothing: Recover
+// it is settled (the claim grace at most). It changes nothing: recoverClaims
 // settles what it finds. A cachedOnly look starts no process (a view's).
 func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 	names, _ := events.ReadDirNames(s.ClaimsDir())
@@ -84,7 +84,7 @@ func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
 			continue
 		}
-		b, err := events.ReadOwned(s.markerPath(id), 64<<10)
+		b, err := events.ReadOwned(markerPath(s, id), 64<<10)
 		if err != nil {
 			continue
 		}
@@ -100,19 +100,19 @@ func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 		}
 		if path := transcriptOf(s, mk); path != "" {
 			if _, ended, _, _ := turnOf(path, mk.Offset, id); ended {
-				continue // shown and answered: Recover settles it
+				continue // shown and answered: recoverClaims settles it
 			}
 		}
 		return id, true
 	}
-	names, _ = events.ReadDirNames(s.answeringDir())
+	names, _ = events.ReadDirNames(s.path(answeringName))
 	busy := unknown // the hooks' busy mark, read once when needed
 	for _, id := range names {
 		if validMessageID(id) != nil {
 			continue
 		}
-		if m, ok := s.readAnswerMark(id); ok {
-			if ended, _ := s.answerState(id, m, now, mode); !ended {
+		if m, ok := readAnswerMark(s, id); ok {
+			if ended, _ := answerState(s, id, m, now, mode); !ended {
 				return id, true
 			}
 			continue
@@ -174,13 +174,11 @@ type SocketOff struct {
 // Words is the short form of the state for the targets' rows and the page.
 func (o SocketOff) Words() string { return "socket drops messages: delivered by hooks" }
 
-func (s *Session) socketOffPath() string { return filepath.Join(s.dir, socketOffName) }
-
 // SocketOffState reads socket-off.json; ok is false when there is none,
 // or when it is about another process or socket than the one recorded
 // now (the session restarted: the lane is tried again).
 func (s *Session) SocketOffState() (SocketOff, bool) {
-	b, err := events.ReadOwned(s.socketOffPath(), 64<<10)
+	b, err := events.ReadOwned(s.path(socketOffName), 64<<10)
 	if err != nil {
 		return SocketOff{}, false
 	}
@@ -197,7 +195,7 @@ func (s *Session) SocketOffState() (SocketOff, bool) {
 
 // markSocketOff turns the socket lane off for the recorded socket's
 // process: message id, posted there, never showed (why).
-func (s *Session) markSocketOff(id, why string) {
+func markSocketOff(s *Session, id, why string) {
 	info, ok := s.Socket()
 	if !ok {
 		return
@@ -215,13 +213,11 @@ func (s *Session) markSocketOff(id, why string) {
 // socketConfirmed turns the socket lane back on after a post claimed at
 // claimedAt showed in the transcript, when that post was made after the
 // lane was turned off (a later post confirmed).
-func (s *Session) socketConfirmed(claimedAt time.Time) {
+func socketConfirmed(s *Session, claimedAt time.Time) {
 	if o, ok := s.SocketOffState(); ok && claimedAt.After(o.Since) {
-		os.Remove(s.socketOffPath())
+		os.Remove(s.path(socketOffName))
 	}
 }
-
-func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) }
 
 // RecordSocket writes socket.json (0600, never through a symlink) unless
 // it already says the same; an empty or relative path is refused.
@@ -250,7 +246,7 @@ func (s *Session) RecordSocket(info SocketInfo) error {
 // ClearSocket removes socket.json (the session's new process has no
 // socket).
 func (s *Session) ClearSocket() {
-	if err := os.Remove(s.socketPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.path(socketName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", socketName, err))
 	}
 }
@@ -258,7 +254,7 @@ func (s *Session) ClearSocket() {
 // Socket reads socket.json; ok is false when there is none (or it is not
 // a regular file of ours).
 func (s *Session) Socket() (SocketInfo, bool) {
-	b, err := events.ReadOwned(s.socketPath(), 64<<10)
+	b, err := events.ReadOwned(s.path(socketName), 64<<10)
 	if err != nil {
 		return SocketInfo{}, false
 	}
@@ -275,12 +271,12 @@ func (s *Session) Socket() (SocketInfo, bool) {
 // (not a FIFO, a regular file or a link) is at its path. The error says
 // why not.
 func (s *Session) SocketLane() (SocketInfo, error) {
-	return s.socketLane(context.Background(), procfacts.System)
+	return socketLane(s, context.Background(), procfacts.System)
 }
 
 // socketLane is SocketLane; ctx bounds the read of Claude Code's registry
 // for a session no hook recorded a socket for.
-func (s *Session) socketLane(ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
+func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
 		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
 	}
@@ -290,12 +286,12 @@ func (s *Session) socketLane(ctx context.Context, procs procfacts.Source) (Socke
 	}
 	info, ok := s.Socket()
 	if !ok {
-		if p, off := s.socketSwitchedOff(); off && p.Check(procs) == procfacts.Live {
+		if p, off := socketSwitchedOff(s); off && p.Check(procs) == procfacts.Live {
 			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", ErrNoSocket, NoSocketEnv, p.PID)
 		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
-		return s.registrySocket(ctx)
+		return registrySocket(s, ctx)
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
@@ -381,7 +377,7 @@ func opErr(err error) error {
 
 // DeliverSocket posts the inbox's oldest message to the session's socket,
 // claimed for the socket lane before it is posted (a poster that dies
-// between the two leaves it to Recover: back in the inbox, delivered
+// between the two leaves it to recoverClaims: back in the inbox, delivered
 // once), unless an earlier message awaits its answer (ErrAwaitingAnswer:
 // one message per turn boundary). A failure to post puts the message back
 // in the inbox first in line for the hook lanes. It returns how many it
@@ -389,11 +385,11 @@ func opErr(err error) error {
 // socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
 // or ErrSocketDrops). ctx bounds the registry read and the post.
 func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, error) {
-	info, err := s.socketLane(ctx, procfacts.System)
+	info, err := socketLane(s, ctx, procfacts.System)
 	if err != nil {
 		return 0, err
 	}
-	s.Recover() // a settled claim no longer holds the next message back
+	recoverClaims(s) // a settled claim no longer holds the next message back
 	if id, ok := s.AwaitingAnswer(time.Now(), mayRun); ok {
 		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
 	}
@@ -412,13 +408,13 @@ func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, er
 // recordSocketFromEnv records the socket the hook's environment names
 // (getenv: os.Getenv) for the session process p; with clear, a hook run
 // without one (a new process with messaging off) removes an old record.
-func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
+func recordSocketFromEnv(s *Session, getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
 	path := getenv(SocketEnv)
 	if getenv(NoSocketEnv) == "1" {
 		path = "" // the socket lane is switched off for this session
-		s.recordSwitchedOff(p)
+		recordSwitchedOff(s, p)
 	} else if path != "" {
-		os.Remove(s.noSocketPath())
+		os.Remove(s.path(noSocketName))
 	}
 	if path == "" {
 		if clear {
@@ -439,12 +435,10 @@ func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Pr
 // socket, not even one found through Claude Code's registry.
 const noSocketName = "no-socket.json"
 
-func (s *Session) noSocketPath() string { return filepath.Join(s.dir, noSocketName) }
-
 // recordSwitchedOff writes no-socket.json for process p (unless it says so
 // already).
-func (s *Session) recordSwitchedOff(p procfacts.Process) {
-	if old, ok := s.socketSwitchedOff(); ok && old == p {
+func recordSwitchedOff(s *Session, p procfacts.Process) {
+	if old, ok := socketSwitchedOff(s); ok && old == p {
 		return
 	}
 	b, _ := json.Marshal(p)
@@ -455,8 +449,8 @@ func (s *Session) recordSwitchedOff(p procfacts.Process) {
 
 // socketSwitchedOff reads no-socket.json: the process that runs with the
 // socket lane switched off.
-func (s *Session) socketSwitchedOff() (procfacts.Process, bool) {
-	return readProcess(s.noSocketPath())
+func socketSwitchedOff(s *Session) (procfacts.Process, bool) {
+	return readProcess(s.path(noSocketName))
 }
 
 // enqueuedInTranscript reports whether the transcript at path shows, after

@@ -233,7 +233,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 	sock.next(t)
 	os.Remove(tr) // the transcript cannot be read any more
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	rec := s.Recover()
+	rec := recoverClaims(s)
 	if len(rec) != 1 || !rec[0].Requeue || !rec[0].Dropped {
 		t.Fatalf("recovered %+v, want the post put back", rec)
 	}
@@ -248,7 +248,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Delivered()
-	if rec := s.Recover(); len(rec) != 0 {
+	if rec := recoverClaims(s); len(rec) != 0 {
 		t.Fatalf("a hook's hand-over with no transcript was recovered: %+v", rec)
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != LaneHook || st.Unconfirmed {
@@ -265,7 +265,7 @@ func TestLateSocketPostBeforeTheHook(t *testing.T) {
 	s.DeliverSocket(context.Background(), tr)
 	posted := sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	if rec := s.Recover(); len(rec) != 1 || !rec[0].Requeue {
+	if rec := recoverClaims(s); len(rec) != 1 || !rec[0].Requeue {
 		t.Fatalf("recovered %+v", rec)
 	}
 	// The user approved it in the session: it shows now.
@@ -333,7 +333,7 @@ func TestSocketOffIsPerProcess(t *testing.T) {
 	s.DeliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	s.Recover()
+	recoverClaims(s)
 	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}
@@ -392,7 +392,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	json.Unmarshal([]byte(post1[len(post1)-1]), &p1)
 	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
 	appendLine(t, tr, peerLine(p1.Message.Content))
-	s.Recover()
+	recoverClaims(s)
 	if n, err := s.DeliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
 		t.Fatalf("DeliverSocket during the first's turn: %d %v", n, err)
 	}
@@ -450,7 +450,7 @@ func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 	s.DeliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	s.Recover()
+	recoverClaims(s)
 	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}

@@ -229,7 +229,7 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	}
 	// ... and, in a session's environment, its hooks record no socket.
 	env := map[string]string{SocketEnv: sock.path, SocketTokenEnv: testToken, NoSocketEnv: "1"}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("recorded a socket with the lane switched off")
 	}
@@ -244,7 +244,7 @@ func TestHooksRecordTheSocket(t *testing.T) {
 	os.WriteFile(outside, []byte("keep"), 0o600)
 	os.Symlink(outside, filepath.Join(s.Dir(), "socket.json"))
 	env := map[string]string{SocketEnv: "/tmp/cc-socks/4242.sock", SocketTokenEnv: testToken}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if b, _ := os.ReadFile(outside); string(b) != "keep" {
 		t.Fatalf("written through the symlink: %q", b)
 	}
@@ -252,20 +252,20 @@ func TestHooksRecordTheSocket(t *testing.T) {
 	if !ok || info.Path != "/tmp/cc-socks/4242.sock" || info.Token != testToken || info.Process != procfacts.ThisProcess() {
 		t.Fatalf("recorded %+v %v", info, ok)
 	}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "bypassPermissions", false)
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "bypassPermissions", false)
 	if info, _ := s.Socket(); info.PermissionMode != "bypassPermissions" {
 		t.Fatalf("permission mode not recorded: %+v", info)
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", false)
+	recordSocketFromEnv(s, func(string) string { return "" }, procfacts.ThisProcess(), "", false)
 	if _, ok := s.Socket(); !ok {
 		t.Fatal("a prompt hook without the variable dropped the record")
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", true)
+	recordSocketFromEnv(s, func(string) string { return "" }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a session start without a socket kept the old record")
 	}
 	env[SocketEnv] = "relative.sock"
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a relative socket path was recorded")
 	}
@@ -273,7 +273,7 @@ func TestHooksRecordTheSocket(t *testing.T) {
 
 // A message posted to the socket of a session busy in a long tool call
 // shows in the transcript only as Claude Code's enqueue until the tool
-// returns: Recover leaves that claim alone (no second delivery); a post
+// returns: recoverClaims leaves that claim alone (no second delivery); a post
 // that never showed at all goes back to the inbox.
 func TestRecoverSocketClaim(t *testing.T) {
 	for _, enqueued := range []bool{true, false} {
@@ -294,7 +294,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 				fmt.Fprintf(f, `{"type":"queue-operation","operation":"enqueue","timestamp":"2026-12-02T04:35:47.137Z","content":"[relay-baton chat message %s from room, typed by the user at x]"}`+"\n", m.ID)
 				f.Close()
 			}
-			rec := s.Recover()
+			rec := recoverClaims(s)
 			st, _ := s.State(m.ID)
 			if enqueued && (len(rec) != 0 || st.Queued) {
 				t.Fatalf("an enqueued post was recovered: %+v, state %+v", rec, st)

@@ -266,7 +266,7 @@ func stress(t *testing.T, n int, produce func(s *Session) map[string]int) {
 				restarted <- k
 				return
 			case <-time.After(5 * time.Millisecond):
-				if os.Remove(s.socketOffPath()) == nil {
+				if os.Remove(s.path(socketOffName)) == nil {
 					k++
 				}
 			}
