@@ -27,7 +27,7 @@ import (
 //     ({transcript, offset, at}): the message's turn is under way;
 //   - a turn end follows it (stop_reason end_turn): the turn's text is
 //     stored as the reply (outbox/<id>.json, source "transcript") and the
-//     mark goes. The next message, held until then (AwaitingAnswer), is
+//     mark goes. The next message, held until then (awaitingAnswer), is
 //     posted by whichever lane looks next (send, the room, the page);
 //   - a turn that ends with no end in the transcript (the user pressed
 //     Esc, the API failed): once the mark is older than staleAfter, Claude
@@ -54,7 +54,7 @@ func markShown(s *Session, id, path string, off int64) {
 	if path == "" || validMessageID(id) != nil || checkDir(s.dir) != nil || !s.HooklessOnly() {
 		return
 	}
-	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+	if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 		return
 	}
 	d := s.path(answeringName)
@@ -204,7 +204,7 @@ const (
 )
 
 // defaultAnswerStale is how old a transcript-made mark must be before the
-// registry's word ends it (longer than RegistryTTL, so that the registry's
+// registry's word ends it (longer than registryTTL, so that the registry's
 // answer was read after the turn began). Session.answerStale overrides it
 // (a test's).
 const defaultAnswerStale = 10 * time.Second
@@ -236,7 +236,7 @@ func answerState(s *Session, id string, m answerMark, now time.Time, mode lookMo
 		list = l
 	} else {
 		l, at, ok := cachedRegistry()
-		if !ok || at.Sub(m.At) < stale-RegistryTTL {
+		if !ok || at.Sub(m.At) < stale-registryTTL {
 			return false, ""
 		}
 		list = l

@@ -45,8 +45,8 @@ func (a Attention) What() string {
 	return "an answer"
 }
 
-// RecordAttention writes attention.json (0600, never through a link).
-func (s *Session) RecordAttention(a Attention) error {
+// recordAttention writes attention.json (0600, never through a link).
+func (s *Session) recordAttention(a Attention) error {
 	if err := checkDir(s.dir); err != nil {
 		return err
 	}
@@ -61,9 +61,9 @@ func (s *Session) RecordAttention(a Attention) error {
 	return writeFileAtomic(s.dir, attentionName, append(b, '\n'), false)
 }
 
-// ClearAttention removes attention.json (the session moved on). Cheap: one
+// clearAttention removes attention.json (the session moved on). Cheap: one
 // unlink.
-func (s *Session) ClearAttention() {
+func (s *Session) clearAttention() {
 	if err := os.Remove(s.path(attentionName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", attentionName, err))
 	}
@@ -100,7 +100,7 @@ func HookNotify(s *Session, p HookPayload) {
 		s.RecordError(fmt.Errorf("hook notify: %w", err))
 		return
 	}
-	if err := s.RecordAttention(Attention{Type: p.NotificationType, Message: p.Message}); err != nil {
+	if err := s.recordAttention(Attention{Type: p.NotificationType, Message: p.Message}); err != nil {
 		s.RecordError(fmt.Errorf("hook notify: %w", err))
 	}
 }

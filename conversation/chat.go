@@ -49,9 +49,9 @@ const MaxMessageBytes = 64 << 10
 // maxInboxFile caps an inbox file: the text plus JSON escaping and fields.
 const maxInboxFile = 8*MaxMessageBytes + 4096
 
-// BusyTTL is how long a busy mark counts: a turn that ends without a Stop
+// busyTTL is how long a busy mark counts: a turn that ends without a Stop
 // event (a crash, a kill) must not strand the idle lane forever.
-const BusyTTL = 2 * time.Hour
+const busyTTL = 2 * time.Hour
 
 // Lane says which lane claimed a message.
 type Lane string
@@ -96,15 +96,15 @@ type Message struct {
 var (
 	ErrBadSessionID = errors.New("session id must be a UUID (8-4-4-4-12 hex digits)")
 	ErrSymlink      = errors.New("refusing a symlinked session-chat folder (a link could redirect messages elsewhere): remove the link; the SessionStart hook recreates the folder")
-	ErrLinkedFolder = errors.New("is a symlink: relay-baton writes no chat folder, message or log through a linked .claude or .claude/session-chat (a cloned repository could point it anywhere); replace the link with a real folder")
+	errLinkedFolder = errors.New("is a symlink: relay-baton writes no chat folder, message or log through a linked .claude or .claude/session-chat (a cloned repository could point it anywhere); replace the link with a real folder")
 	ErrNotUTF8      = errors.New("message is not valid UTF-8: re-encode the text as UTF-8 (for example with iconv -t UTF-8) and send it again")
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
 	ErrNUL          = errors.New("message contains a NUL byte (\\0), which no session can take: nothing was queued; remove it and send the text again")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
-	ErrNoSession    = errors.New("no Claude Code session")
+	errNoSession    = errors.New("no Claude Code session")
 	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
-	ErrBadMessageID = errors.New("bad message id")
+	errBadMessageID = errors.New("bad message id")
 )
 
 // isUUID reports whether id has the 8-4-4-4-12 hex shape. (Hand-written:
@@ -159,7 +159,7 @@ func ValidSessionID(id string) error {
 
 func validMessageID(id string) error {
 	if !isMessageID(id) {
-		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), ErrBadMessageID)
+		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), errBadMessageID)
 	}
 	return nil
 }
@@ -214,8 +214,8 @@ func (s *Session) DeliveredPath(id string) string {
 	return filepath.Join(s.DeliveredDir(), id+".json")
 }
 
-// OutboxPath returns outbox/<id>.json.
-func (s *Session) OutboxPath(id string) string { return filepath.Join(s.OutboxDir(), id+".json") }
+// outboxPath returns outbox/<id>.json.
+func (s *Session) outboxPath(id string) string { return filepath.Join(s.OutboxDir(), id+".json") }
 
 // checkDir refuses a symlink at p; a missing p is fs.ErrNotExist.
 func checkDir(p string) error {
@@ -242,7 +242,7 @@ func checkChatDirs(s *Session) error {
 			return err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s %w", d, ErrLinkedFolder)
+			return fmt.Errorf("%s %w", d, errLinkedFolder)
 		}
 	}
 	return checkDir(s.dir)
@@ -265,7 +265,7 @@ func (s *Session) ChatCapable() bool { return checkSession(s) == nil }
 // .claude/session-chat included.
 func (s *Session) Ensure() error {
 	if fi, err := os.Lstat(filepath.Join(s.Workspace, ".claude")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), ErrLinkedFolder)
+		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), errLinkedFolder)
 	}
 	for _, d := range []string{filepath.Join(s.Workspace, workspace.ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -382,11 +382,11 @@ func idFromName(name string) string {
 	return ""
 }
 
-// HasPending reports cheaply (one directory read, and one of claims/)
+// hasPending reports cheaply (one directory read, and one of claims/)
 // whether the inbox holds a message, after putting back the messages of
 // claims that died before delivering (recoverClaims). A missing inbox is false
 // with no error.
-func (s *Session) HasPending() (bool, error) {
+func (s *Session) hasPending() (bool, error) {
 	recoverClaims(s)
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -713,7 +713,7 @@ func (s *Session) State(id string) (State, error) {
 		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
 	}
 	cs := claimState(s, id)
-	if m.DeliveredAt == nil && cs != ClaimLive {
+	if m.DeliveredAt == nil && cs != claimLive {
 		// The claimer writes deliveredAt before it lets its marker go: a
 		// marker gone (or free) since the record was read may mean the
 		// record has it now. Read it again.
@@ -727,8 +727,8 @@ func (s *Session) State(id string) (State, error) {
 	st := State{Delivered: &m}
 	if m.DeliveredAt == nil {
 		st.Incomplete = true
-		st.Stalled = cs != ClaimLive
-	} else if cs == ClaimPending {
+		st.Stalled = cs != claimLive
+	} else if cs == claimPending {
 		st.Unconfirmed = true
 	}
 	return st, nil
@@ -753,7 +753,7 @@ func (s *Session) Reply(id string) (string, bool) {
 	if validMessageID(id) != nil {
 		return "", false
 	}
-	b, err := events.ReadOwned(s.OutboxPath(id), maxInboxFile)
+	b, err := events.ReadOwned(s.outboxPath(id), maxInboxFile)
 	if err != nil {
 		return "", false
 	}
@@ -796,23 +796,23 @@ func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
 	return es, err
 }
 
-// MaxLogText caps the text of a log.jsonl entry: a longer reply is cut
+// maxLogText caps the text of a log.jsonl entry: a longer reply is cut
 // (the full text stays in the transcript), so one entry never hides the
 // rest of the log from a reader.
-const MaxLogText = 32 << 10
+const maxLogText = 32 << 10
 
 // MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
 // by something else) is skipped and counted, and reading goes on.
 const MaxLogLine = 1 << 20
 
 // AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
-// MaxLogText. The log is a cache: the transcript is the source of truth.
+// maxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
 	if err := checkChatDirs(s); err != nil {
 		return err
 	}
-	if len(e.Text) > MaxLogText {
-		cut := MaxLogText
+	if len(e.Text) > maxLogText {
+		cut := maxLogText
 		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
 			cut--
 		}

@@ -39,7 +39,7 @@ import (
 //     the marker goes;
 //   - no deliveredAt (the claimer died before handing the message over):
 //     the message goes back to the inbox under its old name, first in line;
-//   - a socket post (lane socket) not in the transcript ClaimGrace after
+//   - a socket post (lane socket) not in the transcript claimGrace after
 //     it, nor in Claude Code's queue (an enqueue line), or with no
 //     transcript to check: back to the inbox, first in line, with the post
 //     kept in the record (socketPost), and the socket lane is turned off
@@ -47,7 +47,7 @@ import (
 //     rewake waiter deliver it. The socket answers nothing, so only the
 //     transcript is evidence of its delivery;
 //   - a hand-over by a hook lane (the Stop hook's block, the waiter's
-//     stderr, the Monitor's line) not in the transcript ClaimGrace after
+//     stderr, the Monitor's line) not in the transcript claimGrace after
 //     it: back to the inbox too (at most maxDeliveries times in all);
 //   - a hook lane's hand-over with no transcript to check: delivered, by
 //     the hook's own documented output.
@@ -61,10 +61,10 @@ import (
 // twice: Watch counts the first showing as the delivery and reports the
 // second (UpdDuplicate, errors.log); it is never counted twice.
 
-// ClaimGrace is how long after a hand-over the delivery may take to show
+// claimGrace is how long after a hand-over the delivery may take to show
 // in the transcript before the message is delivered again (default 30 s,
 // the room's confirmation window; RELAY_BATON_CLAIM_GRACE overrides it).
-func ClaimGrace() time.Duration {
+func claimGrace() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("RELAY_BATON_CLAIM_GRACE")); err == nil && d >= 0 {
 		return d
 	}
@@ -159,7 +159,7 @@ type ClaimOptions struct {
 	// transcript_path), where a handed-over delivery must show; "" looks it
 	// up (LocateTranscript).
 	Transcript string
-	// Prefer (WaitClaimWith only) is tried before each claim: when it
+	// Prefer (waitClaimWith only) is tried before each claim: when it
 	// reports true a lane chosen first (the socket) took the waiting
 	// messages, or had none to take, and nothing is claimed this round.
 	Prefer func() bool
@@ -190,9 +190,9 @@ func (r *ClaimResult) Delivered() error {
 	return err
 }
 
-// Abandon puts a claimed message that could not be handed over (its
+// abandon puts a claimed message that could not be handed over (its
 // reader is gone) back into the inbox at once, first in line.
-func (r *ClaimResult) Abandon(why error) error {
+func (r *ClaimResult) abandon(why error) error {
 	if !r.OK || r.held == nil {
 		return nil
 	}
@@ -268,8 +268,8 @@ func requeue(s *Session, m Message, mk claimMarker) error {
 	return err
 }
 
-// Recovered is one claim recoverClaims acted on.
-type Recovered struct {
+// recovered is one claim recoverClaims acted on.
+type recovered struct {
 	ID      string
 	Lane    Lane
 	Requeue bool   // put back in the inbox (else: confirmed, or given up)
@@ -283,13 +283,13 @@ type Recovered struct {
 // Then it ends the turns of socket posts the transcript shows ended
 // (settleAnswers). It is cheap when there is nothing to do (two directory
 // reads).
-func recoverClaims(s *Session) []Recovered {
+func recoverClaims(s *Session) []recovered {
 	defer settleAnswers(s, time.Now())
 	names, err := events.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
-	var out []Recovered
+	var out []recovered
 	for _, n := range names {
 		if strings.HasPrefix(n, ".tmp-") {
 			removeStaleTemp(s, filepath.Join(s.ClaimsDir(), n))
@@ -306,27 +306,27 @@ func recoverClaims(s *Session) []Recovered {
 	return out
 }
 
-// ClaimStatus is what the claims folder says about a message.
-type ClaimStatus int
+// claimStatus is what the claims folder says about a message.
+type claimStatus int
 
 // The claim statuses.
 const (
-	ClaimNone    ClaimStatus = iota // no claim marker: nothing in progress
-	ClaimLive                       // a live claimer holds it
-	ClaimPending                    // handed over or dead, not confirmed yet
+	claimNone    claimStatus = iota // no claim marker: nothing in progress
+	claimLive                       // a live claimer holds it
+	claimPending                    // handed over or dead, not confirmed yet
 )
 
 // claimState reports the claim status of message id.
-func claimState(s *Session, id string) ClaimStatus {
+func claimState(s *Session, id string) claimStatus {
 	f, err := events.OpenChecked(markerPath(s, id), os.O_RDWR, 0, true)
 	if err != nil {
-		return ClaimNone
+		return claimNone
 	}
 	defer f.Close()
 	if ok, _ := filelock.Try(f); !ok {
-		return ClaimLive
+		return claimLive
 	}
-	return ClaimPending
+	return claimPending
 }
 
 // Requeue puts message id back into the inbox now if its claim (a marker
@@ -383,25 +383,25 @@ func inTranscript(s *Session, mk claimMarker, id string) tristate {
 }
 
 // recoverOne settles the claim of id if its claimer is gone; force
-// requeues a handed-over claim without waiting for ClaimGrace.
-func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
+// requeues a handed-over claim without waiting for claimGrace.
+func recoverOne(s *Session, id string, force bool) (recovered, bool) {
 	p := markerPath(s, id)
 	f, err := events.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		if errors.Is(err, events.ErrNotRegular) {
 			os.Remove(p) // not ours: a marker is always a regular file
 		}
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	defer f.Close()
 	if ok, _ := filelock.Try(f); !ok {
-		return Recovered{}, false // its claimer is alive
+		return recovered{}, false // its claimer is alive
 	}
 	// Still the marker at p (not one removed while we waited)?
 	if fi, err := f.Stat(); err != nil {
-		return Recovered{}, false
+		return recovered{}, false
 	} else if cur, err := os.Lstat(p); err != nil || !os.SameFile(fi, cur) {
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	var mk claimMarker
 	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
@@ -419,20 +419,20 @@ func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
 		// Died before the rename (the message is still in the inbox), or
 		// the record went away: nothing in progress any more.
 		drop()
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	rec.ID = id
-	r := Recovered{ID: id, Lane: mk.Lane}
+	r := recovered{ID: id, Lane: mk.Lane}
 	var seen tristate
-	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
+	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < claimGrace() {
 		// Handed over a moment ago. A socket post that shows already is
 		// confirmed now (the transcript is its only evidence; the next
 		// message waits for it); any other hand-over is not scanned for yet.
 		if mk.Lane != LaneSocket {
-			return Recovered{}, false
+			return recovered{}, false
 		}
 		if seen = inTranscript(s, mk, id); seen != yes {
-			return Recovered{}, false
+			return recovered{}, false
 		}
 	} else {
 		seen = inTranscript(s, mk, id)
@@ -440,7 +440,7 @@ func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
 	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
 		// The session took it into its queue and hands it to the model at
 		// its next tool result: not lost, not to be delivered again.
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	socketOff := ""
 	switch {
@@ -474,7 +474,7 @@ func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
 		// Nothing to check against: a hook lane's hand-over, made through
 		// the hook's own documented output, counts as delivered.
 		drop()
-		return Recovered{}, false
+		return recovered{}, false
 	case rec.Deliveries+1 >= maxDeliveries && !force:
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		rec.GaveUp = &now
@@ -490,7 +490,7 @@ func recoverOne(s *Session, id string, force bool) (Recovered, bool) {
 	}
 	if err := requeue(s, rec, mk); err != nil {
 		s.RecordError(fmt.Errorf("recover %s: %s; could not put it back in the inbox: %w", id, r.Why, err))
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	drop()
 	r.Requeue = true
@@ -535,7 +535,7 @@ func confirmClaim(s *Session, id string) {
 // settleSocketPost puts message id back in the inbox, first in line, when
 // it was posted to the socket and has not shown in the transcript (nor in
 // Claude Code's queue), and turns the socket lane off for the session
-// process (see the top of this file). Watch calls it when ClaimGrace has
+// process (see the top of this file). Watch calls it when claimGrace has
 // passed since the post; it reports whether it did.
 func settleSocketPost(s *Session, id string) bool {
 	if validMessageID(id) != nil {

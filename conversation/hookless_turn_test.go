@@ -36,10 +36,10 @@ func newHooklessTarget(t *testing.T) *hooklessTarget {
 	ws := t.TempDir()
 	h := &hooklessTarget{ws: ws, reg: reg}
 	h.live = LiveSession{Cwd: ws, Kind: "interactive", StartedAt: time.Now().UnixMilli(), SessionID: testSID, Name: "demo", Status: StatusIdle}
-	pending := filepath.Join(filepath.Dir(ClaudeSocketPath(1)), "pending.sock")
+	pending := filepath.Join(filepath.Dir(claudeSocketPath(1)), "pending.sock")
 	cmd := otherListener(t, pending)
 	h.live.PID = cmd.Process.Pid
-	if err := os.Rename(pending, ClaudeSocketPath(h.live.PID)); err != nil {
+	if err := os.Rename(pending, claudeSocketPath(h.live.PID)); err != nil {
 		t.Fatal(err)
 	}
 	h.got = pending + ".got"
@@ -169,7 +169,7 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 		t.Fatalf("message %s behind %q while its turn is young, want %s", r3.Message.ID, r3.Behind, r2.Message.ID)
 	}
 	r3.Session.answerStale = time.Nanosecond // the registry's word counts at once
-	if id, _ := r3.Session.AwaitingAnswer(time.Now(), mayRun); id != r2.Message.ID {
+	if id, _ := r3.Session.awaitingAnswer(time.Now(), mayRun); id != r2.Message.ID {
 		t.Fatalf("awaiting %q while the registry says busy, want %s", id, r2.Message.ID)
 	}
 	h.status(t, StatusIdle)
@@ -199,11 +199,11 @@ func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
 	if st, _ := s.State(r.Message.ID); !st.Queued {
 		t.Fatalf("message %s: %+v, want it queued for the hooks, not posted", r.Message.ID, st)
 	}
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) || !strings.Contains(err.Error(), NoSocketEnv) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) || !strings.Contains(err.Error(), NoSocketEnv) {
 		t.Fatalf("socket lane: %v", err)
 	}
 	// The next process of the session has its socket on: the lane is back.
-	recordSocketFromEnv(s, func(k string) string { return map[string]string{SocketEnv: ClaudeSocketPath(h.live.PID)}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{socketEnv: claudeSocketPath(h.live.PID)}[k] }, p, "", true)
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatalf("socket lane after a hook saw the socket: %v", err)
 	}
@@ -232,12 +232,12 @@ func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
 	s := r1.Session
 	const looks = 20
 	for range looks {
-		if id, ok := s.AwaitingAnswer(time.Now(), mayRun); !ok || id != r1.Message.ID {
+		if id, ok := s.awaitingAnswer(time.Now(), mayRun); !ok || id != r1.Message.ID {
 			t.Fatalf("awaiting %q, %v; want %s", id, ok, r1.Message.ID)
 		}
 	}
 	h.answers(t, "ANSWER-ONE")
-	if id, ok := s.AwaitingAnswer(time.Now(), mayRun); ok {
+	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
 		t.Fatalf("still awaiting %s after the turn's end", id)
 	}
 	read := turnBytesRead(h.tr)

@@ -64,8 +64,8 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 	// The turn that ends answered the messages that reached it: their
 	// reply is this turn's last text.
 	storeReplies(s, p.LastAssistantMessage)
-	s.ClearAttention()
-	has, err := s.HasPending()
+	s.clearAttention()
+	has, err := s.hasPending()
 	if err != nil || !has {
 		if err != nil {
 			s.RecordError(fmt.Errorf("hook stop: %w", err))
@@ -77,7 +77,7 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 	// its next turns: no block (which its screen shows as a Stop hook
 	// problem), and no cap on consecutive blocks holds the queue back.
 	if _, err := socketLane(s, ctx, procfacts.System); err == nil {
-		if n, err := s.DeliverSocket(ctx, p.TranscriptPath); n > 0 && err == nil || errors.Is(err, ErrAwaitingAnswer) {
+		if n, err := s.deliverSocket(ctx, p.TranscriptPath); n > 0 && err == nil || errors.Is(err, errAwaitingAnswer) {
 			// Posted; or a message posted a moment ago has not reached the
 			// model yet: it is the next turn, and the queued ones follow
 			// it one per turn (no block that would hand two over at once).
@@ -113,7 +113,7 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 		Reason   string `json:"reason"`
 	}{"block", s.Frame(res.Message)})
 	if _, err := io.WriteString(out, buf.String()); err != nil { // one line, one write
-		_ = res.Abandon(err)
+		_ = res.abandon(err)
 		return nil
 	}
 	_ = res.Delivered()
@@ -149,7 +149,7 @@ func HookPromptSubmit(s *Session, p HookPayload) {
 	if err == nil {
 		err = s.MarkBusy()
 	}
-	s.ClearAttention()
+	s.clearAttention()
 	if err == nil {
 		err = s.RecordProcess(p.Process)
 	}
@@ -169,7 +169,7 @@ func HookPromptSubmit(s *Session, p HookPayload) {
 // (transcript path, cwd) and creates its inbox.
 func HookSessionStart(s *Session, p HookPayload) {
 	_ = s.Ensure()
-	s.ClearAttention()
+	s.clearAttention()
 	if err := s.RecordProcess(p.Process); err != nil {
 		s.RecordError(fmt.Errorf("hook session-start: %w", err))
 	}
@@ -188,7 +188,7 @@ func HookSessionStart(s *Session, p HookPayload) {
 	// compaction (it can happen mid-turn), and not a fresh mark: the first
 	// prompt's UserPromptSubmit may run before this hook.
 	if p.Source != "compact" {
-		_ = s.ClearBusyOlderThan(busyFresh)
+		_ = s.clearBusyOlderThan(busyFresh)
 	}
 }
 
@@ -203,7 +203,7 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 		return false
 	}
 	_ = s.RecordProcess(p.Process)
-	lock, ok, err := s.LockWaiter()
+	lock, ok, err := s.lockWaiter()
 	if err != nil {
 		s.RecordError(fmt.Errorf("hook wait: %w", err))
 		return false
@@ -223,16 +223,16 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 	// post this round also claims nothing by rewake: a message that lands
 	// between the two looks goes by the socket on the next round.
 	prefer := func() bool {
-		_, err := s.DeliverSocket(ctx, p.TranscriptPath)
-		if errors.Is(err, ErrAwaitingAnswer) {
+		_, err := s.deliverSocket(ctx, p.TranscriptPath)
+		if errors.Is(err, errAwaitingAnswer) {
 			return true // a message posted to the socket is about to start a turn: the next waits for its end
 		}
-		if err != nil && !errors.Is(err, ErrNoSocket) && !errors.Is(err, ErrSocketHeld) && !errors.Is(err, ErrSocketDrops) {
+		if err != nil && !errors.Is(err, errNoSocket) && !errors.Is(err, ErrSocketHeld) && !errors.Is(err, errSocketDrops) {
 			s.RecordError(fmt.Errorf("hook wait: the messaging socket: %w; waking the session instead", err))
 		}
 		return err == nil
 	}
-	res, err := s.WaitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath, Prefer: prefer})
+	res, err := s.waitClaimWith(ctx, LaneRewake, true, 0, ClaimOptions{Handover: true, Transcript: p.TranscriptPath, Prefer: prefer})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.RecordError(fmt.Errorf("hook wait: %w", err))
@@ -240,7 +240,7 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 		return false
 	}
 	if _, err := io.WriteString(errOut, s.Frame(res.Message)+"\n"); err != nil {
-		_ = res.Abandon(err)
+		_ = res.abandon(err)
 		return false
 	}
 	_ = res.Delivered()
@@ -249,5 +249,5 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 }
 
 // SkipRegistry is set by a hook's process: a hook never runs claude (its
-// session recorded its own socket), so Registry answers ErrNoRegistry.
+// session recorded its own socket), so Registry answers errNoRegistry.
 func SkipRegistry() { registryOff.Store(true) }

@@ -34,21 +34,21 @@ import (
 // Elsewhere (Windows' named pipes, other systems) the credentials cannot be
 // asked: the socket lanes are not used there.
 
-// ErrPeer: the socket's path or its listening end is not the session's.
-var ErrPeer = errors.New("the socket is not the session's")
+// errPeer: the socket's path or its listening end is not the session's.
+var errPeer = errors.New("the socket is not the session's")
 
-// CheckSocketPath checks the path to the socket at p (see above): nil when
+// checkSocketPath checks the path to the socket at p (see above): nil when
 // every folder on it is the user's or root's and writable by no one else,
 // no link could redirect it, and p is a socket the user owns.
-func CheckSocketPath(p string) error { return checkPath(p, true) }
+func checkSocketPath(p string) error { return checkPath(p, true) }
 
-// checkFolderPath is CheckSocketPath for a folder: every folder on p and p
+// checkFolderPath is checkSocketPath for a folder: every folder on p and p
 // itself owned by the user or root, writable by no one else, no link.
 func checkFolderPath(p string) error { return checkPath(p, false) }
 
 func checkPath(p string, socket bool) error {
 	if !filepath.IsAbs(p) {
-		return fmt.Errorf("%w: %s is not an absolute path", ErrPeer, p)
+		return fmt.Errorf("%w: %s is not an absolute path", errPeer, p)
 	}
 	p = filepath.Clean(p)
 	uid := os.Getuid()
@@ -61,18 +61,18 @@ func checkPath(p string, socket bool) error {
 		next := filepath.Join(cur, name)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrSocketRefused, next, errors.Unwrap(err))
+			return fmt.Errorf("%w: %s: %w", errSocketRefused, next, errors.Unwrap(err))
 		}
 		last := i == len(parts)-1
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			// Only a link root made at the top of the file system is
 			// followed (macOS's /tmp -> private/tmp, /var -> private/var).
 			if fileUID(fi) != 0 || i != 0 || !rootOnly(cur) || last {
-				return fmt.Errorf("%w: %s is a symbolic link (a link on a socket's path could lead a message anywhere)", ErrPeer, next)
+				return fmt.Errorf("%w: %s is a symbolic link (a link on a socket's path could lead a message anywhere)", errPeer, next)
 			}
 			target, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return fmt.Errorf("%w: %s: %w", ErrPeer, next, err)
+				return fmt.Errorf("%w: %s: %w", errPeer, next, err)
 			}
 			if err := checkRealDir(target, uid); err != nil {
 				return err
@@ -82,15 +82,15 @@ func checkPath(p string, socket bool) error {
 		}
 		if last && socket {
 			if fi.Mode().Type() != fs.ModeSocket {
-				return fmt.Errorf("%w: %s is %s, not a socket", ErrSocketRefused, next, events.FileKind(fi.Mode()))
+				return fmt.Errorf("%w: %s is %s, not a socket", errSocketRefused, next, events.FileKind(fi.Mode()))
 			}
 			if owner := fileUID(fi); owner >= 0 && owner != uid {
-				return fmt.Errorf("%w: %s belongs to user %d, not to you (%d)", ErrPeer, next, owner, uid)
+				return fmt.Errorf("%w: %s belongs to user %d, not to you (%d)", errPeer, next, owner, uid)
 			}
 			return nil
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%w: %s is %s, not a folder", ErrPeer, next, events.FileKind(fi.Mode()))
+			return fmt.Errorf("%w: %s is %s, not a folder", errPeer, next, events.FileKind(fi.Mode()))
 		}
 		if err := checkPathDir(next, uid); err != nil {
 			return err
@@ -122,17 +122,17 @@ func checkRealDir(dir string, uid int) error {
 func checkPathDir(dir string, uid int) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSocketRefused, dir, errors.Unwrap(err))
+		return fmt.Errorf("%w: %s: %w", errSocketRefused, dir, errors.Unwrap(err))
 	}
 	owner := fileUID(fi)
 	if owner < 0 {
 		return nil // no owners on this system (never reached: the socket lanes are unix only)
 	}
 	if owner != uid && owner != 0 {
-		return fmt.Errorf("%w: the folder %s on its path belongs to user %d, not to you or root", ErrPeer, dir, owner)
+		return fmt.Errorf("%w: the folder %s on its path belongs to user %d, not to you or root", errPeer, dir, owner)
 	}
 	if fi.Mode().Perm()&0o022 != 0 && !(owner == 0 && fi.Mode()&fs.ModeSticky != 0) {
-		return fmt.Errorf("%w: the folder %s on its path is writable by others (mode %s): fix it with chmod go-w", ErrPeer, dir, fi.Mode().Perm())
+		return fmt.Errorf("%w: the folder %s on its path is writable by others (mode %s): fix it with chmod go-w", errPeer, dir, fi.Mode().Perm())
 	}
 	return nil
 }
@@ -143,18 +143,18 @@ func rootOnly(dir string) bool {
 	return err == nil && fileUID(fi) == 0 && fi.Mode().Perm()&0o022 == 0
 }
 
-// DialPeer connects to the unix socket at p after CheckSocketPath, within
+// dialPeer connects to the unix socket at p after checkSocketPath, within
 // timeout, and asks the kernel who listens there: a process of this user
 // and, when wantPID is above 0, the process wantPID. Any other answer
 // closes the connection: nothing has been written to it.
-func DialPeer(ctx context.Context, p string, wantPID int, timeout time.Duration) (net.Conn, error) {
-	if err := CheckSocketPath(p); err != nil {
+func dialPeer(ctx context.Context, p string, wantPID int, timeout time.Duration) (net.Conn, error) {
+	if err := checkSocketPath(p); err != nil {
 		return nil, err
 	}
 	d := net.Dialer{Timeout: timeout}
 	c, err := d.DialContext(ctx, "unix", p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect to %s: %w", ErrSocketRefused, p, opErr(err))
+		return nil, fmt.Errorf("%w: connect to %s: %w", errSocketRefused, p, opErr(err))
 	}
 	if err := checkPeer(c, p, wantPID); err != nil {
 		c.Close()
@@ -167,17 +167,17 @@ func DialPeer(ctx context.Context, p string, wantPID int, timeout time.Duration)
 func checkPeer(c net.Conn, p string, wantPID int) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return fmt.Errorf("%w: %s is not a unix socket", ErrPeer, p)
+		return fmt.Errorf("%w: %s is not a unix socket", errPeer, p)
 	}
 	pid, uid, err := peerCred(uc)
 	if err != nil {
-		return fmt.Errorf("%w: cannot ask %s who listens there: %w", ErrPeer, p, err)
+		return fmt.Errorf("%w: cannot ask %s who listens there: %w", errPeer, p, err)
 	}
 	if uid != os.Getuid() {
-		return fmt.Errorf("%w: %s is served by a process of user %d, not yours (%d)", ErrPeer, p, uid, os.Getuid())
+		return fmt.Errorf("%w: %s is served by a process of user %d, not yours (%d)", errPeer, p, uid, os.Getuid())
 	}
 	if wantPID > 0 && pid != wantPID {
-		return fmt.Errorf("%w: %s is served by process %d, not by the session's process %d", ErrPeer, p, pid, wantPID)
+		return fmt.Errorf("%w: %s is served by process %d, not by the session's process %d", errPeer, p, pid, wantPID)
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func storeReply(s *Session, id, text, source string) error {
 	if fi, err := os.Lstat(s.DeliveredPath(id)); err != nil || !fi.Mode().IsRegular() {
 		return nil // not a message of this session (a prompt that quoted a frame)
 	}
-	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+	if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 		if own, ok := s.Reply(id); ok {
 			logReplyOnce(s, id, own, "outbox") // the session wrote its own
 		}

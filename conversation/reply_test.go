@@ -21,7 +21,7 @@ import (
 // workspace of s.
 func manualHooks(t *testing.T, s *Session) {
 	t.Helper()
-	for _, k := range []string{"CLAUDE_PID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED", SocketEnv, SocketTokenEnv, "RELAY_BATON_AGENT_RUN"} {
+	for _, k := range []string{"CLAUDE_PID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED", socketEnv, socketTokenEnv, "RELAY_BATON_AGENT_RUN"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("CLAUDE_PROJECT_DIR", s.Workspace)
@@ -119,10 +119,10 @@ func TestPromptSubmitMarksSocketMessages(t *testing.T) {
 	if text, ok := s.Reply(m.ID); !ok || text != "All green." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
-	if _, err := os.Lstat(s.OutboxPath("ffff0000")); err == nil {
+	if _, err := os.Lstat(s.outboxPath("ffff0000")); err == nil {
 		t.Fatal("a reply was stored for a message that was never delivered")
 	}
-	b, _ := os.ReadFile(s.OutboxPath(m.ID))
+	b, _ := os.ReadFile(s.outboxPath(m.ID))
 	var r storedReply
 	if json.Unmarshal(b, &r) != nil || r.ID != m.ID || r.Source != "stop hook" {
 		t.Fatalf("outbox file %s", b)

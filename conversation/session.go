@@ -91,8 +91,8 @@ func (s *Session) ClearBusy() error {
 	return err
 }
 
-// ClearBusyOlderThan removes the busy mark only when it is older than d.
-func (s *Session) ClearBusyOlderThan(d time.Duration) error {
+// clearBusyOlderThan removes the busy mark only when it is older than d.
+func (s *Session) clearBusyOlderThan(d time.Duration) error {
 	fi, err := os.Lstat(s.path(busyName))
 	if err != nil || time.Since(fi.ModTime()) < d {
 		return nil
@@ -101,10 +101,10 @@ func (s *Session) ClearBusyOlderThan(d time.Duration) error {
 }
 
 // Busy reports whether the session is in a turn: a busy mark younger than
-// BusyTTL.
+// busyTTL.
 func (s *Session) Busy(now time.Time) bool {
 	fi, err := os.Lstat(s.path(busyName))
-	return err == nil && now.Sub(fi.ModTime()) < BusyTTL
+	return err == nil && now.Sub(fi.ModTime()) < busyTTL
 }
 
 // WaiterLock is the one-waiter-per-session lock of the idle lanes.
@@ -118,10 +118,10 @@ func (l *WaiterLock) Release() {
 	}
 }
 
-// LockWaiter takes the session's waiter lock (flock on wait.lock; the
+// lockWaiter takes the session's waiter lock (flock on wait.lock; the
 // kernel drops it when the process dies). ok is false when another waiter
 // holds it.
-func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
+func (s *Session) lockWaiter() (*WaiterLock, bool, error) {
 	if err := checkChatDirs(s); err != nil {
 		return nil, false, err
 	}
@@ -140,7 +140,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 // Waiting reports whether a waiter holds the lock now (the session is
 // reachable while idle).
 func (s *Session) Waiting() bool {
-	l, ok, err := s.LockWaiter()
+	l, ok, err := s.lockWaiter()
 	if err != nil {
 		return false
 	}
@@ -377,7 +377,7 @@ func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isList
 	t.Waiting = s.Waiting()
 	if _, err := socketLane(s, ctx, procs); err == nil {
 		t.Socket = true
-	} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
+	} else if o, ok := s.socketOffState(); ok && errors.Is(err, errSocketDrops) {
 		t.SocketProblem = o.Words()
 		if s.HooklessOnly() {
 			t.SocketProblem = "socket drops messages; no hooks installed to deliver: relay-baton hook install"
@@ -477,7 +477,7 @@ func TranscriptOf(ws, id string) (string, error) {
 	if path := LocateTranscript(s); path != "" {
 		return path, nil
 	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, projectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by

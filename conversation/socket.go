@@ -40,8 +40,8 @@ import (
 
 // The environment variables Claude Code gives its hooks.
 const (
-	SocketEnv      = "CLAUDE_CODE_MESSAGING_SOCKET"
-	SocketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
+	socketEnv      = "CLAUDE_CODE_MESSAGING_SOCKET"
+	socketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
 )
 
 // NoSocketEnv switches the socket lane off: set to 1 in a session's
@@ -54,18 +54,18 @@ const NoSocketEnv = "RELAY_BATON_NO_SOCKET"
 // messaging socket.
 const socketName = "socket.json"
 
-// SocketTimeout bounds one post: the dial, and the write of both lines.
-const SocketTimeout = 2 * time.Second
+// socketTimeout bounds one post: the dial, and the write of both lines.
+const socketTimeout = 2 * time.Second
 
 // maxSocketBurst caps the messages the stress test's senders post at once.
 const maxSocketBurst = 20
 
-// ErrAwaitingAnswer: an earlier message to the session has not been
-// answered yet (AwaitingAnswer): the next one waits in the inbox, so that
+// errAwaitingAnswer: an earlier message to the session has not been
+// answered yet (awaitingAnswer): the next one waits in the inbox, so that
 // each message gets its own turn and its own reply.
-var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet")
+var errAwaitingAnswer = errors.New("an earlier message has not been answered yet")
 
-// AwaitingAnswer reports the earlier message the next one waits behind: a
+// awaitingAnswer reports the earlier message the next one waits behind: a
 // message posted to the socket whose turn has not ended (its claim is not
 // settled, it has no stored reply and the transcript shows no end of its
 // turn); a socket post the transcript showed whose turn has not ended
@@ -77,7 +77,7 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 // the next one go; a post that never shows holds the next message until
 // it is settled (the claim grace at most). It changes nothing: recoverClaims
 // settles what it finds. A cachedOnly look starts no process (a view's).
-func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
+func (s *Session) awaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 	names, _ := events.ReadDirNames(s.ClaimsDir())
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".json")
@@ -92,7 +92,7 @@ func (s *Session) AwaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 		if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
 			continue
 		}
-		if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+		if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 			continue // answered: its reply is stored
 		}
 		if st, err := s.State(id); err != nil || st.Delivered == nil || st.Delivered.DeliveredAt == nil {
@@ -148,13 +148,13 @@ type SocketInfo struct {
 
 // Errors of the socket lane (wrapped).
 var (
-	ErrNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
+	errNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
 	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
-	ErrSocketRefused = errors.New("the messaging socket did not take the message")
-	// ErrSocketDrops: a post to this session process's socket was taken
+	errSocketRefused = errors.New("the messaging socket did not take the message")
+	// errSocketDrops: a post to this session process's socket was taken
 	// but never shown in its transcript (socket-off.json): the socket lane
 	// is off for it, the Stop hook and the rewake waiter deliver.
-	ErrSocketDrops = errors.New("the messaging socket dropped a message")
+	errSocketDrops = errors.New("the messaging socket dropped a message")
 )
 
 // socketOffName is the file, beside socket.json, that turns the socket
@@ -174,10 +174,10 @@ type SocketOff struct {
 // Words is the short form of the state for the targets' rows and the page.
 func (o SocketOff) Words() string { return "socket drops messages: delivered by hooks" }
 
-// SocketOffState reads socket-off.json; ok is false when there is none,
+// socketOffState reads socket-off.json; ok is false when there is none,
 // or when it is about another process or socket than the one recorded
 // now (the session restarted: the lane is tried again).
-func (s *Session) SocketOffState() (SocketOff, bool) {
+func (s *Session) socketOffState() (SocketOff, bool) {
 	b, err := events.ReadOwned(s.path(socketOffName), 64<<10)
 	if err != nil {
 		return SocketOff{}, false
@@ -200,7 +200,7 @@ func markSocketOff(s *Session, id, why string) {
 	if !ok {
 		return
 	}
-	if o, ok := s.SocketOffState(); ok && o.MessageID != "" {
+	if o, ok := s.socketOffState(); ok && o.MessageID != "" {
 		return // already off: the first message that showed it stays named
 	}
 	o := SocketOff{Process: info.Process, Path: info.Path, MessageID: id, Reason: why, Since: time.Now().UTC().Truncate(time.Millisecond)}
@@ -214,7 +214,7 @@ func markSocketOff(s *Session, id, why string) {
 // claimedAt showed in the transcript, when that post was made after the
 // lane was turned off (a later post confirmed).
 func socketConfirmed(s *Session, claimedAt time.Time) {
-	if o, ok := s.SocketOffState(); ok && claimedAt.After(o.Since) {
+	if o, ok := s.socketOffState(); ok && claimedAt.After(o.Since) {
 		os.Remove(s.path(socketOffName))
 	}
 }
@@ -243,9 +243,9 @@ func (s *Session) RecordSocket(info SocketInfo) error {
 	return writeFileAtomic(s.dir, socketName, append(b, '\n'), false)
 }
 
-// ClearSocket removes socket.json (the session's new process has no
+// clearSocket removes socket.json (the session's new process has no
 // socket).
-func (s *Session) ClearSocket() {
+func (s *Session) clearSocket() {
 	if err := os.Remove(s.path(socketName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", socketName, err))
 	}
@@ -278,16 +278,16 @@ func (s *Session) SocketLane() (SocketInfo, error) {
 // for a session no hook recorded a socket for.
 func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
-		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
+		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", errNoSocket, NoSocketEnv)
 	}
 	if runtime.GOOS == "windows" {
 		// Claude Code's socket is a named pipe there: not posted to yet.
-		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", ErrNoSocket)
+		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", errNoSocket)
 	}
 	info, ok := s.Socket()
 	if !ok {
 		if p, off := socketSwitchedOff(s); off && p.Check(procs) == procfacts.Live {
-			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", ErrNoSocket, NoSocketEnv, p.PID)
+			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", errNoSocket, NoSocketEnv, p.PID)
 		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
@@ -296,19 +296,19 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (Socket
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
 	case procfacts.Ended:
-		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", ErrNoSocket, info.Process.PID)
+		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", errNoSocket, info.Process.PID)
 	default:
 		// No full process evidence (pid, start time, boot id): not a
 		// record relay-baton's hook wrote on this machine.
-		return info, fmt.Errorf("%w: no process of this machine is recorded for it", ErrNoSocket)
+		return info, fmt.Errorf("%w: no process of this machine is recorded for it", errNoSocket)
 	}
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld
 	}
-	if o, ok := s.SocketOffState(); ok {
-		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", ErrSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
+	if o, ok := s.socketOffState(); ok {
+		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", errSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
 	}
-	if err := CheckSocketPath(info.Path); err != nil {
+	if err := checkSocketPath(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil
@@ -321,10 +321,10 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (Socket
 // closes the connection; the error then wraps ctx.Err()). It never blocks longer and never
 // opens anything but a socket: the path is checked and the listening end
 // must be a process of this user, info.Process.PID itself when known
-// (DialPeer); otherwise nothing is written.
+// (dialPeer); otherwise nothing is written.
 func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.Duration) error {
 	if timeout <= 0 {
-		timeout = SocketTimeout
+		timeout = socketTimeout
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -345,7 +345,7 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	}{"user", msg{"user", text}}); err != nil {
 		return err
 	}
-	c, err := DialPeer(ctx, info.Path, info.Process.PID, timeout)
+	c, err := dialPeer(ctx, info.Path, info.Process.PID, timeout)
 	if err != nil {
 		return err
 	}
@@ -355,9 +355,9 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	defer stop()
 	if _, err := c.Write(buf.Bytes()); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, ctx.Err())
+			return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, ctx.Err())
 		}
-		return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, opErr(err))
+		return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, opErr(err))
 	}
 	if uc, ok := c.(*net.UnixConn); ok {
 		_ = uc.CloseWrite() // the end of the message
@@ -375,30 +375,30 @@ func opErr(err error) error {
 	return err
 }
 
-// DeliverSocket posts the inbox's oldest message to the session's socket,
+// deliverSocket posts the inbox's oldest message to the session's socket,
 // claimed for the socket lane before it is posted (a poster that dies
 // between the two leaves it to recoverClaims: back in the inbox, delivered
-// once), unless an earlier message awaits its answer (ErrAwaitingAnswer:
+// once), unless an earlier message awaits its answer (errAwaitingAnswer:
 // one message per turn boundary). A failure to post puts the message back
 // in the inbox first in line for the hook lanes. It returns how many it
 // posted (0 or 1) and the failure (nil when the inbox is empty; when no
-// socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
-// or ErrSocketDrops). ctx bounds the registry read and the post.
-func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, error) {
+// socket is usable err is the reason, wrapping errNoSocket, ErrSocketHeld
+// or errSocketDrops). ctx bounds the registry read and the post.
+func (s *Session) deliverSocket(ctx context.Context, transcript string) (int, error) {
 	info, err := socketLane(s, ctx, procfacts.System)
 	if err != nil {
 		return 0, err
 	}
 	recoverClaims(s) // a settled claim no longer holds the next message back
-	if id, ok := s.AwaitingAnswer(time.Now(), mayRun); ok {
-		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
+	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
+		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", errAwaitingAnswer, id)
 	}
 	res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
 	if err != nil || !res.OK {
 		return 0, err
 	}
-	if err := PostSocket(ctx, info, s.Frame(res.Message), SocketTimeout); err != nil {
-		_ = res.Abandon(err)
+	if err := PostSocket(ctx, info, s.Frame(res.Message), socketTimeout); err != nil {
+		_ = res.abandon(err)
 		return 0, err
 	}
 	_ = res.Delivered()
@@ -409,7 +409,7 @@ func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, er
 // (getenv: os.Getenv) for the session process p; with clear, a hook run
 // without one (a new process with messaging off) removes an old record.
 func recordSocketFromEnv(s *Session, getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
-	path := getenv(SocketEnv)
+	path := getenv(socketEnv)
 	if getenv(NoSocketEnv) == "1" {
 		path = "" // the socket lane is switched off for this session
 		recordSwitchedOff(s, p)
@@ -419,12 +419,12 @@ func recordSocketFromEnv(s *Session, getenv func(string) string, p procfacts.Pro
 	if path == "" {
 		if clear {
 			if _, ok := s.Socket(); ok {
-				s.ClearSocket()
+				s.clearSocket()
 			}
 		}
 		return
 	}
-	err := s.RecordSocket(SocketInfo{Path: path, Token: getenv(SocketTokenEnv), Process: p, PermissionMode: permissionMode})
+	err := s.RecordSocket(SocketInfo{Path: path, Token: getenv(socketTokenEnv), Process: p, PermissionMode: permissionMode})
 	if err != nil {
 		s.RecordError(fmt.Errorf("record the messaging socket: %w", err))
 	}

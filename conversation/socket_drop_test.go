@@ -149,7 +149,7 @@ func TestDroppedSocketPostGoesToTheStopHook(t *testing.T) {
 	if st, _ := s.State(r.Message.ID); !st.Queued || st.Ahead != 0 {
 		t.Fatalf("state after the grace %+v, want first in line", st)
 	}
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("SocketLane after a dropped post: %v", err)
 	}
 	ts, err := ListTargets(s.Workspace)
@@ -161,7 +161,7 @@ func TestDroppedSocketPostGoesToTheStopHook(t *testing.T) {
 	}
 	// A later message is not posted to the socket: the hooks take it.
 	r2, err := Send(s.Workspace, s.ID, "room", "second")
-	if err != nil || !errors.Is(r2.SocketErr, ErrSocketDrops) {
+	if err != nil || !errors.Is(r2.SocketErr, errSocketDrops) {
 		t.Fatalf("second send: %v, socket %v", err, r2.SocketErr)
 	}
 	select {
@@ -227,7 +227,7 @@ func TestStopHookRecoversADroppedPost(t *testing.T) {
 func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "hello")
-	if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
+	if n, err := s.deliverSocket(context.Background(), tr); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket: %d %v", n, err)
 	}
 	sock.next(t)
@@ -240,7 +240,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 	if st, _ := s.State(m.ID); !st.Queued {
 		t.Fatalf("state %+v", st)
 	}
-	if o, ok := s.SocketOffState(); !ok || !strings.Contains(o.Reason, "cannot be read") {
+	if o, ok := s.socketOffState(); !ok || !strings.Contains(o.Reason, "cannot be read") {
 		t.Fatalf("socket-off: %+v %v", o, ok)
 	}
 	res, err := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
@@ -262,7 +262,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 func TestLateSocketPostBeforeTheHook(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "held for approval")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	posted := sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	if rec := recoverClaims(s); len(rec) != 1 || !rec[0].Requeue {
@@ -330,17 +330,17 @@ func TestLateSocketPostAfterTheHook(t *testing.T) {
 func TestSocketOffIsPerProcess(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	s.Enqueue("room", "x")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	recoverClaims(s)
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}
 	p := procfacts.ThisProcess()
 	p.Start++ // another process of the session
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: p})
-	if _, ok := s.SocketOffState(); ok {
+	if _, ok := s.socketOffState(); ok {
 		t.Fatal("the off state of the old process holds for the new one")
 	}
 }
@@ -393,7 +393,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
 	appendLine(t, tr, peerLine(p1.Message.Content))
 	recoverClaims(s)
-	if n, err := s.DeliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
+	if n, err := s.deliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, errAwaitingAnswer) {
 		t.Fatalf("DeliverSocket during the first's turn: %d %v", n, err)
 	}
 	select {
@@ -447,11 +447,11 @@ func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Enqueue("room", "x")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
 	recoverClaims(s)
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}
 	got := s.Reachability(time.Now())

@@ -103,16 +103,16 @@ func FindTarget(ts []Target, want string) []Target {
 func (s *Session) Reachability(now time.Time) string {
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
-	if id, ok := s.AwaitingAnswer(now, cachedOnly); ok && !s.IsCodex() {
+	if id, ok := s.awaitingAnswer(now, cachedOnly); ok && !s.IsCodex() {
 		queue += fmt.Sprintf("; a new message waits until message %s is answered (one message per turn, each with its own reply)", id)
 	} else if q.Depth > 0 {
 		queue += fmt.Sprintf("; a new message waits behind %s (one message per turn, each with its own reply)", render.Count(q.Depth, "queued message"))
 	}
 	if s.IsCodex() {
 		switch {
-		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
+		case (s.Busy(now) || codexTurn(LocateTranscript(s), now)) && codexControlSocket() != "":
 			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
-		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
+		case s.Busy(now) || codexTurn(LocateTranscript(s), now):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 		case CodexLoaded(s.ID):
 			return "idle: a message is delivered at once (codex queue); " + queue
@@ -131,8 +131,8 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle; delivers: socket, at once; " + queue
 	case errors.Is(serr, ErrSocketHeld):
 		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
-	case errors.Is(serr, ErrSocketDrops):
-		if o, ok := s.SocketOffState(); ok {
+	case errors.Is(serr, errSocketDrops):
+		if o, ok := s.socketOffState(); ok {
 			if s.HooklessOnly() {
 				// Reached through its socket alone (Claude Code's registry):
 				// no hook lane is there to take the message back.
