@@ -15,6 +15,8 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+
+	"github.com/relay-baton/relay-baton/conversation/peer"
 )
 
 // The steer lane: a message for a Codex thread that is in a turn reaches
@@ -46,7 +48,7 @@ const steerTimeout = 15 * time.Second
 // its socket in a folder of its own (/tmp/codex-daemon-<uid>/): that one
 // link is read, never followed blindly. The link's folder must pass
 // checkFolderPath and the link be the user's; its target, an absolute path
-// with no link on it, must pass checkSocketPath (folders the user's or
+// with no link on it, must pass peer.CheckSocket (folders the user's or
 // root's and writable by no one else, a socket of the user's). The target
 // is what is dialled, so a link swapped later changes nothing.
 func codexControlSocket() string {
@@ -59,10 +61,10 @@ func codexControlSocket() string {
 		return ""
 	}
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if checkFolderPath(filepath.Dir(p)) != nil {
+		if peer.CheckFolder(filepath.Dir(p)) != nil {
 			return ""
 		}
-		if owner := fileUID(fi); owner >= 0 && owner != os.Getuid() {
+		if owner := peer.FileUID(fi); owner >= 0 && owner != os.Getuid() {
 			return ""
 		}
 		target, err := os.Readlink(p)
@@ -74,7 +76,7 @@ func codexControlSocket() string {
 		}
 		p = filepath.Clean(target)
 	}
-	if checkSocketPath(p) != nil {
+	if peer.CheckSocket(p) != nil {
 		return ""
 	}
 	return p
@@ -157,7 +159,7 @@ func steerCodex(ctx context.Context, sock, thread string, claim func() (string, 
 	d := ws.Dialer{NetDial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		// The daemon's pid is recorded nowhere: the listening end must be a
 		// process of this user.
-		return dialPeer(ctx, sock, 0, steerTimeout)
+		return peer.Dial(ctx, sock, 0, steerTimeout)
 	}}
 	conn, br, _, err := d.Dial(ctx, "ws://localhost/")
 	if err != nil {

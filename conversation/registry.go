@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/subprocess"
@@ -28,7 +29,7 @@ import (
 // kind, startedAt, sessionId, name and status (idle, busy, or waiting with
 // waitingFor). A session it lists is real: relay-baton reaches it through
 // its messaging socket, <temp dir>/cc-socks/<pid>.sock, after asking the
-// socket who listens there (peer.go), with no relay-baton hook installed.
+// socket who listens there (package peer), with no relay-baton hook installed.
 // Hook-registered sessions (session.json in the chat folder) are merged
 // with it, one row per session id.
 
@@ -218,7 +219,7 @@ func registrySocket(s *Session, ctx context.Context) (SocketInfo, error) {
 	if !info.Process.Known() {
 		info.Process.PID = l.PID
 	}
-	if err := checkSocketPath(info.Path); err != nil {
+	if err := peer.CheckSocket(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil

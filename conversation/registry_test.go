@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -171,7 +172,7 @@ func TestHooklessSocketOfAnotherProcessRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(r.SocketErr, errPeer) {
+	if !errors.Is(r.SocketErr, peer.ErrNotSessions) {
 		t.Fatalf("socket error %v, want the peer refused", r.SocketErr)
 	}
 }

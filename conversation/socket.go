@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -150,7 +151,7 @@ type SocketInfo struct {
 var (
 	errNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
 	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
-	errSocketRefused = errors.New("the messaging socket did not take the message")
+	errSocketRefused = peer.ErrRefused
 	// errSocketDrops: a post to this session process's socket was taken
 	// but never shown in its transcript (socket-off.json): the socket lane
 	// is off for it, the Stop hook and the rewake waiter deliver.
@@ -308,7 +309,7 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (Socket
 	if o, ok := s.socketOffState(); ok {
 		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", errSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
 	}
-	if err := checkSocketPath(info.Path); err != nil {
+	if err := peer.CheckSocket(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil
@@ -321,7 +322,7 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (Socket
 // closes the connection; the error then wraps ctx.Err()). It never blocks longer and never
 // opens anything but a socket: the path is checked and the listening end
 // must be a process of this user, info.Process.PID itself when known
-// (dialPeer); otherwise nothing is written.
+// (peer.Dial); otherwise nothing is written.
 func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = socketTimeout
@@ -345,7 +346,7 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	}{"user", msg{"user", text}}); err != nil {
 		return err
 	}
-	c, err := dialPeer(ctx, info.Path, info.Process.PID, timeout)
+	c, err := peer.Dial(ctx, info.Path, info.Process.PID, timeout)
 	if err != nil {
 		return err
 	}
@@ -363,16 +364,6 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 		_ = uc.CloseWrite() // the end of the message
 	}
 	return nil
-}
-
-// opErr is the innermost error of a net error, without the addresses
-// (which repeat the path).
-func opErr(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
 }
 
 // deliverSocket posts the inbox's oldest message to the session's socket,
@@ -490,4 +481,14 @@ func enqueuedInTranscript(path string, off int64, id string) bool {
 			return false
 		}
 	}
+}
+
+// opErr is the innermost error of a net error, without the addresses
+// (which repeat the path).
+func opErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }

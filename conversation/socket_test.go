@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -158,7 +159,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SocketErr == nil || !errors.Is(r.SocketErr, errSocketRefused) && !errors.Is(r.SocketErr, errPeer) {
+			if r.SocketErr == nil || !errors.Is(r.SocketErr, errSocketRefused) && !errors.Is(r.SocketErr, peer.ErrNotSessions) {
 				t.Fatalf("SocketErr = %v, want a refused socket", r.SocketErr)
 			}
 			if strings.Contains(r.SocketErr.Error(), testToken) {
