@@ -241,6 +241,7 @@ func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
 		t.Fatalf("still awaiting %s after the turn's end", id)
 	}
 	read := turnBytesRead(h.tr)
+	t.Logf("%d looks read %d bytes of a %d-byte transcript", looks+1, read, size)
 	if read == 0 || read > 2*size {
 		t.Fatalf("%d looks read %d bytes of a %d-byte transcript; want each byte about once", looks+1, read, size)
 	}
@@ -273,6 +274,17 @@ func TestReachabilityStartsNoProcess(t *testing.T) {
 	}
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Fatalf("a view ran claude: %q", b)
+	}
+	// Nothing remembered either: the view says less, and still runs nothing.
+	if err := os.Remove(registryFile()); err != nil {
+		t.Fatal(err)
+	}
+	ForgetRegistry()
+	if got := s.Reachability(later); !strings.Contains(got, "until message "+r1.Message.ID+" is answered") {
+		t.Fatalf("reachability %q does not name the message awaited", got)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Fatalf("a view ran claude to find the session's socket: %q", b)
 	}
 }
 

@@ -76,7 +76,7 @@ func HookStop(ctx context.Context, s *Session, p HookPayload, out io.Writer) err
 	// A session with a messaging socket takes queued messages from it as
 	// its next turns: no block (which its screen shows as a Stop hook
 	// problem), and no cap on consecutive blocks holds the queue back.
-	if _, err := socketLane(s, ctx, procfacts.System); err == nil {
+	if _, err := socketLane(s, ctx, procfacts.System, mayRun); err == nil {
 		if n, err := s.deliverSocket(ctx, p.TranscriptPath); n > 0 && err == nil || errors.Is(err, errAwaitingAnswer) {
 			// Posted; or a message posted a moment ago has not reached the
 			// model yet: it is the next turn, and the queued ones follow

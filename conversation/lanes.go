@@ -536,7 +536,7 @@ func deliveryNudge(ctx context.Context, r Receipt) func() {
 		// daemon.
 		return func() { _, _ = deliverCodex(ctx, s) }
 	}
-	if _, err := socketLane(s, ctx, procfacts.System); err != nil {
+	if _, err := socketLane(s, ctx, procfacts.System, mayRun); err != nil {
 		return nil
 	}
 	// A Claude Code session with a messaging socket: a message that waits

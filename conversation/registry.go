@@ -207,8 +207,15 @@ func claudeSocketPath(pid int) string {
 // registrySocket is the socket lane of a session no hook recorded a socket
 // for: the registry's pid, its socket, the path checked (the listening
 // end is checked at the post: it must be that pid).
-func registrySocket(s *Session, ctx context.Context) (SocketInfo, error) {
-	l, ok, err := registrySession(ctx, s.ID)
+func registrySocket(s *Session, ctx context.Context, mode lookMode) (SocketInfo, error) {
+	var l LiveSession
+	var ok bool
+	var err error
+	if mode == cachedOnly {
+		l, ok = cachedRegistrySession(s.ID)
+	} else {
+		l, ok, err = registrySession(ctx, s.ID)
+	}
 	if err != nil {
 		return SocketInfo{}, fmt.Errorf("%w (%w)", errNoSocket, err)
 	}

@@ -128,3 +128,21 @@ func cachedRegistry() ([]LiveSession, time.Time, bool) {
 	}
 	return rememberedRegistry()
 }
+
+// cachedRegistrySession is registrySession from what cachedRegistry has:
+// no new call of claude (ok false when the last answer does not name id).
+func cachedRegistrySession(id string) (LiveSession, bool) {
+	list, _, ok := cachedRegistry()
+	if !ok {
+		return LiveSession{}, false
+	}
+	if l, ok := rememberedSession(id); ok {
+		return l, true
+	}
+	for _, l := range list {
+		if strings.EqualFold(l.SessionID, id) {
+			return l, true
+		}
+	}
+	return LiveSession{}, false
+}

@@ -303,7 +303,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		if isListed && !t.ChatCapable {
 			// Not hooked: reachable through its socket alone (the inbox is
 			// made at the first send).
-			if _, err := socketLane(s, ctx, procs); err == nil {
+			if _, err := socketLane(s, ctx, procs, mayRun); err == nil {
 				t.Socket, t.ChatCapable = true, true
 			}
 		}
@@ -375,7 +375,7 @@ func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isList
 	t.Depth, t.Oldest = q.Depth, q.Oldest
 	t.Busy = s.Busy(now)
 	t.Waiting = s.Waiting()
-	if _, err := socketLane(s, ctx, procs); err == nil {
+	if _, err := socketLane(s, ctx, procs, mayRun); err == nil {
 		t.Socket = true
 	} else if o, ok := s.socketOffState(); ok && errors.Is(err, errSocketDrops) {
 		t.SocketProblem = o.Words()

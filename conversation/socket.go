@@ -272,12 +272,19 @@ func (s *Session) Socket() (SocketInfo, bool) {
 // (not a FIFO, a regular file or a link) is at its path. The error says
 // why not.
 func (s *Session) SocketLane() (SocketInfo, error) {
-	return socketLane(s, context.Background(), procfacts.System)
+	return socketLane(s, context.Background(), procfacts.System, mayRun)
+}
+
+// viewSocketLane is SocketLane for a view (Reachability): Claude Code's
+// registry is read only as its last answer left it.
+func viewSocketLane(s *Session) (SocketInfo, error) {
+	return socketLane(s, context.Background(), procfacts.System, cachedOnly)
 }
 
 // socketLane is SocketLane; ctx bounds the read of Claude Code's registry
-// for a session no hook recorded a socket for.
-func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
+// for a session no hook recorded a socket for, and a cachedOnly look (a
+// view's) reads only the registry's last answer: it starts no claude.
+func socketLane(s *Session, ctx context.Context, procs procfacts.Source, mode lookMode) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
 		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", errNoSocket, NoSocketEnv)
 	}
@@ -292,7 +299,7 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source) (Socket
 		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
-		return registrySocket(s, ctx)
+		return registrySocket(s, ctx, mode)
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
@@ -376,7 +383,7 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 // socket is usable err is the reason, wrapping errNoSocket, ErrSocketHeld
 // or errSocketDrops). ctx bounds the registry read and the post.
 func (s *Session) deliverSocket(ctx context.Context, transcript string) (int, error) {
-	info, err := socketLane(s, ctx, procfacts.System)
+	info, err := socketLane(s, ctx, procfacts.System, mayRun)
 	if err != nil {
 		return 0, err
 	}

@@ -123,7 +123,7 @@ func (s *Session) Reachability(now time.Time) string {
 	if a, ok := s.NeedsUser(LocateTranscript(s)); ok {
 		user = "waiting for its user (" + a.What() + ": answer it in the session); "
 	}
-	_, serr := s.SocketLane()
+	_, serr := viewSocketLane(s)
 	switch {
 	case serr == nil && s.Busy(now):
 		return user + "in a turn; delivers: socket, between tool calls (the message reaches the model with the result of the tool call that runs); " + queue
