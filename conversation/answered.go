@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -27,21 +28,16 @@ import (
 //     ({transcript, offset, at}): the message's turn is under way;
 //   - a turn end follows it (stop_reason end_turn): the turn's text is
 //     stored as the reply (outbox/<id>.json, source "transcript") and the
-//     mark goes. The next message, held until then (AwaitingAnswer), is
+//     mark goes. The next message, held until then (awaitingAnswer), is
 //     posted by whichever lane looks next (send, the room, the page);
 //   - a turn that ends with no end in the transcript (the user pressed
-//     Esc, the API failed): once the mark is older than answerStale, Claude
+//     Esc, the API failed): once the mark is older than staleAfter, Claude
 //     Code's registry saying the session is idle, or no longer listing it,
 //     ends it too, with no reply stored.
 //
 // Where relay-baton's hooks are installed none of this is done: the
 // UserPromptSubmit hook marks the message (an empty mark) and the Stop hook
 // stores the reply, as before.
-
-// answerStale is how old a transcript-made mark must be before the
-// registry's word ends it (longer than RegistryTTL, so that the registry's
-// answer was read after the turn began).
-var answerStale = 10 * time.Second
 
 // answerMark is the content of a transcript-made answering/<id>.
 type answerMark struct {
@@ -55,14 +51,14 @@ type answerMark struct {
 // a session no hook reaches: where the hooks are installed their
 // UserPromptSubmit and Stop hooks mark and store as before. An existing
 // mark is kept; a stored reply means the turn is over already.
-func (s *Session) markShown(id, path string, off int64) {
+func markShown(s *Session, id, path string, off int64) {
 	if path == "" || validMessageID(id) != nil || checkDir(s.dir) != nil || !s.HooklessOnly() {
 		return
 	}
-	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+	if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 		return
 	}
-	d := s.answeringDir()
+	d := s.path(answeringName)
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return
 	}
@@ -82,8 +78,8 @@ func (s *Session) markShown(id, path string, off int64) {
 
 // readAnswerMark reads answering/<id>; ok is false for a hooks' (empty)
 // mark or none.
-func (s *Session) readAnswerMark(id string) (answerMark, bool) {
-	b, err := safeio.ReadOwned(filepath.Join(s.answeringDir(), id), 4<<10)
+func readAnswerMark(s *Session, id string) (answerMark, bool) {
+	b, err := safeio.ReadOwned(filepath.Join(s.path(answeringName), id), 4<<10)
 	if err != nil || len(b) == 0 {
 		return answerMark{}, false
 	}
@@ -96,46 +92,155 @@ func (s *Session) readAnswerMark(id string) (answerMark, bool) {
 
 // turnOf reads the transcript at path from off: whether message id shows
 // there, whether a turn end follows it, and the text the model wrote in
-// between (its lines joined, as Follow shows it).
-func turnOf(path string, off int64, id string) (shown, ended bool, text string) {
-	if transcript.Size(path) < off {
-		off = 0 // replaced or truncated: all of it
+// between (its lines joined, as Follow shows it). err is the tail's.
+//
+// Each look reads only what the transcript gained since the last look at
+// the same message (turnScans): the lanes and the views look again every
+// poll (AwaitPost: each 250 ms) while a turn runs, and a transcript is
+// megabytes. A transcript replaced or truncated since is read again from
+// the start.
+func turnOf(path string, off int64, id string) (shown, ended bool, text string, err error) {
+	sc := turnScans.get(turnKey{path, off, id})
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	fi, serr := os.Stat(path)
+	if serr != nil {
+		return false, false, "", serr
 	}
+	if sc.ended && sc.err == nil && os.SameFile(sc.file, fi) {
+		return true, true, sc.text.String(), nil
+	}
+	if sc.file == nil || !os.SameFile(sc.file, fi) || fi.Size() < sc.next {
+		// First look, or the file was replaced or truncated: from the
+		// message's offset (all of it when the file is shorter now).
+		from := off
+		if fi.Size() < off {
+			from = 0
+		}
+		sc.next, sc.shown, sc.ended, sc.err = from, false, false, nil
+		sc.text.Reset()
+	}
+	sc.file = fi
 	needle := "chat message " + id + " "
-	var b strings.Builder
-	_ = transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
+	sc.read += max(fi.Size()-sc.next, 0)
+	sc.err = transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: sc.next, OnActivity: func(end int64, acts []events.Activity) bool {
+		sc.next = end
 		for _, a := range acts {
 			switch {
 			case a.Kind == events.ActDelivered && strings.Contains(a.Text, needle):
-				shown = true
-			case !shown:
+				sc.shown = true
+			case !sc.shown:
 			case a.Kind == events.ActDone:
-				ended = true
+				sc.ended = true
 				return false
 			case a.Kind == events.ActText:
-				if b.Len() > 0 {
-					b.WriteString("\n")
+				if sc.text.Len() > 0 {
+					sc.text.WriteString("\n")
 				}
-				b.WriteString(a.Text)
+				sc.text.WriteString(a.Text)
 			}
 		}
 		return true
 	}})
-	return shown, ended, b.String()
+	return sc.shown, sc.ended, sc.text.String(), sc.err
+}
+
+// turnKey names one look: a message searched for in a transcript from an
+// offset.
+type turnKey struct {
+	path string
+	off  int64
+	id   string
+}
+
+// turnScan is what the looks at one turnKey saw so far: the file read
+// (its identity), the offset after the last line that said something,
+// and the state there. read counts the bytes the looks had to read (the
+// tests hold it to what the transcript gained).
+type turnScan struct {
+	mu           sync.Mutex
+	file         os.FileInfo
+	next         int64
+	shown, ended bool
+	text         strings.Builder
+	err          error
+	read         int64
+}
+
+// turnCache holds the scans of this process, a bounded number of them
+// (turnCacheMax; when full it starts again empty: the next look at each
+// reads its transcript once more).
+type turnCache struct {
+	mu sync.Mutex
+	m  map[turnKey]*turnScan
+}
+
+const turnCacheMax = 256
+
+var turnScans turnCache
+
+func (c *turnCache) get(k turnKey) *turnScan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.m[k]; ok {
+		return sc
+	}
+	if c.m == nil || len(c.m) >= turnCacheMax {
+		c.m = map[turnKey]*turnScan{}
+	}
+	sc := &turnScan{}
+	c.m[k] = sc
+	return sc
+}
+
+// lookMode says what a look at a turn may do to learn whether it ended:
+// ask Claude Code's registry, which can start `claude agents --json` (a
+// lane about to post, a send), or only read the answer an earlier call
+// left (a view: Reachability, the targets; it starts no process).
+type lookMode bool
+
+const (
+	mayRun     lookMode = true
+	cachedOnly lookMode = false
+)
+
+// defaultAnswerStale is how old a transcript-made mark must be before the
+// registry's word ends it (longer than registryTTL, so that the registry's
+// answer was read after the turn began). Session.answerStale overrides it
+// (a test's).
+const defaultAnswerStale = 10 * time.Second
+
+func staleAfter(s *Session) time.Duration {
+	if s.answerStale > 0 {
+		return s.answerStale
+	}
+	return defaultAnswerStale
 }
 
 // answerState says whether the transcript-made mark of id still stands:
 // ended when the transcript shows its turn's end (text: the turn's
-// text) or, past answerStale, Claude Code's registry says the session is
-// idle or gone.
-func (s *Session) answerState(id string, m answerMark, now time.Time) (ended bool, text string) {
-	_, ended, text = turnOf(m.Transcript, m.Offset, id)
-	if ended || now.Sub(m.At) < answerStale {
+// text) or, past staleAfter, Claude Code's registry says the session is
+// idle or gone. A cachedOnly look takes the registry's word only from an
+// answer read late enough into the turn (as a new call's would be).
+func answerState(s *Session, id string, m answerMark, now time.Time, mode lookMode) (ended bool, text string) {
+	_, ended, text, _ = turnOf(m.Transcript, m.Offset, id)
+	stale := staleAfter(s)
+	if ended || now.Sub(m.At) < stale {
 		return ended, text
 	}
-	list, err := Registry(context.Background())
-	if err != nil {
-		return false, ""
+	var list []LiveSession
+	if mode == mayRun {
+		l, err := Registry(context.Background())
+		if err != nil {
+			return false, ""
+		}
+		list = l
+	} else {
+		l, at, ok := cachedRegistry()
+		if !ok || at.Sub(m.At) < stale-registryTTL {
+			return false, ""
+		}
+		list = l
 	}
 	for _, l := range list {
 		if l.SessionID == s.ID {
@@ -148,8 +253,8 @@ func (s *Session) answerState(id string, m answerMark, now time.Time) (ended boo
 // settleAnswers ends each transcript-made mark whose turn ended (see the
 // top of this file): the reply stored, the mark removed. Its cost with
 // nothing marked is one directory read.
-func (s *Session) settleAnswers(now time.Time) {
-	names, err := safeio.ReadDirNames(s.answeringDir())
+func settleAnswers(s *Session, now time.Time) {
+	names, err := safeio.ReadDirNames(s.path(answeringName))
 	if err != nil {
 		return
 	}
@@ -157,12 +262,12 @@ func (s *Session) settleAnswers(now time.Time) {
 		if validMessageID(id) != nil {
 			continue
 		}
-		m, ok := s.readAnswerMark(id)
+		m, ok := readAnswerMark(s, id)
 		if !ok {
 			continue
 		}
-		if ended, text := s.answerState(id, m, now); ended {
-			s.endAnswer(id, text)
+		if ended, text := answerState(s, id, m, now, mayRun); ended {
+			endAnswer(s, id, text)
 		}
 	}
 }
@@ -170,17 +275,17 @@ func (s *Session) settleAnswers(now time.Time) {
 // endAnswer ends the turn of message id seen in the transcript: text
 // becomes its reply unless one is stored, and a transcript-made mark
 // goes (a hooks' mark is the Stop hook's to remove).
-func (s *Session) endAnswer(id, text string) {
+func endAnswer(s *Session, id, text string) {
 	if validMessageID(id) != nil {
 		return
 	}
-	if _, ok := s.readAnswerMark(id); !ok {
+	if _, ok := readAnswerMark(s, id); !ok {
 		return
 	}
-	if err := s.storeReply(id, capReply(text), "transcript"); err != nil {
+	if err := storeReply(s, id, capReply(text), "transcript"); err != nil {
 		s.RecordError(fmt.Errorf("store the reply to %s from the transcript: %w", id, err))
 	}
-	os.Remove(filepath.Join(s.answeringDir(), id))
+	os.Remove(filepath.Join(s.path(answeringName), id))
 }
 
 // AwaitPost waits until r's message leaves the inbox, posting it itself to

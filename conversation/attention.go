@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events/render"
@@ -47,10 +45,8 @@ func (a Attention) What() string {
 	return "an answer"
 }
 
-func (s *Session) attentionPath() string { return filepath.Join(s.dir, attentionName) }
-
-// RecordAttention writes attention.json (0600, never through a link).
-func (s *Session) RecordAttention(a Attention) error {
+// recordAttention writes attention.json (0600, never through a link).
+func (s *Session) recordAttention(a Attention) error {
 	if err := checkDir(s.dir); err != nil {
 		return err
 	}
@@ -65,10 +61,10 @@ func (s *Session) RecordAttention(a Attention) error {
 	return writeFileAtomic(s.dir, attentionName, append(b, '\n'), false)
 }
 
-// ClearAttention removes attention.json (the session moved on). Cheap: one
+// clearAttention removes attention.json (the session moved on). Cheap: one
 // unlink.
-func (s *Session) ClearAttention() {
-	if err := os.Remove(s.attentionPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (s *Session) clearAttention() {
+	if err := os.Remove(s.path(attentionName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", attentionName, err))
 	}
 }
@@ -77,7 +73,7 @@ func (s *Session) ClearAttention() {
 // in attention.json that the transcript has not moved past (transcript is
 // the session's transcript, "" when unknown).
 func (s *Session) NeedsUser(transcript string) (Attention, bool) {
-	b, err := safeio.ReadOwned(s.attentionPath(), 64<<10)
+	b, err := safeio.ReadOwned(s.path(attentionName), 64<<10)
 	if err != nil {
 		return Attention{}, false
 	}
@@ -93,14 +89,10 @@ func (s *Session) NeedsUser(transcript string) (Attention, bool) {
 	return a, true
 }
 
-// HookNotify is the Notification hook: it records a session waiting for
-// its user (permission_prompt, elicitation_dialog) in attention.json.
-// Other notifications change nothing.
-func HookNotify(in io.Reader) {
-	p, s, ok := readHookSession(in, "notify")
-	if !ok {
-		return
-	}
+// HookNotify is the Notification hook's decision: it records a session
+// waiting for its user (permission_prompt, elicitation_dialog) in
+// attention.json. Other notifications change nothing.
+func HookNotify(s *Session, p HookPayload) {
 	if _, ok := attentionTypes[p.NotificationType]; !ok {
 		return
 	}
@@ -108,7 +100,7 @@ func HookNotify(in io.Reader) {
 		s.RecordError(fmt.Errorf("hook notify: %w", err))
 		return
 	}
-	if err := s.RecordAttention(Attention{Type: p.NotificationType, Message: p.Message}); err != nil {
+	if err := s.recordAttention(Attention{Type: p.NotificationType, Message: p.Message}); err != nil {
 		s.RecordError(fmt.Errorf("hook notify: %w", err))
 	}
 }

@@ -10,7 +10,7 @@ import (
 func BenchmarkHasPendingEmpty(b *testing.B) {
 	s := newSession(b)
 	for b.Loop() {
-		if has, err := s.HasPending(); has || err != nil {
+		if has, err := s.hasPending(); has || err != nil {
 			b.Fatal(has, err)
 		}
 	}
@@ -37,7 +37,7 @@ func BenchmarkEnqueueToClaimedWait(b *testing.B) {
 	claimed := make(chan time.Time, 1)
 	go func() {
 		for {
-			res, err := s.WaitClaim(ctx, LaneRewake, true, time.Minute)
+			res, err := s.waitClaim(ctx, LaneRewake, true, time.Minute)
 			if err != nil {
 				return
 			}

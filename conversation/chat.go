@@ -49,9 +49,9 @@ const MaxMessageBytes = 64 << 10
 // maxInboxFile caps an inbox file: the text plus JSON escaping and fields.
 const maxInboxFile = 8*MaxMessageBytes + 4096
 
-// BusyTTL is how long a busy mark counts: a turn that ends without a Stop
+// busyTTL is how long a busy mark counts: a turn that ends without a Stop
 // event (a crash, a kill) must not strand the idle lane forever.
-const BusyTTL = 2 * time.Hour
+const busyTTL = 2 * time.Hour
 
 // Lane says which lane claimed a message.
 type Lane string
@@ -73,17 +73,17 @@ type Message struct {
 	DeliveredAt *time.Time `json:"deliveredAt,omitempty"`
 	Lane        Lane       `json:"lane,omitempty"`
 	// ClaimedAt is when Lane claimed it; without DeliveredAt the claim is
-	// still in progress (or its claimer died: Recover).
+	// still in progress (or its claimer died: recoverClaims).
 	ClaimedAt *time.Time `json:"claimedAt,omitempty"`
 	// Deliveries counts earlier deliveries that never reached the session
-	// (put back in the inbox by Recover).
+	// (put back in the inbox by recoverClaims).
 	Deliveries int `json:"deliveries,omitempty"`
 	// SocketPost is an earlier post of the message to the session's
 	// messaging socket that did not show in the transcript within the
 	// claim grace (the message was put back in the inbox for the hook
 	// lanes): where to look for it showing late.
 	SocketPost *SocketPost `json:"socketPost,omitempty"`
-	// GaveUp is when Recover stopped handing the message over: its hook
+	// GaveUp is when recoverClaims stopped handing the message over: its hook
 	// lane handed it over maxDeliveries times through its documented
 	// output and the transcript never showed it. It counts as delivered by
 	// that output; this mark (and errors.log) says it was never seen.
@@ -96,15 +96,15 @@ type Message struct {
 var (
 	ErrBadSessionID = errors.New("session id must be a UUID (8-4-4-4-12 hex digits)")
 	ErrSymlink      = errors.New("refusing a symlinked session-chat folder (a link could redirect messages elsewhere): remove the link; the SessionStart hook recreates the folder")
-	ErrLinkedFolder = errors.New("is a symlink: relay-baton writes no chat folder, message or log through a linked .claude or .claude/session-chat (a cloned repository could point it anywhere); replace the link with a real folder")
+	errLinkedFolder = errors.New("is a symlink: relay-baton writes no chat folder, message or log through a linked .claude or .claude/session-chat (a cloned repository could point it anywhere); replace the link with a real folder")
 	ErrNotUTF8      = errors.New("message is not valid UTF-8: re-encode the text as UTF-8 (for example with iconv -t UTF-8) and send it again")
 	ErrTooLarge     = fmt.Errorf("message is over %d KB: send a shorter message, or write the text to a file and send its path", MaxMessageBytes>>10)
 	ErrEmpty        = errors.New("message is empty")
 	ErrNUL          = errors.New("message contains a NUL byte (\\0), which no session can take: nothing was queued; remove it and send the text again")
 	ErrNotChatReady = errors.New("session is not chat-capable (no inbox): it was started before `relay-baton hook install`, or never ran the SessionStart hook")
-	ErrNoSession    = errors.New("no Claude Code session")
+	errNoSession    = errors.New("no Claude Code session")
 	ErrNotQueued    = errors.New("message is not in the inbox (already delivered, cancelled or unknown)")
-	ErrBadMessageID = errors.New("bad message id")
+	errBadMessageID = errors.New("bad message id")
 )
 
 // isUUID reports whether id has the 8-4-4-4-12 hex shape. (Hand-written:
@@ -159,7 +159,7 @@ func ValidSessionID(id string) error {
 
 func validMessageID(id string) error {
 	if !isMessageID(id) {
-		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), ErrBadMessageID)
+		return fmt.Errorf("%q: %w (letters, digits, _ and -, at most 64)", render.Cut(id, 80), errBadMessageID)
 	}
 	return nil
 }
@@ -170,6 +170,8 @@ type Session struct {
 	Workspace string
 	ID        string
 	dir       string
+	// answerStale, when set, replaces defaultAnswerStale (answered.go).
+	answerStale time.Duration
 }
 
 // OpenSession validates id and returns the session's chat folder handle.
@@ -187,6 +189,17 @@ func OpenSession(dir, id string) (*Session, error) {
 // Dir returns the session's chat folder.
 func (s *Session) Dir() string { return s.dir }
 
+// path is the file or folder name in the session's chat folder.
+func (s *Session) path(name string) string { return filepath.Join(s.dir, name) }
+
+// The files and folders of a session's chat folder the lanes keep (the
+// inbox's are InboxDir and the others).
+const (
+	registrationName = "session.json"
+	busyName         = "busy"
+	answeringName    = "answering"
+)
+
 // InboxDir, DeliveredDir, OutboxDir, RejectedDir return the sub-folders.
 func (s *Session) InboxDir() string     { return filepath.Join(s.dir, "inbox") }
 func (s *Session) DeliveredDir() string { return filepath.Join(s.dir, "delivered") }
@@ -201,8 +214,8 @@ func (s *Session) DeliveredPath(id string) string {
 	return filepath.Join(s.DeliveredDir(), id+".json")
 }
 
-// OutboxPath returns outbox/<id>.json.
-func (s *Session) OutboxPath(id string) string { return filepath.Join(s.OutboxDir(), id+".json") }
+// outboxPath returns outbox/<id>.json.
+func (s *Session) outboxPath(id string) string { return filepath.Join(s.OutboxDir(), id+".json") }
 
 // checkDir refuses a symlink at p; a missing p is fs.ErrNotExist.
 func checkDir(p string) error {
@@ -222,14 +235,14 @@ func checkDir(p string) error {
 // checkDirs refuses a symlink at <workspace>/.claude,
 // <workspace>/.claude/session-chat or the session folder; a missing one is
 // fs.ErrNotExist.
-func (s *Session) checkDirs() error {
+func checkChatDirs(s *Session) error {
 	for _, d := range []string{filepath.Join(s.Workspace, ".claude"), filepath.Join(s.Workspace, workspace.ChatDir)} {
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s %w", d, ErrLinkedFolder)
+			return fmt.Errorf("%s %w", d, errLinkedFolder)
 		}
 	}
 	return checkDir(s.dir)
@@ -237,22 +250,22 @@ func (s *Session) checkDirs() error {
 
 // check refuses a symlinked session folder or inbox, or a folder above
 // them that is a link (checkDirs).
-func (s *Session) check() error {
-	if err := s.checkDirs(); err != nil {
+func checkSession(s *Session) error {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
 	return checkDir(s.InboxDir())
 }
 
 // ChatCapable reports whether the session's inbox exists (and is sane).
-func (s *Session) ChatCapable() bool { return s.check() == nil }
+func (s *Session) ChatCapable() bool { return checkSession(s) == nil }
 
 // Ensure creates the session folder and its inbox, delivered, outbox and
 // rejected folders (0700), refusing symlinks, a linked .claude or
 // .claude/session-chat included.
 func (s *Session) Ensure() error {
 	if fi, err := os.Lstat(filepath.Join(s.Workspace, ".claude")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), ErrLinkedFolder)
+		return fmt.Errorf("%s %w", filepath.Join(s.Workspace, ".claude"), errLinkedFolder)
 	}
 	for _, d := range []string{filepath.Join(s.Workspace, workspace.ChatDir), s.dir, s.InboxDir(), s.DeliveredDir(), s.OutboxDir(), s.RejectedDir(), s.ClaimsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -265,7 +278,7 @@ func (s *Session) Ensure() error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 		if d == filepath.Join(s.Workspace, workspace.ChatDir) {
-			if err := s.checkDirs(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := checkChatDirs(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			continue
@@ -308,7 +321,7 @@ func (s *Session) Enqueue(from, text string) (Message, error) {
 	if from = prompts.ChatFrom(from); from == "" {
 		from = "relay-baton"
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Message{}, fmt.Errorf("session %s: %w", s.ID, ErrNotChatReady)
 		}
@@ -369,12 +382,12 @@ func idFromName(name string) string {
 	return ""
 }
 
-// HasPending reports cheaply (one directory read, and one of claims/)
+// hasPending reports cheaply (one directory read, and one of claims/)
 // whether the inbox holds a message, after putting back the messages of
-// claims that died before delivering (Recover). A missing inbox is false
+// claims that died before delivering (recoverClaims). A missing inbox is false
 // with no error.
-func (s *Session) HasPending() (bool, error) {
-	s.Recover()
+func (s *Session) hasPending() (bool, error) {
+	recoverClaims(s)
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -415,12 +428,12 @@ func (s *Session) Claim(lane Lane) (ClaimResult, error) {
 // renames the inbox file to delivered/<id>.json (a lost rename race means
 // another lane won: it tries the next), and rewrites that file with lane
 // and claimedAt. The caller hands the message over, then calls
-// res.Delivered. Claims whose claimer died are settled first (Recover).
+// res.Delivered. Claims whose claimer died are settled first (recoverClaims).
 // Unparseable or oversized files are moved to rejected/ and reported. An
 // empty or missing inbox is OK=false with no error.
 func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 	res := ClaimResult{handover: o.Handover}
-	s.Recover()
+	recoverClaims(s)
 	names, err := pending(s.InboxDir())
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(names) == 0) {
 		return res, nil
@@ -428,7 +441,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		return res, err
 	}
 	for _, d := range []string{s.DeliveredDir(), s.ClaimsDir()} {
@@ -452,7 +465,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		src := filepath.Join(s.InboxDir(), name)
 		id := idFromName(name)
 		if validMessageID(id) != nil {
-			if r, ok := s.reject(src, name, "file name is not <epochMs>-<id>.json"); ok {
+			if r, ok := reject(s, src, name, "file name is not <epochMs>-<id>.json"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
@@ -460,19 +473,19 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		// Only a regular file is claimed: a FIFO renamed into delivered/
 		// would then block the reader in open(2).
 		if fi, err := os.Lstat(src); err == nil && !fi.Mode().IsRegular() {
-			if r, ok := s.reject(src, name, safeio.FileKind(fi.Mode())+", not a message file"); ok {
+			if r, ok := reject(s, src, name, safeio.FileKind(fi.Mode())+", not a message file"); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			continue
 		}
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		mk := claimMarker{ID: id, Lane: lane, PID: os.Getpid(), Inbox: name, ClaimedAt: now, Transcript: tpath, Offset: offset}
-		held, err := s.newMarker(mk)
+		held, err := newMarker(s, mk)
 		if errors.Is(err, fs.ErrExist) {
 			// A claim of this id is in progress, or one that died: settle
 			// it, then try once more.
-			s.recoverOne(id, false)
-			held, err = s.newMarker(mk)
+			recoverOne(s, id, false)
+			held, err = newMarker(s, mk)
 		}
 		if err == nil {
 			if _, err := os.Lstat(s.DeliveredPath(id)); err == nil {
@@ -484,7 +497,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 				held.drop()
 				id = id + "-" + strings.SplitN(name, "-", 2)[0]
 				mk.ID = id
-				held, err = s.newMarker(mk)
+				held, err = newMarker(s, mk)
 			}
 		}
 		if errors.Is(err, fs.ErrExist) {
@@ -505,18 +518,18 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		}
 		m, reason := readMessage(dst)
 		if reason != "" {
-			if r, ok := s.reject(dst, name, reason); ok {
+			if r, ok := reject(s, dst, name, reason); ok {
 				res.Rejected = append(res.Rejected, r)
 			}
 			held.drop()
 			continue
 		}
 		m.ID = id
-		if m.SocketPost != nil && s.socketPostShown(*m.SocketPost, id) {
+		if m.SocketPost != nil && socketPostShown(s, *m.SocketPost, id) {
 			// Its earlier socket post showed after all: the session has it.
 			// Counted as delivered by the socket, never handed over again.
 			m.Lane, m.ClaimedAt, m.DeliveredAt = LaneSocket, &now, &now
-			if err := s.writeRecord(m); err != nil {
+			if err := writeRecord(s, m); err != nil {
 				s.RecordError(fmt.Errorf("record the late delivery of %s: %w", id, err))
 			}
 			held.drop()
@@ -527,7 +540,7 @@ func (s *Session) ClaimWith(lane Lane, o ClaimOptions) (ClaimResult, error) {
 		if !o.Handover {
 			m.DeliveredAt = &now // Claim: delivered with the claim (one record write)
 		}
-		if err := s.writeRecord(m); err != nil {
+		if err := writeRecord(s, m); err != nil {
 			s.RecordError(fmt.Errorf("record the claim of %s: %w", id, err))
 		}
 		res.Message, res.OK, res.held = m, true, held
@@ -584,7 +597,7 @@ func parseMessage(b []byte) (Message, string) {
 }
 
 // reject moves p into rejected/ and records why.
-func (s *Session) reject(p, name, reason string) (Rejected, bool) {
+func reject(s *Session, p, name, reason string) (Rejected, bool) {
 	_ = os.Mkdir(s.RejectedDir(), 0o700)
 	dst := filepath.Join(s.RejectedDir(), strconv.FormatInt(time.Now().UnixNano(), 10)+"-"+filepath.Base(name))
 	if err := os.Rename(p, dst); err != nil {
@@ -699,8 +712,8 @@ func (s *Session) State(id string) (State, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return State{}, fmt.Errorf("read %s: %w", s.DeliveredPath(id), err)
 	}
-	cs := s.ClaimState(id)
-	if m.DeliveredAt == nil && cs != ClaimLive {
+	cs := claimState(s, id)
+	if m.DeliveredAt == nil && cs != claimLive {
 		// The claimer writes deliveredAt before it lets its marker go: a
 		// marker gone (or free) since the record was read may mean the
 		// record has it now. Read it again.
@@ -714,8 +727,8 @@ func (s *Session) State(id string) (State, error) {
 	st := State{Delivered: &m}
 	if m.DeliveredAt == nil {
 		st.Incomplete = true
-		st.Stalled = cs != ClaimLive
-	} else if cs == ClaimPending {
+		st.Stalled = cs != claimLive
+	} else if cs == claimPending {
 		st.Unconfirmed = true
 	}
 	return st, nil
@@ -740,7 +753,7 @@ func (s *Session) Reply(id string) (string, bool) {
 	if validMessageID(id) != nil {
 		return "", false
 	}
-	b, err := safeio.ReadOwned(s.OutboxPath(id), maxInboxFile)
+	b, err := safeio.ReadOwned(s.outboxPath(id), maxInboxFile)
 	if err != nil {
 		return "", false
 	}
@@ -760,7 +773,7 @@ func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
 	}
-	if s.checkDirs() != nil {
+	if checkChatDirs(s) != nil {
 		return
 	}
 	_ = recordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
@@ -783,23 +796,23 @@ func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
 	return es, err
 }
 
-// MaxLogText caps the text of a log.jsonl entry: a longer reply is cut
+// maxLogText caps the text of a log.jsonl entry: a longer reply is cut
 // (the full text stays in the transcript), so one entry never hides the
 // rest of the log from a reader.
-const MaxLogText = 32 << 10
+const maxLogText = 32 << 10
 
 // MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
 // by something else) is skipped and counted, and reading goes on.
 const MaxLogLine = 1 << 20
 
 // AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
-// MaxLogText. The log is a cache: the transcript is the source of truth.
+// maxLogText. The log is a cache: the transcript is the source of truth.
 func (s *Session) AppendLog(e LogEntry) error {
-	if err := s.checkDirs(); err != nil {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
-	if len(e.Text) > MaxLogText {
-		cut := MaxLogText
+	if len(e.Text) > maxLogText {
+		cut := maxLogText
 		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
 			cut--
 		}

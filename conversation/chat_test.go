@@ -119,7 +119,7 @@ func TestCancel(t *testing.T) {
 	if err := s.Cancel(m2.ID); !errors.Is(err, ErrNotQueued) {
 		t.Errorf("cancel of a delivered message: %v", err)
 	}
-	if err := s.Cancel("../../etc"); !errors.Is(err, ErrBadMessageID) {
+	if err := s.Cancel("../../etc"); !errors.Is(err, errBadMessageID) {
 		t.Errorf("cancel traversal: %v", err)
 	}
 }
@@ -280,12 +280,12 @@ func TestBusyAndWaitClaim(t *testing.T) {
 	if err := s.MarkBusy(); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Busy(time.Now()) || s.Busy(time.Now().Add(BusyTTL+time.Second)) {
+	if !s.Busy(time.Now()) || s.Busy(time.Now().Add(busyTTL+time.Second)) {
 		t.Fatal("busy mark not set, or does not expire")
 	}
 	m, _ := s.Enqueue("a", "wait for idle")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	res, err := s.WaitClaim(ctx, LaneRewake, true, 50*time.Millisecond)
+	res, err := s.waitClaim(ctx, LaneRewake, true, 50*time.Millisecond)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || res.OK {
 		t.Fatalf("claimed while busy: %+v %v", res, err)
@@ -297,7 +297,7 @@ func TestBusyAndWaitClaim(t *testing.T) {
 	// fsnotify, seeing the mark cleared, can wake it before the guard.
 	got := make(chan ClaimResult, 1)
 	go func() {
-		res, _ := s.WaitClaim(context.Background(), LaneRewake, true, time.Hour)
+		res, _ := s.waitClaim(context.Background(), LaneRewake, true, time.Hour)
 		got <- res
 	}()
 	time.Sleep(100 * time.Millisecond) // most often armed by now; if not, it claims on its first look
@@ -314,14 +314,14 @@ func TestBusyAndWaitClaim(t *testing.T) {
 
 func TestWaiterLock(t *testing.T) {
 	s := newSession(t)
-	l, ok, err := s.LockWaiter()
+	l, ok, err := s.lockWaiter()
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	if !s.Waiting() {
 		t.Error("Waiting false while the lock is held")
 	}
-	if _, ok2, _ := s.LockWaiter(); ok2 {
+	if _, ok2, _ := s.lockWaiter(); ok2 {
 		t.Error("second waiter got the lock")
 	}
 	l.Release()
@@ -372,8 +372,8 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 
 func TestProjectSlug(t *testing.T) {
 	for in, want := range map[string]string{"/tmp/proj": "-tmp-proj", "/a/.b": "-a--b", "/x y/z_1": "-x-y-z-1"} {
-		if got := ProjectSlug(in); got != want {
-			t.Errorf("ProjectSlug(%q) = %q, want %q", in, got, want)
+		if got := projectSlug(in); got != want {
+			t.Errorf("projectSlug(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -404,13 +404,13 @@ func TestIDShapes(t *testing.T) {
 func TestClearBusyOlderThan(t *testing.T) {
 	s := newSession(t)
 	s.MarkBusy()
-	s.ClearBusyOlderThan(time.Minute)
+	s.clearBusyOlderThan(time.Minute)
 	if !s.Busy(time.Now()) {
 		t.Fatal("a fresh mark was cleared")
 	}
 	old := time.Now().Add(-2 * time.Minute)
 	os.Chtimes(filepath.Join(s.Dir(), "busy"), old, old)
-	s.ClearBusyOlderThan(time.Minute)
+	s.clearBusyOlderThan(time.Minute)
 	if s.Busy(time.Now()) {
 		t.Fatal("a stale mark was kept")
 	}

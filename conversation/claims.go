@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
-	"github.com/relay-baton/relay-baton/transcript"
 )
 
 // A claim in progress is recorded before the message leaves the inbox, so
@@ -36,13 +33,13 @@ import (
 // Code through its own exit (the hooks) leaves the marker, unlocked, until
 // the transcript shows the delivery; a library Claim removes it at once.
 //
-// Recover (run by every lane before it claims, by Watch and by resume)
+// recoverClaims (run by every lane before it claims, by Watch and by resume)
 // looks at each marker whose lock is free (its claimer is gone):
 //   - the transcript shows the delivery after the marker's offset: done,
 //     the marker goes;
 //   - no deliveredAt (the claimer died before handing the message over):
 //     the message goes back to the inbox under its old name, first in line;
-//   - a socket post (lane socket) not in the transcript ClaimGrace after
+//   - a socket post (lane socket) not in the transcript claimGrace after
 //     it, nor in Claude Code's queue (an enqueue line), or with no
 //     transcript to check: back to the inbox, first in line, with the post
 //     kept in the record (socketPost), and the socket lane is turned off
@@ -50,7 +47,7 @@ import (
 //     rewake waiter deliver it. The socket answers nothing, so only the
 //     transcript is evidence of its delivery;
 //   - a hand-over by a hook lane (the Stop hook's block, the waiter's
-//     stderr, the Monitor's line) not in the transcript ClaimGrace after
+//     stderr, the Monitor's line) not in the transcript claimGrace after
 //     it: back to the inbox too (at most maxDeliveries times in all);
 //   - a hook lane's hand-over with no transcript to check: delivered, by
 //     the hook's own documented output.
@@ -64,10 +61,10 @@ import (
 // twice: Watch counts the first showing as the delivery and reports the
 // second (UpdDuplicate, errors.log); it is never counted twice.
 
-// ClaimGrace is how long after a hand-over the delivery may take to show
+// claimGrace is how long after a hand-over the delivery may take to show
 // in the transcript before the message is delivered again (default 30 s,
 // the room's confirmation window; RELAY_BATON_CLAIM_GRACE overrides it).
-func ClaimGrace() time.Duration {
+func claimGrace() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("RELAY_BATON_CLAIM_GRACE")); err == nil && d >= 0 {
 		return d
 	}
@@ -82,7 +79,7 @@ const maxDeliveries = 3
 // ClaimsDir returns claims/, the markers of claims in progress.
 func (s *Session) ClaimsDir() string { return filepath.Join(s.dir, "claims") }
 
-func (s *Session) markerPath(id string) string { return filepath.Join(s.ClaimsDir(), id+".json") }
+func markerPath(s *Session, id string) string { return filepath.Join(s.ClaimsDir(), id+".json") }
 
 // claimMarker is the content of claims/<id>.json.
 type claimMarker struct {
@@ -104,7 +101,7 @@ type heldClaim struct {
 
 // newMarker creates claims/<id>.json already locked. fs.ErrExist: another
 // claim of that id (live, or stale and to be recovered) holds the name.
-func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
+func newMarker(s *Session, mk claimMarker) (*heldClaim, error) {
 	f, err := os.CreateTemp(s.ClaimsDir(), ".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, err
@@ -115,7 +112,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
-	// Blocking: a Recover may be testing the lock of this new temporary
+	// Blocking: a recoverClaims may be testing the lock of this new temporary
 	// file for a moment.
 	if err := filelock.Wait(f); err != nil {
 		return fail(fmt.Errorf("lock a new claim marker: %w", err))
@@ -124,7 +121,7 @@ func (s *Session) newMarker(mk claimMarker) (*heldClaim, error) {
 	if _, err := f.Write(b); err != nil {
 		return fail(err)
 	}
-	p := s.markerPath(mk.ID)
+	p := markerPath(s, mk.ID)
 	if err := filelock.RenameNoReplace(tmp, p); err != nil {
 		return fail(err)
 	}
@@ -141,7 +138,7 @@ func (h *heldClaim) drop() {
 	h.f = nil
 }
 
-// release unlocks the marker and leaves it for Recover (the delivery is
+// release unlocks the marker and leaves it for recoverClaims (the delivery is
 // confirmed from the transcript).
 func (h *heldClaim) release() {
 	if h == nil || h.f == nil {
@@ -162,7 +159,7 @@ type ClaimOptions struct {
 	// transcript_path), where a handed-over delivery must show; "" looks it
 	// up (LocateTranscript).
 	Transcript string
-	// Prefer (WaitClaimWith only) is tried before each claim: when it
+	// Prefer (waitClaimWith only) is tried before each claim: when it
 	// reports true a lane chosen first (the socket) took the waiting
 	// messages, or had none to take, and nothing is claimed this round.
 	Prefer func() bool
@@ -170,7 +167,7 @@ type ClaimOptions struct {
 
 // Delivered records that the message was handed over (deliveredAt) and
 // releases the claim. With a Handover claim the marker stays until the
-// transcript shows the delivery (see Recover).
+// transcript shows the delivery (see recoverClaims).
 func (r *ClaimResult) Delivered() error {
 	if !r.OK || r.held == nil {
 		return nil
@@ -180,7 +177,7 @@ func (r *ClaimResult) Delivered() error {
 	if r.handover {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		r.Message.DeliveredAt = &now
-		if err = h.s.writeRecord(r.Message); err != nil {
+		if err = writeRecord(h.s, r.Message); err != nil {
 			h.s.RecordError(fmt.Errorf("record delivery of %s: %w", r.Message.ID, err))
 		}
 	} // else ClaimWith wrote deliveredAt with the claim
@@ -193,9 +190,9 @@ func (r *ClaimResult) Delivered() error {
 	return err
 }
 
-// Abandon puts a claimed message that could not be handed over (its
+// abandon puts a claimed message that could not be handed over (its
 // reader is gone) back into the inbox at once, first in line.
-func (r *ClaimResult) Abandon(why error) error {
+func (r *ClaimResult) abandon(why error) error {
 	if !r.OK || r.held == nil {
 		return nil
 	}
@@ -205,7 +202,7 @@ func (r *ClaimResult) Abandon(why error) error {
 	if b, err := safeio.ReadOwned(h.path, maxInboxFile); err == nil {
 		_ = json.Unmarshal(b, &mk)
 	}
-	err := h.s.requeue(r.Message, mk)
+	err := requeue(h.s, r.Message, mk)
 	if err == nil {
 		h.s.RecordError(fmt.Errorf("claim of %s by %s abandoned (%w): put back in the inbox for the next lane", r.Message.ID, r.Message.Lane, why))
 		h.drop()
@@ -216,7 +213,7 @@ func (r *ClaimResult) Abandon(why error) error {
 }
 
 // writeRecord rewrites delivered/<id>.json.
-func (s *Session) writeRecord(m Message) error {
+func writeRecord(s *Session, m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -234,9 +231,9 @@ type SocketPost struct {
 
 // socketPostShown reports whether the transcript shows message id (its
 // delivery, or Claude Code taking it into its queue) after the post p.
-func (s *Session) socketPostShown(p SocketPost, id string) bool {
+func socketPostShown(s *Session, p SocketPost, id string) bool {
 	mk := claimMarker{Transcript: p.Transcript, Offset: p.Offset}
-	if s.inTranscript(mk, id) == yes {
+	if inTranscript(s, mk, id) == yes {
 		return true
 	}
 	return enqueuedInTranscript(transcriptOf(s, mk), p.Offset, id)
@@ -246,7 +243,7 @@ func (s *Session) socketPostShown(p SocketPost, id string) bool {
 // fresh name if that is gone or taken), without the claim's fields. A
 // socket post is kept as m.SocketPost (the earliest one), not counted as a
 // delivery.
-func (s *Session) requeue(m Message, mk claimMarker) error {
+func requeue(s *Session, m Message, mk claimMarker) error {
 	switch {
 	case m.DeliveredAt != nil && mk.Lane == LaneSocket:
 		if m.SocketPost == nil {
@@ -256,7 +253,7 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 		m.Deliveries++ // handed over once already, never seen
 	}
 	m.Lane, m.DeliveredAt, m.ClaimedAt = "", nil, nil
-	if err := s.writeRecord(m); err != nil {
+	if err := writeRecord(s, m); err != nil {
 		return err
 	}
 	name := mk.Inbox
@@ -271,8 +268,8 @@ func (s *Session) requeue(m Message, mk claimMarker) error {
 	return err
 }
 
-// Recovered is one claim Recover acted on.
-type Recovered struct {
+// recovered is one claim recoverClaims acted on.
+type recovered struct {
 	ID      string
 	Lane    Lane
 	Requeue bool   // put back in the inbox (else: confirmed, or given up)
@@ -280,56 +277,56 @@ type Recovered struct {
 	Why     string // what happened, for errors.log
 }
 
-// Recover looks at the claims whose claimer is gone and settles each one
+// recoverClaims looks at the claims whose claimer is gone and settles each one
 // (see the top of this file): confirmed from the transcript, or put back in
 // the inbox to be delivered again. Markers of live claimers are left alone.
 // Then it ends the turns of socket posts the transcript shows ended
 // (settleAnswers). It is cheap when there is nothing to do (two directory
 // reads).
-func (s *Session) Recover() []Recovered {
-	defer s.settleAnswers(time.Now())
+func recoverClaims(s *Session) []recovered {
+	defer settleAnswers(s, time.Now())
 	names, err := safeio.ReadDirNames(s.ClaimsDir()) // a FIFO there does not block
 	if err != nil {
 		return nil
 	}
-	var out []Recovered
+	var out []recovered
 	for _, n := range names {
 		if strings.HasPrefix(n, ".tmp-") {
-			s.removeStaleTemp(filepath.Join(s.ClaimsDir(), n))
+			removeStaleTemp(s, filepath.Join(s.ClaimsDir(), n))
 			continue
 		}
 		id, ok := strings.CutSuffix(n, ".json")
 		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
 			continue
 		}
-		if r, ok := s.recoverOne(id, false); ok {
+		if r, ok := recoverOne(s, id, false); ok {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// ClaimStatus is what the claims folder says about a message.
-type ClaimStatus int
+// claimStatus is what the claims folder says about a message.
+type claimStatus int
 
 // The claim statuses.
 const (
-	ClaimNone    ClaimStatus = iota // no claim marker: nothing in progress
-	ClaimLive                       // a live claimer holds it
-	ClaimPending                    // handed over or dead, not confirmed yet
+	claimNone    claimStatus = iota // no claim marker: nothing in progress
+	claimLive                       // a live claimer holds it
+	claimPending                    // handed over or dead, not confirmed yet
 )
 
-// ClaimState reports the claim status of message id.
-func (s *Session) ClaimState(id string) ClaimStatus {
-	f, err := safeio.OpenChecked(s.markerPath(id), os.O_RDWR, 0, true)
+// claimState reports the claim status of message id.
+func claimState(s *Session, id string) claimStatus {
+	f, err := safeio.OpenChecked(markerPath(s, id), os.O_RDWR, 0, true)
 	if err != nil {
-		return ClaimNone
+		return claimNone
 	}
 	defer f.Close()
 	if ok, _ := filelock.Try(f); !ok {
-		return ClaimLive
+		return claimLive
 	}
-	return ClaimPending
+	return claimPending
 }
 
 // Requeue puts message id back into the inbox now if its claim (a marker
@@ -341,10 +338,10 @@ func (s *Session) Requeue(id string) (requeued, confirmed bool, err error) {
 	if err := validMessageID(id); err != nil {
 		return false, false, err
 	}
-	if _, err := os.Lstat(s.markerPath(id)); err != nil {
+	if _, err := os.Lstat(markerPath(s, id)); err != nil {
 		return false, false, nil // no claim in progress: nothing to put back
 	}
-	r, ok := s.recoverOne(id, true)
+	r, ok := recoverOne(s, id, true)
 	if !ok {
 		return false, false, nil
 	}
@@ -370,28 +367,14 @@ func transcriptOf(s *Session, mk claimMarker) string {
 
 // inTranscript reports whether the transcript shows the delivery of id
 // after the marker's offset.
-func (s *Session) inTranscript(mk claimMarker, id string) tristate {
+func inTranscript(s *Session, mk claimMarker, id string) tristate {
 	path := transcriptOf(s, mk)
 	if path == "" {
 		return unknown
 	}
-	off := mk.Offset
-	if transcript.Size(path) < off {
-		off = 0 // replaced or truncated: all of it
-	}
-	needle := "chat message " + id + " "
-	found := false
-	err := transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: off, OnActivity: func(_ int64, acts []events.Activity) bool {
-		for _, a := range acts {
-			if a.Kind == events.ActDelivered && strings.Contains(a.Text, needle) {
-				found = true
-				return false
-			}
-		}
-		return true
-	}})
+	shown, _, _, err := turnOf(path, mk.Offset, id)
 	switch {
-	case found:
+	case shown:
 		return yes
 	case err != nil:
 		return unknown
@@ -400,25 +383,25 @@ func (s *Session) inTranscript(mk claimMarker, id string) tristate {
 }
 
 // recoverOne settles the claim of id if its claimer is gone; force
-// requeues a handed-over claim without waiting for ClaimGrace.
-func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
-	p := s.markerPath(id)
+// requeues a handed-over claim without waiting for claimGrace.
+func recoverOne(s *Session, id string, force bool) (recovered, bool) {
+	p := markerPath(s, id)
 	f, err := safeio.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		if errors.Is(err, safeio.ErrNotRegular) {
 			os.Remove(p) // not ours: a marker is always a regular file
 		}
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	defer f.Close()
 	if ok, _ := filelock.Try(f); !ok {
-		return Recovered{}, false // its claimer is alive
+		return recovered{}, false // its claimer is alive
 	}
 	// Still the marker at p (not one removed while we waited)?
 	if fi, err := f.Stat(); err != nil {
-		return Recovered{}, false
+		return recovered{}, false
 	} else if cur, err := os.Lstat(p); err != nil || !os.SameFile(fi, cur) {
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	var mk claimMarker
 	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
@@ -436,28 +419,28 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		// Died before the rename (the message is still in the inbox), or
 		// the record went away: nothing in progress any more.
 		drop()
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	rec.ID = id
-	r := Recovered{ID: id, Lane: mk.Lane}
+	r := recovered{ID: id, Lane: mk.Lane}
 	var seen tristate
-	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < ClaimGrace() {
+	if rec.DeliveredAt != nil && !force && time.Since(*rec.DeliveredAt) < claimGrace() {
 		// Handed over a moment ago. A socket post that shows already is
 		// confirmed now (the transcript is its only evidence; the next
 		// message waits for it); any other hand-over is not scanned for yet.
 		if mk.Lane != LaneSocket {
-			return Recovered{}, false
+			return recovered{}, false
 		}
-		if seen = s.inTranscript(mk, id); seen != yes {
-			return Recovered{}, false
+		if seen = inTranscript(s, mk, id); seen != yes {
+			return recovered{}, false
 		}
 	} else {
-		seen = s.inTranscript(mk, id)
+		seen = inTranscript(s, mk, id)
 	}
 	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
 		// The session took it into its queue and hands it to the model at
 		// its next tool result: not lost, not to be delivered again.
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	socketOff := ""
 	switch {
@@ -468,12 +451,12 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 			if rec.Lane == "" {
 				rec.Lane = mk.Lane
 			}
-			_ = s.writeRecord(rec)
+			_ = writeRecord(s, rec)
 		}
 		drop()
 		if mk.Lane == LaneSocket {
-			s.socketConfirmed(mk.ClaimedAt)
-			s.markShown(id, transcriptOf(s, mk), mk.Offset)
+			socketConfirmed(s, mk.ClaimedAt)
+			markShown(s, id, transcriptOf(s, mk), mk.Offset)
 		}
 		r.Why = "confirmed"
 		return r, true
@@ -491,11 +474,11 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 		// Nothing to check against: a hook lane's hand-over, made through
 		// the hook's own documented output, counts as delivered.
 		drop()
-		return Recovered{}, false
+		return recovered{}, false
 	case rec.Deliveries+1 >= maxDeliveries && !force:
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		rec.GaveUp = &now
-		if err := s.writeRecord(rec); err != nil {
+		if err := writeRecord(s, rec); err != nil {
 			s.RecordError(fmt.Errorf("record that message %s was given up: %w", id, err))
 		}
 		drop()
@@ -505,15 +488,15 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	default:
 		r.Why = fmt.Sprintf("message %s handed over by %s at %s never showed in the transcript", id, who, rec.DeliveredAt.Format(time.RFC3339Nano))
 	}
-	if err := s.requeue(rec, mk); err != nil {
+	if err := requeue(s, rec, mk); err != nil {
 		s.RecordError(fmt.Errorf("recover %s: %s; could not put it back in the inbox: %w", id, r.Why, err))
-		return Recovered{}, false
+		return recovered{}, false
 	}
 	drop()
 	r.Requeue = true
 	if socketOff != "" {
 		r.Dropped = true
-		s.markSocketOff(id, socketOff)
+		markSocketOff(s, id, socketOff)
 		s.RecordError(fmt.Errorf("recovered %s: %s; put back in the inbox, first in line, for the Stop hook and the rewake waiter; the socket lane is off for this session process", id, r.Why))
 		return r, true
 	}
@@ -521,13 +504,13 @@ func (s *Session) recoverOne(id string, force bool) (Recovered, bool) {
 	return r, true
 }
 
-// ConfirmClaim removes the claim marker of id once the caller has seen its
+// confirmClaim removes the claim marker of id once the caller has seen its
 // delivery in the transcript (Watch does), so no later lane scans for it.
-func (s *Session) ConfirmClaim(id string) {
+func confirmClaim(s *Session, id string) {
 	if validMessageID(id) != nil {
 		return
 	}
-	p := s.markerPath(id)
+	p := markerPath(s, id)
 	f, err := safeio.OpenChecked(p, os.O_RDWR, 0, true)
 	if err != nil {
 		return
@@ -541,24 +524,24 @@ func (s *Session) ConfirmClaim(id string) {
 			var mk claimMarker
 			b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
 			if json.Unmarshal(b, &mk) == nil && mk.Lane == LaneSocket {
-				s.socketConfirmed(mk.ClaimedAt)
-				s.markShown(id, transcriptOf(s, mk), mk.Offset)
+				socketConfirmed(s, mk.ClaimedAt)
+				markShown(s, id, transcriptOf(s, mk), mk.Offset)
 			}
 			os.Remove(p)
 		}
 	}
 }
 
-// SettleSocketPost puts message id back in the inbox, first in line, when
+// settleSocketPost puts message id back in the inbox, first in line, when
 // it was posted to the socket and has not shown in the transcript (nor in
 // Claude Code's queue), and turns the socket lane off for the session
-// process (see the top of this file). Watch calls it when ClaimGrace has
+// process (see the top of this file). Watch calls it when claimGrace has
 // passed since the post; it reports whether it did.
-func (s *Session) SettleSocketPost(id string) bool {
+func settleSocketPost(s *Session, id string) bool {
 	if validMessageID(id) != nil {
 		return false
 	}
-	b, err := safeio.ReadOwned(s.markerPath(id), 64<<10)
+	b, err := safeio.ReadOwned(markerPath(s, id), 64<<10)
 	if err != nil {
 		return false
 	}
@@ -566,13 +549,13 @@ func (s *Session) SettleSocketPost(id string) bool {
 	if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
 		return false
 	}
-	r, ok := s.recoverOne(id, true)
+	r, ok := recoverOne(s, id, true)
 	return ok && r.Requeue
 }
 
 // removeStaleTemp removes a marker's temporary file (.tmp-<pid>-*) left
 // by a claimer that died while creating it: its process is gone.
-func (s *Session) removeStaleTemp(p string) {
+func removeStaleTemp(s *Session, p string) {
 	pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), ".tmp-"), "-")
 	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid <= 0 || procfacts.Alive(pid) {

@@ -55,17 +55,17 @@ func CodexHome() string {
 	return filepath.Join(home, ".codex")
 }
 
-// CodexSessionsRoot is $CODEX_HOME/sessions.
-func CodexSessionsRoot() string {
+// codexSessionsRoot is $CODEX_HOME/sessions.
+func codexSessionsRoot() string {
 	if h := CodexHome(); h != "" {
 		return filepath.Join(h, "sessions")
 	}
 	return ""
 }
 
-// FindRollout returns the rollout file of Codex thread id, or "".
-func FindRollout(id string) string {
-	root := CodexSessionsRoot()
+// findRollout returns the rollout file of Codex thread id, or "".
+func findRollout(id string) string {
+	root := codexSessionsRoot()
 	if root == "" || ValidSessionID(id) != nil {
 		return ""
 	}
@@ -107,18 +107,18 @@ func readRolloutMeta(path string) (transcript.RolloutMeta, bool) {
 	return transcript.ParseRolloutMeta(line)
 }
 
-// CodexTurn says whether a Codex thread is in a turn, from the end of its
+// codexTurn says whether a Codex thread is in a turn, from the end of its
 // rollout: a task_started after the last task_complete / turn_aborted. A
-// rollout untouched for BusyTTL is idle whatever it says (its process died
+// rollout untouched for busyTTL is idle whatever it says (its process died
 // mid-turn).
-func CodexTurn(rollout string, now time.Time) bool {
+func codexTurn(rollout string, now time.Time) bool {
 	f, err := safeio.OpenRegular(rollout) // a FIFO there does not block
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || now.Sub(fi.ModTime()) > BusyTTL {
+	if err != nil || now.Sub(fi.ModTime()) > busyTTL {
 		return false
 	}
 	// The turn's boundary lines are small; 256 KB covers the big items
@@ -152,10 +152,10 @@ func CodexLoaded(id string) bool {
 	return filelock.WriterHeld(p, fi)
 }
 
-// CodexTargetAge: a Codex thread whose rollout was last written longer ago
+// codexTargetAge: a Codex thread whose rollout was last written longer ago
 // is not listed as a target (unless a running codex holds it, or it has a
 // chat folder in the workspace).
-const CodexTargetAge = 7 * 24 * time.Hour
+const codexTargetAge = 7 * 24 * time.Hour
 
 // withCodexThreads adds the workspace's Codex threads to out (the Claude
 // Code targets ListTargets found): every rollout whose session_meta cwd is
@@ -178,7 +178,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 	}
 	seen := map[string]string{}
-	if root := CodexSessionsRoot(); root != "" {
+	if root := codexSessionsRoot(); root != "" {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if d != nil && d.IsDir() && p != root {
@@ -200,7 +200,7 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 			if _, ok := idx[id]; !ok {
 				// Only recent or loaded rollouts of this workspace become
 				// new targets (a CODEX_HOME can hold thousands of old ones).
-				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > CodexTargetAge && !CodexLoaded(id) {
+				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > codexTargetAge && !CodexLoaded(id) {
 					return nil
 				}
 				m, ok := readRolloutMeta(p)
@@ -279,7 +279,7 @@ func codexState(ws string, t *Target, now time.Time) {
 			t.State, t.TUIQuit = procfacts.Ended, true
 		}
 	}
-	t.Busy = t.Busy || CodexTurn(t.TranscriptPath, now)
+	t.Busy = t.Busy || codexTurn(t.TranscriptPath, now)
 	t.Waiting = t.Loaded && !t.TUIQuit && !t.Busy // the queue lane reaches it at once
 	if !t.ChatCapable && t.Loaded {
 		t.ChatCapable = true
@@ -312,27 +312,27 @@ func CodexBinary() string {
 	return ""
 }
 
-// QueueTimeout bounds one `codex queue` run.
-const QueueTimeout = 30 * time.Second
+// queueTimeout bounds one `codex queue` run.
+const queueTimeout = 30 * time.Second
 
-// DeliverQueue is the queue lane: when s is a Codex thread that is loaded
+// deliverQueue is the queue lane: when s is a Codex thread that is loaded
 // and not in a turn, it claims the oldest message (the same rename into
 // delivered/ as the other lanes, so a message goes out once) and hands its
 // framed text to `codex queue --thread <id> --message <text>`. The claim is
 // a hand-over claim, like the hooks': its marker in claims/ is held while
 // codex runs, so a relay-baton killed meanwhile leaves the message
-// incomplete, and the next lane (or Recover) puts it back in the inbox;
+// incomplete, and the next lane (or recoverClaims) puts it back in the inbox;
 // once codex has queued it, the rollout confirms the delivery (see
 // claims.go). When codex fails, the message goes back into the inbox at
 // once, first in line. ok reports a delivery. A busy or unloaded thread is
 // left alone (the Stop hook delivers at the turn's end; an unloaded thread
 // has nobody to answer).
-func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
+func deliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	rollout, has, err := pendingForRollout(s)
 	if err != nil || !has {
 		return false, err
 	}
-	if s.Busy(time.Now()) || CodexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
+	if s.Busy(time.Now()) || codexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
 		return false, nil
 	}
 	bin := CodexBinary()
@@ -343,21 +343,21 @@ func DeliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	if err != nil || !res.OK {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, QueueTimeout)
+	ctx, cancel := context.WithTimeout(ctx, queueTimeout)
 	defer cancel()
 	out, err := subprocess.CombinedOutput(ctx, subprocess.Command(bin, "queue", "--thread", s.ID, "--message", s.Frame(res.Message)))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("stopped: %w (%w)", cerr, err) // Ctrl-C, a closed request, or QueueTimeout
+			err = fmt.Errorf("stopped: %w (%w)", cerr, err) // Ctrl-C, a closed request, or queueTimeout
 		}
 		qerr := fmt.Errorf("codex queue for thread %s: %w: %s", s.ID, err, render.Cut(string(out), 300))
-		if aerr := res.Abandon(qerr); aerr != nil {
+		if aerr := res.abandon(qerr); aerr != nil {
 			qerr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", qerr, res.Message.ID, aerr)
 		}
 		s.RecordError(qerr)
 		return false, qerr
 	}
-	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and Recover settles the claim
+	_ = res.Delivered() // deliveredAt; a failure is in errors.log, and recoverClaims settles the claim
 	return true, nil
 }
 
@@ -369,14 +369,14 @@ func pendingForRollout(s *Session) (rollout string, has bool, err error) {
 	if !transcript.IsRolloutPath(rollout) {
 		return "", false, nil
 	}
-	has, err = s.HasPending()
+	has, err = s.hasPending()
 	return rollout, has && err == nil, err
 }
 
-// CodexTUIQuit reports whether s is a Codex thread whose TUI has quit
+// codexTUIQuit reports whether s is a Codex thread whose TUI has quit
 // while a codex app-server daemon still holds it loaded: a message would
 // be answered in a turn no terminal shows (Linux; see codexTUIGone).
-func (s *Session) CodexTUIQuit() bool {
+func (s *Session) codexTUIQuit() bool {
 	if !s.IsCodex() || !CodexLoaded(s.ID) {
 		return false
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+
+	"github.com/relay-baton/relay-baton/conversation/peer"
 )
 
 // The steer lane: a message for a Codex thread that is in a turn reaches
@@ -37,19 +39,19 @@ import (
 // LaneSteer is the lane of a message steered into a running Codex turn.
 const LaneSteer Lane = "steer"
 
-// SteerTimeout bounds one steer (connect, three requests).
-const SteerTimeout = 15 * time.Second
+// steerTimeout bounds one steer (connect, three requests).
+const steerTimeout = 15 * time.Second
 
-// CodexControlSocket is the control socket of Codex's local app-server
+// codexControlSocket is the control socket of Codex's local app-server
 // daemon, or "" when there is none or it does not pass the checks. Codex
 // makes $CODEX_HOME/app-server-control/app-server-control.sock a link to
 // its socket in a folder of its own (/tmp/codex-daemon-<uid>/): that one
 // link is read, never followed blindly. The link's folder must pass
 // checkFolderPath and the link be the user's; its target, an absolute path
-// with no link on it, must pass CheckSocketPath (folders the user's or
+// with no link on it, must pass peer.CheckSocket (folders the user's or
 // root's and writable by no one else, a socket of the user's). The target
 // is what is dialled, so a link swapped later changes nothing.
-func CodexControlSocket() string {
+func codexControlSocket() string {
 	home := CodexHome()
 	if home == "" {
 		return ""
@@ -59,10 +61,10 @@ func CodexControlSocket() string {
 		return ""
 	}
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if checkFolderPath(filepath.Dir(p)) != nil {
+		if peer.CheckFolder(filepath.Dir(p)) != nil {
 			return ""
 		}
-		if owner := fileUID(fi); owner >= 0 && owner != os.Getuid() {
+		if owner := peer.FileUID(fi); owner >= 0 && owner != os.Getuid() {
 			return ""
 		}
 		target, err := os.Readlink(p)
@@ -74,41 +76,41 @@ func CodexControlSocket() string {
 		}
 		p = filepath.Clean(target)
 	}
-	if CheckSocketPath(p) != nil {
+	if peer.CheckSocket(p) != nil {
 		return ""
 	}
 	return p
 }
 
-// DeliverCodex hands the oldest message of a Codex thread over at once
+// deliverCodex hands the oldest message of a Codex thread over at once
 // when a lane can: the queue lane while the thread is idle, the steer lane
 // while it is in a turn on the daemon. ok reports a delivery; otherwise the
 // message stays queued for the Stop hook (or a later try).
-func DeliverCodex(ctx context.Context, s *Session) (ok bool, err error) {
-	if s.CodexTUIQuit() {
+func deliverCodex(ctx context.Context, s *Session) (ok bool, err error) {
+	if s.codexTUIQuit() {
 		return false, nil // nobody would see it: it waits for `codex resume`
 	}
-	if ok, err := DeliverQueue(ctx, s); ok || err != nil {
+	if ok, err := deliverQueue(ctx, s); ok || err != nil {
 		return ok, err
 	}
-	return DeliverSteer(ctx, s)
+	return deliverSteer(ctx, s)
 }
 
-// DeliverSteer is the steer lane: when s is a Codex thread that is loaded
+// deliverSteer is the steer lane: when s is a Codex thread that is loaded
 // and in a turn, and the daemon's control socket exists, it claims the
 // oldest message (a hand-over claim, like the queue lane's) and steers its
 // framed text into the turn. The rollout confirms the delivery. ok reports
 // a delivery; a failure puts the message back into the inbox first in line.
-func DeliverSteer(ctx context.Context, s *Session) (ok bool, err error) {
+func deliverSteer(ctx context.Context, s *Session) (ok bool, err error) {
 	rollout, has, err := pendingForRollout(s)
 	if err != nil || !has {
 		return false, err
 	}
-	sock := CodexControlSocket()
-	if sock == "" || !CodexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
+	sock := codexControlSocket()
+	if sock == "" || !codexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
 		return false, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, SteerTimeout)
+	ctx, cancel := context.WithTimeout(ctx, steerTimeout)
 	defer cancel()
 	var res ClaimResult
 	claim := func() (string, error) {
@@ -130,7 +132,7 @@ func DeliverSteer(ctx context.Context, s *Session) (ok bool, err error) {
 	}
 	if err != nil {
 		serr := fmt.Errorf("steering into Codex thread %s: %w", s.ID, err)
-		if aerr := res.Abandon(serr); aerr != nil {
+		if aerr := res.abandon(serr); aerr != nil {
 			serr = fmt.Errorf("%w; putting message %s back into the inbox also failed: %v (its claim stays in claims/: the next lane settles it)", serr, res.Message.ID, aerr)
 		}
 		s.RecordError(serr)
@@ -157,7 +159,7 @@ func steerCodex(ctx context.Context, sock, thread string, claim func() (string, 
 	d := ws.Dialer{NetDial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		// The daemon's pid is recorded nowhere: the listening end must be a
 		// process of this user.
-		return DialPeer(ctx, sock, 0, SteerTimeout)
+		return peer.Dial(ctx, sock, 0, steerTimeout)
 	}}
 	conn, br, _, err := d.Dial(ctx, "ws://localhost/")
 	if err != nil {

@@ -240,11 +240,11 @@ func TestDeliverQueue(t *testing.T) {
 	if err := s.MarkBusy(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := DeliverQueue(context.Background(), s); ok || err != nil {
+	if ok, err := deliverQueue(context.Background(), s); ok || err != nil {
 		t.Fatalf("busy: delivered %v, %v", ok, err)
 	}
 	_ = s.ClearBusy()
-	if ok, err := DeliverQueue(context.Background(), s); !ok || err != nil {
+	if ok, err := deliverQueue(context.Background(), s); !ok || err != nil {
 		t.Fatalf("idle again: delivered %v, %v", ok, err)
 	}
 	if st, _ := s.State(r.Message.ID); st.Delivered == nil || st.Delivered.Lane != LaneQueue {
@@ -268,7 +268,7 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	ws := t.TempDir()
 	p := fakeCodexHome(t, home, tuiRollout, tuiThread, ws, 0)
-	old := time.Now().Add(-CodexTargetAge - time.Hour)
+	old := time.Now().Add(-codexTargetAge - time.Hour)
 	os.Chtimes(p, old, old)
 	if ts, _ := ListTargets(ws); len(ts) != 0 {
 		t.Fatalf("an old rollout is a target: %+v", ts)
@@ -281,7 +281,7 @@ func TestCodexTargetsSkipOldRollouts(t *testing.T) {
 }
 
 // A send to a Codex thread whose `codex queue` hangs ends when its context
-// does (Ctrl-C, a closed request), not after QueueTimeout: the message goes
+// does (Ctrl-C, a closed request), not after queueTimeout: the message goes
 // back to the inbox for the thread's other lanes, and QueueErr says why.
 func TestSendCodexEndsWithContext(t *testing.T) {
 	ws := loadedTUIThread(t)

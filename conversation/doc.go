@@ -5,9 +5,9 @@
 //	Send ─► inbox/<ms>-<id>.json ─┬─ HookStop (turn end) ─────┐
 //	                              ├─ HookWait (idle, rewake) ─┼─► delivered/<id>.json ─► the session
 //	                              └─ Session.Monitor (wait) ──┘
-//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► FollowView
-//	ListTargets ─► Target.State, WriteTargets, WriteTargetsReport, FindTarget (the one targets view)
-//	RunHook ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart (bounded)
+//	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► view.Follow
+//	ListTargets ─► Target.State, Target.Status, FindTarget ─► view.Targets, view.TargetsReport (package view)
+//	hook.Run (package hook: payload, mode, time bound) ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart, HookNotify
 //
 // package main, the room and the server are its clients: they parse flags
 // or input, call one of these, and render what comes back. Where its

@@ -13,7 +13,7 @@ import (
 // A Codex thread whose TUI quit, held only by a codex app-server daemon,
 // has ended too: nobody would see its answer.
 func (s *Session) ProcessEnded(src procfacts.Source) bool {
-	if s.CodexTUIQuit() {
+	if s.codexTUIQuit() {
 		return true
 	}
 	p, ok := s.Process()
@@ -29,14 +29,14 @@ func (s *Session) ResumeCommand() string {
 	return "claude --resume " + s.ID
 }
 
-// ErrCodexTUIQuit: the Codex thread is held only by an app-server daemon.
-var ErrCodexTUIQuit = errors.New("no codex TUI shows the thread")
+// errCodexTUIQuit: the Codex thread is held only by an app-server daemon.
+var errCodexTUIQuit = errors.New("no codex TUI shows the thread")
 
 // EndedError is the refusal of a message to session s, whose process
 // ended: the words `send` uses when no session runs, and the next step.
 func EndedError(s *Session) error {
-	if s.CodexTUIQuit() {
-		return fmt.Errorf("%w: thread %s: its TUI has quit, and a codex app-server daemon that still holds the thread would answer in a turn no terminal shows; nothing was queued: reopen it (`%s` in %s), then send again", ErrCodexTUIQuit, s.ID, s.ResumeCommand(), s.Workspace)
+	if s.codexTUIQuit() {
+		return fmt.Errorf("%w: thread %s: its TUI has quit, and a codex app-server daemon that still holds the thread would answer in a turn no terminal shows; nothing was queued: reopen it (`%s` in %s), then send again", errCodexTUIQuit, s.ID, s.ResumeCommand(), s.Workspace)
 	}
 	return fmt.Errorf("%w: session %s ended (its process exited); nothing was queued: start a session, or resume this one (`%s` in %s)", ErrNoLiveSession, s.ID, s.ResumeCommand(), s.Workspace)
 }

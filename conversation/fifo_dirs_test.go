@@ -40,7 +40,7 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 		if folder == "inbox" && !errors.Is(c.err, safeio.ErrNotRegular) {
 			t.Fatalf("inbox: claim error %v, want one that says it is not a folder", c.err)
 		}
-		agenttest.Within(t, folder+": recover", func() []Recovered { return s.Recover() })
+		agenttest.Within(t, folder+": recover", func() []recovered { return recoverClaims(s) })
 		if folder == "inbox" {
 			err := agenttest.Within(t, "inbox: queue", func() error { _, err := s.Queue(); return err })
 			if !errors.Is(err, safeio.ErrNotRegular) {
@@ -58,7 +58,7 @@ func TestFIFORollout(t *testing.T) {
 	if ok := agenttest.Within(t, "readRolloutMeta", func() bool { _, ok := readRolloutMeta(p); return ok }); ok {
 		t.Fatal("a FIFO read as a rollout")
 	}
-	if busy := agenttest.Within(t, "CodexTurn", func() bool { return CodexTurn(p, time.Now()) }); busy {
+	if busy := agenttest.Within(t, "codexTurn", func() bool { return codexTurn(p, time.Now()) }); busy {
 		t.Fatal("a FIFO read as a turn")
 	}
 }

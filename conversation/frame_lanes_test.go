@@ -66,7 +66,7 @@ func TestEveryLaneDeliversThePreviewedText(t *testing.T) {
 		t.Setenv(NoSocketEnv, "1")
 		m, _ := s.Enqueue("relay-baton room", laneText)
 		var out bytes.Buffer
-		HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false}), &out)
+		stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false}), &out)
 		var block struct{ Reason string }
 		if err := json.Unmarshal(out.Bytes(), &block); err != nil {
 			t.Fatalf("%v: %q", err, out.String())
@@ -81,7 +81,7 @@ func TestEveryLaneDeliversThePreviewedText(t *testing.T) {
 		t.Setenv(NoSocketEnv, "1")
 		m, _ := s.Enqueue("relay-baton room", laneText)
 		var errOut bytes.Buffer
-		if !HookWait(context.Background(), payload(t, s, "Stop", nil), &errOut, time.Minute) {
+		if !waitHook(payload(t, s, "Stop", nil), &errOut, time.Minute) {
 			t.Fatalf("the waiter did not wake: %q", errOut.String())
 		}
 		if got, want := strings.TrimSuffix(errOut.String(), "\n"), wantSent(t, m); got != want {

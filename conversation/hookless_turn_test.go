@@ -5,12 +5,14 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -34,10 +36,10 @@ func newHooklessTarget(t *testing.T) *hooklessTarget {
 	ws := t.TempDir()
 	h := &hooklessTarget{ws: ws, reg: reg}
 	h.live = LiveSession{Cwd: ws, Kind: "interactive", StartedAt: time.Now().UnixMilli(), SessionID: testSID, Name: "demo", Status: StatusIdle}
-	pending := filepath.Join(filepath.Dir(ClaudeSocketPath(1)), "pending.sock")
+	pending := filepath.Join(filepath.Dir(claudeSocketPath(1)), "pending.sock")
 	cmd := otherListener(t, pending)
 	h.live.PID = cmd.Process.Pid
-	if err := os.Rename(pending, ClaudeSocketPath(h.live.PID)); err != nil {
+	if err := os.Rename(pending, claudeSocketPath(h.live.PID)); err != nil {
 		t.Fatal(err)
 	}
 	h.got = pending + ".got"
@@ -162,12 +164,13 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 	// Interrupted: shown, no turn end; the registry says busy, then idle.
 	h.shows(t, r2.Message)
 	h.status(t, StatusBusy)
-	old := answerStale
-	answerStale = 0
-	t.Cleanup(func() { answerStale = old })
 	r3 := h.send(t, "third")
 	if r3.Behind != r2.Message.ID {
-		t.Fatalf("message %s behind %q while the registry says busy, want %s", r3.Message.ID, r3.Behind, r2.Message.ID)
+		t.Fatalf("message %s behind %q while its turn is young, want %s", r3.Message.ID, r3.Behind, r2.Message.ID)
+	}
+	r3.Session.answerStale = time.Nanosecond // the registry's word counts at once
+	if id, _ := r3.Session.awaitingAnswer(time.Now(), mayRun); id != r2.Message.ID {
+		t.Fatalf("awaiting %q while the registry says busy, want %s", id, r2.Message.ID)
 	}
 	h.status(t, StatusIdle)
 	if m, err := AwaitPost(ctx, r3, 20*time.Millisecond); err != nil || m == nil || !h.posted(r3.Message.ID) {
@@ -191,17 +194,120 @@ func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := procfacts.Identify(procfacts.System, h.live.PID)
-	s.recordSocketFromEnv(func(k string) string { return map[string]string{NoSocketEnv: "1"}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{NoSocketEnv: "1"}[k] }, p, "", true)
 	r := h.send(t, "hooks only")
 	if st, _ := s.State(r.Message.ID); !st.Queued {
 		t.Fatalf("message %s: %+v, want it queued for the hooks, not posted", r.Message.ID, st)
 	}
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) || !strings.Contains(err.Error(), NoSocketEnv) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) || !strings.Contains(err.Error(), NoSocketEnv) {
 		t.Fatalf("socket lane: %v", err)
 	}
 	// The next process of the session has its socket on: the lane is back.
-	s.recordSocketFromEnv(func(k string) string { return map[string]string{SocketEnv: ClaudeSocketPath(h.live.PID)}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{socketEnv: claudeSocketPath(h.live.PID)}[k] }, p, "", true)
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatalf("socket lane after a hook saw the socket: %v", err)
 	}
+}
+
+// A look at a running turn reads only what the transcript gained since the
+// last look: AwaitPost looks every 250 ms, and a transcript is megabytes.
+func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
+	h := newHooklessTarget(t)
+	r1 := h.send(t, "first")
+	h.shows(t, r1.Message)
+	h.status(t, StatusBusy)
+	var pad strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&pad, `{"type":"assistant","message":{"id":"p-%d","role":"assistant","content":[{"type":"text","text":"%s"}]}}`+"\n", i, strings.Repeat("x", 400))
+	}
+	f, err := os.OpenFile(h.tr, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(pad.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	size := transcriptSize(t, h.tr)
+	s := r1.Session
+	const looks = 20
+	for range looks {
+		if id, ok := s.awaitingAnswer(time.Now(), mayRun); !ok || id != r1.Message.ID {
+			t.Fatalf("awaiting %q, %v; want %s", id, ok, r1.Message.ID)
+		}
+	}
+	h.answers(t, "ANSWER-ONE")
+	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
+		t.Fatalf("still awaiting %s after the turn's end", id)
+	}
+	read := turnBytesRead(h.tr)
+	t.Logf("%d looks read %d bytes of a %d-byte transcript", looks+1, read, size)
+	if read == 0 || read > 2*size {
+		t.Fatalf("%d looks read %d bytes of a %d-byte transcript; want each byte about once", looks+1, read, size)
+	}
+}
+
+// A view (Reachability, the targets) says whether a message waits for an
+// earlier one's answer from the registry's last answer: it starts no
+// `claude agents --json`, however old the turn.
+func TestReachabilityStartsNoProcess(t *testing.T) {
+	h := newHooklessTarget(t)
+	r1 := h.send(t, "first")
+	h.shows(t, r1.Message)
+	h.status(t, StatusBusy)
+	r2 := h.send(t, "second")
+	if r2.Behind != r1.Message.ID {
+		t.Fatalf("message %s behind %q, want %s", r2.Message.ID, r2.Behind, r1.Message.ID)
+	}
+	s := r2.Session
+	later := time.Now().Add(time.Minute) // past the mark's staleness: a registry's word would count
+	calls := filepath.Join(t.TempDir(), "calls")
+	wrapper := filepath.Join(t.TempDir(), "claude")
+	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + os.Getenv(agents.ClaudeBinEnv) + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(agents.ClaudeBinEnv, wrapper)
+	ForgetRegistry()
+	if got := s.Reachability(later); !strings.Contains(got, "until message "+r1.Message.ID+" is answered") {
+		t.Fatalf("reachability %q does not name the message awaited", got)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Fatalf("a view ran claude: %q", b)
+	}
+	// Nothing remembered either: the view says less, and still runs nothing.
+	if err := os.Remove(registryFile()); err != nil {
+		t.Fatal(err)
+	}
+	ForgetRegistry()
+	if got := s.Reachability(later); !strings.Contains(got, "until message "+r1.Message.ID+" is answered") {
+		t.Fatalf("reachability %q does not name the message awaited", got)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Fatalf("a view ran claude to find the session's socket: %q", b)
+	}
+}
+
+func transcriptSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// turnBytesRead sums what the looks at path's turns read.
+func turnBytesRead(path string) int64 {
+	turnScans.mu.Lock()
+	defer turnScans.mu.Unlock()
+	var n int64
+	for k, sc := range turnScans.m {
+		if k.path == path {
+			sc.mu.Lock()
+			n += sc.read
+			sc.mu.Unlock()
+		}
+	}
+	return n
 }

@@ -21,14 +21,14 @@ func TestClaudeHooksInExecForm(t *testing.T) {
 		if err := os.WriteFile(p, []byte(settings), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := claudeHooksIn(ws); got != p {
+		if got := ClaudeHooksIn(ws); got != p {
 			t.Errorf("%s: claudeHooksIn = %q, want %s", settings, got, p)
 		}
 	}
 	ws := t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/bin/echo","args":["hooks","stopped"]}]}]}}`), 0o644)
-	if got := claudeHooksIn(ws); got != "" {
+	if got := ClaudeHooksIn(ws); got != "" {
 		t.Errorf("another program's hook taken for relay-baton's: %q", got)
 	}
 }

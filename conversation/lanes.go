@@ -18,24 +18,24 @@ import (
 	"github.com/relay-baton/relay-baton/transcript"
 )
 
-// WaitClaim blocks until it claims a message for lane and returns it. With
+// waitClaim blocks until it claims a message for lane and returns it. With
 // respectBusy it claims only while the session is not in a turn (no fresh
 // busy mark), so idle-lane deliveries happen at turn boundaries. It watches
 // the inbox and the session folder with fsnotify (poll is the fallback and
 // the re-check interval for an expiring busy mark; default 2 s). It returns
 // ctx.Err() when ctx ends first; it never claims after that, so a timed-out
 // waiter strands nothing.
-func (s *Session) WaitClaim(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration) (ClaimResult, error) {
-	return s.WaitClaimWith(ctx, lane, respectBusy, poll, ClaimOptions{})
+func (s *Session) waitClaim(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration) (ClaimResult, error) {
+	return s.waitClaimWith(ctx, lane, respectBusy, poll, ClaimOptions{})
 }
 
-// WaitClaimWith is WaitClaim with claim options: with o.Handover the caller
+// waitClaimWith is waitClaim with claim options: with o.Handover the caller
 // hands the message over and then calls res.Delivered (see ClaimWith).
-func (s *Session) WaitClaimWith(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration, o ClaimOptions) (ClaimResult, error) {
+func (s *Session) waitClaimWith(ctx context.Context, lane Lane, respectBusy bool, poll time.Duration, o ClaimOptions) (ClaimResult, error) {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
-	if err := s.check(); err != nil {
+	if err := checkSession(s); err != nil {
 		return ClaimResult{}, err
 	}
 	var wake <-chan fsnotify.Event
@@ -109,7 +109,7 @@ type Receipt struct {
 	// for the Stop hook and the asyncRewake waiter.
 	SocketErr error
 	// Behind: the message waits in the inbox until this earlier message is
-	// answered (one message per turn boundary, ErrAwaitingAnswer).
+	// answered (one message per turn boundary, errAwaitingAnswer).
 	Behind string
 }
 
@@ -134,8 +134,8 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	if !s.ChatCapable() && !transcript.IsRolloutPath(path) {
 		// Not hooked: a session Claude Code's registry lists is reached
 		// without hooks (its socket); relay-baton makes its own queue.
-		if l, ok, _ := RegistrySession(ctx, s.ID); ok {
-			if err := s.adopt(l); err != nil {
+		if l, ok, _ := registrySession(ctx, s.ID); ok {
+			if err := adopt(s, l); err != nil {
 				return Receipt{}, err
 			}
 			if path == "" {
@@ -144,11 +144,11 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		}
 	}
 	if _, err := os.Lstat(s.Dir()); path == "" && errors.Is(err, fs.ErrNotExist) {
-		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", ErrNoSession, sessionID, ws)
+		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", errNoSession, sessionID, ws)
 	}
 	off := transcript.Size(path)
 	codex := transcript.IsRolloutPath(path)
-	if codex && s.CodexTUIQuit() {
+	if codex && s.codexTUIQuit() {
 		return Receipt{}, EndedError(s)
 	}
 	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
@@ -167,14 +167,14 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
 		// it over now. An error leaves it queued for the Stop hook
 		// (recorded in errors.log).
-		_, r.QueueErr = DeliverCodex(ctx, s)
+		_, r.QueueErr = deliverCodex(ctx, s)
 	} else {
-		_, err := s.DeliverSocket(ctx, path)
+		_, err := s.deliverSocket(ctx, path)
 		r.SocketErr = socketFailure(0, err)
-		if errors.Is(err, ErrAwaitingAnswer) {
+		if errors.Is(err, errAwaitingAnswer) {
 			// A hook lane may have taken this very message meanwhile: it
 			// then waits behind nothing.
-			if b, ok := s.AwaitingAnswer(time.Now()); ok && b != m.ID {
+			if b, ok := s.awaitingAnswer(time.Now(), mayRun); ok && b != m.ID {
 				r.Behind = b
 			}
 		}
@@ -186,7 +186,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 // nil when it worked or when the session has no usable socket (the hook
 // lanes are then the lanes, as Reachability says).
 func socketFailure(_ int, err error) error {
-	if err == nil || errors.Is(err, ErrNoSocket) || errors.Is(err, ErrSocketHeld) || errors.Is(err, ErrAwaitingAnswer) {
+	if err == nil || errors.Is(err, errNoSocket) || errors.Is(err, ErrSocketHeld) || errors.Is(err, errAwaitingAnswer) {
 		return nil
 	}
 	return err
@@ -241,7 +241,7 @@ type Update struct {
 type WatchOptions struct {
 	// ConfirmWithin is how long after a hook lane's hand-over the delivery
 	// may take to show in the transcript before UpdUnconfirmed is sent
-	// (default 30 s). A socket post gets ClaimGrace, then is put back in
+	// (default 30 s). A socket post gets claimGrace, then is put back in
 	// the inbox (UpdRequeued).
 	ConfirmWithin time.Duration
 	Poll          time.Duration // fallback re-check interval (default 1 s)
@@ -254,7 +254,7 @@ type WatchOptions struct {
 // Watch follows a sent message: UpdQueued (each time the number ahead
 // changes); UpdDelivered when a hook lane hands it over, or UpdPosted when
 // it is posted to the socket and UpdDelivered once the transcript shows it
-// (a post that does not show within ClaimGrace is put back in the inbox:
+// (a post that does not show within claimGrace is put back in the inbox:
 // UpdRequeued, then the next lane's UpdDelivered); then, from the
 // transcript, UpdConfirmed, the reply's UpdActivity updates and UpdDone at
 // end of turn. fn is never called concurrently. It returns nil after
@@ -299,7 +299,7 @@ func Watch(ctx context.Context, r Receipt, opts WatchOptions, fn func(Update)) e
 	if path == "" {
 		// Nothing to confirm from: a hook lane's hand-over stands (its own
 		// output); a socket post goes back to the inbox for them.
-		for m.Lane == LaneSocket && s.ClaimState(id) != ClaimNone {
+		for m.Lane == LaneSocket && claimState(s, id) != claimNone {
 			if m, err = w.settleSocket(ctx, m); err != nil || m == nil {
 				return err
 			}
@@ -410,7 +410,7 @@ func (w *delivery) shown(a events.Activity) {
 		w.emit(Update{Kind: UpdDuplicate, Lane: lane, At: at, Err: err})
 		return
 	}
-	w.s.ConfirmClaim(w.id)
+	confirmClaim(w.s, w.id)
 	if tell {
 		w.emit(Update{Kind: UpdDelivered, Lane: lane, At: at})
 	}
@@ -418,7 +418,7 @@ func (w *delivery) shown(a events.Activity) {
 }
 
 // supervise waits for the confirmation of the claim m: a socket post that
-// does not show within ClaimGrace goes back to the inbox and the next
+// does not show within claimGrace goes back to the inbox and the next
 // lane's claim is followed; a hook lane's hand-over that does not show
 // within ConfirmWithin is reported (UpdUnconfirmed).
 func (w *delivery) supervise(ctx context.Context, m *Message) {
@@ -432,7 +432,7 @@ func (w *delivery) supervise(ctx context.Context, m *Message) {
 			}
 			return
 		}
-		if w.s.ClaimState(w.id) == ClaimNone {
+		if claimState(w.s, w.id) == claimNone {
 			return // its earlier post showed (counted at the claim): the transcript confirms it
 		}
 		var err error
@@ -451,7 +451,7 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 	if m.DeliveredAt != nil {
 		at = *m.DeliveredAt
 	}
-	wait := time.Until(at.Add(ClaimGrace()))
+	wait := time.Until(at.Add(claimGrace()))
 	for {
 		select {
 		case <-ctx.Done():
@@ -463,13 +463,13 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 		if w.path != "" && enqueuedInTranscript(w.path, w.offset, w.id) {
 			return nil, nil // in the session's queue until its next tool result
 		}
-		w.s.SettleSocketPost(w.id)
+		settleSocketPost(w.s, w.id)
 		st, err := w.s.State(w.id)
 		if err != nil {
 			return nil, nil
 		}
 		if st.Queued || st.Delivered != nil && st.Delivered.Lane != LaneSocket {
-			break // put back (here or by another lane's Recover)
+			break // put back (here or by another lane's recoverClaims)
 		}
 		wait = w.opts.Poll // its marker is busy for a moment: look again
 	}
@@ -479,7 +479,7 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 	if w.path == "" {
 		why = "the session's transcript cannot be read to confirm it"
 	}
-	w.emit(Update{Kind: UpdRequeued, Lane: LaneSocket, Err: fmt.Errorf("message %s was posted to the session's messaging socket, but %s within %s: it is back in the inbox, first in line, for the Stop hook and the rewake waiter (the socket lane is off for this session process)", w.id, why, ClaimGrace())})
+	w.emit(Update{Kind: UpdRequeued, Lane: LaneSocket, Err: fmt.Errorf("message %s was posted to the session's messaging socket, but %s within %s: it is back in the inbox, first in line, for the Stop hook and the rewake waiter (the socket lane is off for this session process)", w.id, why, claimGrace())})
 	if w.isConfirmed() {
 		return nil, nil
 	}
@@ -506,18 +506,18 @@ func deliveryNudge(ctx context.Context, r Receipt) func() {
 		// it as soon as the thread is idle (a Stop hook may have run just
 		// before it was queued), the steer lane while a turn runs on the
 		// daemon.
-		return func() { _, _ = DeliverCodex(ctx, s) }
+		return func() { _, _ = deliverCodex(ctx, s) }
 	}
-	if _, err := s.socketLane(ctx, procfacts.System); err != nil {
+	if _, err := socketLane(s, ctx, procfacts.System, mayRun); err != nil {
 		return nil
 	}
 	// A Claude Code session with a messaging socket: a message that waits
-	// (behind others, or put back by Recover) is posted as soon as it is
+	// (behind others, or put back by recoverClaims) is posted as soon as it is
 	// first in line. After a failure the hook lanes take it.
 	failed := false
 	return func() {
 		if !failed {
-			failed = socketFailure(s.DeliverSocket(ctx, r.TranscriptPath)) != nil
+			failed = socketFailure(s.deliverSocket(ctx, r.TranscriptPath)) != nil
 		}
 	}
 }
@@ -558,7 +558,7 @@ func waitDelivered(ctx context.Context, s *Session, id string, poll time.Duratio
 				emit(Update{Kind: UpdIncomplete, Lane: st.Delivered.Lane, Err: fmt.Errorf("message %s was claimed by %s but not handed over (its claimer died or is stuck): it goes back to the inbox for the next lane", id, laneName(st.Delivered.Lane))})
 			}
 			if st.Stalled {
-				s.Recover()
+				recoverClaims(s)
 			}
 			lastAhead = -1
 		case st.Delivered != nil:
@@ -669,7 +669,7 @@ func Follow(ctx context.Context, r Receipt, opts WatchOptions, stopUnconfirmed b
 // first message with once, and nil when ctx ends.
 func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.Writer) error {
 	for {
-		res, err := s.WaitClaimWith(ctx, LaneMonitor, true, 0, ClaimOptions{Handover: true})
+		res, err := s.waitClaimWith(ctx, LaneMonitor, true, 0, ClaimOptions{Handover: true})
 		for _, r := range res.Rejected {
 			fmt.Fprintf(errOut, "relay-baton: moved unreadable inbox file aside (rejected/%s): %s\n", r.Name, r.Reason)
 		}
@@ -685,7 +685,7 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 		}
 		if _, err := io.WriteString(out, text+"\n"); err != nil {
 			// The reader is gone (wait | true): nobody got the message.
-			_ = res.Abandon(err)
+			_ = res.abandon(err)
 			return fmt.Errorf("wait: the output is closed (%w): message %s put back in the inbox for the next lane", err, res.Message.ID)
 		}
 		_ = res.Delivered()

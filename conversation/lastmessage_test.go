@@ -27,14 +27,14 @@ func TestFollowShowsEveryBlockOfTheLastMessage(t *testing.T) {
 	}
 	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
 	res.Delivered()
-	s.MarkAnswering(r.Message.ID)
+	markAnswering(s, r.Message.ID)
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n%s\n%s\n",
 		`{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`,
 		`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"first block"}],"stop_reason":"end_turn"}}`,
 		`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"second block"}],"stop_reason":"end_turn"}}`)
 	f.Close()
-	s.StoreReplies("second block")
+	storeReplies(s, "second block")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var texts []string
@@ -87,7 +87,7 @@ func TestFollowWaitsForTheMessagesNextLine(t *testing.T) {
 	}
 	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
 	res.Delivered()
-	s.MarkAnswering(r.Message.ID)
+	markAnswering(s, r.Message.ID)
 	write := func(lines ...string) {
 		f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 		for _, l := range lines {
@@ -107,7 +107,7 @@ func TestFollowWaitsForTheMessagesNextLine(t *testing.T) {
 				// The tail has read the first line: the second comes
 				// in a write of its own, then the Stop hook's reply.
 				write(`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"second block"}],"stop_reason":"end_turn"}}`)
-				s.StoreReplies("second block")
+				storeReplies(s, "second block")
 			}
 		}
 	})

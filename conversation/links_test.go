@@ -30,8 +30,8 @@ func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = s.Ensure()
-			if !errors.Is(err, ErrLinkedFolder) || !strings.Contains(err.Error(), filepath.Join(ws, linked)) {
-				t.Fatalf("Ensure through a linked %s: %v, want ErrLinkedFolder naming it", linked, err)
+			if !errors.Is(err, errLinkedFolder) || !strings.Contains(err.Error(), filepath.Join(ws, linked)) {
+				t.Fatalf("Ensure through a linked %s: %v, want errLinkedFolder naming it", linked, err)
 			}
 			if _, err := s.Enqueue("x", "secret"); err == nil {
 				t.Fatal("Enqueue through the link succeeded")

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 )
 
-// ProjectsRoot is Claude Code's projects folder: $CLAUDE_CONFIG_DIR/projects,
+// projectsRoot is Claude Code's projects folder: $CLAUDE_CONFIG_DIR/projects,
 // else ~/.claude/projects ("" when no home is known).
-func ProjectsRoot() string {
+func projectsRoot() string {
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, "projects")
 	}
@@ -18,10 +18,10 @@ func ProjectsRoot() string {
 	return filepath.Join(home, ".claude", "projects")
 }
 
-// ProjectSlug is Claude Code's folder name for a cwd: every character
+// projectSlug is Claude Code's folder name for a cwd: every character
 // outside [A-Za-z0-9] replaced by '-', one for one. Claude Code truncates
 // slugs over 200 characters and adds a hash: never rely on it alone.
-func ProjectSlug(cwd string) string {
+func projectSlug(cwd string) string {
 	b := []byte(cwd)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
@@ -31,10 +31,10 @@ func ProjectSlug(cwd string) string {
 	return string(b)
 }
 
-// ProjectsWhere says where transcripts were looked for, for a message:
+// projectsWhere says where transcripts were looked for, for a message:
 // "under <root>", or why there is no such folder (HOME unset).
-func ProjectsWhere() string {
-	if root := ProjectsRoot(); root != "" {
+func projectsWhere() string {
+	if root := projectsRoot(); root != "" {
 		return "under " + root
 	}
 	return "not under ~/.claude/projects: HOME is not set (set HOME, or CLAUDE_CONFIG_DIR to Claude Code's folder)"
@@ -42,11 +42,11 @@ func ProjectsWhere() string {
 
 // ProjectDir is projects/<slug> of cwd, or "".
 func ProjectDir(cwd string) string {
-	root := ProjectsRoot()
+	root := projectsRoot()
 	if root == "" {
 		return ""
 	}
-	return filepath.Join(root, ProjectSlug(cwd))
+	return filepath.Join(root, projectSlug(cwd))
 }
 
 // LocateTranscript finds a session's transcript: the path registered by the
@@ -71,12 +71,12 @@ func LocateTranscript(s *Session) string {
 			}
 		}
 	}
-	if root := ProjectsRoot(); root != "" {
+	if root := projectsRoot(); root != "" {
 		if m, _ := filepath.Glob(filepath.Join(root, "*", s.ID+".jsonl")); len(m) > 0 {
 			return m[0]
 		}
 	}
-	if p := FindRollout(s.ID); p != "" {
+	if p := findRollout(s.ID); p != "" {
 		return p // a Codex thread
 	}
 	if ok && r.TranscriptPath != "" {

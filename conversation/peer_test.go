@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -84,7 +85,7 @@ func TestSocketServedByAnotherProcessRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(r.SocketErr, ErrPeer) || !strings.Contains(r.SocketErr.Error(), "not by the session's process") {
+	if !errors.Is(r.SocketErr, peer.ErrNotSessions) || !strings.Contains(r.SocketErr.Error(), "not by the session's process") {
 		t.Fatalf("socket error %v, want the peer refused", r.SocketErr)
 	}
 	if st, _ := s.State(r.Message.ID); !st.Queued {
@@ -97,64 +98,8 @@ func TestSocketServedByAnotherProcessRefused(t *testing.T) {
 	if err := s.RecordSocket(SocketInfo{Path: p, Process: procfacts.Identify(procfacts.System, cmd.Process.Pid)}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.DeliverSocket(context.Background(), ""); n != 1 || err != nil {
+	if n, err := s.deliverSocket(context.Background(), ""); n != 1 || err != nil {
 		t.Fatalf("posted %d: %v", n, err)
-	}
-}
-
-// No link on a socket's path, no folder others may write to or another
-// user owns; a root-owned sticky folder (/tmp) is fine.
-func TestSocketPathChecks(t *testing.T) {
-	d := shortDir(t)
-	real := filepath.Join(d, "real")
-	os.Mkdir(real, 0o700)
-	p := filepath.Join(real, "s.sock")
-	ln, err := net.Listen("unix", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := CheckSocketPath(p); err != nil {
-		t.Fatalf("a socket in a private folder under %s: %v", filepath.Dir(d), err)
-	}
-	link := filepath.Join(d, "link")
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckSocketPath(filepath.Join(link, "s.sock")); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("through a linked folder: %v", err)
-	}
-	sockLink := filepath.Join(real, "l.sock")
-	os.Symlink(p, sockLink)
-	if err := CheckSocketPath(sockLink); !errors.Is(err, ErrPeer) {
-		t.Errorf("a link to the socket: %v", err)
-	}
-	modes := []os.FileMode{0o770, 0o707}
-	if os.Getuid() != 0 {
-		modes = append(modes, 0o777|os.ModeSticky) // sticky is fine only in root's folders
-	}
-	for _, mode := range modes {
-		os.Chmod(real, mode)
-		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "writable by others") {
-			t.Errorf("folder mode %s: %v", mode, err)
-		}
-	}
-	os.Chmod(real, 0o700)
-	if os.Getuid() == 0 {
-		// Another user's folder (root can make one).
-		os.Chown(real, 65534, 65534)
-		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) || !strings.Contains(err.Error(), "belongs to user 65534") {
-			t.Errorf("another user's folder: %v", err)
-		}
-		os.Chown(real, 0, 0)
-		os.Lchown(p, 65534, 65534)
-		if err := CheckSocketPath(p); !errors.Is(err, ErrPeer) {
-			t.Errorf("another user's socket: %v", err)
-		}
-		os.Lchown(p, 0, 0)
-	}
-	if err := CheckSocketPath(filepath.Join(real, "none.sock")); !errors.Is(err, ErrSocketRefused) {
-		t.Errorf("no socket: %v", err)
 	}
 }
 
@@ -171,7 +116,7 @@ func TestCodexControlSocketNoLinks(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(home, "app-server-control")); err != nil {
 		t.Fatal(err)
 	}
-	if got := CodexControlSocket(); got != "" {
+	if got := codexControlSocket(); got != "" {
 		t.Fatalf("found %s through a link", got)
 	}
 	os.Remove(filepath.Join(home, "app-server-control"))
@@ -181,11 +126,11 @@ func TestCodexControlSocketNoLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln2.Close()
-	if got := CodexControlSocket(); got == "" {
+	if got := codexControlSocket(); got == "" {
 		t.Fatal("the daemon's own socket is not found")
 	}
 	os.Chmod(filepath.Join(home, "app-server-control"), 0o777)
-	if got := CodexControlSocket(); got != "" {
+	if got := codexControlSocket(); got != "" {
 		t.Fatalf("found %s in a folder anyone may write to", got)
 	}
 }
@@ -208,12 +153,12 @@ func TestCodexControlSocketLinkAsCodexMakesIt(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	if got := CodexControlSocket(); got != real {
-		t.Fatalf("CodexControlSocket = %q, want the link's target %s", got, real)
+	if got := codexControlSocket(); got != real {
+		t.Fatalf("codexControlSocket = %q, want the link's target %s", got, real)
 	}
 	// The target's folder anyone may write to: refused.
 	os.Chmod(daemon, 0o777)
-	if got := CodexControlSocket(); got != "" {
+	if got := codexControlSocket(); got != "" {
 		t.Fatalf("found %s in a folder anyone may write to", got)
 	}
 	os.Chmod(daemon, 0o700)
@@ -222,14 +167,14 @@ func TestCodexControlSocketLinkAsCodexMakesIt(t *testing.T) {
 	os.Symlink(daemon, hop)
 	os.Remove(link)
 	os.Symlink(filepath.Join(hop, "d.sock"), link)
-	if got := CodexControlSocket(); got != "" {
+	if got := codexControlSocket(); got != "" {
 		t.Fatalf("followed a second link to %s", got)
 	}
 	// The link's own folder anyone may write to: refused.
 	os.Remove(link)
 	os.Symlink(real, link)
 	os.Chmod(ctl, 0o777)
-	if got := CodexControlSocket(); got != "" {
+	if got := codexControlSocket(); got != "" {
 		t.Fatalf("read a link in a folder anyone may write to: %s", got)
 	}
 }

@@ -25,7 +25,7 @@ func queueLaneMain(ws string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := DeliverQueue(context.Background(), s); err != nil {
+	if _, err := deliverQueue(context.Background(), s); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -88,7 +88,7 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	if err != nil || !st.Incomplete || !st.Stalled || st.Delivered.DeliveredAt != nil {
 		t.Fatalf("after the kill: %+v %v (want an incomplete, stalled claim)", st, err)
 	}
-	rec := s.Recover()
+	rec := recoverClaims(s)
 	if len(rec) != 1 || rec[0].ID != m.ID || !rec[0].Requeue {
 		t.Fatalf("recover: %+v", rec)
 	}
@@ -103,7 +103,7 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	// The next run delivers it, once.
 	bin, log := fakeCodex(t, 0)
 	t.Setenv(agents.CodexBinEnv, bin)
-	if ok, err := DeliverQueue(context.Background(), s); !ok || err != nil {
+	if ok, err := deliverQueue(context.Background(), s); !ok || err != nil {
 		t.Fatalf("redelivery: %v %v", ok, err)
 	}
 	args, _ := os.ReadFile(log)
@@ -114,7 +114,7 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	if st.Delivered == nil || st.Delivered.Lane != LaneQueue || st.Delivered.DeliveredAt == nil || st.Incomplete {
 		t.Fatalf("after redelivery: %+v", st)
 	}
-	if ok, _ := DeliverQueue(context.Background(), s); ok {
+	if ok, _ := deliverQueue(context.Background(), s); ok {
 		t.Fatal("delivered twice")
 	}
 
@@ -123,13 +123,13 @@ func TestQueueLaneClaimSurvivesAKill(t *testing.T) {
 	m2, _ := s.Enqueue("t", "BOUNCE")
 	bad, _ := fakeCodex(t, 3)
 	t.Setenv(agents.CodexBinEnv, bad)
-	if ok, err := DeliverQueue(context.Background(), s); ok || err == nil {
+	if ok, err := deliverQueue(context.Background(), s); ok || err == nil {
 		t.Fatalf("failing codex: %v %v", ok, err)
 	}
 	if st, _ := s.State(m2.ID); !st.Queued || st.Ahead != 0 {
 		t.Fatalf("after a failed codex queue: %+v", st)
 	}
-	if _, err := os.Lstat(s.markerPath(m2.ID)); err == nil {
+	if _, err := os.Lstat(markerPath(s, m2.ID)); err == nil {
 		t.Fatal("a failed hand-over left its claim marker")
 	}
 	b, _ = os.ReadFile(filepath.Join(s.Dir(), "errors.log"))

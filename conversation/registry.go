@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/subprocess"
@@ -28,7 +29,7 @@ import (
 // kind, startedAt, sessionId, name and status (idle, busy, or waiting with
 // waitingFor). A session it lists is real: relay-baton reaches it through
 // its messaging socket, <temp dir>/cc-socks/<pid>.sock, after asking the
-// socket who listens there (peer.go), with no relay-baton hook installed.
+// socket who listens there (package peer), with no relay-baton hook installed.
 // Hook-registered sessions (session.json in the chat folder) are merged
 // with it, one row per session id.
 
@@ -55,17 +56,17 @@ const (
 // targets are the sessions relay-baton's hooks registered, as before.
 const NoRegistryEnv = "RELAY_BATON_NO_REGISTRY"
 
-// ErrNoRegistry: `claude agents --json` could not be used (no claude, an
+// errNoRegistry: `claude agents --json` could not be used (no claude, an
 // older one, an answer that is not the JSON array it documents). Its
 // message is the one line targets print.
-var ErrNoRegistry = errors.New("Claude Code's session registry is not read")
+var errNoRegistry = errors.New("Claude Code's session registry is not read")
 
-// RegistryTTL is how long one answer of `claude agents --json` is used
+// registryTTL is how long one answer of `claude agents --json` is used
 // (the call costs about 0.15 s, seconds on a loaded machine).
-const RegistryTTL = 3 * time.Second
+const registryTTL = 3 * time.Second
 
-// RegistryTimeout bounds one `claude agents --json`.
-const RegistryTimeout = 20 * time.Second
+// registryTimeout bounds one `claude agents --json`.
+const registryTimeout = 20 * time.Second
 
 // registryOff is set in the hooks' processes: a hook never runs claude
 // (its own session is in socket.json).
@@ -81,21 +82,21 @@ var registryCache struct {
 
 // Registry returns the live Claude Code sessions of this user as `claude
 // agents --json` lists them, answered from a cache younger than
-// RegistryTTL. The error wraps ErrNoRegistry and says why in one line.
+// registryTTL. The error wraps errNoRegistry and says why in one line.
 func Registry(ctx context.Context) ([]LiveSession, error) {
 	if os.Getenv(NoRegistryEnv) == "1" {
-		return nil, fmt.Errorf("%w: switched off by %s=1", ErrNoRegistry, NoRegistryEnv)
+		return nil, fmt.Errorf("%w: switched off by %s=1", errNoRegistry, NoRegistryEnv)
 	}
 	if registryOff.Load() {
-		return nil, fmt.Errorf("%w: not read by a hook", ErrNoRegistry)
+		return nil, fmt.Errorf("%w: not read by a hook", errNoRegistry)
 	}
 	bin, err := agents.Binary(agents.Claude)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoRegistry, err)
+		return nil, fmt.Errorf("%w: %w", errNoRegistry, err)
 	}
 	registryCache.Lock()
 	defer registryCache.Unlock()
-	if registryCache.bin == bin && time.Since(registryCache.at) < RegistryTTL {
+	if registryCache.bin == bin && time.Since(registryCache.at) < registryTTL {
 		return registryCache.list, registryCache.err
 	}
 	list, err := readRegistry(ctx, bin)
@@ -119,7 +120,7 @@ func ForgetRegistry() {
 }
 
 func readRegistry(ctx context.Context, bin string) ([]LiveSession, error) {
-	ctx, cancel := context.WithTimeout(ctx, RegistryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
 	defer cancel()
 	var stderr bytes.Buffer
 	c := subprocess.Command(bin, "agents", "--json")
@@ -127,7 +128,7 @@ func readRegistry(ctx context.Context, bin string) ([]LiveSession, error) {
 	c.Env = append(os.Environ(), "DISABLE_AUTOUPDATER=1")
 	out, err := subprocess.Output(ctx, c)
 	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
-		err = fmt.Errorf("stopped: %w (%w)", cerr, err) // the caller's end, or RegistryTimeout
+		err = fmt.Errorf("stopped: %w (%w)", cerr, err) // the caller's end, or registryTimeout
 	}
 	if err != nil {
 		line := firstLine(stderr.String())
@@ -135,20 +136,20 @@ func readRegistry(ctx context.Context, bin string) ([]LiveSession, error) {
 			line = firstLine(string(out))
 		}
 		if strings.Contains(line, "unknown option") || strings.Contains(line, "unknown command") {
-			return nil, fmt.Errorf("%w: %s has no `agents --json` (%s): update Claude Code (`npm install -g @anthropic-ai/claude-code`); until then only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, line)
+			return nil, fmt.Errorf("%w: %s has no `agents --json` (%s): update Claude Code (`npm install -g @anthropic-ai/claude-code`); until then only sessions started after `relay-baton hook install` are targets", errNoRegistry, bin, line)
 		}
-		return nil, fmt.Errorf("%w: `%s agents --json` failed (%w: %s); only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, err, line)
+		return nil, fmt.Errorf("%w: `%s agents --json` failed (%w: %s); only sessions started after `relay-baton hook install` are targets", errNoRegistry, bin, err, line)
 	}
-	list, err := ParseRegistry(out)
+	list, err := parseRegistry(out)
 	if err != nil {
-		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%w): update Claude Code, or use `relay-baton hook install`", ErrNoRegistry, bin, err)
+		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%w): update Claude Code, or use `relay-baton hook install`", errNoRegistry, bin, err)
 	}
 	return list, nil
 }
 
-// ParseRegistry reads `claude agents --json`: a JSON array of sessions.
+// parseRegistry reads `claude agents --json`: a JSON array of sessions.
 // Entries without a session id in the UUID shape or a pid are left out.
-func ParseRegistry(b []byte) ([]LiveSession, error) {
+func parseRegistry(b []byte) ([]LiveSession, error) {
 	var raw []LiveSession
 	if err := json.Unmarshal(bytes.TrimSpace(b), &raw); err != nil {
 		return nil, err
@@ -172,13 +173,13 @@ func firstLine(s string) string {
 	return l
 }
 
-// RegistrySession is the registry's entry for session id (ok false when it
+// registrySession is the registry's entry for session id (ok false when it
 // lists none, or cannot be read: err then says why).
 //
 // A session the last answer named (registry_cache.go), whose process still
 // runs as it did then, is answered without a new call of claude: its
 // Status is then that answer's (Registry has the current ones).
-func RegistrySession(ctx context.Context, id string) (LiveSession, bool, error) {
+func registrySession(ctx context.Context, id string) (LiveSession, bool, error) {
 	if os.Getenv(NoRegistryEnv) != "1" && !registryOff.Load() {
 		if l, ok := rememberedSession(id); ok {
 			return l, true, nil
@@ -196,29 +197,36 @@ func RegistrySession(ctx context.Context, id string) (LiveSession, bool, error) 
 	return LiveSession{}, false, nil
 }
 
-// ClaudeSocketPath is the messaging socket Claude Code binds for its
+// claudeSocketPath is the messaging socket Claude Code binds for its
 // process pid: <temp dir>/cc-socks/<pid>.sock (os.TempDir: $TMPDIR, which
 // is the per-user folder under /var/folders on macOS, else /tmp).
-func ClaudeSocketPath(pid int) string {
+func claudeSocketPath(pid int) string {
 	return filepath.Join(os.TempDir(), "cc-socks", strconv.Itoa(pid)+".sock")
 }
 
 // registrySocket is the socket lane of a session no hook recorded a socket
 // for: the registry's pid, its socket, the path checked (the listening
 // end is checked at the post: it must be that pid).
-func (s *Session) registrySocket(ctx context.Context) (SocketInfo, error) {
-	l, ok, err := RegistrySession(ctx, s.ID)
+func registrySocket(s *Session, ctx context.Context, mode lookMode) (SocketInfo, error) {
+	var l LiveSession
+	var ok bool
+	var err error
+	if mode == cachedOnly {
+		l, ok = cachedRegistrySession(s.ID)
+	} else {
+		l, ok, err = registrySession(ctx, s.ID)
+	}
 	if err != nil {
-		return SocketInfo{}, fmt.Errorf("%w (%w)", ErrNoSocket, err)
+		return SocketInfo{}, fmt.Errorf("%w (%w)", errNoSocket, err)
 	}
 	if !ok {
-		return SocketInfo{}, ErrNoSocket
+		return SocketInfo{}, errNoSocket
 	}
-	info := SocketInfo{Path: ClaudeSocketPath(l.PID), Process: procfacts.Identify(procfacts.System, l.PID)}
+	info := SocketInfo{Path: claudeSocketPath(l.PID), Process: procfacts.Identify(procfacts.System, l.PID)}
 	if !info.Process.Known() {
 		info.Process.PID = l.PID
 	}
-	if err := CheckSocketPath(info.Path); err != nil {
+	if err := peer.CheckSocket(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil
@@ -227,7 +235,7 @@ func (s *Session) registrySocket(ctx context.Context) (SocketInfo, error) {
 // adopt makes the chat folder of a session the registry lists (its inbox,
 // session.json with its cwd, process.json with its pid): relay-baton's own
 // queue for it. Nothing is written in Claude Code's folders.
-func (s *Session) adopt(l LiveSession) error {
+func adopt(s *Session, l LiveSession) error {
 	if err := s.Ensure(); err != nil {
 		return err
 	}
@@ -295,7 +303,7 @@ func registryTranscript(id, cwd string) string {
 			return p
 		}
 	}
-	if root := ProjectsRoot(); root != "" {
+	if root := projectsRoot(); root != "" {
 		if m, _ := filepath.Glob(filepath.Join(root, "*", id+".jsonl")); len(m) > 0 {
 			return m[0]
 		}

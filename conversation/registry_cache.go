@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -71,21 +72,76 @@ func rememberRegistry(list []LiveSession) {
 // rememberedSession is the remembered entry of session id whose process
 // still runs as it ran when claude listed it (ok false otherwise).
 func rememberedSession(id string) (LiveSession, bool) {
+	list, _, ok := rememberedRegistry()
+	if !ok {
+		return LiveSession{}, false
+	}
+	for _, l := range list {
+		if strings.EqualFold(l.SessionID, id) {
+			return l, true
+		}
+	}
+	return LiveSession{}, false
+}
+
+// rememberedRegistry is the remembered answer, when it was written, and
+// of its sessions those whose process still runs as it ran then.
+func rememberedRegistry() ([]LiveSession, time.Time, bool) {
 	p := registryFile()
 	if p == "" {
-		return LiveSession{}, false
+		return nil, time.Time{}, false
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, time.Time{}, false
 	}
 	b, err := safeio.ReadOwned(p, 4<<20)
 	if err != nil {
-		return LiveSession{}, false
+		return nil, time.Time{}, false
 	}
 	var known []knownSession
 	if json.Unmarshal(b, &known) != nil {
+		return nil, time.Time{}, false
+	}
+	var live []LiveSession
+	for _, k := range known {
+		if k.Process.PID == k.PID && k.Process.Start != 0 && k.Process.Check(procfacts.System) == procfacts.Live {
+			live = append(live, k.LiveSession)
+		}
+	}
+	return live, fi.ModTime(), true
+}
+
+// cachedRegistry is the last answer of `claude agents --json` this process
+// or another one read (the remembered file), and when it was read; ok is
+// false when there is none to be had without running claude. It never
+// starts a process: the views' word on the registry.
+func cachedRegistry() ([]LiveSession, time.Time, bool) {
+	if os.Getenv(NoRegistryEnv) == "1" || registryOff.Load() {
+		return nil, time.Time{}, false
+	}
+	registryCache.Lock()
+	list, at, err := registryCache.list, registryCache.at, registryCache.err
+	registryCache.Unlock()
+	if !at.IsZero() && err == nil {
+		return list, at, true
+	}
+	return rememberedRegistry()
+}
+
+// cachedRegistrySession is registrySession from what cachedRegistry has:
+// no new call of claude (ok false when the last answer does not name id).
+func cachedRegistrySession(id string) (LiveSession, bool) {
+	list, _, ok := cachedRegistry()
+	if !ok {
 		return LiveSession{}, false
 	}
-	for _, k := range known {
-		if strings.EqualFold(k.SessionID, id) && k.Process.PID == k.PID && k.Process.Start != 0 && k.Process.Check(procfacts.System) == procfacts.Live {
-			return k.LiveSession, true
+	if l, ok := rememberedSession(id); ok {
+		return l, true
+	}
+	for _, l := range list {
+		if strings.EqualFold(l.SessionID, id) {
+			return l, true
 		}
 	}
 	return LiveSession{}, false

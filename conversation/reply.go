@@ -35,24 +35,22 @@ import (
 // itself, and removes the marks. Follow shows that text as the reply.
 
 // answeringDir holds the marks of messages whose turn has not ended yet.
-func (s *Session) answeringDir() string { return filepath.Join(s.dir, "answering") }
-
 // maxReply caps a stored reply (the full text stays in the transcript).
 const maxReply = 256 << 10
 
 // chatMarker starts every framed chat message (prompts.FrameChat).
 const chatMarker = "[relay-baton chat message "
 
-// MarkAnswering records that message id reached the model: the next Stop
+// markAnswering records that message id reached the model: the next Stop
 // hook stores its turn's last text as the reply.
-func (s *Session) MarkAnswering(id string) error {
+func markAnswering(s *Session, id string) error {
 	if err := validMessageID(id); err != nil {
 		return err
 	}
 	if err := checkDir(s.dir); err != nil {
 		return err
 	}
-	d := s.answeringDir()
+	d := s.path(answeringName)
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
@@ -66,13 +64,13 @@ func (s *Session) MarkAnswering(id string) error {
 	return f.Close()
 }
 
-// Answering reports whether message id is marked as reaching the model
+// answering reports whether message id is marked as reaching the model
 // and its turn has not ended yet.
-func (s *Session) Answering(id string) bool {
+func answering(s *Session, id string) bool {
 	if validMessageID(id) != nil {
 		return false
 	}
-	_, err := os.Lstat(filepath.Join(s.answeringDir(), id))
+	_, err := os.Lstat(filepath.Join(s.path(answeringName), id))
 	return err == nil
 }
 
@@ -101,23 +99,23 @@ type storedReply struct {
 	At     time.Time `json:"at"`
 }
 
-// StoreReplies is the Stop hook's first step: text (last_assistant_message)
+// storeReplies is the Stop hook's first step: text (last_assistant_message)
 // becomes the reply of every message marked in answering/ that was
 // delivered and has no reply yet; the marks go. Its cost when nothing is
 // marked is one directory read.
-func (s *Session) StoreReplies(text string) {
-	names, err := safeio.ReadDirNames(s.answeringDir())
+func storeReplies(s *Session, text string) {
+	names, err := safeio.ReadDirNames(s.path(answeringName))
 	if err != nil || len(names) == 0 {
 		return
 	}
 	text = capReply(text)
 	for _, id := range names {
-		mark := filepath.Join(s.answeringDir(), id)
+		mark := filepath.Join(s.path(answeringName), id)
 		if validMessageID(id) != nil {
 			os.Remove(mark)
 			continue
 		}
-		if err := s.storeReply(id, text, "stop hook"); err != nil {
+		if err := storeReply(s, id, text, "stop hook"); err != nil {
 			s.RecordError(fmt.Errorf("hook stop: store the reply to %s: %w", id, err))
 		}
 		os.Remove(mark)
@@ -139,16 +137,16 @@ func capReply(text string) string {
 
 // storeReply writes outbox/<id>.json with text from source (the stop
 // hook, or the transcript) unless a reply is stored already.
-func (s *Session) storeReply(id, text, source string) error {
+func storeReply(s *Session, id, text, source string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil // a turn without text: the transcript has what there is
 	}
 	if fi, err := os.Lstat(s.DeliveredPath(id)); err != nil || !fi.Mode().IsRegular() {
 		return nil // not a message of this session (a prompt that quoted a frame)
 	}
-	if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+	if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 		if own, ok := s.Reply(id); ok {
-			s.logReplyOnce(id, own, "outbox") // the session wrote its own
+			logReplyOnce(s, id, own, "outbox") // the session wrote its own
 		}
 		return nil
 	}
@@ -162,7 +160,7 @@ func (s *Session) storeReply(id, text, source string) error {
 	if err := writeFileAtomic(s.OutboxDir(), id+".json", b, false); err != nil {
 		return err
 	}
-	s.logReplyOnce(id, text, source) // a plain send's reply too, with no follower
+	logReplyOnce(s, id, text, source) // a plain send's reply too, with no follower
 	return nil
 }
 
@@ -176,15 +174,15 @@ const replyWait = 3 * time.Second
 
 // waitReply waits for outbox/<id>.json while id is marked as answering
 // (the Stop hook is about to store its reply). ok=false: no stored reply.
-func (s *Session) waitReply(ctx context.Context, id string, limit time.Duration) (string, bool) {
-	if text, ok := s.Reply(id); ok || !s.Answering(id) {
+func waitReply(s *Session, ctx context.Context, id string, limit time.Duration) (string, bool) {
+	if text, ok := s.Reply(id); ok || !answering(s, id) {
 		return text, ok
 	}
 	var wake <-chan fsnotify.Event
 	if w, err := fsnotify.NewWatcher(); err == nil {
 		defer closeWatcher(w)
 		if w.Add(s.OutboxDir()) == nil {
-			_ = w.Add(s.answeringDir())
+			_ = w.Add(s.path(answeringName))
 			wake = w.Events
 		}
 	}
@@ -196,7 +194,7 @@ func (s *Session) waitReply(ctx context.Context, id string, limit time.Duration)
 		if text, ok := s.Reply(id); ok {
 			return text, true
 		}
-		if !s.Answering(id) {
+		if !answering(s, id) {
 			return s.Reply(id) // stored and unmarked between the two looks
 		}
 		select {

@@ -7,13 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -21,7 +21,7 @@ import (
 // workspace of s.
 func manualHooks(t *testing.T, s *Session) {
 	t.Helper()
-	for _, k := range []string{"CLAUDE_PID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED", SocketEnv, SocketTokenEnv, "RELAY_BATON_AGENT_RUN"} {
+	for _, k := range []string{"CLAUDE_PID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED", socketEnv, socketTokenEnv, "RELAY_BATON_AGENT_RUN"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("CLAUDE_PROJECT_DIR", s.Workspace)
@@ -37,6 +37,36 @@ func payload(t *testing.T, s *Session, event string, fields map[string]any) *byt
 	return bytes.NewReader(b)
 }
 
+// hookOn decodes a hook's payload and opens its session in
+// CLAUDE_PROJECT_DIR, as package hook does for a hook run by hand (no
+// session process, no time bound): the decisions under test are this
+// package's.
+func hookOn(in io.Reader) (*Session, HookPayload) {
+	var p HookPayload
+	if json.NewDecoder(in).Decode(&p) != nil {
+		panic("a test's hook payload is not JSON")
+	}
+	s, err := OpenSession(os.Getenv("CLAUDE_PROJECT_DIR"), p.SessionID)
+	if err != nil {
+		panic(err)
+	}
+	return s, p
+}
+
+func stopHook(in io.Reader, out io.Writer) error {
+	s, p := hookOn(in)
+	return HookStop(context.Background(), s, p, out)
+}
+
+func promptSubmitHook(in io.Reader) { s, p := hookOn(in); HookPromptSubmit(s, p) }
+
+func notifyHook(in io.Reader) { s, p := hookOn(in); HookNotify(s, p) }
+
+func waitHook(in io.Reader, errOut io.Writer, timeout time.Duration) bool {
+	s, p := hookOn(in)
+	return HookWait(context.Background(), s, p, errOut, timeout)
+}
+
 // The Stop hook stores the turn's last_assistant_message as the reply of
 // the message it delivered, at the next Stop (the turn that answered it),
 // never at the Stop that delivered it; a reply the session wrote itself
@@ -46,27 +76,27 @@ func TestStopHookStoresTheReply(t *testing.T) {
 	manualHooks(t, s)
 	m, _ := s.Enqueue("room", "how far along?")
 	var out bytes.Buffer
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "I ran the tests."}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "I ran the tests."}), &out)
 	if !strings.Contains(out.String(), `"decision":"block"`) {
 		t.Fatalf("the Stop hook did not deliver: %q", out.String())
 	}
 	if _, ok := s.Reply(m.ID); ok {
 		t.Fatal("the delivering Stop stored its own turn's text as the reply")
 	}
-	if !s.Answering(m.ID) {
+	if !answering(s, m.ID) {
 		t.Fatal("not marked as answering")
 	}
 	out.Reset()
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Two of five steps are done."}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Two of five steps are done."}), &out)
 	if text, ok := s.Reply(m.ID); !ok || text != "Two of five steps are done." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
-	if s.Answering(m.ID) || out.Len() != 0 {
-		t.Fatalf("mark left (%v) or output %q", s.Answering(m.ID), out.String())
+	if answering(s, m.ID) || out.Len() != 0 {
+		t.Fatalf("mark left (%v) or output %q", answering(s, m.ID), out.String())
 	}
 	// The next turn's text does not replace it.
-	s.MarkAnswering(m.ID)
-	HookStop(payload(t, s, "Stop", map[string]any{"last_assistant_message": "later"}), &out)
+	markAnswering(s, m.ID)
+	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "later"}), &out)
 	if text, _ := s.Reply(m.ID); text != "Two of five steps are done." {
 		t.Fatalf("the stored reply was replaced: %q", text)
 	}
@@ -81,18 +111,18 @@ func TestPromptSubmitMarksSocketMessages(t *testing.T) {
 	m, _ := s.Enqueue("room", "status?")
 	res, _ := s.Claim(LaneSocket)
 	framed := s.Frame(res.Message)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": framed + "\n" + chatMarker + "ffff0000 from x] quoted"}))
-	if !s.Answering(m.ID) {
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": framed + "\n" + chatMarker + "ffff0000 from x] quoted"}))
+	if !answering(s, m.ID) {
 		t.Fatalf("prompt-submit did not mark %s", m.ID)
 	}
-	HookStop(payload(t, s, "Stop", map[string]any{"last_assistant_message": "All green."}), new(bytes.Buffer))
+	stopHook(payload(t, s, "Stop", map[string]any{"last_assistant_message": "All green."}), new(bytes.Buffer))
 	if text, ok := s.Reply(m.ID); !ok || text != "All green." {
 		t.Fatalf("reply %q %v", text, ok)
 	}
-	if _, err := os.Lstat(s.OutboxPath("ffff0000")); err == nil {
+	if _, err := os.Lstat(s.outboxPath("ffff0000")); err == nil {
 		t.Fatal("a reply was stored for a message that was never delivered")
 	}
-	b, _ := os.ReadFile(s.OutboxPath(m.ID))
+	b, _ := os.ReadFile(s.outboxPath(m.ID))
 	var r storedReply
 	if json.Unmarshal(b, &r) != nil || r.ID != m.ID || r.Source != "stop hook" {
 		t.Fatalf("outbox file %s", b)
@@ -113,14 +143,14 @@ func TestFollowWaitsForTheStoredReply(t *testing.T) {
 	}
 	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
 	res.Delivered()
-	s.MarkAnswering(r.Message.ID)
+	markAnswering(s, r.Message.ID)
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n", `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`)
 	fmt.Fprintf(f, "%s\n", `{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"transcript text, cut short"}],"stop_reason":"end_turn"}}`)
 	f.Close()
 	go func() {
 		time.Sleep(300 * time.Millisecond) // the Stop hook comes a moment after the turn's end
-		s.StoreReplies("The full reply, from the Stop hook.")
+		storeReplies(s, "The full reply, from the Stop hook.")
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -139,11 +169,11 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 	os.WriteFile(tr, []byte("{}\n"), 0o600)
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(tr, old, old)
-	HookNotify(payload(t, s, "Notification", map[string]any{"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}))
+	notifyHook(payload(t, s, "Notification", map[string]any{"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}))
 	if _, ok := s.NeedsUser(tr); ok {
 		t.Fatal("an idle notification counted as waiting for the user")
 	}
-	HookNotify(payload(t, s, "Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission\x1b[31m"}))
+	notifyHook(payload(t, s, "Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission\x1b[31m"}))
 	a, ok := s.NeedsUser(tr)
 	if !ok || a.What() != "a permission prompt" || strings.ContainsRune(a.Message, 0x1b) {
 		t.Fatalf("needs user: %+v %v", a, ok)
@@ -164,7 +194,7 @@ func TestNotificationHookNeedsUser(t *testing.T) {
 		t.Fatal("still waiting after the transcript moved on")
 	}
 	os.Chtimes(tr, old, old)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": "go on"}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": "go on"}))
 	if _, ok := s.NeedsUser(tr); ok {
 		t.Fatal("a prompt did not clear it")
 	}
@@ -188,7 +218,7 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	}
 	m, _ := s.Enqueue("room", "queued while the socket was down")
 	var out bytes.Buffer
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "x"}), &out)
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "x"}), &out)
 	if out.Len() != 0 {
 		t.Fatalf("the Stop hook blocked: %s", out.String())
 	}
@@ -197,33 +227,5 @@ func TestSocketInTargetsAndStopHook(t *testing.T) {
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != LaneSocket {
 		t.Fatalf("state %+v", st)
-	}
-}
-
-// send --follow shows the stored reply when the transcript's text did not
-// (it lags or was cut), and never twice.
-func TestFollowViewShowsTheStoredReply(t *testing.T) {
-	var b bytes.Buffer
-	v := FollowView(&b, false)
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "Working on it."}})
-	v(Update{Kind: UpdDone, Reply: "Two of five steps are done."})
-	if !strings.Contains(b.String(), "Two of five steps are done.") {
-		t.Fatalf("the stored reply is not shown:\n%s", b.String())
-	}
-	b.Reset()
-	v = FollowView(&b, false)
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "All green."}})
-	v(Update{Kind: UpdDone, Reply: "All green."})
-	if n := strings.Count(b.String(), "All green."); n != 1 {
-		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
-	}
-	// A reply of two blocks, both shown as they came: not shown again.
-	b.Reset()
-	v = FollowView(&b, false)
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "First part."}})
-	v(Update{Kind: UpdActivity, Activity: events.Activity{Kind: events.ActText, Text: "Second part."}})
-	v(Update{Kind: UpdDone, Reply: "First part.\nSecond part."})
-	if n := strings.Count(b.String(), "Second part."); n != 1 {
-		t.Fatalf("the reply shows %d times:\n%s", n, b.String())
 	}
 }

@@ -12,7 +12,7 @@ import (
 // serve) claims its mark, outbox/<id>.logged, created exclusively, and
 // writes it; the others find the mark and write nothing. An empty reply is
 // not logged (and claims nothing: a later reader may have its text).
-func (s *Session) logReplyOnce(id, text, source string) {
+func logReplyOnce(s *Session, id, text, source string) {
 	if validMessageID(id) != nil || strings.TrimSpace(text) == "" || checkDir(s.OutboxDir()) != nil {
 		return
 	}

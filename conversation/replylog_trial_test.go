@@ -43,12 +43,12 @@ func TestPlainSendReplyIsLoggedOnce(t *testing.T) {
 	}
 	id := r.Message.ID
 	// The turn's end delivers it; the next one's end answers it.
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "working"}), new(bytes.Buffer))
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "working"}), new(bytes.Buffer))
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n", `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+id+` from relay-baton, typed]"}}`)
 	fmt.Fprintf(f, "%s\n", `{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Three of five done."}],"stop_reason":"end_turn"}}`)
 	f.Close()
-	HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Three of five done."}), new(bytes.Buffer))
+	stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": true, "last_assistant_message": "Three of five done."}), new(bytes.Buffer))
 	if n, text := agentEntries(t, s, id); n != 1 || text != "Three of five done." {
 		t.Fatalf("after the Stop hook stored the reply: %d agent entries (%q), want the reply once", n, text)
 	}

@@ -30,8 +30,6 @@ type Registration struct {
 	RegisteredAt   time.Time `json:"registeredAt"`
 }
 
-func (s *Session) registrationPath() string { return filepath.Join(s.dir, "session.json") }
-
 // Register creates the session's folders and writes session.json.
 func (s *Session) Register(r Registration) error {
 	if err := s.Ensure(); err != nil {
@@ -53,12 +51,12 @@ func (s *Session) Register(r Registration) error {
 // installed for the repository: its socket is the only lane that reaches it.
 func (s *Session) HooklessOnly() bool {
 	r, ok := s.Registration()
-	return ok && r.Source == "registry" && claudeHooksIn(s.Workspace) == ""
+	return ok && r.Source == "registry" && ClaudeHooksIn(s.Workspace) == ""
 }
 
 // Registration reads session.json; ok is false when there is none.
 func (s *Session) Registration() (Registration, bool) {
-	b, err := safeio.ReadOwned(s.registrationPath(), 1<<20)
+	b, err := safeio.ReadOwned(s.path(registrationName), 1<<20)
 	if err != nil {
 		return Registration{}, false
 	}
@@ -69,35 +67,33 @@ func (s *Session) Registration() (Registration, bool) {
 	return r, true
 }
 
-func (s *Session) busyPath() string { return filepath.Join(s.dir, "busy") }
-
 // MarkBusy records that the session is in a turn (the UserPromptSubmit
 // hook). The idle lanes do not claim while it is set.
 func (s *Session) MarkBusy() error {
-	if err := s.checkDirs(); err != nil {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
 	now := time.Now()
-	f, err := safeio.OpenChecked(s.busyPath(), os.O_CREATE|os.O_WRONLY, 0o600, true)
+	f, err := safeio.OpenChecked(s.path(busyName), os.O_CREATE|os.O_WRONLY, 0o600, true)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	return os.Chtimes(s.busyPath(), now, now)
+	return os.Chtimes(s.path(busyName), now, now)
 }
 
 // ClearBusy removes the busy mark (the Stop hook, when it does not block).
 func (s *Session) ClearBusy() error {
-	err := os.Remove(s.busyPath())
+	err := os.Remove(s.path(busyName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	return err
 }
 
-// ClearBusyOlderThan removes the busy mark only when it is older than d.
-func (s *Session) ClearBusyOlderThan(d time.Duration) error {
-	fi, err := os.Lstat(s.busyPath())
+// clearBusyOlderThan removes the busy mark only when it is older than d.
+func (s *Session) clearBusyOlderThan(d time.Duration) error {
+	fi, err := os.Lstat(s.path(busyName))
 	if err != nil || time.Since(fi.ModTime()) < d {
 		return nil
 	}
@@ -105,10 +101,10 @@ func (s *Session) ClearBusyOlderThan(d time.Duration) error {
 }
 
 // Busy reports whether the session is in a turn: a busy mark younger than
-// BusyTTL.
+// busyTTL.
 func (s *Session) Busy(now time.Time) bool {
-	fi, err := os.Lstat(s.busyPath())
-	return err == nil && now.Sub(fi.ModTime()) < BusyTTL
+	fi, err := os.Lstat(s.path(busyName))
+	return err == nil && now.Sub(fi.ModTime()) < busyTTL
 }
 
 // WaiterLock is the one-waiter-per-session lock of the idle lanes.
@@ -122,11 +118,11 @@ func (l *WaiterLock) Release() {
 	}
 }
 
-// LockWaiter takes the session's waiter lock (flock on wait.lock; the
+// lockWaiter takes the session's waiter lock (flock on wait.lock; the
 // kernel drops it when the process dies). ok is false when another waiter
 // holds it.
-func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
-	if err := s.checkDirs(); err != nil {
+func (s *Session) lockWaiter() (*WaiterLock, bool, error) {
+	if err := checkChatDirs(s); err != nil {
 		return nil, false, err
 	}
 	f, err := safeio.OpenChecked(filepath.Join(s.dir, "wait.lock"), os.O_CREATE|os.O_RDWR, 0o600, true)
@@ -144,7 +140,7 @@ func (s *Session) LockWaiter() (*WaiterLock, bool, error) {
 // Waiting reports whether a waiter holds the lock now (the session is
 // reachable while idle).
 func (s *Session) Waiting() bool {
-	l, ok, err := s.LockWaiter()
+	l, ok, err := s.lockWaiter()
 	if err != nil {
 		return false
 	}
@@ -251,41 +247,9 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*Target{}
-	get := func(id string) *Target {
-		t := byID[id]
-		if t == nil {
-			t = &Target{SessionID: id}
-			byID[id] = t
-		}
-		return t
-	}
-	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	byID, listed, plant, err := gatherTargets(ctx, ws)
+	if err != nil {
 		return nil, err
-	}
-	for _, e := range entries {
-		if ValidSessionID(e.Name()) == nil && e.IsDir() {
-			get(e.Name())
-		}
-	}
-	if dir := ProjectDir(ws); dir != "" {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-			if ok && ValidSessionID(id) == nil && e.Type().IsRegular() {
-				t := get(id)
-				t.TranscriptPath = filepath.Join(dir, e.Name())
-			}
-		}
-	}
-	listed := listedIn(ctx, ws)
-	for id := range listed {
-		get(id)
-	}
-	plant := findPlanted(ws)
-	for id := range plant.sessions {
-		delete(byID, id) // committed by a clone: never a target
 	}
 	now := time.Now()
 	out := make([]Target, 0, len(byID))
@@ -339,36 +303,12 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		if isListed && !t.ChatCapable {
 			// Not hooked: reachable through its socket alone (the inbox is
 			// made at the first send).
-			if _, err := s.socketLane(ctx, procs); err == nil {
+			if _, err := socketLane(s, ctx, procs, mayRun); err == nil {
 				t.Socket, t.ChatCapable = true, true
 			}
 		}
 		if t.ChatCapable {
-			q, _ := s.Queue()
-			t.Depth, t.Oldest = q.Depth, q.Oldest
-			t.Busy = s.Busy(now)
-			t.Waiting = s.Waiting()
-			if _, err := s.socketLane(ctx, procs); err == nil {
-				t.Socket = true
-			} else if o, ok := s.SocketOffState(); ok && errors.Is(err, ErrSocketDrops) {
-				t.SocketProblem = o.Words()
-				if s.HooklessOnly() {
-					t.SocketProblem = "socket drops messages; no hooks installed to deliver: relay-baton hook install"
-				}
-			}
-			if a, ok := s.NeedsUser(t.TranscriptPath); ok {
-				t.NeedsUser = a.What()
-			}
-			switch {
-			case !isListed:
-			case l.Status == StatusBusy:
-				t.Busy = true
-			case l.Status == StatusWaiting:
-				t.NeedsUser = registryWaiting(l)
-			case l.Status == StatusIdle:
-				t.Busy, t.NeedsUser = false, ""
-			}
-			t.Delivers = t.lane()
+			chatState(ctx, s, t, l, isListed, procs, now)
 		}
 		out = append(out, *t)
 	}
@@ -379,8 +319,91 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		}
 		return out[i].SessionID < out[j].SessionID
 	})
+	markLeadIn(ws, out, plant.lead)
+	return out, nil
+}
+
+// gatherTargets gathers the sessions listTargets looks at: the chat folders
+// of ws, the transcripts of its Claude Code project folder, the sessions
+// Claude Code's registry lists there (listed), less those a clone planted
+// (plant).
+func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]LiveSession, planted, error) {
+	byID := map[string]*Target{}
+	get := func(id string) *Target {
+		t := byID[id]
+		if t == nil {
+			t = &Target{SessionID: id}
+			byID[id] = t
+		}
+		return t
+	}
+	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, planted{}, err
+	}
+	for _, e := range entries {
+		if ValidSessionID(e.Name()) == nil && e.IsDir() {
+			get(e.Name())
+		}
+	}
+	if dir := ProjectDir(ws); dir != "" {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+			if ok && ValidSessionID(id) == nil && e.Type().IsRegular() {
+				t := get(id)
+				t.TranscriptPath = filepath.Join(dir, e.Name())
+			}
+		}
+	}
+	listed := listedIn(ctx, ws)
+	for id := range listed {
+		get(id)
+	}
+	plant := findPlanted(ws)
+	for id := range plant.sessions {
+		delete(byID, id) // committed by a clone: never a target
+	}
+	return byID, listed, plant, nil
+}
+
+// chatState fills in how a chat-capable target t is reached now: its
+// queue, busy or waiting, its socket (or why not), whether it waits for
+// its user, with the registry's word (l, when isListed) over the marks.
+func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isListed bool, procs procfacts.Source, now time.Time) {
+	q, _ := s.Queue()
+	t.Depth, t.Oldest = q.Depth, q.Oldest
+	t.Busy = s.Busy(now)
+	t.Waiting = s.Waiting()
+	if _, err := socketLane(s, ctx, procs, mayRun); err == nil {
+		t.Socket = true
+	} else if o, ok := s.socketOffState(); ok && errors.Is(err, errSocketDrops) {
+		t.SocketProblem = o.Words()
+		if s.HooklessOnly() {
+			t.SocketProblem = "socket drops messages; no hooks installed to deliver: relay-baton hook install"
+		}
+	}
+	if a, ok := s.NeedsUser(t.TranscriptPath); ok {
+		t.NeedsUser = a.What()
+	}
+	switch {
+	case !isListed:
+	case l.Status == StatusBusy:
+		t.Busy = true
+	case l.Status == StatusWaiting:
+		t.NeedsUser = registryWaiting(l)
+	case l.Status == StatusIdle:
+		t.Busy, t.NeedsUser = false, ""
+	}
+	t.Delivers = t.lane()
+}
+
+// markLeadIn marks the lead among out (sorted): the session the lead mark
+// names when it runs (not when a clone planted the mark: planted), else
+// the first live chat-capable one.
+func markLeadIn(ws string, out []Target, planted bool) {
 	lead := -1
-	if b, err := safeio.ReadOwned(leadPath(ws), 4096); err == nil && !plant.lead {
+	if b, err := safeio.ReadOwned(leadPath(ws), 4096); err == nil && !planted {
 		id := strings.TrimSpace(string(b))
 		for i := range out {
 			if out[i].SessionID == id && out[i].State == procfacts.Live {
@@ -399,7 +422,6 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 	if lead >= 0 {
 		out[lead].Lead = true
 	}
-	return out, nil
 }
 
 // ErrNoLiveSession: no session of the workspace is running with the hooks.
@@ -455,7 +477,7 @@ func TranscriptOf(ws, id string) (string, error) {
 	if path := LocateTranscript(s); path != "" {
 		return path, nil
 	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, ProjectsWhere())
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, projectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by
@@ -494,7 +516,7 @@ func (s *Session) RecordProcess(p procfacts.Process) error {
 	if old, err := safeio.ReadOwned(filepath.Join(s.dir, processName), 4096); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	if err := s.checkDirs(); err != nil {
+	if err := checkChatDirs(s); err != nil {
 		return err
 	}
 	return writeFileAtomic(s.dir, processName, b, false) // rewritten at each start

@@ -9,9 +9,9 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
-// MinSessionPrefix is the fewest hex digits a short session id may have:
+// minSessionPrefix is the fewest hex digits a short session id may have:
 // the eight every view shows (orch 385a20e1, "session 385a20e1").
-const MinSessionPrefix = 8
+const minSessionPrefix = 8
 
 // Errors of ResolveSessionID for a prefix.
 var (
@@ -22,7 +22,7 @@ var (
 // resolveSessionID returns the session id id stands for in ws: id itself
 // when it is a whole id (UUID-shaped), else the one session of ws (any
 // ListAllTargets lists, ended ones included) whose id starts with id, a
-// prefix of MinSessionPrefix or more hex digits (with the id's dashes, in
+// prefix of minSessionPrefix or more hex digits (with the id's dashes, in
 // any letter case). None, or several, is an error that says what to do.
 // ctx ends its read of Claude Code's registry, and then the error is
 // ctx's.
@@ -31,7 +31,7 @@ func resolveSessionID(ctx context.Context, ws, id string) (string, error) {
 		return id, nil
 	}
 	if !sessionPrefix(id) {
-		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", render.Cut(id, 80), ErrBadSessionID, MinSessionPrefix)
+		return "", fmt.Errorf("%q: %w, or a unique prefix of one (%d or more hex digits, as the views show it)", render.Cut(id, 80), ErrBadSessionID, minSessionPrefix)
 	}
 	ts, err := ListTargetsContext(ctx, ws, true)
 	if err == nil {
@@ -57,5 +57,5 @@ func resolveSessionID(ctx context.Context, ws, id string) (string, error) {
 }
 
 // sessionPrefix reports whether id can be the start of a session id: hex
-// digits and dashes where a UUID has them, MinSessionPrefix digits or more.
-func sessionPrefix(id string) bool { return len(id) >= MinSessionPrefix && uuidShaped(id) }
+// digits and dashes where a UUID has them, minSessionPrefix digits or more.
+func sessionPrefix(id string) bool { return len(id) >= minSessionPrefix && uuidShaped(id) }

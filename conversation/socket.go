@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -29,7 +30,7 @@ import (
 // the socket as newline-delimited JSON: an auth line, then a user message
 // in the stream-json input shape. The socket answers nothing: delivery is
 // confirmed from the transcript, and a claim whose post never shows is
-// put back in the inbox by Recover like any other.
+// put back in the inbox by recoverClaims like any other.
 //
 // An idle session starts a turn at once; a busy one takes the message in
 // with the result of the tool call that is running (between tool calls),
@@ -40,8 +41,8 @@ import (
 
 // The environment variables Claude Code gives its hooks.
 const (
-	SocketEnv      = "CLAUDE_CODE_MESSAGING_SOCKET"
-	SocketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
+	socketEnv      = "CLAUDE_CODE_MESSAGING_SOCKET"
+	socketTokenEnv = "CLAUDE_CODE_MESSAGING_TOKEN"
 )
 
 // NoSocketEnv switches the socket lane off: set to 1 in a session's
@@ -54,18 +55,18 @@ const NoSocketEnv = "RELAY_BATON_NO_SOCKET"
 // messaging socket.
 const socketName = "socket.json"
 
-// SocketTimeout bounds one post: the dial, and the write of both lines.
-const SocketTimeout = 2 * time.Second
+// socketTimeout bounds one post: the dial, and the write of both lines.
+const socketTimeout = 2 * time.Second
 
 // maxSocketBurst caps the messages the stress test's senders post at once.
 const maxSocketBurst = 20
 
-// ErrAwaitingAnswer: an earlier message to the session has not been
-// answered yet (AwaitingAnswer): the next one waits in the inbox, so that
+// errAwaitingAnswer: an earlier message to the session has not been
+// answered yet (awaitingAnswer): the next one waits in the inbox, so that
 // each message gets its own turn and its own reply.
-var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet")
+var errAwaitingAnswer = errors.New("an earlier message has not been answered yet")
 
-// AwaitingAnswer reports the earlier message the next one waits behind: a
+// awaitingAnswer reports the earlier message the next one waits behind: a
 // message posted to the socket whose turn has not ended (its claim is not
 // settled, it has no stored reply and the transcript shows no end of its
 // turn); a socket post the transcript showed whose turn has not ended
@@ -75,16 +76,16 @@ var ErrAwaitingAnswer = errors.New("an earlier message has not been answered yet
 // model in one request, and the turn's answer would be the reply of both.
 // The turn's end (the transcript's, or the Stop hook's stored reply) lets
 // the next one go; a post that never shows holds the next message until
-// it is settled (the claim grace at most). It changes nothing: Recover
-// settles what it finds.
-func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
+// it is settled (the claim grace at most). It changes nothing: recoverClaims
+// settles what it finds. A cachedOnly look starts no process (a view's).
+func (s *Session) awaitingAnswer(now time.Time, mode lookMode) (string, bool) {
 	names, _ := safeio.ReadDirNames(s.ClaimsDir())
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".json")
 		if !ok || strings.HasPrefix(n, ".") || validMessageID(id) != nil {
 			continue
 		}
-		b, err := safeio.ReadOwned(s.markerPath(id), 64<<10)
+		b, err := safeio.ReadOwned(markerPath(s, id), 64<<10)
 		if err != nil {
 			continue
 		}
@@ -92,27 +93,27 @@ func (s *Session) AwaitingAnswer(now time.Time) (string, bool) {
 		if json.Unmarshal(b, &mk) != nil || mk.Lane != LaneSocket {
 			continue
 		}
-		if _, err := os.Lstat(s.OutboxPath(id)); err == nil {
+		if _, err := os.Lstat(s.outboxPath(id)); err == nil {
 			continue // answered: its reply is stored
 		}
 		if st, err := s.State(id); err != nil || st.Delivered == nil || st.Delivered.DeliveredAt == nil {
 			continue // not posted (yet, or it went back): the claim is not an answer awaited
 		}
 		if path := transcriptOf(s, mk); path != "" {
-			if _, ended, _ := turnOf(path, mk.Offset, id); ended {
-				continue // shown and answered: Recover settles it
+			if _, ended, _, _ := turnOf(path, mk.Offset, id); ended {
+				continue // shown and answered: recoverClaims settles it
 			}
 		}
 		return id, true
 	}
-	names, _ = safeio.ReadDirNames(s.answeringDir())
+	names, _ = safeio.ReadDirNames(s.path(answeringName))
 	busy := unknown // the hooks' busy mark, read once when needed
 	for _, id := range names {
 		if validMessageID(id) != nil {
 			continue
 		}
-		if m, ok := s.readAnswerMark(id); ok {
-			if ended, _ := s.answerState(id, m, now); !ended {
+		if m, ok := readAnswerMark(s, id); ok {
+			if ended, _ := answerState(s, id, m, now, mode); !ended {
 				return id, true
 			}
 			continue
@@ -148,13 +149,13 @@ type SocketInfo struct {
 
 // Errors of the socket lane (wrapped).
 var (
-	ErrNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
+	errNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
 	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
-	ErrSocketRefused = errors.New("the messaging socket did not take the message")
-	// ErrSocketDrops: a post to this session process's socket was taken
+	errSocketRefused = peer.ErrRefused
+	// errSocketDrops: a post to this session process's socket was taken
 	// but never shown in its transcript (socket-off.json): the socket lane
 	// is off for it, the Stop hook and the rewake waiter deliver.
-	ErrSocketDrops = errors.New("the messaging socket dropped a message")
+	errSocketDrops = errors.New("the messaging socket dropped a message")
 )
 
 // socketOffName is the file, beside socket.json, that turns the socket
@@ -174,13 +175,11 @@ type SocketOff struct {
 // Words is the short form of the state for the targets' rows and the page.
 func (o SocketOff) Words() string { return "socket drops messages: delivered by hooks" }
 
-func (s *Session) socketOffPath() string { return filepath.Join(s.dir, socketOffName) }
-
-// SocketOffState reads socket-off.json; ok is false when there is none,
+// socketOffState reads socket-off.json; ok is false when there is none,
 // or when it is about another process or socket than the one recorded
 // now (the session restarted: the lane is tried again).
-func (s *Session) SocketOffState() (SocketOff, bool) {
-	b, err := safeio.ReadOwned(s.socketOffPath(), 64<<10)
+func (s *Session) socketOffState() (SocketOff, bool) {
+	b, err := safeio.ReadOwned(s.path(socketOffName), 64<<10)
 	if err != nil {
 		return SocketOff{}, false
 	}
@@ -197,12 +196,12 @@ func (s *Session) SocketOffState() (SocketOff, bool) {
 
 // markSocketOff turns the socket lane off for the recorded socket's
 // process: message id, posted there, never showed (why).
-func (s *Session) markSocketOff(id, why string) {
+func markSocketOff(s *Session, id, why string) {
 	info, ok := s.Socket()
 	if !ok {
 		return
 	}
-	if o, ok := s.SocketOffState(); ok && o.MessageID != "" {
+	if o, ok := s.socketOffState(); ok && o.MessageID != "" {
 		return // already off: the first message that showed it stays named
 	}
 	o := SocketOff{Process: info.Process, Path: info.Path, MessageID: id, Reason: why, Since: time.Now().UTC().Truncate(time.Millisecond)}
@@ -215,13 +214,11 @@ func (s *Session) markSocketOff(id, why string) {
 // socketConfirmed turns the socket lane back on after a post claimed at
 // claimedAt showed in the transcript, when that post was made after the
 // lane was turned off (a later post confirmed).
-func (s *Session) socketConfirmed(claimedAt time.Time) {
-	if o, ok := s.SocketOffState(); ok && claimedAt.After(o.Since) {
-		os.Remove(s.socketOffPath())
+func socketConfirmed(s *Session, claimedAt time.Time) {
+	if o, ok := s.socketOffState(); ok && claimedAt.After(o.Since) {
+		os.Remove(s.path(socketOffName))
 	}
 }
-
-func (s *Session) socketPath() string { return filepath.Join(s.dir, socketName) }
 
 // RecordSocket writes socket.json (0600, never through a symlink) unless
 // it already says the same; an empty or relative path is refused.
@@ -247,10 +244,10 @@ func (s *Session) RecordSocket(info SocketInfo) error {
 	return writeFileAtomic(s.dir, socketName, append(b, '\n'), false)
 }
 
-// ClearSocket removes socket.json (the session's new process has no
+// clearSocket removes socket.json (the session's new process has no
 // socket).
-func (s *Session) ClearSocket() {
-	if err := os.Remove(s.socketPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (s *Session) clearSocket() {
+	if err := os.Remove(s.path(socketName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.RecordError(fmt.Errorf("remove %s: %w", socketName, err))
 	}
 }
@@ -258,7 +255,7 @@ func (s *Session) ClearSocket() {
 // Socket reads socket.json; ok is false when there is none (or it is not
 // a regular file of ours).
 func (s *Session) Socket() (SocketInfo, bool) {
-	b, err := safeio.ReadOwned(s.socketPath(), 64<<10)
+	b, err := safeio.ReadOwned(s.path(socketName), 64<<10)
 	if err != nil {
 		return SocketInfo{}, false
 	}
@@ -275,44 +272,51 @@ func (s *Session) Socket() (SocketInfo, bool) {
 // (not a FIFO, a regular file or a link) is at its path. The error says
 // why not.
 func (s *Session) SocketLane() (SocketInfo, error) {
-	return s.socketLane(context.Background(), procfacts.System)
+	return socketLane(s, context.Background(), procfacts.System, mayRun)
+}
+
+// viewSocketLane is SocketLane for a view (Reachability): Claude Code's
+// registry is read only as its last answer left it.
+func viewSocketLane(s *Session) (SocketInfo, error) {
+	return socketLane(s, context.Background(), procfacts.System, cachedOnly)
 }
 
 // socketLane is SocketLane; ctx bounds the read of Claude Code's registry
-// for a session no hook recorded a socket for.
-func (s *Session) socketLane(ctx context.Context, procs procfacts.Source) (SocketInfo, error) {
+// for a session no hook recorded a socket for, and a cachedOnly look (a
+// view's) reads only the registry's last answer: it starts no claude.
+func socketLane(s *Session, ctx context.Context, procs procfacts.Source, mode lookMode) (SocketInfo, error) {
 	if os.Getenv(NoSocketEnv) == "1" {
-		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", ErrNoSocket, NoSocketEnv)
+		return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1", errNoSocket, NoSocketEnv)
 	}
 	if runtime.GOOS == "windows" {
 		// Claude Code's socket is a named pipe there: not posted to yet.
-		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", ErrNoSocket)
+		return SocketInfo{}, fmt.Errorf("%w: on Windows the session's inbox is a named pipe, which relay-baton does not post to", errNoSocket)
 	}
 	info, ok := s.Socket()
 	if !ok {
-		if p, off := s.socketSwitchedOff(); off && p.Check(procs) == procfacts.Live {
-			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", ErrNoSocket, NoSocketEnv, p.PID)
+		if p, off := socketSwitchedOff(s); off && p.Check(procs) == procfacts.Live {
+			return SocketInfo{}, fmt.Errorf("%w: switched off by %s=1 in the session's environment (its hooks said so at pid %d); the Stop hook and the rewake waiter deliver to it", errNoSocket, NoSocketEnv, p.PID)
 		}
 		// No hook recorded one: the socket of the process Claude Code's
 		// registry names for the session, if it lists it.
-		return s.registrySocket(ctx)
+		return registrySocket(s, ctx, mode)
 	}
 	switch info.Process.Check(procs) {
 	case procfacts.Live:
 	case procfacts.Ended:
-		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", ErrNoSocket, info.Process.PID)
+		return info, fmt.Errorf("%w: the session process that bound it (pid %d) has ended", errNoSocket, info.Process.PID)
 	default:
 		// No full process evidence (pid, start time, boot id): not a
 		// record relay-baton's hook wrote on this machine.
-		return info, fmt.Errorf("%w: no process of this machine is recorded for it", ErrNoSocket)
+		return info, fmt.Errorf("%w: no process of this machine is recorded for it", errNoSocket)
 	}
 	if info.PermissionMode == "bypassPermissions" {
 		return info, ErrSocketHeld
 	}
-	if o, ok := s.SocketOffState(); ok {
-		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", ErrSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
+	if o, ok := s.socketOffState(); ok {
+		return info, fmt.Errorf("%w: message %s posted at %s %s; the Stop hook and the rewake waiter deliver to this session process (a restarted or resumed session tries the socket again)", errSocketDrops, o.MessageID, o.Since.Local().Format("15:04:05"), o.Reason)
 	}
-	if err := CheckSocketPath(info.Path); err != nil {
+	if err := peer.CheckSocket(info.Path); err != nil {
 		return info, err
 	}
 	return info, nil
@@ -325,10 +329,10 @@ func (s *Session) socketLane(ctx context.Context, procs procfacts.Source) (Socke
 // closes the connection; the error then wraps ctx.Err()). It never blocks longer and never
 // opens anything but a socket: the path is checked and the listening end
 // must be a process of this user, info.Process.PID itself when known
-// (DialPeer); otherwise nothing is written.
+// (peer.Dial); otherwise nothing is written.
 func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.Duration) error {
 	if timeout <= 0 {
-		timeout = SocketTimeout
+		timeout = socketTimeout
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -349,7 +353,7 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	}{"user", msg{"user", text}}); err != nil {
 		return err
 	}
-	c, err := DialPeer(ctx, info.Path, info.Process.PID, timeout)
+	c, err := peer.Dial(ctx, info.Path, info.Process.PID, timeout)
 	if err != nil {
 		return err
 	}
@@ -359,9 +363,9 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	defer stop()
 	if _, err := c.Write(buf.Bytes()); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, ctx.Err())
+			return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, ctx.Err())
 		}
-		return fmt.Errorf("%w: write to %s: %w", ErrSocketRefused, info.Path, opErr(err))
+		return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, opErr(err))
 	}
 	if uc, ok := c.(*net.UnixConn); ok {
 		_ = uc.CloseWrite() // the end of the message
@@ -369,40 +373,30 @@ func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.
 	return nil
 }
 
-// opErr is the innermost error of a net error, without the addresses
-// (which repeat the path).
-func opErr(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
-}
-
-// DeliverSocket posts the inbox's oldest message to the session's socket,
+// deliverSocket posts the inbox's oldest message to the session's socket,
 // claimed for the socket lane before it is posted (a poster that dies
-// between the two leaves it to Recover: back in the inbox, delivered
-// once), unless an earlier message awaits its answer (ErrAwaitingAnswer:
+// between the two leaves it to recoverClaims: back in the inbox, delivered
+// once), unless an earlier message awaits its answer (errAwaitingAnswer:
 // one message per turn boundary). A failure to post puts the message back
 // in the inbox first in line for the hook lanes. It returns how many it
 // posted (0 or 1) and the failure (nil when the inbox is empty; when no
-// socket is usable err is the reason, wrapping ErrNoSocket, ErrSocketHeld
-// or ErrSocketDrops). ctx bounds the registry read and the post.
-func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, error) {
-	info, err := s.socketLane(ctx, procfacts.System)
+// socket is usable err is the reason, wrapping errNoSocket, ErrSocketHeld
+// or errSocketDrops). ctx bounds the registry read and the post.
+func (s *Session) deliverSocket(ctx context.Context, transcript string) (int, error) {
+	info, err := socketLane(s, ctx, procfacts.System, mayRun)
 	if err != nil {
 		return 0, err
 	}
-	s.Recover() // a settled claim no longer holds the next message back
-	if id, ok := s.AwaitingAnswer(time.Now()); ok {
-		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", ErrAwaitingAnswer, id)
+	recoverClaims(s) // a settled claim no longer holds the next message back
+	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
+		return 0, fmt.Errorf("%w (message %s): the next one waits in the inbox until it is", errAwaitingAnswer, id)
 	}
 	res, err := s.ClaimWith(LaneSocket, ClaimOptions{Handover: true, Transcript: transcript})
 	if err != nil || !res.OK {
 		return 0, err
 	}
-	if err := PostSocket(ctx, info, s.Frame(res.Message), SocketTimeout); err != nil {
-		_ = res.Abandon(err)
+	if err := PostSocket(ctx, info, s.Frame(res.Message), socketTimeout); err != nil {
+		_ = res.abandon(err)
 		return 0, err
 	}
 	_ = res.Delivered()
@@ -412,23 +406,23 @@ func (s *Session) DeliverSocket(ctx context.Context, transcript string) (int, er
 // recordSocketFromEnv records the socket the hook's environment names
 // (getenv: os.Getenv) for the session process p; with clear, a hook run
 // without one (a new process with messaging off) removes an old record.
-func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
-	path := getenv(SocketEnv)
+func recordSocketFromEnv(s *Session, getenv func(string) string, p procfacts.Process, permissionMode string, clear bool) {
+	path := getenv(socketEnv)
 	if getenv(NoSocketEnv) == "1" {
 		path = "" // the socket lane is switched off for this session
-		s.recordSwitchedOff(p)
+		recordSwitchedOff(s, p)
 	} else if path != "" {
-		os.Remove(s.noSocketPath())
+		os.Remove(s.path(noSocketName))
 	}
 	if path == "" {
 		if clear {
 			if _, ok := s.Socket(); ok {
-				s.ClearSocket()
+				s.clearSocket()
 			}
 		}
 		return
 	}
-	err := s.RecordSocket(SocketInfo{Path: path, Token: getenv(SocketTokenEnv), Process: p, PermissionMode: permissionMode})
+	err := s.RecordSocket(SocketInfo{Path: path, Token: getenv(socketTokenEnv), Process: p, PermissionMode: permissionMode})
 	if err != nil {
 		s.RecordError(fmt.Errorf("record the messaging socket: %w", err))
 	}
@@ -439,12 +433,10 @@ func (s *Session) recordSocketFromEnv(getenv func(string) string, p procfacts.Pr
 // socket, not even one found through Claude Code's registry.
 const noSocketName = "no-socket.json"
 
-func (s *Session) noSocketPath() string { return filepath.Join(s.dir, noSocketName) }
-
 // recordSwitchedOff writes no-socket.json for process p (unless it says so
 // already).
-func (s *Session) recordSwitchedOff(p procfacts.Process) {
-	if old, ok := s.socketSwitchedOff(); ok && old == p {
+func recordSwitchedOff(s *Session, p procfacts.Process) {
+	if old, ok := socketSwitchedOff(s); ok && old == p {
 		return
 	}
 	b, _ := json.Marshal(p)
@@ -455,8 +447,8 @@ func (s *Session) recordSwitchedOff(p procfacts.Process) {
 
 // socketSwitchedOff reads no-socket.json: the process that runs with the
 // socket lane switched off.
-func (s *Session) socketSwitchedOff() (procfacts.Process, bool) {
-	return readProcess(s.noSocketPath())
+func socketSwitchedOff(s *Session) (procfacts.Process, bool) {
+	return readProcess(s.path(noSocketName))
 }
 
 // enqueuedInTranscript reports whether the transcript at path shows, after
@@ -496,4 +488,14 @@ func enqueuedInTranscript(path string, off int64, id string) bool {
 			return false
 		}
 	}
+}
+
+// opErr is the innermost error of a net error, without the addresses
+// (which repeat the path).
+func opErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }

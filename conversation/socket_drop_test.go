@@ -112,7 +112,7 @@ func peerLine(text string) string {
 func runStop(t *testing.T, s *Session, tr string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": "done"}), &out); err != nil {
+	if err := stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": "done"}), &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Len() == 0 {
@@ -149,7 +149,7 @@ func TestDroppedSocketPostGoesToTheStopHook(t *testing.T) {
 	if st, _ := s.State(r.Message.ID); !st.Queued || st.Ahead != 0 {
 		t.Fatalf("state after the grace %+v, want first in line", st)
 	}
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("SocketLane after a dropped post: %v", err)
 	}
 	ts, err := ListTargets(s.Workspace)
@@ -161,7 +161,7 @@ func TestDroppedSocketPostGoesToTheStopHook(t *testing.T) {
 	}
 	// A later message is not posted to the socket: the hooks take it.
 	r2, err := Send(s.Workspace, s.ID, "room", "second")
-	if err != nil || !errors.Is(r2.SocketErr, ErrSocketDrops) {
+	if err != nil || !errors.Is(r2.SocketErr, errSocketDrops) {
 		t.Fatalf("second send: %v, socket %v", err, r2.SocketErr)
 	}
 	select {
@@ -227,20 +227,20 @@ func TestStopHookRecoversADroppedPost(t *testing.T) {
 func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "hello")
-	if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
+	if n, err := s.deliverSocket(context.Background(), tr); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket: %d %v", n, err)
 	}
 	sock.next(t)
 	os.Remove(tr) // the transcript cannot be read any more
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	rec := s.Recover()
+	rec := recoverClaims(s)
 	if len(rec) != 1 || !rec[0].Requeue || !rec[0].Dropped {
 		t.Fatalf("recovered %+v, want the post put back", rec)
 	}
 	if st, _ := s.State(m.ID); !st.Queued {
 		t.Fatalf("state %+v", st)
 	}
-	if o, ok := s.SocketOffState(); !ok || !strings.Contains(o.Reason, "cannot be read") {
+	if o, ok := s.socketOffState(); !ok || !strings.Contains(o.Reason, "cannot be read") {
 		t.Fatalf("socket-off: %+v %v", o, ok)
 	}
 	res, err := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
@@ -248,7 +248,7 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Delivered()
-	if rec := s.Recover(); len(rec) != 0 {
+	if rec := recoverClaims(s); len(rec) != 0 {
 		t.Fatalf("a hook's hand-over with no transcript was recovered: %+v", rec)
 	}
 	if st, _ := s.State(m.ID); st.Delivered == nil || st.Delivered.Lane != LaneHook || st.Unconfirmed {
@@ -262,10 +262,10 @@ func TestUnreadableTranscriptIsNoEvidence(t *testing.T) {
 func TestLateSocketPostBeforeTheHook(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	m, _ := s.Enqueue("room", "held for approval")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	posted := sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	if rec := s.Recover(); len(rec) != 1 || !rec[0].Requeue {
+	if rec := recoverClaims(s); len(rec) != 1 || !rec[0].Requeue {
 		t.Fatalf("recovered %+v", rec)
 	}
 	// The user approved it in the session: it shows now.
@@ -330,17 +330,17 @@ func TestLateSocketPostAfterTheHook(t *testing.T) {
 func TestSocketOffIsPerProcess(t *testing.T) {
 	s, tr, sock := droppingSession(t)
 	s.Enqueue("room", "x")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	s.Recover()
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	recoverClaims(s)
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}
 	p := procfacts.ThisProcess()
 	p.Start++ // another process of the session
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: p})
-	if _, ok := s.SocketOffState(); ok {
+	if _, ok := s.socketOffState(); ok {
 		t.Fatal("the off state of the old process holds for the new one")
 	}
 }
@@ -390,10 +390,10 @@ func TestOneMessagePerTurn(t *testing.T) {
 	// busy, answering it. Nudges (a follower's) post nothing more.
 	var p1 struct{ Message struct{ Content string } }
 	json.Unmarshal([]byte(post1[len(post1)-1]), &p1)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p1.Message.Content}))
 	appendLine(t, tr, peerLine(p1.Message.Content))
-	s.Recover()
-	if n, err := s.DeliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, ErrAwaitingAnswer) {
+	recoverClaims(s)
+	if n, err := s.deliverSocket(context.Background(), tr); n != 0 || !errors.Is(err, errAwaitingAnswer) {
 		t.Fatalf("DeliverSocket during the first's turn: %d %v", n, err)
 	}
 	select {
@@ -414,7 +414,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 	}
 	var p2 struct{ Message struct{ Content string } }
 	json.Unmarshal([]byte(post2[len(post2)-1]), &p2)
-	HookPromptSubmit(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p2.Message.Content}))
+	promptSubmitHook(payload(t, s, "UserPromptSubmit", map[string]any{"prompt": p2.Message.Content}))
 	runStopWith(t, s, tr, "SECOND-ANSWER")
 	if text, _ := s.Reply(r2.Message.ID); text != "SECOND-ANSWER" {
 		t.Fatalf("the second's reply %q", text)
@@ -428,7 +428,7 @@ func TestOneMessagePerTurn(t *testing.T) {
 func runStopWith(t *testing.T, s *Session, tr, last string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := HookStop(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": last}), &out); err != nil {
+	if err := stopHook(payload(t, s, "Stop", map[string]any{"stop_hook_active": false, "transcript_path": tr, "last_assistant_message": last}), &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Len() == 0 {
@@ -447,11 +447,11 @@ func TestSocketDropsWithoutHooksSaysWhatToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Enqueue("room", "x")
-	s.DeliverSocket(context.Background(), tr)
+	s.deliverSocket(context.Background(), tr)
 	sock.next(t)
 	t.Setenv("RELAY_BATON_CLAIM_GRACE", "0s")
-	s.Recover()
-	if _, err := s.SocketLane(); !errors.Is(err, ErrSocketDrops) {
+	recoverClaims(s)
+	if _, err := s.SocketLane(); !errors.Is(err, errSocketDrops) {
 		t.Fatalf("after the drop: %v", err)
 	}
 	got := s.Reachability(time.Now())

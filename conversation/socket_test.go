@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -158,13 +159,13 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SocketErr == nil || !errors.Is(r.SocketErr, ErrSocketRefused) && !errors.Is(r.SocketErr, ErrPeer) {
+			if r.SocketErr == nil || !errors.Is(r.SocketErr, errSocketRefused) && !errors.Is(r.SocketErr, peer.ErrNotSessions) {
 				t.Fatalf("SocketErr = %v, want a refused socket", r.SocketErr)
 			}
 			if strings.Contains(r.SocketErr.Error(), testToken) {
 				t.Fatalf("the error shows the token: %v", r.SocketErr)
 			}
-			if took := time.Since(start); took > SocketTimeout+5*time.Second {
+			if took := time.Since(start); took > socketTimeout+5*time.Second {
 				t.Fatalf("send took %s", took)
 			}
 			st, err := s.State(r.Message.ID)
@@ -185,20 +186,20 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 // error (Reachability names the lane that delivers).
 func TestSocketLaneNotUsed(t *testing.T) {
 	s := newSession(t)
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) {
 		t.Fatalf("no record: %v", err)
 	}
 	sock := newFakeSocket(t)
 	ended := procfacts.ThisProcess()
 	ended.Start++ // the pid reused by another process
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: ended})
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) {
 		t.Fatalf("the process that bound it ended: %v", err)
 	}
 	// A record without the full evidence relay-baton's hook writes (a
 	// pid only, as a file committed to a repository would hold).
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.Process{PID: os.Getpid()}})
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) {
 		t.Fatalf("a pid-only record: %v", err)
 	}
 	s.RecordSocket(SocketInfo{Path: sock.path, Token: testToken, Process: procfacts.ThisProcess(), PermissionMode: "bypassPermissions"})
@@ -224,12 +225,12 @@ func TestSocketLaneNotUsed(t *testing.T) {
 	}
 	// RELAY_BATON_NO_SOCKET=1 switches the lane off for a sender...
 	t.Setenv(NoSocketEnv, "1")
-	if _, err := s.SocketLane(); !errors.Is(err, ErrNoSocket) {
+	if _, err := s.SocketLane(); !errors.Is(err, errNoSocket) {
 		t.Fatalf("switched off: %v", err)
 	}
 	// ... and, in a session's environment, its hooks record no socket.
-	env := map[string]string{SocketEnv: sock.path, SocketTokenEnv: testToken, NoSocketEnv: "1"}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	env := map[string]string{socketEnv: sock.path, socketTokenEnv: testToken, NoSocketEnv: "1"}
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("recorded a socket with the lane switched off")
 	}
@@ -243,8 +244,8 @@ func TestHooksRecordTheSocket(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(outside, []byte("keep"), 0o600)
 	os.Symlink(outside, filepath.Join(s.Dir(), "socket.json"))
-	env := map[string]string{SocketEnv: "/tmp/cc-socks/4242.sock", SocketTokenEnv: testToken}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	env := map[string]string{socketEnv: "/tmp/cc-socks/4242.sock", socketTokenEnv: testToken}
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if b, _ := os.ReadFile(outside); string(b) != "keep" {
 		t.Fatalf("written through the symlink: %q", b)
 	}
@@ -252,20 +253,20 @@ func TestHooksRecordTheSocket(t *testing.T) {
 	if !ok || info.Path != "/tmp/cc-socks/4242.sock" || info.Token != testToken || info.Process != procfacts.ThisProcess() {
 		t.Fatalf("recorded %+v %v", info, ok)
 	}
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "bypassPermissions", false)
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "bypassPermissions", false)
 	if info, _ := s.Socket(); info.PermissionMode != "bypassPermissions" {
 		t.Fatalf("permission mode not recorded: %+v", info)
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", false)
+	recordSocketFromEnv(s, func(string) string { return "" }, procfacts.ThisProcess(), "", false)
 	if _, ok := s.Socket(); !ok {
 		t.Fatal("a prompt hook without the variable dropped the record")
 	}
-	s.recordSocketFromEnv(func(string) string { return "" }, procfacts.ThisProcess(), "", true)
+	recordSocketFromEnv(s, func(string) string { return "" }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a session start without a socket kept the old record")
 	}
-	env[SocketEnv] = "relative.sock"
-	s.recordSocketFromEnv(func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
+	env[socketEnv] = "relative.sock"
+	recordSocketFromEnv(s, func(k string) string { return env[k] }, procfacts.ThisProcess(), "", true)
 	if _, ok := s.Socket(); ok {
 		t.Fatal("a relative socket path was recorded")
 	}
@@ -273,7 +274,7 @@ func TestHooksRecordTheSocket(t *testing.T) {
 
 // A message posted to the socket of a session busy in a long tool call
 // shows in the transcript only as Claude Code's enqueue until the tool
-// returns: Recover leaves that claim alone (no second delivery); a post
+// returns: recoverClaims leaves that claim alone (no second delivery); a post
 // that never showed at all goes back to the inbox.
 func TestRecoverSocketClaim(t *testing.T) {
 	for _, enqueued := range []bool{true, false} {
@@ -284,7 +285,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 			sock := newFakeSocket(t)
 			s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
 			m, _ := s.Enqueue("room", "are you there?")
-			if n, err := s.DeliverSocket(context.Background(), tr); n != 1 || err != nil {
+			if n, err := s.deliverSocket(context.Background(), tr); n != 1 || err != nil {
 				t.Fatalf("DeliverSocket: %d %v", n, err)
 			}
 			sock.next(t)
@@ -294,7 +295,7 @@ func TestRecoverSocketClaim(t *testing.T) {
 				fmt.Fprintf(f, `{"type":"queue-operation","operation":"enqueue","timestamp":"2026-12-02T04:35:47.137Z","content":"[relay-baton chat message %s from room, typed by the user at x]"}`+"\n", m.ID)
 				f.Close()
 			}
-			rec := s.Recover()
+			rec := recoverClaims(s)
 			st, _ := s.State(m.ID)
 			if enqueued && (len(rec) != 0 || st.Queued) {
 				t.Fatalf("an enqueued post was recovered: %+v, state %+v", rec, st)
@@ -344,13 +345,13 @@ func TestSocketPosterKilledMidClaim(t *testing.T) {
 	child.Wait()
 	sock := newFakeSocket(t)
 	s.RecordSocket(SocketInfo{Path: sock.path, Process: procfacts.ThisProcess()})
-	if n, err := s.DeliverSocket(context.Background(), ""); n != 1 || err != nil {
+	if n, err := s.deliverSocket(context.Background(), ""); n != 1 || err != nil {
 		t.Fatalf("DeliverSocket after the kill: %d %v", n, err)
 	}
 	if got := sock.next(t); len(got) != 1 || !strings.Contains(got[0], "survive the kill") {
 		t.Fatalf("posted %q", got)
 	}
-	if n, _ := s.DeliverSocket(context.Background(), ""); n != 0 {
+	if n, _ := s.deliverSocket(context.Background(), ""); n != 0 {
 		t.Fatalf("posted %d more", n)
 	}
 	if b, _ := os.ReadFile(filepath.Join(s.Dir(), "errors.log")); !strings.Contains(string(b), "died before the message was handed over") {

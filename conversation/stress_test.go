@@ -75,7 +75,7 @@ func claimerMain(spec string) int {
 			// goes back to the inbox after the claim grace for the
 			// other lanes.
 			posted, perr := postSocket(s, w)
-			if perr != nil && !errors.Is(perr, ErrSocketDrops) && !errors.Is(perr, ErrNoSocket) {
+			if perr != nil && !errors.Is(perr, errSocketDrops) && !errors.Is(perr, errNoSocket) {
 				fmt.Fprintln(os.Stderr, perr)
 				return 1
 			}
@@ -92,7 +92,7 @@ func claimerMain(spec string) int {
 			res, err = s.Claim(lane)
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			res, err = s.WaitClaim(ctx, lane, false, 100*time.Millisecond)
+			res, err = s.waitClaim(ctx, lane, false, 100*time.Millisecond)
 			cancel()
 			if errors.Is(err, context.DeadlineExceeded) {
 				err = nil
@@ -119,14 +119,14 @@ func claimerMain(spec string) int {
 // stressDrained: nothing in the inbox and no claim in progress (a socket
 // post waits out its grace in claims/ before it goes back).
 func stressDrained(s *Session) bool {
-	if has, _ := s.HasPending(); has {
+	if has, _ := s.hasPending(); has {
 		return false
 	}
 	names, _ := os.ReadDir(s.ClaimsDir())
 	return len(names) == 0
 }
 
-// postSocket is DeliverSocket writing each posted id as "posted <id>".
+// postSocket is deliverSocket writing each posted id as "posted <id>".
 func postSocket(s *Session, w *bufio.Writer) (int, error) {
 	info, err := s.SocketLane()
 	if err != nil {
@@ -138,8 +138,8 @@ func postSocket(s *Session, w *bufio.Writer) (int, error) {
 		if err != nil || !res.OK {
 			return n, err
 		}
-		if err := PostSocket(context.Background(), info, s.Frame(res.Message), SocketTimeout); err != nil {
-			_ = res.Abandon(err)
+		if err := PostSocket(context.Background(), info, s.Frame(res.Message), socketTimeout); err != nil {
+			_ = res.abandon(err)
 			return n, err
 		}
 		_ = res.Delivered()
@@ -266,7 +266,7 @@ func stress(t *testing.T, n int, produce func(s *Session) map[string]int) {
 				restarted <- k
 				return
 			case <-time.After(5 * time.Millisecond):
-				if os.Remove(s.socketOffPath()) == nil {
+				if os.Remove(s.path(socketOffName)) == nil {
 					k++
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
@@ -19,7 +20,7 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // no user hooks
 	t.Setenv(conversation.NoRegistryEnv, "1")  // the hooks' words (registry_test.go has the others)
 	var b strings.Builder
-	if err := conversation.WriteTargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
+	if err := view.TargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
 		t.Errorf("empty report %q %v", b.String(), err)
 	}
 	// Right after 'hook install' the missing piece is a session started
@@ -28,7 +29,7 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Reset()
-	if err := conversation.WriteTargetsReport(&b, ws, nil, false, time.Now()); err != nil || strings.Contains(b.String(), "Run 'relay-baton hook install'") ||
+	if err := view.TargetsReport(&b, ws, nil, false, time.Now()); err != nil || strings.Contains(b.String(), "Run 'relay-baton hook install'") ||
 		!strings.Contains(b.String(), "The chat hooks are installed ("+filepath.Join(ws, ".claude", "settings.json")+"): start Claude Code there, or restart (resume) a session started before the install") {
 		t.Errorf("report after hook install %q %v", b.String(), err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -205,37 +204,5 @@ func TestRecordProcess(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("Process() blocked on a FIFO")
-	}
-}
-
-// An ended session cannot take a message (send refuses it): its row says
-// CHAT no, though its inbox is still there.
-func TestWriteTargetsEndedRowCannotChat(t *testing.T) {
-	var b strings.Builder
-	now := time.Now()
-	ts := []Target{
-		{SessionID: "11111111-0000-4000-8000-000000000001", ChatCapable: true, State: procfacts.Live},
-		{SessionID: "22222222-0000-4000-8000-000000000002", ChatCapable: true, State: procfacts.Ended},
-	}
-	if err := WriteTargets(&b, ts, TableOptions{Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	rows := 0
-	for _, l := range strings.Split(b.String(), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 3 || !strings.HasSuffix(f[0], "-000000000002") && !strings.HasSuffix(f[0], "-000000000001") {
-			continue
-		}
-		want := "yes"
-		if strings.HasSuffix(f[0], "-000000000002") {
-			want = "no"
-		}
-		rows++
-		if f[1] != want {
-			t.Errorf("CHAT %q, want %q in %q", f[1], want, l)
-		}
-	}
-	if rows != 2 {
-		t.Fatalf("%d rows in:\n%s", rows, b.String())
 	}
 }

@@ -89,19 +89,19 @@ func (t *turnReader) caughtUp(ctx context.Context) (bool, time.Duration) {
 func (t *turnReader) finish(ctx context.Context, a events.Activity) {
 	s, id := t.w.s, t.w.id
 	t.done = true
-	if transcript.IsRolloutPath(t.w.path) && s.CodexTUIQuit() {
+	if transcript.IsRolloutPath(t.w.path) && s.codexTUIQuit() {
 		t.w.emit(Update{Kind: UpdUnseen, Err: fmt.Errorf("the thread's TUI has quit: a codex app-server daemon answered message %s in a turn no terminal shows (`%s` shows it)", id, s.ResumeCommand())})
 	}
 	text, _ := s.Reply(id)
 	if text == "" && !s.HooklessOnly() {
-		text, _ = s.waitReply(ctx, id, replyWait)
+		text, _ = waitReply(s, ctx, id, replyWait)
 	}
 	text = lastMessageText(t.last, text)
 	if text == "" {
 		text = t.reply.String()
 	}
-	s.endAnswer(id, text)
-	s.logReplyOnce(id, text, "transcript")
+	endAnswer(s, id, text)
+	logReplyOnce(s, id, text, "transcript")
 	t.w.emit(Update{Kind: UpdDone, Activity: a, Reply: text})
 }
 

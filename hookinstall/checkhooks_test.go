@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/hook"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/reports"
 )
@@ -19,7 +19,7 @@ func TestCheckHooks(t *testing.T) {
 	root, user := t.TempDir(), t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", user)
 	bin := filepath.Join(t.TempDir(), "relay-baton")
-	merged, err := MergeHooks(nil, HookOptions{Binary: bin, WaitTimeout: conversation.DefaultWaitTimeout}, false)
+	merged, err := MergeHooks(nil, HookOptions{Binary: bin, WaitTimeout: hook.DefaultWaitTimeout}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

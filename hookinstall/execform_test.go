@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/hook"
 	"github.com/relay-baton/relay-baton/reports"
 )
 
@@ -56,8 +56,8 @@ func TestExecFormHooks(t *testing.T) {
 	}
 	got := execHandlers(t, once)
 	want := map[string][][]string{
-		"Stop":             {{"~/bin/notify.sh"}, {bin, "hook", "stop"}, {bin, "hook", "wait", "--timeout", (2*time.Minute - conversation.WaiterMargin(2*time.Minute)).String()}},
-		"SessionStart":     {{bin, "hook", "session-start"}, {bin, "hook", "wait", "--timeout", (2*time.Minute - conversation.WaiterMargin(2*time.Minute)).String()}},
+		"Stop":             {{"~/bin/notify.sh"}, {bin, "hook", "stop"}, {bin, "hook", "wait", "--timeout", (2*time.Minute - hook.WaiterMargin(2*time.Minute)).String()}},
+		"SessionStart":     {{bin, "hook", "session-start"}, {bin, "hook", "wait", "--timeout", (2*time.Minute - hook.WaiterMargin(2*time.Minute)).String()}},
 		"UserPromptSubmit": {{bin, "hook", "prompt-submit"}},
 		"Notification":     {{bin, "hook", "notify"}},
 		"PreToolUse":       {{"guard"}},

@@ -17,13 +17,14 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/hook"
 	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // HookOptions says what to register.
 type HookOptions struct {
 	Binary      string        // absolute path of relay-baton
-	WaitTimeout time.Duration // the waiter's hook timeout (0 = conversation.DefaultWaitTimeout)
+	WaitTimeout time.Duration // the waiter's hook timeout (0 = hook.DefaultWaitTimeout)
 	Agent       string        // "" or conversation.AgentClaude: Claude Code's hooks; conversation.AgentCodex: Codex's (codex_hooks.go)
 	// ExecForm writes Claude Code's hooks in exec form: "command" the
 	// binary and "args" its arguments, run without a shell (Claude Code
@@ -64,11 +65,11 @@ func Hooks(o HookOptions) []HookEntry {
 	}
 	wt := o.WaitTimeout
 	if wt <= 0 {
-		wt = conversation.DefaultWaitTimeout
+		wt = hook.DefaultWaitTimeout
 	}
 	wait := HookCommand(o.Binary, "wait")
-	if wt != conversation.DefaultWaitTimeout {
-		wait += " --timeout " + (wt - conversation.WaiterMargin(wt)).String()
+	if wt != hook.DefaultWaitTimeout {
+		wait += " --timeout " + (wt - hook.WaiterMargin(wt)).String()
 	}
 	secs := int((wt + time.Second - 1) / time.Second)
 	out := []HookEntry{

@@ -4,7 +4,7 @@
 // asks of each hook (recorded through `codex app-server`). The settings
 // are edited in place (jsonedit.go), so everything else in them is kept
 // byte for byte; CheckHooks is doctor's read-only look at them. What runs
-// when a hook fires is conversation's (RunHook).
+// when a hook fires is package conversation/hook's (hook.Run).
 package hookinstall
 
 import (

@@ -42,7 +42,7 @@ type Stat struct {
 // Source reads facts about processes: the one thing that differs per
 // system (proc_linux.go reads /proc, proc_darwin.go sysctl, proc_ps.go
 // ps(1) for the BSDs and -tags portable, proc_windows.go the Tool Help
-// snapshot); the decisions on them (Identify, Check, DetectHook) are the
+// snapshot); the decisions on them (Identify, Check, hook.Detect) are the
 // same everywhere. Tests inject fakes.
 type Source interface {
 	// Cmdline returns the argv of pid.

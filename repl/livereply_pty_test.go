@@ -3,8 +3,13 @@
 package repl
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,20 +53,26 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 
 	// The session's turn ends: the Stop hook delivers the message and the
 	// session answers it.
-	res, err := s.Claim(conversation.LaneHook)
-	if err != nil || !res.OK {
-		t.Fatalf("claim: %v %+v", err, res)
+	var block bytes.Buffer
+	if err := conversation.HookStop(context.Background(), s, conversation.HookPayload{SessionID: simSID, TranscriptPath: tr, Cwd: p.dir}, &block); err != nil {
+		t.Fatal(err)
 	}
+	var decision struct{ Reason string }
+	if err := json.Unmarshal(block.Bytes(), &decision); err != nil {
+		t.Fatalf("the Stop hook did not block with the message: %q", block.String())
+	}
+	id := regexp.MustCompile(`chat message ([0-9a-f]+) `).FindStringSubmatch(decision.Reason)[1]
 	appendTranscript(t, tr,
-		`{"type":"user","isMeta":true,"message":{"role":"user","content":`+jsonString("Stop hook feedback:\n"+s.Frame(res.Message))+`}}`,
+		`{"type":"user","isMeta":true,"message":{"role":"user","content":`+jsonString("Stop hook feedback:\n"+decision.Reason)+`}}`,
 		`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"FIRST BLOCK"}],"stop_reason":"end_turn"}}`,
 		`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"LATE ANSWER 42"}],"stop_reason":"end_turn"}}`,
 		`{"type":"system","subtype":"turn_duration","durationMs":1200}`,
 	)
-	// The Stop hook stores the turn's last block as its reply.
-	s.MarkAnswering(res.Message.ID)
-	s.StoreReplies("LATE ANSWER 42")
-	p.until(t, "reply to message "+res.Message.ID)
+	// The turn's end: the Stop hook stores its last block as the reply.
+	if err := conversation.HookStop(context.Background(), s, conversation.HookPayload{SessionID: simSID, TranscriptPath: tr, Cwd: p.dir, StopHookActive: true, LastAssistantMessage: "LATE ANSWER 42"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	p.until(t, "reply to message "+id)
 	p.until(t, "FIRST BLOCK")
 	p.until(t, "LATE ANSWER 42")
 	p.until(t, "orchestrator› ")
@@ -78,7 +89,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 
 	replies := 0
 	for _, e := range readLog(t, p.dir) {
-		if e.Kind == events.KindChatReply && metaMap(e.Meta)["messageId"] == res.Message.ID {
+		if e.Kind == events.KindChatReply && metaMap(e.Meta)["messageId"] == id {
 			replies++
 			if e.Text != "FIRST BLOCK LATE ANSWER 42" {
 				t.Errorf("chat_reply text %q", e.Text)
@@ -86,7 +97,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		}
 	}
 	if replies != 1 {
-		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, res.Message.ID, p.String())
+		t.Fatalf("%d chat_reply events for %s, want 1; screen:\n%s", replies, id, p.String())
 	}
 	// chat --resume finds the message answered: nothing to show again.
 	rs, err := resume.Read(workspace.LogPath(p.dir), 0)
@@ -94,7 +105,7 @@ func TestPTYReplyAfterCtrlCShownLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range rs.Chats {
-		if c.MessageID == res.Message.ID {
+		if c.MessageID == id {
 			t.Errorf("chat --resume would show message %s as unanswered", c.MessageID)
 		}
 	}

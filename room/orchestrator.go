@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/transcript"
@@ -184,7 +185,7 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 	if e.Active == AgentOrchestrator {
 		current = e.chat.session
 	}
-	conversation.WriteTargets(&b, ts, conversation.TableOptions{Now: time.Now(), Current: current})
+	view.Targets(&b, ts, view.TableOptions{Now: time.Now(), Current: current})
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; a session with CHAT no is reached after `relay-baton hook install` and its restart)\n")
 	e.out.raw(b.String())
 	return nil

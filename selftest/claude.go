@@ -218,7 +218,7 @@ func claudeHookPayloads(c checkFunc, session, work string, starts, prompts, stop
 	}
 	c.verdict("hook payloads", problems, "SessionStart, UserPromptSubmit and Stop carry session_id, transcript_path, cwd, hook_event_name; Stop carries stop_hook_active and last_assistant_message")
 
-	// The environment relay-baton's hooks read (hookmode.go, session.go).
+	// The environment relay-baton's hooks read (conversation/hook/mode.go, conversation/session.go).
 	problems = nil
 	for _, r := range append(append([]record{}, starts...), stops...) {
 		for _, k := range []string{"CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "CLAUDE_CODE_ENTRYPOINT"} {

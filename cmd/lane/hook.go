@@ -7,6 +7,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/hook"
 	"github.com/relay-baton/relay-baton/hookinstall"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -30,7 +31,7 @@ func runHook(inv *cli.Invocation) error {
 		return hookInstall(subInv)
 	}
 	fs := subInv.Flags()
-	timeout := fs.Duration("timeout", conversation.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
+	timeout := fs.Duration("timeout", hook.DefaultWaiterTimeout, "give up (exit 0, nothing claimed) after this long; keep it under the hook's timeout")
 	if sub != "wait" {
 		fs = subInv.Flags() // the other hooks take no flag
 	}
@@ -43,7 +44,7 @@ func runHook(inv *cli.Invocation) error {
 		}
 		return err
 	}
-	woke, failed := conversation.RunHook(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout)
+	woke, failed := hook.Run(inv.Ctx, sub, inv.IO.In, inv.IO.Out, inv.IO.Err, *timeout)
 	switch {
 	case woke:
 		return &cli.ExitError{Code: 2}
@@ -60,7 +61,7 @@ func hookInstall(inv *cli.Invocation) error {
 	scope := fs.String("scope", "project", "where: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	check := fs.Bool("check", false, "only report whether the hooks are installed and current (exit 1 if not)")
 	uninstall := fs.Bool("uninstall", false, "remove relay-baton's hooks")
-	waitTimeout := fs.Duration("wait-timeout", conversation.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
+	waitTimeout := fs.Duration("wait-timeout", hook.DefaultWaitTimeout, "how long the idle-lane waiter stays armed after each turn (a claude -p stream-json session waits for it when its stdin closes)")
 	agent := fs.String("agent", "claude", "claude (Claude Code settings) or codex (Codex hooks.json, default --scope user, plus Codex's hook trust)")
 	form := fs.String("form", hookinstall.FormAuto, "Claude Code's hooks: exec (run without a shell; Claude Code 2.1.139 or later), shell (sh -c), or auto: exec when the claude on PATH (or $RELAY_BATON_CLAUDE) is new enough")
 	wsFlag := workspaceFlag(fs)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -100,7 +101,7 @@ func runSend(inv *cli.Invocation) error {
 		}
 		return nil
 	}
-	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, conversation.FollowView(inv.IO.Out, inv.IO.Color))
+	res, err := conversation.Follow(inv.Ctx, r, conversation.WatchOptions{}, false, view.Follow(inv.IO.Out, inv.IO.Color))
 	switch {
 	case res.Outcome == conversation.Stopped:
 		if res.StateErr == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -86,5 +87,5 @@ func runTargets(inv *cli.Invocation) error {
 		}
 		return inv.PrintJSON(ts)
 	}
-	return conversation.WriteTargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
+	return view.TargetsReport(inv.IO.Out, ws, ts, *all, time.Now())
 }

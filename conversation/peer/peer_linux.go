@@ -1,6 +1,6 @@
 //go:build linux
 
-package conversation
+package peer
 
 import (
 	"io/fs"
@@ -28,8 +28,8 @@ func peerCred(c *net.UnixConn) (pid, uid int, err error) {
 	return int(cred.Pid), int(cred.Uid), nil
 }
 
-// fileUID is the owner of a file (-1 when unknown).
-func fileUID(fi fs.FileInfo) int {
+// FileUID is the owner of a file (-1 when unknown).
+func FileUID(fi fs.FileInfo) int {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return int(st.Uid)
 	}

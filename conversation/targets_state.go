@@ -3,13 +3,10 @@ package conversation
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events/render"
@@ -81,64 +78,6 @@ func (t Target) lane() string {
 	return ""
 }
 
-// TableOptions tunes WriteTargets.
-type TableOptions struct {
-	Now        time.Time
-	Current    string // marked ">" (the room's target)
-	Transcript bool   // a TRANSCRIPT column
-}
-
-// WriteTargets writes the one targets table (`relay-baton targets`, the
-// room's /targets): a mark (">" current, "*" lead), the session, whether it
-// can chat, its Status, its queue (and the oldest message's age), its last
-// activity, and with o.Transcript its transcript path. Paths come from a
-// hook payload: they are sanitized.
-func WriteTargets(w io.Writer, ts []Target, o TableOptions) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "   SESSION\tCHAT\tSTATE\tQUEUE\tLAST ACTIVITY\tAGENT"
-	if o.Transcript {
-		head += "\tTRANSCRIPT"
-	}
-	fmt.Fprintln(tw, head)
-	for _, t := range ts {
-		mark := []byte("  ")
-		if t.SessionID == o.Current {
-			mark[0] = '>'
-		}
-		if t.Lead {
-			mark[1] = '*'
-		}
-		chat, queue := "no", "-"
-		if t.ChatCapable {
-			chat, queue = "yes", fmt.Sprint(t.Depth)
-			if t.State == procfacts.Ended {
-				chat = "no" // nothing reaches it until it is resumed
-			}
-			if t.Depth > 0 && !t.Oldest.IsZero() {
-				queue += fmt.Sprintf(" (oldest %s)", o.Now.Sub(t.Oldest).Round(time.Second))
-			}
-		}
-		last := "-"
-		if !t.LastActivity.IsZero() {
-			last = o.Now.Sub(t.LastActivity).Round(time.Second).String() + " ago"
-		}
-		agent := t.Agent
-		if agent == "" {
-			agent = "claude"
-		}
-		row := []string{string(mark) + " " + t.SessionID, chat, t.Status(), queue, last, agent}
-		if o.Transcript {
-			tr := render.InertLine(t.TranscriptPath)
-			if tr == "" {
-				tr = "-"
-			}
-			row = append(row, tr)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	return tw.Flush()
-}
-
 // FindTarget returns the sessions of ts that want names: the one whose id
 // is want, else those whose id starts with want (at least 4 characters,
 // case-folded). "" or "lead" names the lead.
@@ -164,16 +103,16 @@ func FindTarget(ts []Target, want string) []Target {
 func (s *Session) Reachability(now time.Time) string {
 	q, _ := s.Queue()
 	queue := fmt.Sprintf("%d queued", q.Depth)
-	if id, ok := s.AwaitingAnswer(now); ok && !s.IsCodex() {
+	if id, ok := s.awaitingAnswer(now, cachedOnly); ok && !s.IsCodex() {
 		queue += fmt.Sprintf("; a new message waits until message %s is answered (one message per turn, each with its own reply)", id)
 	} else if q.Depth > 0 {
 		queue += fmt.Sprintf("; a new message waits behind %s (one message per turn, each with its own reply)", render.Count(q.Depth, "queued message"))
 	}
 	if s.IsCodex() {
 		switch {
-		case (s.Busy(now) || CodexTurn(LocateTranscript(s), now)) && CodexControlSocket() != "":
+		case (s.Busy(now) || codexTurn(LocateTranscript(s), now)) && codexControlSocket() != "":
 			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
-		case s.Busy(now) || CodexTurn(LocateTranscript(s), now):
+		case s.Busy(now) || codexTurn(LocateTranscript(s), now):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
 		case CodexLoaded(s.ID):
 			return "idle: a message is delivered at once (codex queue); " + queue
@@ -184,7 +123,7 @@ func (s *Session) Reachability(now time.Time) string {
 	if a, ok := s.NeedsUser(LocateTranscript(s)); ok {
 		user = "waiting for its user (" + a.What() + ": answer it in the session); "
 	}
-	_, serr := s.SocketLane()
+	_, serr := viewSocketLane(s)
 	switch {
 	case serr == nil && s.Busy(now):
 		return user + "in a turn; delivers: socket, between tool calls (the message reaches the model with the result of the tool call that runs); " + queue
@@ -192,8 +131,8 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle; delivers: socket, at once; " + queue
 	case errors.Is(serr, ErrSocketHeld):
 		user += "in bypassPermissions Claude Code holds a message from its socket for approval, so the hooks deliver; "
-	case errors.Is(serr, ErrSocketDrops):
-		if o, ok := s.SocketOffState(); ok {
+	case errors.Is(serr, errSocketDrops):
+		if o, ok := s.socketOffState(); ok {
 			if s.HooklessOnly() {
 				// Reached through its socket alone (Claude Code's registry):
 				// no hook lane is there to take the message back.
@@ -209,39 +148,6 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle, waiter armed: a message is delivered at once (rewake); " + queue
 	}
 	return user + "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
-}
-
-// WriteTargetsReport is `relay-baton targets` as text: the table with the
-// transcripts and the lead's footnote, or, when ts is empty, how to get a
-// session to chat with in ws (and, unless all was asked for, how many
-// sessions --all would add).
-func WriteTargetsReport(w io.Writer, ws string, ts []Target, all bool, now time.Time) error {
-	note := RegistryNote()
-	if note != "" {
-		fmt.Fprintln(w, render.InertLine(note))
-	}
-	if len(ts) == 0 {
-		if note == "" && os.Getenv(NoRegistryEnv) != "1" {
-			// Claude Code's registry was read: no session runs here.
-			fmt.Fprintf(w, "No running Claude Code session found for %s.\nStart Claude Code there: relay-baton finds it in Claude Code's own list of sessions (`claude agents`) and reaches it through its messaging socket, no hooks needed ('relay-baton hook install' adds the Stop-hook and rewake lanes; for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
-		} else if path := claudeHooksIn(ws); path != "" {
-			// Installed: what is missing is a session that read them.
-			fmt.Fprintf(w, "No running Claude Code session found for %s.\nThe chat hooks are installed (%s): start Claude Code there, or restart (resume) a session started before the install (Claude Code reads hooks when a session starts).\n", render.InertLine(ws), render.InertLine(path))
-		} else {
-			fmt.Fprintf(w, "No running Claude Code session found for %s.\nRun 'relay-baton hook install', then start a session there (for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
-		}
-		if others, err := ListAllTargets(ws); err == nil && len(others) > 0 && !all {
-			fmt.Fprintf(w, "%d earlier session(s) ended or are of unknown state: 'relay-baton targets --all' lists them.\n", len(others))
-		}
-		return nil
-	}
-	if err := WriteTargets(w, ts, TableOptions{Now: now, Transcript: true}); err != nil {
-		return err
-	}
-	if slices.ContainsFunc(ts, func(t Target) bool { return t.Lead }) {
-		fmt.Fprintln(w, "* lead (the default target of 'relay-baton send')")
-	}
-	return nil
 }
 
 // MarkLead is SetLead for `targets --set-lead`; running is false when id
@@ -274,10 +180,10 @@ func TargetIDs(dir string) []string {
 	return ids
 }
 
-// claudeHooksIn is the Claude Code settings file (project, local, then the
+// ClaudeHooksIn is the Claude Code settings file (project, local, then the
 // user's) that holds relay-baton's chat hooks for ws, or "" when none does.
 // A file that is not a regular one is not read (safeio.ReadRegular).
-func claudeHooksIn(ws string) string {
+func ClaudeHooksIn(ws string) string {
 	for _, scope := range []string{"project", "local", "user"} {
 		path, err := workspace.SettingsPath(scope, ws)
 		if err != nil {

@@ -1,4 +1,4 @@
-package conversation
+package hook
 
 import (
 	"io"
@@ -36,8 +36,8 @@ const (
 	ModeManual SessionMode = "manual"
 )
 
-// HookEnv is what a hook knows about the session that runs it.
-type HookEnv struct {
+// Env is what a hook knows about the session that runs it.
+type Env struct {
 	Mode    SessionMode
 	Process procfacts.Process // the session's process (zero when unknown)
 	Why     string            // how the mode was decided, in a few words
@@ -47,7 +47,7 @@ type HookEnv struct {
 // return at once, doing nothing, for sessions that cannot be woken
 // (one-shot print mode) and for relay-baton's own agent runs, which must
 // never stall on a waiter nor be registered as chat targets.
-func (h HookEnv) Serves() bool {
+func (h Env) Serves() bool {
 	switch h.Mode {
 	case ModeInteractive, ModeStreamJSON, ModeManual:
 		return true
@@ -55,18 +55,18 @@ func (h HookEnv) Serves() bool {
 	return false
 }
 
-// CurrentHook inspects this process's environment and the session's
+// Current inspects this process's environment and the session's
 // process (CLAUDE_PID, else the parent of the hook's shell) on this
 // machine.
-func CurrentHook() HookEnv {
-	return DetectHook(os.Getenv, procfacts.System, os.Getppid())
+func Current() Env {
+	return Detect(os.Getenv, procfacts.System, os.Getppid())
 }
 
-// SkipHook is the first thing every relay-baton hook does: when the
-// session is not one the hooks serve (see HookEnv.Serves) it drains the
+// Skip is the first thing every relay-baton hook does: when the
+// session is not one the hooks serve (see Env.Serves) it drains the
 // payload from in (so Claude Code's write of it never fails) and reports
 // true; the hook then exits 0 at once, printing nothing.
-func SkipHook(h HookEnv, in io.Reader) bool {
+func Skip(h Env, in io.Reader) bool {
 	if h.Serves() {
 		return false
 	}
@@ -76,7 +76,7 @@ func SkipHook(h HookEnv, in io.Reader) bool {
 	return true
 }
 
-// DetectHook decides the mode of the session running a hook from the hook's
+// Detect decides the mode of the session running a hook from the hook's
 // environment (getenv) and the session's process (src; ppid is the hook's
 // parent, used when CLAUDE_PID is unset). The rules, in order:
 //
@@ -93,20 +93,20 @@ func SkipHook(h HookEnv, in io.Reader) bool {
 //     two cannot be told apart) is taken as ModePrint, the safe side: a
 //     stream-json session then loses the chat, but nothing stalls.
 //     Anything else is ModeInteractive.
-func DetectHook(getenv func(string) string, src procfacts.Source, ppid int) HookEnv {
+func Detect(getenv func(string) string, src procfacts.Source, ppid int) Env {
 	if getenv(agents.AgentRunEnv) == "1" {
-		return HookEnv{Mode: ModeAgentRun, Why: agents.AgentRunEnv + "=1: one of relay-baton's own agent runs"}
+		return Env{Mode: ModeAgentRun, Why: agents.AgentRunEnv + "=1: one of relay-baton's own agent runs"}
 	}
 	entry, attended := getenv("CLAUDE_CODE_ENTRYPOINT"), getenv("CLAUDE_CODE_SESSION_ATTENDED")
 	pidVar := getenv("CLAUDE_PID")
 	if pidVar == "" && entry == "" && getenv("CLAUDECODE") == "" {
-		return HookEnv{Mode: ModeManual, Why: "not run by Claude Code"}
+		return Env{Mode: ModeManual, Why: "not run by Claude Code"}
 	}
 	pid, _ := strconv.Atoi(pidVar)
 	if pid <= 0 {
 		pid = sessionPidFromParent(src, ppid)
 	}
-	h := HookEnv{Process: procfacts.Identify(src, pid)}
+	h := Env{Process: procfacts.Identify(src, pid)}
 	if pid > 0 {
 		if argv, err := src.Cmdline(pid); err == nil && len(argv) > 0 {
 			h.Mode = ModeFromArgv(argv)

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package conversation
+package peer
 
 import (
 	"errors"
@@ -14,5 +14,5 @@ func peerCred(*net.UnixConn) (pid, uid int, err error) {
 	return 0, 0, errors.New("this system gives no peer credentials relay-baton reads (Linux and macOS do): the hooks deliver instead")
 }
 
-// fileUID is the owner of a file: unknown here.
-func fileUID(fs.FileInfo) int { return -1 }
+// FileUID is the owner of a file: unknown here.
+func FileUID(fs.FileInfo) int { return -1 }

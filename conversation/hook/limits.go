@@ -1,4 +1,4 @@
-package conversation
+package hook
 
 import (
 	"context"
@@ -34,12 +34,12 @@ var hookEvents = map[string][]string{
 	"notify":        {"Notification"},
 }
 
-// CheckHookEvent reports whether a payload's hook_event_name is one the hook
+// CheckEvent reports whether a payload's hook_event_name is one the hook
 // subcommand sub serves: `hook stop` given a UserPromptSubmit payload (a
 // hook registered under the wrong event, or a hand-made payload) must not
 // claim a message. A payload without hook_event_name is refused too:
 // Claude Code and Codex always send it.
-func CheckHookEvent(sub, event string) error {
+func CheckEvent(sub, event string) error {
 	want, ok := hookEvents[sub]
 	if !ok {
 		return fmt.Errorf("unknown hook %q", sub)
@@ -54,11 +54,11 @@ func CheckHookEvent(sub, event string) error {
 	return fmt.Errorf("hook %s: payload has %s, not %s: ignored, nothing claimed (is the hook registered under another event? `relay-baton hook install` rewrites the entries)", sub, got, strings.Join(want, " or "))
 }
 
-// HookBudget is how long the Stop, UserPromptSubmit and SessionStart hooks
+// Budget is how long the Stop, UserPromptSubmit and SessionStart hooks
 // may work: well under the 30 s timeout they are registered with, so that
 // Claude Code never has to kill one (a claim cut short is recovered by the
 // next lane). RELAY_BATON_HOOK_BUDGET overrides it (tests).
-func HookBudget() time.Duration {
+func Budget() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("RELAY_BATON_HOOK_BUDGET")); err == nil && d > 0 {
 		return d
 	}

@@ -1,4 +1,4 @@
-package conversation
+package hook
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -24,7 +25,7 @@ func FuzzHookPayload(f *testing.F) {
 	f.Add([]byte(`[]`), "/ws")
 	f.Add([]byte(`{"stop_hook_active":"yes"}`), "/ws")
 	f.Fuzz(func(t *testing.T, payload []byte, projectDir string) {
-		p, ws, ok := decodeHookPayload(payload, projectDir)
+		p, ws, ok := decodePayload(payload, projectDir)
 		if !ok {
 			return
 		}
@@ -34,7 +35,7 @@ func FuzzHookPayload(f *testing.F) {
 		if projectDir != "" && ws != projectDir {
 			t.Fatalf("CLAUDE_PROJECT_DIR %q ignored for %q", projectDir, ws)
 		}
-		s, err := OpenSession(ws, p.SessionID)
+		s, err := conversation.OpenSession(ws, p.SessionID)
 		if err != nil {
 			return
 		}

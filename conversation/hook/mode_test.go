@@ -1,4 +1,4 @@
-package conversation
+package hook
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func TestModeFromArgv(t *testing.T) {
 	}
 }
 
-func TestDetectHook(t *testing.T) {
+func TestDetect(t *testing.T) {
 	const bin = "/opt/claude/bin/claude.exe"
 	procs := &fakeProcs{boot: "boot-1"}
 	procs.set(100, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
@@ -145,7 +145,7 @@ func TestDetectHook(t *testing.T) {
 		{"run by hand", nil, 601, ModeManual, 0},
 	}
 	for _, c := range cases {
-		h := DetectHook(envOf(c.env...), procs, c.ppid)
+		h := Detect(envOf(c.env...), procs, c.ppid)
 		if h.Mode != c.want || h.Process.PID != c.pid || h.Why == "" {
 			t.Errorf("%s: %+v, want mode %s pid %d", c.name, h, c.want, c.pid)
 		}
@@ -159,24 +159,24 @@ func TestDetectHook(t *testing.T) {
 	}
 	// Off Linux: the environment decides, the pid is kept without a start time.
 	other := &fakeProcs{noProcs: true}
-	if h := DetectHook(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (procfacts.Process{PID: 300}) {
+	if h := Detect(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (procfacts.Process{PID: 300}) {
 		t.Errorf("unsupported platform, print env: %+v", h)
 	}
-	if h := DetectHook(envOf(append(tui, "CLAUDE_PID=100")...), other, 0); h.Mode != ModeInteractive {
+	if h := Detect(envOf(append(tui, "CLAUDE_PID=100")...), other, 0); h.Mode != ModeInteractive {
 		t.Errorf("unsupported platform, TUI env: %+v", h)
 	}
 }
 
-func TestSkipHookDrainsThePayload(t *testing.T) {
+func TestSkipDrainsThePayload(t *testing.T) {
 	in := strings.NewReader(`{"session_id":"x"}`)
-	if !SkipHook(HookEnv{Mode: ModePrint}, in) || in.Len() != 0 {
+	if !Skip(Env{Mode: ModePrint}, in) || in.Len() != 0 {
 		t.Fatalf("a print-mode hook must skip and drain its payload (left %d bytes)", in.Len())
 	}
 	in = strings.NewReader(`{}`)
-	if SkipHook(HookEnv{Mode: ModeInteractive}, in) || in.Len() != 2 {
+	if Skip(Env{Mode: ModeInteractive}, in) || in.Len() != 2 {
 		t.Fatal("an interactive session's hook must act, its payload unread")
 	}
-	if !SkipHook(HookEnv{Mode: ModeAgentRun}, nil) {
+	if !Skip(Env{Mode: ModeAgentRun}, nil) {
 		t.Fatal("agent run with no stdin")
 	}
 }
@@ -246,10 +246,10 @@ func TestWhileAlive(t *testing.T) {
 
 // What the mode decision adds to every hook: reading the session's argv,
 // stat and the boot id from the real /proc (this process stands for it).
-func BenchmarkDetectHook(b *testing.B) {
+func BenchmarkDetect(b *testing.B) {
 	env := envOf("CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_PID="+strconv.Itoa(os.Getpid()))
 	for b.Loop() {
-		if h := DetectHook(env, procfacts.System, os.Getppid()); h.Mode == "" {
+		if h := Detect(env, procfacts.System, os.Getppid()); h.Mode == "" {
 			b.Fatal("no mode")
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package conversation
+package peer
 
 import (
 	"io/fs"
@@ -34,8 +34,8 @@ func peerCred(c *net.UnixConn) (pid, uid int, err error) {
 	return pid, uid, serr
 }
 
-// fileUID is the owner of a file (-1 when unknown).
-func fileUID(fi fs.FileInfo) int {
+// FileUID is the owner of a file (-1 when unknown).
+func FileUID(fi fs.FileInfo) int {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return int(st.Uid)
 	}

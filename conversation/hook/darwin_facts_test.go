@@ -1,4 +1,4 @@
-package conversation
+package hook
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // (procfacts/testdata/darwin/README.md says how they were built).
 func darwinSample(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "procfacts", "testdata", "darwin", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "procfacts", "testdata", "darwin", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestDecisionsOnDarwinFacts(t *testing.T) {
 		Boot:  "5E7F3C1A-0000-4000-8000-000000000001",
 	}
 	env := map[string]string{"CLAUDE_PID": "4242", "CLAUDECODE": "1"}
-	h := DetectHook(func(k string) string { return env[k] }, src, 1)
+	h := Detect(func(k string) string { return env[k] }, src, 1)
 	if h.Mode != ModeStreamJSON || h.Process.PID != 4242 || h.Process.Start != 1764650000*1e6+123456 || h.Process.BootID != src.Boot {
 		t.Fatalf("hook env %+v", h)
 	}
