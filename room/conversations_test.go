@@ -35,7 +35,7 @@ func TestConversationsFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	if e2.conversationID(agents.Claude) != "" {
+	if e2.convs.id(agents.Claude) != "" {
 		t.Fatal("a new engine continued a conversation without being asked")
 	}
 	if err := e2.ContinueConversations(); err != nil {

@@ -50,7 +50,7 @@ func (e *Engine) previousReport(req agents.Request) *events.Usage {
 	if req.Resume == "" {
 		return nil
 	}
-	c := e.convs[req.Agent]
+	c := e.convs.m[req.Agent]
 	if c == nil || c.ID != req.Resume || c.Reported == (events.Usage{}) {
 		return nil
 	}

@@ -248,15 +248,15 @@ func (h *Host) sync() {
 	logged := h.view.conversations()
 	for _, a := range []string{agents.Claude, agents.Codex} {
 		c, ok := logged[a]
-		have := h.e.convs[a]
+		have := h.e.convs.m[a]
 		switch {
 		case !ok && have != nil:
-			delete(h.e.convs, a)
+			delete(h.e.convs.m, a)
 		case ok && (have == nil || have.ID != c.ID):
-			if h.e.convs == nil {
-				h.e.convs = map[string]*AgentConversation{}
+			if h.e.convs.m == nil {
+				h.e.convs.m = map[string]*AgentConversation{}
 			}
-			h.e.convs[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
+			h.e.convs.m[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
 		}
 	}
 	active, target, _, _, err := h.view.state()
@@ -355,7 +355,7 @@ func (h *Host) Answer(id, hash, action, text string) error {
 		// itself when it runs: a file changed since the preview makes it
 		// write nothing (runs.ErrMoved).
 		if w.p.Agent != AgentOrchestrator && w.p.Change == "" {
-			if held := h.e.heldElsewhere(); held != nil {
+			if held := h.e.lock.heldElsewhere(); held != nil {
 				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, now: h.e.now()}).Error()}
 			}
 			if w.world != h.world() {
@@ -429,10 +429,10 @@ func (h *Host) Complete(text string) []string {
 
 // State is the hosted room as the page shows it now.
 func (h *Host) State() HostState {
-	held := h.e.heldElsewhere()
+	held := h.e.lock.heldElsewhere()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lockHeld.Load()}
+	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lock.held.Load()}
 	if held != nil {
 		s.HeldText = (&RunHeldError{Holder: held, now: h.e.now()}).Error()
 	}

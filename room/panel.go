@@ -12,8 +12,8 @@ import (
 // orchestratorTarget is the orchestrator session the room talks to, ""
 // when none.
 func (e *Engine) orchestratorTarget() string {
-	if e.chat.session != "" {
-		return e.chat.session
+	if e.chat.Session != "" {
+		return e.chat.Session
 	}
 	return e.cont.target
 }
@@ -24,11 +24,11 @@ func (e *Engine) orchestratorTarget() string {
 // does not wait for a walk of a large repository (see repoCache.get).
 // Nothing is logged.
 func (e *Engine) Panel(ctx context.Context) panel.Facts {
-	p := panel.Facts{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Total.CostUSD, Pending: e.PendingLine()}
+	p := panel.Facts{Active: e.Active, Mode: "agents", Diet: e.Diet, Last: e.last, Changed: -1, SessionCostUSD: e.spent.Total.CostUSD, Pending: e.wt.PendingLine()}
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}
-	if h := e.heldElsewhere(); h != nil {
+	if h := e.lock.heldElsewhere(); h != nil {
 		p.Held = h.Text(e.now())
 	}
 	if age, ok := e.planAge(); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/room/chatlane"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -75,7 +76,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 		// the active agent by itself.
 		e.cont.target = rs.Target
 		if e.Active != AgentOrchestrator {
-			e.chat.target = rs.Target
+			e.chat.Target = rs.Target
 		}
 		lines = append(lines, "orchestrator target: "+rs.Target)
 	}
@@ -94,8 +95,8 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 	default:
 		lines = append(lines, "plan: none")
 	}
-	e.restoreConversations(rs)
-	if l := e.resumeRun(ctx); l != "" {
+	e.convs.restore(rs)
+	if l := e.wt.Resume(ctx); l != "" {
 		lines = append(lines, l)
 	}
 	for _, a := range []string{agents.Claude, agents.Codex} {
@@ -125,7 +126,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 			c.Resolve(ctx, ws)
 			lines = append(lines, chatWords(c, now))
 			if c.State == "unconfirmed" {
-				e.chat.unconfirmed = &sentMessage{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
+				e.chat.Unconfirmed = &chatlane.Sent{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
 			}
 			if c.State == "replied" {
 				e.emit(events.RoleOrchestrator, summary(c.Reply, 1000), nil,
@@ -269,14 +270,14 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 	yes := e.autoYes
 	e.autoYes = false
 	defer func() { e.autoYes = yes }()
-	_, err := e.continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
+	_, err := newLoop(e).continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
 	if errors.Is(err, ErrDeclined) {
 		return nil
 	}
 	return err
 }
 
-func (e *Engine) cmdResume(ctx context.Context, args string) error {
+func cmdResume(e *Engine, ctx context.Context, args string) error {
 	n := resume.DefaultRecap
 	if f := strings.Fields(args); len(f) > 0 {
 		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 1 || n > resume.MaxRecap || len(f) > 1 {

@@ -23,12 +23,13 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/relay-baton/relay-baton/diet"
-	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/room/chatlane"
+	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -57,19 +58,18 @@ func (AgentsRunner) Run(ctx context.Context, r agents.Request) agents.Result {
 // Terminal is how the engine talks to a person: it asks a question and
 // reads one answer line, and lets them edit a prompt. The REPL implements
 // it with readline; one-shot commands with a line reader.
-type Terminal interface {
-	Ask(question string) (string, error)
-	Edit(text string) (string, error)
-}
+type Terminal = preview.Terminal
 
 // Errors the one-shot commands map to exit codes.
 var (
 	// ErrDeclined: the user did not confirm; nothing ran.
-	ErrDeclined = errors.New("cancelled. nothing ran.")
+	ErrDeclined = preview.ErrDeclined
 	// ErrNoPlan: a command needs .ai-session/plan.md.
 	ErrNoPlan = errors.New("no plan: .ai-session/plan.md does not exist (make one first: /plan <task> in the room, or relay-baton plan <task>)")
 	// ErrNeedYes: confirmation needed but there is no terminal to ask.
-	ErrNeedYes = errors.New("stdin is not a terminal: pass --yes to run without the confirmation prompt")
+	ErrNeedYes = preview.ErrNeedYes
+	// ErrNoEditor: no editor for a preview's e (preview.EditText).
+	ErrNoEditor = preview.ErrNoEditor
 )
 
 // AgentError says an agent run did not succeed.
@@ -176,34 +176,20 @@ type Engine struct {
 	last    *reports.LastRun
 	logWarn sync.Once
 	logMu   sync.Mutex
-	logErr  error                         // the first failed append (LogErr)
-	chat    chatLane                      // the orchestrator lane (orchestrator.go)
-	cont    continuity                    // carried over by Resume (resume.go)
-	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
-	repo    *repoCache                    // the context panel's git facts (git.go)
-	notify  Notifier                      // the end of a long or unwatched wait (SetNotifier); nil: none
-	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
-	snaps   *gitrepo.Snapshots            // the working tree's snapshots, made on first use (work.go)
-	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
-	spent   Spent                         // what this session's runs cost (costs.go)
+	logErr  error              // the first failed append (LogErr)
+	chat    *chatlane.Lane     // the orchestrator lane (lane.go)
+	cont    continuity         // carried over by Resume (resume.go)
+	convs   agentConvs         // each agent's conversation (conversations.go)
+	repo    *repoCache         // the context panel's git facts (git.go)
+	notify  Notifier           // the end of a long or unwatched wait (SetNotifier); nil: none
+	wt      *worktrack.Tracker // the executor's runs and their work: /diff, /apply, /undo, /runs (work.go)
+	spent   Spent              // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.
 	runStart string
-	// The executor's worktree (runwork.go): the room's run (reserved,
-	// pending or applied; nil: none), why none could be reserved, the
-	// user's choices from worktree.json, and how many files the pending
-	// run changed.
-	ignoredBefore []string // what git ignored before the last run in place (work.go)
-	inPlace       bool
-	run           *runs.Run
-	runErr        error
-	runOpts       runs.Options
-	pendingFiles  int
-	// The repository's run lock while this engine's agent run holds it
-	// (runlock.go), and the screen named in its record (SetScreen).
-	lock       runLock
-	lockHeld   atomic.Bool // lock.count > 0, for other goroutines (a Host's requests)
-	screenName string
+	// The repository's run lock while this engine's agent run holds it,
+	// and the screen named in its record (SetScreen; runlock.go).
+	lock *runLock
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -244,13 +230,16 @@ func New(cfg Config) (*Engine, error) {
 		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 		repo: newRepoCache(root),
 	}
-	e.chat.dir = dir
+	e.chat = chatlane.New(dir, chatlane.Deps{Active: func() string { return e.Active }, Activate: func() { e.Active = AgentOrchestrator },
+		Say: e.Say, Print: e.Print, Emit: e.emit, Confirm: e.confirmLoop, SavePrompt: e.savePrompt,
+		AutoYes: func() bool { return e.autoYes }, Notify: e.notifyEnd, Screen: laneScreen{e}})
 	if uc, err := runs.LoadUserConfig(); err != nil {
 		e.Close()
 		return nil, &ConfigError{err.Error()}
 	} else {
-		e.inPlace = cfg.InPlace || uc.InPlace
-		e.runOpts = runs.Options{Copy: uc.Copy, Link: uc.Link}
+		e.wt = worktrack.New(worktrack.Deps{Root: root, SessionID: e.SessionID, ReadOnly: lg == nil, Dir: dir,
+			InPlace: cfg.InPlace || uc.InPlace, Options: runs.Options{Copy: uc.Copy, Link: uc.Link},
+			Now: func() time.Time { return e.now() }, Say: e.Say, Emit: e.emit, Confirm: e.yesTo, ShowDiff: e.showDiff, Print: e.Print})
 	}
 	if e.Active == "" {
 		e.Active = agents.Claude
@@ -275,6 +264,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
+	e.lock = &runLock{root: root, sessionDir: sd, writes: lg != nil, now: e.now, say: e.Say}
 	out := cfg.Out
 	if out == nil {
 		out = io.Discard
@@ -287,10 +277,8 @@ func New(cfg Config) (*Engine, error) {
 // conversation log.
 func (e *Engine) Close() error {
 	e.repo.close()
-	e.cancelReserved()
-	runs.WaitRemovals() // an applied or discarded run's worktree, removed in the background
-	if e.snaps != nil {
-		e.snaps.Close()
+	if e.wt != nil {
+		e.wt.Close()
 	}
 	if e.log == nil {
 		return nil
@@ -371,6 +359,13 @@ func (e *Engine) appendEvent(role events.Role, text string, refs map[string]stri
 
 // Say prints a relay-baton line.
 func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton, format, a...) }
+
+// EditText opens text in $VISUAL or $EDITOR (split on spaces, run without
+// a shell), else in the first of editor, vi and nano on PATH, and returns
+// the edited text (preview.EditText).
+func EditText(text string, getenv func(string) string, dir string, in io.Reader, out, errw io.Writer) (string, error) {
+	return preview.EditText(text, getenv, dir, in, out, errw)
+}
 
 // summary shortens s to one line of at most n runes for event text: the
 // one truncation helper.

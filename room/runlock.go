@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -84,19 +85,27 @@ func RunHeldBy(root string) *RunHolder {
 	return h
 }
 
-// runLock is the engine's hold of the run lock: reentrant (a /continue
-// loop holds it across its steps, each of which takes it too).
+// runLock is the engine's hold of the repository's run lock: reentrant (a
+// /continue loop holds it across its steps, each of which takes it too).
+// An engine that writes nothing (writes false) or has no repository takes
+// none and sees none held elsewhere.
 type runLock struct {
-	f     *os.File
-	count int
+	root, sessionDir string
+	writes           bool
+	now              func() time.Time
+	say              func(format string, a ...any)
+	screenName       string      // SetScreen
+	held             atomic.Bool // count > 0, for other goroutines (a Host's requests)
+	f                *os.File
+	count            int
 }
 
 // screen names the engine's screen in the run lock's record (SetScreen;
 // else the command line's program and subcommand: "relay-baton chat",
 // "relay-baton plan").
-func (e *Engine) screen() string {
-	if e.screenName != "" {
-		return e.screenName
+func (l *runLock) screen() string {
+	if l.screenName != "" {
+		return l.screenName
 	}
 	name := "relay-baton"
 	if len(os.Args) > 0 {
@@ -110,38 +119,38 @@ func (e *Engine) screen() string {
 
 // SetScreen names the screen this engine serves, for the run lock's
 // record another screen shows ("relay-baton serve's page").
-func (e *Engine) SetScreen(name string) { e.screenName = name }
+func (e *Engine) SetScreen(name string) { e.lock.screenName = name }
 
 // heldElsewhere is the holder of the repository's run lock when it is not
 // this engine; nil when no run holds it or this engine does.
-func (e *Engine) heldElsewhere() *RunHolder {
-	if e.lockHeld.Load() || e.Root == "" || e.log == nil {
+func (l *runLock) heldElsewhere() *RunHolder {
+	if l.held.Load() || l.root == "" || !l.writes {
 		return nil
 	}
-	return RunHeldBy(e.Root)
+	return RunHeldBy(l.root)
 }
 
-// refuseHeld is the error for a run while another holds the repository
+// refuse is the error for a run while another holds the repository
 // (nil when none does): said before any preview, so that this screen
 // offers nothing that would start a second run.
-func (e *Engine) refuseHeld() error {
-	if h := e.heldElsewhere(); h != nil {
-		return &RunHeldError{Holder: h, now: e.now()}
+func (l *runLock) refuse() error {
+	if h := l.heldElsewhere(); h != nil {
+		return &RunHeldError{Holder: h, now: l.now()}
 	}
 	return nil
 }
 
-// holdRun takes the repository's run lock for an agent run (again, when
+// hold takes the repository's run lock for an agent run (again, when
 // this engine holds it already). A read-only engine takes none.
-func (e *Engine) holdRun(agent, command string) (release func(), err error) {
-	if e.log == nil || e.Root == "" {
+func (l *runLock) hold(agent, command string) (release func(), err error) {
+	if !l.writes || l.root == "" {
 		return func() {}, nil
 	}
-	if e.lock.count > 0 {
-		e.lock.count++
-		return e.releaseRun, nil
+	if l.count > 0 {
+		l.count++
+		return l.release, nil
 	}
-	sd := e.SessionDir
+	sd := l.sessionDir
 	f, err := events.OpenChecked(filepath.Join(sd, RunLockFile), os.O_CREATE|os.O_RDWR, 0o600, true)
 	if err != nil {
 		return nil, fmt.Errorf("the run lock .ai-session/%s: %w (remove it if it is not a regular file)", RunLockFile, err)
@@ -153,27 +162,27 @@ func (e *Engine) holdRun(agent, command string) (release func(), err error) {
 	}
 	if !ok {
 		f.Close()
-		return nil, &RunHeldError{Holder: RunHeldBy(e.Root), now: e.now()}
+		return nil, &RunHeldError{Holder: RunHeldBy(l.root), now: l.now()}
 	}
-	b, _ := json.Marshal(RunHolder{PID: os.Getpid(), Agent: agent, Command: command, Screen: e.screen(), Started: e.now().UTC()})
+	b, _ := json.Marshal(RunHolder{PID: os.Getpid(), Agent: agent, Command: command, Screen: l.screen(), Started: l.now().UTC()})
 	if err := workspace.WriteFile(filepath.Join(sd, RunHolderFile), b); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		e.Say("warning: the run lock's record .ai-session/%s not written: %v (other screens see the lock without who holds it)", RunHolderFile, err)
+		l.say("warning: the run lock's record .ai-session/%s not written: %v (other screens see the lock without who holds it)", RunHolderFile, err)
 	}
-	e.lock = runLock{f: f, count: 1}
-	e.lockHeld.Store(true)
-	return e.releaseRun, nil
+	l.f, l.count = f, 1
+	l.held.Store(true)
+	return l.release, nil
 }
 
-func (e *Engine) releaseRun() {
-	if e.lock.count == 0 {
+func (l *runLock) release() {
+	if l.count == 0 {
 		return
 	}
-	e.lock.count--
-	if e.lock.count > 0 {
+	l.count--
+	if l.count > 0 {
 		return
 	}
-	_ = os.Remove(filepath.Join(e.SessionDir, RunHolderFile)) // before the lock goes: no record outlives it
-	e.lock.f.Close()
-	e.lockHeld.Store(false)
-	e.lock.f = nil
+	_ = os.Remove(filepath.Join(l.sessionDir, RunHolderFile)) // before the lock goes: no record outlives it
+	l.f.Close()
+	l.held.Store(false)
+	l.f = nil
 }
