@@ -2,9 +2,12 @@ package room
 
 import (
 	"strings"
+	"time"
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/runlock"
+	"github.com/relay-baton/relay-baton/room/worktrack"
 )
 
 // The previews and their confirmation are package preview's: the engine
@@ -27,21 +30,42 @@ type Confirmer = preview.Confirmer
 // nothing ran, and the screen that asked previews the command again.
 var ErrStale = preview.ErrStale
 
+// previews is the engine's part that shows what would run and asks: an
+// agent run's preview (its text, its card, its prompt_preview event), the
+// one confirmation loop on the engine's terminal or a Confirmer's click
+// (package preview), the confirmation of a change to the user's files,
+// and a diff shown on that terminal. It is handed what it needs of the
+// engine as fields.
+type previews struct {
+	term       Terminal // nil: confirmations need autoYes
+	autoYes    bool     // --yes: confirm every preview
+	out        *printer
+	runner     Runner
+	wt         *worktrack.Tracker // where a run works (the preview's line about it)
+	convs      *agentConvs        // what a run continues
+	lock       *runlock.Lock      // nothing is previewed while another screen's run holds the repository
+	sessionDir string             // .ai-session: a long prompt is kept in prompts/
+	now        func() time.Time
+	passEnv    func() []string // the variables passed on purpose (--allow-env, /allow-env)
+	say        func(format string, a ...any)
+	emit       func(role events.Role, text string, refs map[string]string, meta events.Meta) string
+}
+
 // confirmLoop previews text and asks on the engine's terminal until the
 // answer is yes, no, or the preview fails (preview.Screen.Confirm).
-func (e *Engine) confirmLoop(c preview.Confirmation, text string) (string, error) {
-	return preview.Screen{Term: e.term, AutoYes: e.autoYes, Say: e.Say, AskLine: e.askLine}.Confirm(c, text)
+func (pv *previews) confirmLoop(c preview.Confirmation, text string) (string, error) {
+	return preview.Screen{Term: pv.term, AutoYes: pv.autoYes, Say: pv.say, AskLine: pv.askLine}.Confirm(c, text)
 }
 
 // yes asks question unless --yes; false with nil when the answer is no.
-func (e *Engine) yes(question string) (bool, error) {
-	if e.autoYes {
+func (pv *previews) yes(question string) (bool, error) {
+	if pv.autoYes {
 		return true, nil
 	}
-	if e.term == nil {
+	if pv.term == nil {
 		return false, ErrNeedYes
 	}
-	a, err := e.term.Ask(question)
+	a, err := pv.term.Ask(question)
 	a = strings.ToLower(strings.TrimSpace(a))
 	return err == nil && (a == "y" || a == "yes"), nil
 }
@@ -52,10 +76,10 @@ func (e *Engine) yes(question string) (bool, error) {
 // named by its own id, and the change is made only on the click that
 // names it; a terminal is asked question. kind is "apply", "undo",
 // "discard" or "revert".
-func (e *Engine) yesTo(kind, text, question string) (bool, error) {
-	cf, ok := e.term.(Confirmer)
-	if e.autoYes || !ok {
-		return e.yes(question)
+func (pv *previews) yesTo(kind, text, question string) (bool, error) {
+	cf, ok := pv.term.(Confirmer)
+	if pv.autoYes || !ok {
+		return pv.yes(question)
 	}
 	command := kind
 	if kind == "discard" || kind == "revert" {

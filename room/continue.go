@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/relay-baton/relay-baton/room/runlock"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,18 +71,17 @@ type loop struct {
 	sessionDir              string
 	planner, executor, diet string
 	now                     func() time.Time
-	lock                    *runLock
+	lock                    *runlock.Lock
+	pv                      *previews
 	runStart                *string // the tree the last executor run started from (the engine's)
 }
 
 // stepper is what a loop asks of the engine: its single-run path
-// (request, confirm, preview, execute), the plan, the run lock, the
-// budget, its writer and its log.
+// (request and execute; the previews are pv's), the plan, the budget,
+// its writer and its log.
 type stepper interface {
 	readPlan() (string, error)
 	request(agent string, role agents.Role, prompt string) agents.Request
-	confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error)
-	preview(spec *runSpec, inv agents.Invocation, edited bool) string
 	execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result
 	Budget(ctx context.Context) diet.Report
 	Say(format string, a ...any)
@@ -91,7 +91,7 @@ type stepper interface {
 // newLoop is a loop driven by e, with e's agents and diet as they are now.
 func newLoop(e *Engine) *loop {
 	return &loop{run: e, runner: e.runner, wt: e.wt, root: e.Root, planPath: e.planPath(), sessionDir: e.SessionDir,
-		planner: e.Planner, executor: e.Executor, diet: e.Diet, now: e.now, lock: e.lock, runStart: &e.runStart}
+		planner: e.Planner, executor: e.Executor, diet: e.Diet, now: e.now, lock: e.lock, pv: e.pv, runStart: &e.runStart}
 }
 
 // loopShape describes the runs a loop from at to max may make, for the
@@ -159,7 +159,7 @@ func (l *loop) continueLoop(ctx context.Context, at loopStart, max int) (LoopRes
 		return lr, err
 	}
 	spec.Note = l.loopNote(at, max)
-	inv, err := l.run.confirm(ctx, &spec)
+	inv, err := l.pv.confirm(ctx, &spec)
 	if err != nil {
 		lr.Reason, lr.Detail = resume.StopFailure, err.Error()
 		if errors.Is(err, ErrDeclined) || errors.Is(err, ErrNeedYes) {
@@ -169,7 +169,7 @@ func (l *loop) continueLoop(ctx context.Context, at loopStart, max int) (LoopRes
 	}
 	// The loop holds the repository's run lock from its yes to its end:
 	// no other screen's run slips in between its steps.
-	release, err := l.lock.hold(spec.Req.Agent, "continue")
+	release, err := l.lock.Hold(spec.Req.Agent, "continue")
 	if err != nil {
 		l.run.Say("%v", err)
 		lr.Reason, lr.Detail = resume.StopFailure, err.Error()
@@ -273,7 +273,7 @@ func (l *loop) nextHalf(ctx context.Context, step int, half string, max int, pre
 	if err != nil {
 		return spec, inv, resume.StopFailure, fmt.Sprintf("step %d (%s) could not start: %v", step, half, err)
 	}
-	l.run.preview(&spec, inv, false)
+	l.pv.preview(&spec, inv, false)
 	l.run.emit(events.RoleRelayBaton, fmt.Sprintf("step %d/%d %s (%s) confirmed by the loop's confirmation", step, max, spec.Req.Agent, half), nil,
 		events.CommandMeta{Agent: spec.Req.Agent, Command: "continue", Confirmed: events.Bool(true), Step: step, Half: half})
 	return spec, inv, "", ""

@@ -63,7 +63,7 @@ func TestConversationsFromTheLog(t *testing.T) {
 // not send it again; a changed plan, or a new conversation, is sent.
 func TestAskDoesNotResendPlan(t *testing.T) {
 	h := newHarness(t, "y", "y", "y", "y")
-	h.e.autoYes = true
+	h.e.pv.autoYes = true
 	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
 		return agents.Result{ExitCode: 0, FinalText: "ok", Session: "sess-1"}
 	}

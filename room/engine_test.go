@@ -335,7 +335,7 @@ func TestNoTerminalNeedsYes(t *testing.T) {
 	if h.fr.runs() != 0 {
 		t.Fatal("ran without confirmation")
 	}
-	h.e.autoYes = true
+	h.e.pv.autoYes = true
 	if err := h.e.Execute(context.Background()); err != nil || h.fr.runs() != 1 {
 		t.Fatalf("--yes: err %v, runs %d", err, h.fr.runs())
 	}
@@ -712,7 +712,7 @@ func TestAPIKeyAudit(t *testing.T) {
 	h := newHarness(t, "y")
 	h.e.allow = true
 	fr := &passRunner{h.fr}
-	h.e.runner = fr
+	h.e.runner, h.e.pv.runner = fr, fr
 	h.e.Process(context.Background(), "hello")
 	var audit events.Event
 	for _, e := range h.events(t) {

@@ -355,8 +355,8 @@ func (h *Host) Answer(id, hash, action, text string) error {
 		// itself when it runs: a file changed since the preview makes it
 		// write nothing (runs.ErrMoved).
 		if w.p.Agent != AgentOrchestrator && w.p.Change == "" {
-			if held := h.e.lock.heldElsewhere(); held != nil {
-				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, now: h.e.now()}).Error()}
+			if held := h.e.lock.HeldElsewhere(); held != nil {
+				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, Now: h.e.now()}).Error()}
 			}
 			if w.world != h.world() {
 				a = Answer{Stale: "plan.md or HEAD changed after the preview"}
@@ -429,12 +429,12 @@ func (h *Host) Complete(text string) []string {
 
 // State is the hosted room as the page shows it now.
 func (h *Host) State() HostState {
-	held := h.e.lock.heldElsewhere()
+	held := h.e.lock.HeldElsewhere()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lock.held.Load()}
+	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lock.Held()}
 	if held != nil {
-		s.HeldText = (&RunHeldError{Holder: held, now: h.e.now()}).Error()
+		s.HeldText = (&RunHeldError{Holder: held, Now: h.e.now()}).Error()
 	}
 	if t := h.turn; t != nil {
 		s.Busy, s.Line, s.Since, s.Stopped = true, t.line, t.started, t.stopped

@@ -28,7 +28,7 @@ func (e *Engine) Panel(ctx context.Context) panel.Facts {
 	if e.Active == "orchestrator" {
 		p.Mode = "orchestrator"
 	}
-	if h := e.lock.heldElsewhere(); h != nil {
+	if h := e.lock.HeldElsewhere(); h != nil {
 		p.Held = h.Text(e.now())
 	}
 	if age, ok := e.planAge(); ok {

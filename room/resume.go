@@ -248,7 +248,7 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 		why = "stopped: " + l.Reason
 	}
 	e.Say("an unfinished /continue loop: %d of %d steps ran (%s, %s ago).", l.Done, l.Max, why, render.Ago(now.Sub(l.At)))
-	if e.term == nil {
+	if e.pv.term == nil {
 		e.Say("/continue starts a new loop; resuming this one needs a terminal to confirm on.")
 		return nil
 	}
@@ -267,9 +267,9 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 	e.Say("offering to continue from step %d of %d%s: answer y to run it, anything else leaves it.", l.From, l.Max, which)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("offered to continue the /continue loop at step %d of %d (%s half)", l.From, l.Max, half), nil,
 		events.StatusMeta{LoopResumeFrom: l.From, LoopResumeHalf: half, MaxSteps: l.Max})
-	yes := e.autoYes
-	e.autoYes = false
-	defer func() { e.autoYes = yes }()
+	yes := e.pv.autoYes
+	e.pv.autoYes = false
+	defer func() { e.pv.autoYes = yes }()
 	_, err := newLoop(e).continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
 	if errors.Is(err, ErrDeclined) {
 		return nil

@@ -29,6 +29,7 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/room/chatlane"
 	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/runlock"
 	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
 
@@ -164,10 +165,9 @@ type Engine struct {
 	Diet       string
 
 	runner  Runner
+	pv      *previews // every preview and its confirmation (confirm.go)
 	log     *events.Log
 	out     *printer
-	term    Terminal
-	autoYes bool
 	allow   bool
 	passEnv []string
 	timeout time.Duration
@@ -189,7 +189,7 @@ type Engine struct {
 	runStart string
 	// The repository's run lock while this engine's agent run holds it,
 	// and the screen named in its record (SetScreen; runlock.go).
-	lock *runLock
+	lock *runlock.Lock
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -226,20 +226,20 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
+		Diet: cfg.Diet, runner: cfg.Runner, log: lg, pv: &previews{term: cfg.Term, autoYes: cfg.AutoYes, sessionDir: sd},
 		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
 		repo: newRepoCache(root),
 	}
 	e.chat = chatlane.New(dir, chatlane.Deps{Active: func() string { return e.Active }, Activate: func() { e.Active = AgentOrchestrator },
-		Say: e.Say, Print: e.Print, Emit: e.emit, Confirm: e.confirmLoop, SavePrompt: e.savePrompt,
-		AutoYes: func() bool { return e.autoYes }, Notify: e.notifyEnd, Screen: laneScreen{e}})
+		Say: e.Say, Print: e.Print, Emit: e.emit, Confirm: e.pv.confirmLoop, SavePrompt: e.pv.savePrompt,
+		AutoYes: func() bool { return e.pv.autoYes }, Notify: e.notifyEnd, Screen: laneScreen{e}})
 	if uc, err := runs.LoadUserConfig(); err != nil {
 		e.Close()
 		return nil, &ConfigError{err.Error()}
 	} else {
 		e.wt = worktrack.New(worktrack.Deps{Root: root, SessionID: e.SessionID, ReadOnly: lg == nil, Dir: dir,
 			InPlace: cfg.InPlace || uc.InPlace, Options: runs.Options{Copy: uc.Copy, Link: uc.Link},
-			Now: func() time.Time { return e.now() }, Say: e.Say, Emit: e.emit, Confirm: e.yesTo, ShowDiff: e.showDiff, Print: e.Print})
+			Now: func() time.Time { return e.now() }, Say: e.Say, Emit: e.emit, Confirm: e.pv.yesTo, ShowDiff: e.pv.showDiff, Print: e.Print})
 	}
 	if e.Active == "" {
 		e.Active = agents.Claude
@@ -264,12 +264,15 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
-	e.lock = &runLock{root: root, sessionDir: sd, writes: lg != nil, now: e.now, say: e.Say}
+	e.lock = runlock.New(root, sd, lg != nil, e.now, e.Say)
 	out := cfg.Out
 	if out == nil {
 		out = io.Discard
 	}
 	e.out = newPrinter(out, cfg.Color, cfg.Spinner)
+	pv := e.pv
+	pv.out, pv.runner, pv.wt, pv.convs, pv.lock, pv.now, pv.say, pv.emit = e.out, e.runner, e.wt, &e.convs, e.lock, e.now, e.Say, e.emit
+	pv.passEnv = func() []string { return e.passEnv }
 	return e, nil
 }
 
@@ -290,7 +293,7 @@ func (e *Engine) Close() error {
 func (e *Engine) ReadOnly() bool { return e.log == nil }
 
 // SetTerminal replaces the terminal used for confirmations.
-func (e *Engine) SetTerminal(t Terminal) { e.term = t }
+func (e *Engine) SetTerminal(t Terminal) { e.pv.term = t }
 
 // Last returns the latest agent run, or nil.
 func (e *Engine) Last() *reports.LastRun { return e.last }

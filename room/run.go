@@ -35,70 +35,70 @@ func (e *Engine) request(agent string, role agents.Role, prompt string) agents.R
 // confirm previews spec and asks. It returns the invocation to run (the
 // prompt may have been edited) or ErrDeclined / a Prepare error; both are
 // logged.
-func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
+func (pv *previews) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
 	var inv agents.Invocation
-	if err := e.lock.refuse(); err != nil {
+	if err := pv.lock.Refuse(); err != nil {
 		// Nothing is previewed while another screen's run holds the
 		// repository: said, and logged as a run not started.
-		e.wt.CancelReserved()
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+		pv.wt.CancelReserved()
+		pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 		return inv, err
 	}
-	if err := e.wt.Ready(spec.Req); err != nil {
+	if err := pv.wt.Ready(spec.Req); err != nil {
 		return inv, err
 	}
-	_, err := e.confirmLoop(preview.Confirmation{
+	_, err := pv.confirmLoop(preview.Confirmation{
 		Question: "run this? [y/N/e] ",
 		Verb:     "runs",
 		Noun:     "prompt",
 		Preview: func(prompt string, edited bool) (string, error) {
 			spec.Req.Prompt = prompt
 			var err error
-			inv, err = e.runner.Prepare(spec.Req)
+			inv, err = pv.runner.Prepare(spec.Req)
 			if errors.Is(err, agents.ErrNotFound) && len(inv.Argv) > 0 {
 				// What would run, then why it cannot.
-				e.preview(spec, inv, edited)
+				pv.preview(spec, inv, edited)
 			}
 			if err != nil {
-				e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+				pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 					nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 				return "", fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
 			}
-			return e.preview(spec, inv, edited), nil
+			return pv.preview(spec, inv, edited), nil
 		},
-		View: func(prompt string) { e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, true)) },
+		View: func(prompt string) { pv.out.say(events.RoleRelayBaton, "%s", pv.previewText(spec, inv, true)) },
 		Card: func(prompt string) Preview {
 			return Preview{Command: spec.Command, Agent: spec.Req.Agent, Role: string(spec.Req.Role),
-				Text: e.previewText(spec, inv, false), All: e.previewText(spec, inv, true), Prompt: prompt,
+				Text: pv.previewText(spec, inv, false), All: pv.previewText(spec, inv, true), Prompt: prompt,
 				Argv: preview.ArgvSummary(inv.Argv, prompt), Cwd: inv.Dir, Policy: inv.Policy, Stripped: inv.Stripped, Passed: inv.Passed}
 		},
 		Confirmed: func(previewID string) {
-			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
-				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
+			pv.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
+				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(pv.autoYes)})
 		},
-		Declined: func(previewID, why string) { e.declined(spec, inv, previewID, why) },
+		Declined: func(previewID, why string) { pv.declined(spec, inv, previewID, why) },
 	}, spec.Req.Prompt)
 	if err != nil {
-		e.wt.CancelReserved() // a reserved worktree folder goes with a no
+		pv.wt.CancelReserved() // a reserved worktree folder goes with a no
 	}
 	return inv, err
 }
 
-func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
-	e.Say("cancelled. nothing ran.")
-	e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
+func (pv *previews) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
+	pv.say("cancelled. nothing ran.")
+	pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
 		events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Cancelled: true,
 			Reason: why, PreviewID: previewID, Argv: preview.ArgvSummary(inv.Argv, spec.Req.Prompt)})
 }
 
 // preview prints what would run, shortly (previewText), and logs a
 // prompt_preview event.
-func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
+func (pv *previews) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
 	argv := preview.ArgvSummary(inv.Argv, prompt)
-	e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, false))
+	pv.out.say(events.RoleRelayBaton, "%s", pv.previewText(spec, inv, false))
 
 	meta := events.PromptPreviewMeta{
 		Agent: spec.Req.Agent, Role: string(spec.Req.Role), Command: spec.Command, Argv: argv,
@@ -108,13 +108,13 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 	var refs map[string]string
 	if n <= preview.InlineMax {
 		meta.Prompt = prompt
-	} else if rel, err := e.savePrompt(spec.Command, prompt); err == nil {
+	} else if rel, err := pv.savePrompt(spec.Command, prompt); err == nil {
 		refs = map[string]string{events.RefPrompt: rel}
 	} else {
 		meta.PromptError = err.Error()
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
-	return e.emit(events.RoleRelayBaton, text, refs, meta)
+	return pv.emit(events.RoleRelayBaton, text, refs, meta)
 }
 
 // previewText is what a preview shows. The short one (all false): the
@@ -122,7 +122,7 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 // .relay-baton.json adds, the credentials held back or passed, the prompt's
 // size and its first and last lines. The whole one (the answer v) adds the
 // directory and every line of the prompt.
-func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
+func (pv *previews) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
 	var b strings.Builder
@@ -132,10 +132,10 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 		fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	}
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
-	if line := e.wt.Line(spec.Req); line != "" {
+	if line := pv.wt.Line(spec.Req); line != "" {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
-	fmt.Fprintf(&b, "  conversation: %s\n", e.convs.line(spec.Req))
+	fmt.Fprintf(&b, "  conversation: %s\n", pv.convs.line(spec.Req))
 	if line := preview.ConfigLine(inv); line != "" {
 		fmt.Fprintf(&b, "  config:  %s\n", line)
 	}
@@ -155,7 +155,7 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 		// The run would fail for want of it: said before it starts.
 		fmt.Fprintf(&b, "  key:     %s\n", k.Line())
 	}
-	if unset, plain := allowedNotPassed(e.passEnv, inv); len(unset)+len(plain) > 0 {
+	if unset, plain := allowedNotPassed(pv.passEnv(), inv); len(unset)+len(plain) > 0 {
 		var parts []string
 		if len(unset) > 0 {
 			parts = append(parts, strings.Join(unset, ", ")+" not set")
@@ -174,12 +174,12 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
 // path relative to .ai-session.
-func (e *Engine) savePrompt(command, prompt string) (string, error) {
-	dir, err := workspace.EnsureSubdir(e.SessionDir, "prompts")
+func (pv *previews) savePrompt(command, prompt string) (string, error) {
+	dir, err := workspace.EnsureSubdir(pv.sessionDir, "prompts")
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
+	name := fmt.Sprintf("%s-%s-%s.md", tsName(pv.now()), command, events.NewUUID()[:8])
 	if err := workspace.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
@@ -197,7 +197,7 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
-	release, err := e.lock.hold(spec.Req.Agent, spec.Command)
+	release, err := e.lock.Hold(spec.Req.Agent, spec.Command)
 	if err != nil {
 		// Another screen's run started between the preview and the yes.
 		e.Say("%v", err)
@@ -317,7 +317,7 @@ func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, erro
 // before the run starts (what a command writes only on a yes); an error
 // from it ends the command with nothing run.
 func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() error) (agents.Result, error) {
-	inv, err := e.confirm(ctx, &spec)
+	inv, err := e.pv.confirm(ctx, &spec)
 	if err != nil {
 		return agents.Result{}, err
 	}
@@ -331,7 +331,7 @@ func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() err
 		// Nothing reached the model: offer the same run in a new
 		// conversation, previewed and confirmed again.
 		spec.Req.Resume = e.convs.id(spec.Req.Agent)
-		if inv, err = e.confirm(ctx, &spec); err != nil {
+		if inv, err = e.pv.confirm(ctx, &spec); err != nil {
 			return res, err
 		}
 		res = e.execute(ctx, spec, inv)

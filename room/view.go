@@ -18,6 +18,7 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/room/chatlane"
+	"github.com/relay-baton/relay-baton/room/runlock"
 	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -183,7 +184,7 @@ func (v *View) Page(ctx context.Context) (Page, error) {
 	e := &Engine{
 		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
 		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		last: last, now: v.now, getenv: os.Getenv, repo: v.repo, chat: &chatlane.Lane{}, lock: &runLock{root: v.Root},
+		last: last, now: v.now, getenv: os.Getenv, repo: v.repo, chat: &chatlane.Lane{}, lock: runlock.New(v.Root, "", false, nil, nil),
 		wt: worktrack.New(worktrack.Deps{Root: v.Root, ReadOnly: true, Now: v.now}),
 	}
 	if active == AgentOrchestrator {

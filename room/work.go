@@ -66,17 +66,17 @@ type pagerTerminal interface {
 // showDiff shows a diff /diff read (cut: the note of a diff cut short):
 // apart on a diffScreen, else coloured, paged when the terminal can and
 // it is taller than the screen.
-func (e *Engine) showDiff(diff, cut string) {
-	if d, ok := e.term.(diffScreen); ok {
+func (pv *previews) showDiff(diff, cut string) {
+	if d, ok := pv.term.(diffScreen); ok {
 		d.ShowDiff(render.Inert(diff) + cut)
 		return
 	}
-	text := worktrack.ColorDiff(diff, e.out.color) + cut
-	if p, ok := e.term.(pagerTerminal); ok && p.Page(text) {
+	text := worktrack.ColorDiff(diff, pv.out.color) + cut
+	if p, ok := pv.term.(pagerTerminal); ok && p.Page(text) {
 		return
 	}
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	e.out.raw(text)
+	pv.out.raw(text)
 }
