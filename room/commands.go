@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/diet"
@@ -289,7 +287,7 @@ func cmdNote(e *Engine, _ context.Context, args string) error { return e.Note(ar
 // Ask sends free text to the active agent as a read-only ask turn.
 func (e *Engine) Ask(ctx context.Context, text string) error {
 	e.emit(events.RoleUser, summary(text, 2000), nil, events.MessageMeta{Agent: e.Active})
-	plan, _ := e.readPlan()
+	plan, _ := e.planMD.read()
 	in := prompts.AskInput{Question: text, Plan: plan}
 	if plan != "" && e.convs.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
 		in.Plan, in.PlanKnown = "", true
@@ -306,16 +304,6 @@ func (e *Engine) Ask(ctx context.Context, text string) error {
 	return nil
 }
 
-func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, events.PlanFile) }
-
-func (e *Engine) readPlan() (string, error) {
-	b, err := readDoc(e.planPath()) // a FIFO or a link there does not block or lead the room
-	if errors.Is(err, os.ErrNotExist) {
-		return "", ErrNoPlan
-	}
-	return string(b), err
-}
-
 // Plan runs the planner on task and writes plan.md from its final answer.
 // With replan, the current plan.md is backed up first and given to the
 // planner.
@@ -330,7 +318,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	var previous string
 	if replan {
-		p, err := e.readPlan()
+		p, err := e.planMD.read()
 		if err != nil && !errors.Is(err, ErrNoPlan) {
 			return err
 		}
@@ -352,7 +340,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	refs := map[string]string{events.RefPlan: events.PlanFile}
 	// The plan this one replaces, /plan's as /replan's, is backed up.
-	old, err := e.readPlan()
+	old, err := e.planMD.read()
 	if err != nil && !errors.Is(err, ErrNoPlan) {
 		return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 	}
@@ -364,7 +352,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		refs[events.RefBackup] = backup
 		e.Say("backed up the previous plan as .ai-session/%s", backup)
 	}
-	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
+	if err := writeFileAtomic(e.planMD.path(), []byte(text+"\n")); err != nil {
 		return err
 	}
 	e.convs.notePlan(res.Agent, res.Session, text) // the planner's conversation wrote it
@@ -399,7 +387,7 @@ func cmdReplan(e *Engine, ctx context.Context, args string) error { return e.Pla
 
 // Execute runs the executor once on plan.md.
 func (e *Engine) Execute(ctx context.Context) error {
-	plan, err := e.readPlan()
+	plan, err := e.planMD.read()
 	if err != nil {
 		return err
 	}
@@ -502,17 +490,6 @@ func flagNames(fs *pflag.FlagSet) []string {
 	fs.VisitAll(func(f *pflag.Flag) { n = append(n, "--"+f.Name) })
 	sort.Strings(n)
 	return n
-}
-
-// planAge is how long ago plan.md was written; ok is false without one.
-func (e *Engine) planAge() (age time.Duration, ok bool) {
-	// Lstat and a regular file, as readPlan: a FIFO, a folder or a link
-	// at plan.md is no plan (Status says what it is instead).
-	fi, err := os.Lstat(e.planPath())
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false
-	}
-	return max(0, e.now().Sub(fi.ModTime())), true
 }
 
 // Record logs a one-shot command line as a command event (the REPL logs

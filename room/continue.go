@@ -62,11 +62,11 @@ func (e *Engine) Continue(ctx context.Context, max int) (LoopResult, error) {
 // engine's single-run path (its stepper), the executor working where the
 // work tracker says.
 type loop struct {
-	run      stepper
-	runner   Runner
-	wt       *worktrack.Tracker
-	root     string
-	planPath string // .ai-session/plan.md
+	run    stepper
+	runner Runner
+	wt     *worktrack.Tracker
+	root   string
+	plan   planDoc
 	// sessionDir is .ai-session, where a replaced plan is backed up.
 	sessionDir              string
 	planner, executor, diet string
@@ -80,7 +80,6 @@ type loop struct {
 // (request and execute; the previews are pv's), the plan, the budget,
 // its writer and its log.
 type stepper interface {
-	readPlan() (string, error)
 	request(agent string, role agents.Role, prompt string) agents.Request
 	execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result
 	Budget(ctx context.Context) diet.Report
@@ -90,7 +89,7 @@ type stepper interface {
 
 // newLoop is a loop driven by e, with e's agents and diet as they are now.
 func newLoop(e *Engine) *loop {
-	return &loop{run: e, runner: e.runner, wt: e.wt, root: e.Root, planPath: e.planPath(), sessionDir: e.SessionDir,
+	return &loop{run: e, runner: e.runner, wt: e.wt, root: e.Root, plan: e.planMD, sessionDir: e.SessionDir,
 		planner: e.Planner, executor: e.Executor, diet: e.Diet, now: e.now, lock: e.lock, pv: e.pv, runStart: &e.runStart}
 }
 
@@ -146,7 +145,7 @@ func (l *loop) continueLoop(ctx context.Context, at loopStart, max int) (LoopRes
 	if at.Half != resume.HalfPlan {
 		at.Half = resume.HalfExecute
 	}
-	if _, err := l.run.readPlan(); err != nil {
+	if _, err := l.plan.read(); err != nil {
 		return lr, err
 	}
 	bg := context.WithoutCancel(ctx)
@@ -298,7 +297,7 @@ func (l *loop) stopLoop(lr LoopResult, max int, r resume.StopReason, detail stri
 
 // loopSpec builds the run of one half of a step.
 func (l *loop) loopSpec(ctx context.Context, step int, half string, max int, prev, answer string, snaps *gitrepo.Snapshots, startTree string) (runSpec, error) {
-	plan, err := l.run.readPlan()
+	plan, err := l.plan.read()
 	if err != nil {
 		return runSpec{}, err
 	}
@@ -345,7 +344,7 @@ func (l *loop) applyPlanUpdate(step, max int, res agents.Result) (wrote, complet
 	text, complete := prompts.ParsePlanUpdate(res.FinalText)
 	meta := events.PlanMeta{Agent: res.Agent, LoopStep: events.Int(step), MaxSteps: max, Complete: events.Bool(complete), Written: false}
 	refs := map[string]string{events.RefPlan: events.PlanFile}
-	previous, perr := l.run.readPlan()
+	previous, perr := l.plan.read()
 	if perr != nil && !errors.Is(perr, ErrNoPlan) {
 		return false, false, fmt.Errorf("after step %d: read plan.md: %v", step, perr)
 	}
@@ -371,7 +370,7 @@ func (l *loop) applyPlanUpdate(step, max int, res agents.Result) (wrote, complet
 		}
 		refs[events.RefBackup] = backup
 	}
-	if err := writeFileAtomic(l.planPath, []byte(text+"\n")); err != nil {
+	if err := writeFileAtomic(l.plan.path(), []byte(text+"\n")); err != nil {
 		return false, false, fmt.Errorf("write plan.md after step %d: %w", step, err)
 	}
 	meta.Written, meta.Chars, meta.MissingSections = true, len(text), missing

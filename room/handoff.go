@@ -67,7 +67,7 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 		}
 		return strings.TrimRight(s[:n], "\n") + "\n… (truncated to the diet budget)"
 	}
-	plan, _ := e.readPlan()
+	plan, _ := e.planMD.read()
 	goal := "(no plan.md)"
 	if plan != "" {
 		goal = sectionOf(plan, "Goal")

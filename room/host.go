@@ -318,7 +318,7 @@ func (h *Host) Confirm(p Preview) Answer {
 // plan.md and HEAD. A change between the preview and the click makes the
 // preview stale.
 func (h *Host) world() string {
-	plan, _ := readDoc(h.e.planPath())
+	plan, _ := readDoc(h.e.planMD.path())
 	head := gitrepo.Head(h.ctx, h.e.Root)
 	sum := sha256.Sum256(append(plan, "\x00"+head...))
 	return hex.EncodeToString(sum[:])

@@ -31,9 +31,9 @@ func (e *Engine) Panel(ctx context.Context) panel.Facts {
 	if h := e.lock.HeldElsewhere(); h != nil {
 		p.Held = h.Text(e.now())
 	}
-	if age, ok := e.planAge(); ok {
+	if age, ok := e.planMD.age(); ok {
 		p.Plan, p.PlanAge = true, age
-		if text, err := e.readPlan(); err == nil {
+		if text, err := e.planMD.read(); err == nil {
 			p.PlanMissing = missingSections(text)
 		}
 	}
@@ -47,7 +47,7 @@ func (e *Engine) Panel(ctx context.Context) panel.Facts {
 	} else if !fresh {
 		p.GitAge = max(time.Since(f.at), time.Millisecond)
 	}
-	p.Ratio = e.budgetOf(f.diffChars, f.mapChars).Ratio
+	p.Ratio = budgetOf(e.Diet, e.SessionDir, f.diffChars, f.mapChars).Ratio
 	if p.Last != nil {
 		p.LastAgo = max(0, e.now().Sub(p.Last.At))
 	}

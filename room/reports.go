@@ -36,10 +36,10 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 			s.LastRun = &l
 		}
 	}
-	if age, ok := e.planAge(); ok {
+	if age, ok := e.planMD.age(); ok {
 		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
 	}
-	if _, err := e.readPlan(); err != nil && !errors.Is(err, ErrNoPlan) {
+	if _, err := e.planMD.read(); err != nil && !errors.Is(err, ErrNoPlan) {
 		s.Plan, s.PlanAgeSec, s.PlanError = false, 0, err.Error()
 	}
 	if ch, err := gitrepo.Changes(ctx, e.Root); err == nil {
@@ -83,7 +83,7 @@ func (e *Engine) statusSession() string {
 // Review compares the working tree's changes with plan.md (reports.NewReview),
 // writes review.md unless the room is read-only, and logs a review event.
 func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
-	plan, err := e.readPlan()
+	plan, err := e.planMD.read()
 	p := reports.Plan{Text: plan, Ready: err == nil}
 	if err != nil && !errors.Is(err, ErrNoPlan) {
 		p.Error = err.Error()
@@ -107,7 +107,7 @@ func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
 
 // AgentReview asks the reviewer (claude) for a review, previewed.
 func (e *Engine) AgentReview(ctx context.Context) error {
-	plan, _ := e.readPlan()
+	plan, _ := e.planMD.read()
 	ch, err := gitrepo.Changes(ctx, e.wt.WorkDir())
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 		}
 		lines = append(lines, "orchestrator target: "+rs.Target)
 	}
-	age, havePlan := e.planAge()
+	age, havePlan := e.planMD.age()
 	switch {
 	case havePlan && rs.Plan != nil:
 		l := fmt.Sprintf("plan: .ai-session/plan.md, %s old (written by %s per the log, %s ago)", render.Ago(age), rs.Plan.Agent, render.Ago(now.Sub(rs.Plan.At)))
@@ -252,7 +252,7 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 		e.Say("/continue starts a new loop; resuming this one needs a terminal to confirm on.")
 		return nil
 	}
-	if _, err := e.readPlan(); err != nil {
+	if _, err := e.planMD.read(); err != nil {
 		e.Say("not offered: %v", err)
 		return nil
 	}

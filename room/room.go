@@ -187,6 +187,7 @@ type Engine struct {
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.
 	runStart string
+	planMD   planDoc // .ai-session/plan.md (plan.go)
 	// The repository's run lock while this engine's agent run holds it,
 	// and the screen named in its record (SetScreen; runlock.go).
 	lock *runlock.Lock
@@ -264,6 +265,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
+	e.planMD = planDoc{dir: sd, now: e.now}
 	e.lock = runlock.New(root, sd, lg != nil, e.now, e.Say)
 	out := cfg.Out
 	if out == nil {

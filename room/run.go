@@ -232,7 +232,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
 	release()
-	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
+	own := runUsage(req.Agent, res.Usage, e.convs.previousReport(req))
 	e.out.endRun(res, own)
 	e.spent.addRun(req.Agent, spec.Command, e.now(), own)
 	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))

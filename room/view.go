@@ -185,7 +185,8 @@ func (v *View) Page(ctx context.Context) (Page, error) {
 		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
 		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		last: last, now: v.now, getenv: os.Getenv, repo: v.repo, chat: &chatlane.Lane{}, lock: runlock.New(v.Root, "", false, nil, nil),
-		wt: worktrack.New(worktrack.Deps{Root: v.Root, ReadOnly: true, Now: v.now}),
+		planMD: planDoc{dir: v.SessionDir(), now: v.now},
+		wt:     worktrack.New(worktrack.Deps{Root: v.Root, ReadOnly: true, Now: v.now}),
 	}
 	if active == AgentOrchestrator {
 		if target == "" { // following the lead: whichever session it is now
