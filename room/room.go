@@ -29,6 +29,7 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/room/chatlane"
 	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/repofacts"
 	"github.com/relay-baton/relay-baton/room/runlock"
 	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
@@ -180,7 +181,7 @@ type Engine struct {
 	chat    *chatlane.Lane     // the orchestrator lane (lane.go)
 	cont    continuity         // carried over by Resume (resume.go)
 	convs   agentConvs         // each agent's conversation (conversations.go)
-	repo    *repoCache         // the context panel's git facts (git.go)
+	repo    *repofacts.Cache   // the context panel's git facts (git.go)
 	notify  Notifier           // the end of a long or unwatched wait (SetNotifier); nil: none
 	wt      *worktrack.Tracker // the executor's runs and their work: /diff, /apply, /undo, /runs (work.go)
 	spent   Spent              // what this session's runs cost (costs.go)
@@ -229,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
 		Diet: cfg.Diet, runner: cfg.Runner, log: lg, pv: &previews{term: cfg.Term, autoYes: cfg.AutoYes, sessionDir: sd},
 		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
-		repo: newRepoCache(root),
+		repo: repofacts.New(root),
 	}
 	e.chat = chatlane.New(dir, chatlane.Deps{Active: func() string { return e.Active }, Activate: func() { e.Active = AgentOrchestrator },
 		Say: e.Say, Print: e.Print, Emit: e.emit, Confirm: e.pv.confirmLoop, SavePrompt: e.pv.savePrompt,
@@ -281,7 +282,7 @@ func New(cfg Config) (*Engine, error) {
 // Close stops a running refresh of the panel's git facts and closes the
 // conversation log.
 func (e *Engine) Close() error {
-	e.repo.close()
+	e.repo.Close()
 	if e.wt != nil {
 		e.wt.Close()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
 	"github.com/relay-baton/relay-baton/room/chatlane"
+	"github.com/relay-baton/relay-baton/room/repofacts"
 	"github.com/relay-baton/relay-baton/room/runlock"
 	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
@@ -40,7 +41,7 @@ type View struct {
 	r      *resume.Reader
 	offset int64
 	ino    os.FileInfo
-	repo   *repoCache // the panel's git facts, kept between calls (git.go)
+	repo   *repofacts.Cache // the panel's git facts, kept between calls (git.go)
 }
 
 // OpenView opens the view of the repository containing dir. profile is the
@@ -56,7 +57,7 @@ func OpenView(dir, profile string) (*View, error) {
 	if _, ok := diet.Profiles[profile]; !ok {
 		return nil, fmt.Errorf("unknown diet profile %q", profile)
 	}
-	v := &View{Root: root, Diet: profile, now: time.Now, repo: newRepoCache(root)}
+	v := &View{Root: root, Diet: profile, now: time.Now, repo: repofacts.New(root)}
 	v.reset()
 	return v, nil
 }
