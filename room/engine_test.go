@@ -130,7 +130,7 @@ func newHarness(t *testing.T, answers ...string) *harness {
 }
 
 // newHarnessIn is newHarness with the executor in place (the fakes write
-// in the user's tree) or, !inPlace, in a worktree of its own (runwork.go).
+// in the user's tree) or, !inPlace, in a worktree of its own (package worktrack).
 func newHarnessIn(t *testing.T, inPlace bool, answers ...string) *harness {
 	t.Helper()
 	h := &harness{out: &bytes.Buffer{}, term: &scriptTerm{answers: answers}, fr: &fakeRunner{}, dir: newRepo(t)}

@@ -7,12 +7,17 @@
 // Engine methods, so no logic lives in the REPL layer.
 //
 //	input ─► Parse ─► Engine.Process ─► Runner (agents) ─► Activity ─► printer (render.Terminal)
-//	                                 └► conversation.Send/Follow (orchestrator lane)
+//	                                 └► chatlane.Lane ─► conversation.Send/Follow (orchestrator lane)
 //	every turn ─► emit(role, text, refs, events.XxxMeta) ─► conversation.jsonl ─► Replay, ReadResume
 //
 // Agent runs go through the small Runner interface: production uses the
-// agents package (AgentsRunner), tests use fakes. The orchestrator lane's
-// logic is conversation's; the room only previews, confirms and renders.
+// agents package (AgentsRunner), tests use fakes. The engine drives parts
+// of its own, each handed a few of its funcs or fields, never the engine:
+// the previews and their confirmation (previews, on package preview's
+// loop), the executor's runs and their work (package worktrack), the
+// orchestrator lane's client (package chatlane; the lane's logic is
+// conversation's), the run lock (package runlock), the panel's git facts
+// (package repofacts) and the /continue loop (loop, continue.go).
 package room
 
 import (
@@ -178,12 +183,12 @@ type Engine struct {
 	logWarn sync.Once
 	logMu   sync.Mutex
 	logErr  error              // the first failed append (LogErr)
-	chat    *chatlane.Lane     // the orchestrator lane (lane.go)
+	chat    *chatlane.Lane     // the orchestrator lane (package chatlane; lane.go)
 	cont    continuity         // carried over by Resume (resume.go)
 	convs   agentConvs         // each agent's conversation (conversations.go)
-	repo    *repofacts.Cache   // the context panel's git facts (git.go)
+	repo    *repofacts.Cache   // the context panel's git facts (package repofacts)
 	notify  Notifier           // the end of a long or unwatched wait (SetNotifier); nil: none
-	wt      *worktrack.Tracker // the executor's runs and their work: /diff, /apply, /undo, /runs (work.go)
+	wt      *worktrack.Tracker // the executor's runs and their work: /diff, /apply, /undo, /runs (package worktrack; work.go)
 	spent   Spent              // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.

@@ -41,7 +41,7 @@ type View struct {
 	r      *resume.Reader
 	offset int64
 	ino    os.FileInfo
-	repo   *repofacts.Cache // the panel's git facts, kept between calls (git.go)
+	repo   *repofacts.Cache // the panel's git facts, kept between calls (package repofacts)
 }
 
 // OpenView opens the view of the repository containing dir. profile is the

@@ -21,7 +21,7 @@ import (
 //
 // Before and after each run that may write (the executor's: /execute, the
 // executor half of a /continue step, /handoff) the room records the working
-// tree in its snapshot store (snapshots, continue.go: a private index and
+// tree in its snapshot store (gitrepo.Snapshots: a private index and
 // object folder, the repository untouched). When the two trees differ the
 // room prints what changed, /diff shows it and /undo writes the files of
 // the "before" tree back, only those the run changed, and only when they
