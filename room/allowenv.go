@@ -14,7 +14,7 @@ import (
 // get those variables (as --allow-env NAME at start would have passed
 // them). Every later preview lists them; the turn is logged as an audit
 // event. With no name it lists the names passed so.
-func (e *Engine) cmdAllowEnv(_ context.Context, args string) error {
+func cmdAllowEnv(e *Engine, _ context.Context, args string) error {
 	names := strings.Fields(args)
 	if len(names) == 0 {
 		if len(e.passEnv) == 0 {

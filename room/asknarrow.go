@@ -11,17 +11,17 @@ import (
 // printed above (wrapped like any notice) and the question alone is the
 // prompt. A prompt wider than the terminal would be drawn twice by the
 // line editor, once per redraw, cut where the terminal wrapped it.
-func (e *Engine) askLine(question, hint string) string {
+func (pv *previews) askLine(question, hint string) string {
 	width := 0
-	e.out.mu.Lock()
-	if e.out.width != nil {
-		width = e.out.width()
+	pv.out.mu.Lock()
+	if pv.out.width != nil {
+		width = pv.out.width()
 	}
-	e.out.mu.Unlock()
+	pv.out.mu.Unlock()
 	// The answer typed after it and the cursor need two more columns.
 	if width <= 0 || render.Width(question+hint)+2 < width {
 		return question + hint
 	}
-	e.out.raw(e.out.dim(strings.TrimSpace(hint)) + "\n")
+	pv.out.raw(pv.out.dim(strings.TrimSpace(hint)) + "\n")
 	return question
 }

@@ -21,21 +21,21 @@ func fileSize(path string) int {
 // Budget measures the raw sizes of what a handoff would carry against the
 // diet profile's budgets.
 func (e *Engine) Budget(ctx context.Context) diet.Report {
-	return e.budgetOf(len(gitrepo.Diff(ctx, e.Root)), len(gitrepo.Map(ctx, e.Root)))
+	return budgetOf(e.Diet, e.SessionDir, len(gitrepo.Diff(ctx, e.Root)), len(gitrepo.Map(ctx, e.Root)))
 }
 
 // budgetOf is Budget for a diff and a repo map of the given sizes (the
 // context panel's come from its cached git facts).
-func (e *Engine) budgetOf(diff, repoMapChars int) diet.Report {
-	d := diet.Profiles[e.Diet]
+func budgetOf(profile, sessionDir string, diff, repoMapChars int) diet.Report {
+	d := diet.Profiles[profile]
 	parts := []diet.Part{
-		{Name: events.PlanFile, Chars: fileSize(filepath.Join(e.SessionDir, events.PlanFile)), Budget: d.Plan},
+		{Name: events.PlanFile, Chars: fileSize(filepath.Join(sessionDir, events.PlanFile)), Budget: d.Plan},
 		{Name: "diff", Chars: diff, Budget: d.Diff},
 		{Name: "repo map", Chars: repoMapChars, Budget: d.RepoMap},
 		// Only the log's tail goes into a handoff: the whole file is not context.
-		{Name: "commands.log tail", Chars: min(fileSize(filepath.Join(e.SessionDir, "commands.log")), d.LogTail), Budget: d.LogTail},
+		{Name: "commands.log tail", Chars: min(fileSize(filepath.Join(sessionDir, "commands.log")), d.LogTail), Budget: d.LogTail},
 	}
-	r := diet.Report{Diet: e.Diet, Handoff: d.Handoff, Ceiling: diet.Ceiling}
+	r := diet.Report{Diet: profile, Handoff: d.Handoff, Ceiling: diet.Ceiling}
 	for i := range parts {
 		parts[i].Ratio = float64(parts[i].Chars) / float64(parts[i].Budget)
 		r.Total += parts[i].Chars

@@ -60,8 +60,8 @@ func TestCutClaimResendAndResume(t *testing.T) {
 	if !strings.Contains(h.out.String(), "message "+id+" is back in the inbox of session "+simSID+" (same id)") {
 		t.Fatalf("output:\n%s", h.out)
 	}
-	if st, _ := s.State(id); !st.Queued || len(h.e.chat.sent) != 1 {
-		t.Fatalf("after /resend: %+v, sent %d (want the same message queued, no copy)", st, len(h.e.chat.sent))
+	if st, _ := s.State(id); !st.Queued || len(h.e.chat.Sent) != 1 {
+		t.Fatalf("after /resend: %+v, sent %d (want the same message queued, no copy)", st, len(h.e.chat.Sent))
 	}
 	// Cut again; a resumed room says it is unconfirmed and /resend works.
 	cutClaim(t, s, conversation.LaneHook)

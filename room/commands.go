@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/diet"
@@ -46,32 +44,32 @@ var Commands []*Command
 
 func init() {
 	Commands = []*Command{
-		{Entry: cli.Entry{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)"}, Args: argsAgents, Run: (*Engine).cmdAgent},
-		{Entry: cli.Entry{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)"}, Args: argsTargets, Run: (*Engine).cmdTarget},
-		{Entry: cli.Entry{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)"}, Run: (*Engine).cmdTargets},
-		{Entry: cli.Entry{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)"}, Args: argsQueued, Run: (*Engine).cmdCancel},
-		{Entry: cli.Entry{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)"}, Run: (*Engine).cmdResend},
-		{Entry: cli.Entry{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)"}, Agent: true, Run: (*Engine).cmdPlan},
-		{Entry: cli.Entry{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)"}, Agent: true, Run: (*Engine).cmdReplan},
-		{Entry: cli.Entry{Name: "execute", Short: "Run the executor on plan.md (preview first)"}, Agent: true, Run: (*Engine).cmdExecute},
-		{Entry: cli.Entry{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation"}, Agent: true, Args: argsContinue, Run: (*Engine).cmdContinue},
-		{Entry: cli.Entry{Name: "diff", Usage: "[file] | --all", Short: "Show the executor run's change (--all: your working tree against HEAD) (read-only)"}, Args: argsDiff, Run: (*Engine).cmdDiff},
-		{Entry: cli.Entry{Name: "apply", Short: "Bring the pending run's change into your tree, three-way, after a preview (all or nothing)"}, Run: (*Engine).cmdApply},
-		{Entry: cli.Entry{Name: "undo", Short: "Discard the pending run, or take out what /apply wrote, after a preview (no commit, index untouched)"}, Run: (*Engine).cmdUndo},
-		{Entry: cli.Entry{Name: "runs", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}, Run: (*Engine).cmdRuns},
-		{Entry: cli.Entry{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)"}, Args: argsFixed("claude"), Run: (*Engine).cmdReview},
-		{Entry: cli.Entry{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)"}, Run: (*Engine).cmdDiagnose},
-		{Entry: cli.Entry{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)"}, Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdHandoff},
-		{Entry: cli.Entry{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdNew},
-		{Entry: cli.Entry{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)"}, Run: (*Engine).cmdBudget},
-		{Entry: cli.Entry{Name: "costs", Short: "What each agent run of this session cost, and the session's total (read-only)"}, Run: (*Engine).cmdCosts},
-		{Entry: cli.Entry{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)"}, Run: (*Engine).cmdStatus},
-		{Entry: cli.Entry{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns"}, Run: (*Engine).cmdResume},
-		{Entry: cli.Entry{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)"}, Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: (*Engine).cmdReplay},
-		{Entry: cli.Entry{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)"}, Run: (*Engine).cmdNote},
-		{Entry: cli.Entry{Name: "allow-env", Usage: "[NAME...]", Short: "Pass a held-back variable (a provider's key) to the agents from now on, in this room (logged)"}, Run: (*Engine).cmdAllowEnv},
-		{Entry: cli.Entry{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)"}, Args: argsFixed(agents.Claude, agents.Codex), Run: (*Engine).cmdLogin},
-		{Entry: cli.Entry{Name: "help", Short: "List the room's commands"}, Run: (*Engine).cmdHelp},
+		{Entry: cli.Entry{Name: "agent", Usage: "claude|codex|orchestrator", Short: "Switch the active agent (free text goes to it)"}, Args: argsAgents, Run: cmdAgent},
+		{Entry: cli.Entry{Name: "target", Usage: "<sessionId|lead>", Short: "Chat with this Claude Code or Codex session (switches to the orchestrator lane)"}, Args: func(e *Engine, done []string) []string { return e.chat.CompleteTargets(done) }, Run: func(e *Engine, ctx context.Context, a string) error { return e.chat.ChooseTarget(ctx, a) }},
+		{Entry: cli.Entry{Name: "targets", Short: "List the workspace's Claude Code and Codex sessions (chat-capable, busy, queue) (read-only)"}, Run: func(e *Engine, ctx context.Context, a string) error { return e.chat.ListTargets(ctx, a) }},
+		{Entry: cli.Entry{Name: "cancel", Usage: "[id]", Short: "Remove a chat message still in the session's inbox (default: your last)"}, Args: func(e *Engine, done []string) []string { return e.chat.CompleteQueued(done) }, Run: func(e *Engine, ctx context.Context, a string) error { return e.chat.Cancel(ctx, a) }},
+		{Entry: cli.Entry{Name: "resend", Short: "Queue the last unconfirmed chat message again (preview first)"}, Run: func(e *Engine, ctx context.Context, a string) error { return e.chat.Resend(ctx, a) }},
+		{Entry: cli.Entry{Name: "plan", Usage: "<task>", Short: "Have the planner write plan.md (preview first)"}, Agent: true, Run: cmdPlan},
+		{Entry: cli.Entry{Name: "replan", Usage: "<task>", Short: "Back up plan.md, then plan again (preview first)"}, Agent: true, Run: cmdReplan},
+		{Entry: cli.Entry{Name: "execute", Short: "Run the executor on plan.md (preview first)"}, Agent: true, Run: cmdExecute},
+		{Entry: cli.Entry{Name: "continue", Usage: "[--max-steps N | -n N | N]", Short: "Bounded plan<->execute loop: codex works, claude updates the plan; one confirmation"}, Agent: true, Args: argsContinue, Run: cmdContinue},
+		{Entry: cli.Entry{Name: "diff", Usage: "[file] | --all", Short: "Show the executor run's change (--all: your working tree against HEAD) (read-only)"}, Args: argsDiff, Run: func(e *Engine, ctx context.Context, a string) error { return e.wt.Diff(ctx, a) }},
+		{Entry: cli.Entry{Name: "apply", Short: "Bring the pending run's change into your tree, three-way, after a preview (all or nothing)"}, Run: func(e *Engine, ctx context.Context, a string) error { return e.wt.Apply(ctx, a) }},
+		{Entry: cli.Entry{Name: "undo", Short: "Discard the pending run, or take out what /apply wrote, after a preview (no commit, index untouched)"}, Run: func(e *Engine, ctx context.Context, a string) error { return e.wt.Undo(ctx, a) }},
+		{Entry: cli.Entry{Name: "runs", Short: "List the executor runs kept for this repository: worktree, age, change size (read-only)"}, Run: func(e *Engine, ctx context.Context, a string) error { return e.wt.Runs(ctx, a) }},
+		{Entry: cli.Entry{Name: "review", Usage: "[claude]", Short: "Deterministic review of changes vs plan; `claude` asks claude (preview first)"}, Args: argsFixed("claude"), Run: cmdReview},
+		{Entry: cli.Entry{Name: "diagnose", Short: "doctor --deep: git, agents, keys, .ai-session health (read-only)"}, Run: cmdDiagnose},
+		{Entry: cli.Entry{Name: "handoff", Usage: "[claude|codex]", Short: "Write handoff.md and launch the agent with it (preview first)"}, Agent: true, Args: argsFixed(agents.Claude, agents.Codex), Run: cmdHandoff},
+		{Entry: cli.Entry{Name: "new", Usage: "[claude|codex]", Short: "Start a new conversation with the agent (default: both); otherwise each agent continues its own"}, Args: argsFixed(agents.Claude, agents.Codex), Run: cmdNew},
+		{Entry: cli.Entry{Name: "budget", Short: "Context budget: diet profile, sizes, ratio (read-only)"}, Run: cmdBudget},
+		{Entry: cli.Entry{Name: "costs", Short: "What each agent run of this session cost, and the session's total (read-only)"}, Run: cmdCosts},
+		{Entry: cli.Entry{Name: "status", Short: "Active agent, plan age, changed files, last run (read-only)"}, Run: cmdStatus},
+		{Entry: cli.Entry{Name: "resume", Usage: "[N]", Short: "Rebuild state from conversation.jsonl: agent, plan, loop, pending chat; recap N turns"}, Run: cmdResume},
+		{Entry: cli.Entry{Name: "replay", Usage: "[--kind k,..] [--role r,..] [--session id,..] [--since D] [--limit N] [--follow] [--json] [--file PATH]", Short: "Show the recorded conversation timeline (read-only)"}, Args: argsFixed("--kind", "--role", "--session", "--limit"), Run: cmdReplay},
+		{Entry: cli.Entry{Name: "note", Usage: "<text>", Short: "Log a note (nothing runs)"}, Run: cmdNote},
+		{Entry: cli.Entry{Name: "allow-env", Usage: "[NAME...]", Short: "Pass a held-back variable (a provider's key) to the agents from now on, in this room (logged)"}, Run: cmdAllowEnv},
+		{Entry: cli.Entry{Name: "login", Usage: "[claude|codex]", Short: "How to log in to the agents (nothing runs)"}, Args: argsFixed(agents.Claude, agents.Codex), Run: cmdLogin},
+		{Entry: cli.Entry{Name: "help", Short: "List the room's commands"}, Run: cmdHelp},
 		{Entry: cli.Entry{Name: "exit", Aliases: []string{"quit"}, Short: "Leave the room (Ctrl-D works too)"}, Run: func(*Engine, context.Context, string) error { return errExit }},
 	}
 }
@@ -101,8 +99,8 @@ func argsDiff(e *Engine, done []string) []string {
 	if len(done) == 0 {
 		w = append(w, "--all")
 	}
-	if e != nil && e.work != nil {
-		for _, f := range e.work.Files {
+	if e != nil {
+		for _, f := range e.wt.Files() {
 			if f.Path == render.InertLine(f.Path) && !strings.ContainsAny(f.Path, " \t") {
 				w = append(w, f.Path) // a name completion cannot type whole is left out
 			}
@@ -188,7 +186,7 @@ func (e *Engine) Process(ctx context.Context, input string) (exit bool, err erro
 	case l.Cmd == nil && l.Text == "":
 		return false, nil
 	case l.Cmd == nil && e.Active == AgentOrchestrator:
-		return false, e.Chat(ctx, l.Text)
+		return false, e.chat.Chat(ctx, l.Text)
 	case l.Cmd == nil:
 		return false, e.Ask(ctx, l.Text)
 	}
@@ -229,7 +227,7 @@ func HelpText() string {
 
 // cmdLogin says how to log in: the agents log in in their own CLIs, never
 // through the room (which only ever runs them in print mode).
-func (e *Engine) cmdLogin(_ context.Context, args string) error {
+func cmdLogin(e *Engine, _ context.Context, args string) error {
 	switch a := strings.ToLower(strings.TrimSpace(args)); a {
 	case agents.Claude, agents.Codex:
 		e.Say("to log in to %s: %s (once; the room runs %s with that login)", a, agents.LoginHowTo(a), a)
@@ -243,12 +241,12 @@ func (e *Engine) cmdLogin(_ context.Context, args string) error {
 	return nil
 }
 
-func (e *Engine) cmdHelp(context.Context, string) error {
+func cmdHelp(e *Engine, _ context.Context, _ string) error {
 	e.out.raw(HelpText())
 	return nil
 }
 
-func (e *Engine) cmdAgent(_ context.Context, args string) error {
+func cmdAgent(e *Engine, _ context.Context, args string) error {
 	f := strings.Fields(strings.ToLower(args))
 	if len(f) == 0 {
 		e.Say("active agent: %s (choose with /agent claude|codex|orchestrator)", e.Active)
@@ -264,7 +262,7 @@ func (e *Engine) cmdAgent(_ context.Context, args string) error {
 		e.emit(events.RoleRelayBaton, "active agent: "+e.Active, nil, events.StatusMeta{Agent: e.Active, Switched: true})
 		return nil
 	case AgentOrchestrator:
-		return e.UseOrchestrator(e.chat.target)
+		return e.UseOrchestrator(e.chat.Target)
 	}
 	// codx: did you mean /agent codex?
 	hint := cli.DidYouMean("/agent ", cli.Suggest(f[0], argsAgents(e, nil)))
@@ -284,36 +282,26 @@ func (e *Engine) Note(text string) error {
 	return nil
 }
 
-func (e *Engine) cmdNote(_ context.Context, args string) error { return e.Note(args) }
+func cmdNote(e *Engine, _ context.Context, args string) error { return e.Note(args) }
 
 // Ask sends free text to the active agent as a read-only ask turn.
 func (e *Engine) Ask(ctx context.Context, text string) error {
 	e.emit(events.RoleUser, summary(text, 2000), nil, events.MessageMeta{Agent: e.Active})
-	plan, _ := e.readPlan()
+	plan, _ := e.planMD.read()
 	in := prompts.AskInput{Question: text, Plan: plan}
-	if plan != "" && e.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
+	if plan != "" && e.convs.holdsPlan(e.Active, plan) { // the conversation has it: not sent again
 		in.Plan, in.PlanKnown = "", true
 	}
 	spec := runSpec{Command: "ask", Req: e.request(e.Active, agents.RoleAsk, prompts.Ask(in)), Task: text}
 	res, err := e.runOnce(ctx, spec)
 	if plan != "" && res.Session != "" && !res.ResumeFailed && (in.Plan != "" || in.PlanKnown) {
-		e.notePlan(res.Agent, res.Session, plan)
+		e.convs.notePlan(res.Agent, res.Session, plan)
 	}
 	if err != nil {
 		return err
 	}
 	e.emit(events.Role(res.Agent), summary(res.FinalText, 1000), nil, events.MessageMeta{Agent: res.Agent})
 	return nil
-}
-
-func (e *Engine) planPath() string { return filepath.Join(e.SessionDir, events.PlanFile) }
-
-func (e *Engine) readPlan() (string, error) {
-	b, err := readDoc(e.planPath()) // a FIFO or a link there does not block or lead the room
-	if errors.Is(err, os.ErrNotExist) {
-		return "", ErrNoPlan
-	}
-	return string(b), err
 }
 
 // Plan runs the planner on task and writes plan.md from its final answer.
@@ -330,7 +318,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	var previous string
 	if replan {
-		p, err := e.readPlan()
+		p, err := e.planMD.read()
 		if err != nil && !errors.Is(err, ErrNoPlan) {
 			return err
 		}
@@ -352,7 +340,7 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 	}
 	refs := map[string]string{events.RefPlan: events.PlanFile}
 	// The plan this one replaces, /plan's as /replan's, is backed up.
-	old, err := e.readPlan()
+	old, err := e.planMD.read()
 	if err != nil && !errors.Is(err, ErrNoPlan) {
 		return fmt.Errorf("back up plan.md: %w (plan.md left unchanged)", err)
 	}
@@ -364,10 +352,10 @@ func (e *Engine) Plan(ctx context.Context, task string, replan bool) error {
 		refs[events.RefBackup] = backup
 		e.Say("backed up the previous plan as .ai-session/%s", backup)
 	}
-	if err := writeFileAtomic(e.planPath(), []byte(text+"\n")); err != nil {
+	if err := writeFileAtomic(e.planMD.path(), []byte(text+"\n")); err != nil {
 		return err
 	}
-	e.notePlan(res.Agent, res.Session, text) // the planner's conversation wrote it
+	e.convs.notePlan(res.Agent, res.Session, text) // the planner's conversation wrote it
 	missing := missingSections(text)
 	meta := events.PlanMeta{Agent: res.Agent, Chars: len(text), Written: true, MissingSections: missing}
 	if len(missing) > 0 {
@@ -394,12 +382,12 @@ func writeFileAtomic(path string, data []byte) error {
 	return safeio.WriteFileAtomic(path, data, 0o600, true)
 }
 
-func (e *Engine) cmdPlan(ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
-func (e *Engine) cmdReplan(ctx context.Context, args string) error { return e.Plan(ctx, args, true) }
+func cmdPlan(e *Engine, ctx context.Context, args string) error   { return e.Plan(ctx, args, false) }
+func cmdReplan(e *Engine, ctx context.Context, args string) error { return e.Plan(ctx, args, true) }
 
 // Execute runs the executor once on plan.md.
 func (e *Engine) Execute(ctx context.Context) error {
-	plan, err := e.readPlan()
+	plan, err := e.planMD.read()
 	if err != nil {
 		return err
 	}
@@ -408,20 +396,20 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.workDir())
+	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.wt.WorkDir())
 	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
 		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
 	return err
 }
 
-func (e *Engine) cmdExecute(ctx context.Context, args string) error {
+func cmdExecute(e *Engine, ctx context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/execute takes no arguments (it runs plan.md)")
 	}
 	return e.Execute(ctx)
 }
 
-func (e *Engine) cmdReview(ctx context.Context, args string) error {
+func cmdReview(e *Engine, ctx context.Context, args string) error {
 	switch strings.ToLower(strings.TrimSpace(args)) {
 	case "":
 		r, err := e.Review(ctx)
@@ -436,14 +424,14 @@ func (e *Engine) cmdReview(ctx context.Context, args string) error {
 	return fmt.Errorf("usage: /review [claude], not /review %s", args)
 }
 
-func (e *Engine) cmdDiagnose(ctx context.Context, args string) error {
+func cmdDiagnose(e *Engine, ctx context.Context, args string) error {
 	r := e.Doctor(ctx, true)
 	e.out.raw(r.RenderWidth(e.out.color, HelpWidth)) // as /help: words never broken
 
 	return nil
 }
 
-func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
+func cmdHandoff(e *Engine, ctx context.Context, args string) error {
 	to := strings.ToLower(strings.TrimSpace(args))
 	if to == "" {
 		to = agents.Codex
@@ -454,10 +442,10 @@ func (e *Engine) cmdHandoff(ctx context.Context, args string) error {
 	return e.Handoff(ctx, to)
 }
 
-func (e *Engine) cmdBudget(ctx context.Context, args string) error {
+func cmdBudget(e *Engine, ctx context.Context, args string) error {
 	r := e.Budget(ctx)
 	e.emitBudget(r)
-	e.Say("%s", strings.TrimRight(r.Text()+e.ConversationsText()+e.spent.Text(), "\n"))
+	e.Say("%s", strings.TrimRight(r.Text()+e.convs.text()+e.spent.Text(), "\n"))
 	return nil
 }
 
@@ -466,13 +454,13 @@ func (e *Engine) emitBudget(r diet.Report) {
 		events.BudgetMeta{Diet: string(r.Diet), Chars: r.Total, Ratio: r.Ratio})
 }
 
-func (e *Engine) cmdStatus(ctx context.Context, args string) error {
+func cmdStatus(e *Engine, ctx context.Context, args string) error {
 	s := e.Status(ctx)
 	e.Say("%s", strings.TrimRight(s.Text(), "\n"))
 	return nil
 }
 
-func (e *Engine) cmdReplay(ctx context.Context, args string) error {
+func cmdReplay(e *Engine, ctx context.Context, args string) error {
 	fs := pflag.NewFlagSet("/replay", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := replay.Options{File: e.LogPath(), Color: e.out.color, Now: e.now}
@@ -502,17 +490,6 @@ func flagNames(fs *pflag.FlagSet) []string {
 	fs.VisitAll(func(f *pflag.Flag) { n = append(n, "--"+f.Name) })
 	sort.Strings(n)
 	return n
-}
-
-// planAge is how long ago plan.md was written; ok is false without one.
-func (e *Engine) planAge() (age time.Duration, ok bool) {
-	// Lstat and a regular file, as readPlan: a FIFO, a folder or a link
-	// at plan.md is no plan (Status says what it is instead).
-	fi, err := os.Lstat(e.planPath())
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false
-	}
-	return max(0, e.now().Sub(fi.ModTime())), true
 }
 
 // Record logs a one-shot command line as a command event (the REPL logs

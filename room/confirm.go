@@ -1,180 +1,90 @@
 package room
 
 import (
-	"errors"
 	"strings"
+	"time"
+
+	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/runlock"
+	"github.com/relay-baton/relay-baton/room/worktrack"
 )
 
-// confirmation is what differs between the room's "preview, ask, edit"
-// loops: an agent run ("run this?") and a chat message to the orchestrator
-// ("send this?"). The loop itself, and so the answers it takes and what it
-// does without a terminal, is one: (*Engine).confirmLoop.
-type confirmation struct {
-	question string // asked after each preview, e.g. "run this? [y/N/e] "
-	verb     string // what y does, for the keys' hint: "runs", "sends"
-	noun     string // what an edit changes ("prompt", "message"), for an empty edit
-	// preview shows text (edited once the user has edited it), shortly,
-	// and logs its prompt_preview event; it returns that event's id, or
-	// an error that ends the loop as it is (preview logs it).
-	preview func(text string, edited bool) (previewID string, err error)
-	// view shows all of it (the answer v); nothing is logged.
-	view func(text string)
-	// confirmed logs a yes (typed, or --yes).
-	confirmed func(previewID string)
-	// declined tells the user and logs why nothing happens.
-	declined func(previewID, why string)
-	// card is the preview as a Confirmer shows it (the short and the
-	// whole text, and the facts of the run or the message).
-	card func(text string) Preview
-}
+// The previews and their confirmation are package preview's: the engine
+// hands preview.Screen.Confirm what differs between an agent run's
+// preview (run.go) and a chat message's (package chatlane), and answers a
+// change to the user's files (/apply, /undo) with yesTo.
 
 // Preview is one preview as a screen that answers it with a click shows
-// it (the page of relay-baton serve): the same text the terminal prints,
-// the whole view its v shows, and the facts a screen sets apart.
-type Preview struct {
-	ID       string   `json:"id"` // the prompt_preview event's id
-	Question string   `json:"question"`
-	Command  string   `json:"command"`
-	Agent    string   `json:"agent"`
-	Role     string   `json:"role,omitempty"`
-	Text     string   `json:"text"` // the short preview, as the terminal prints it
-	All      string   `json:"all"`  // the whole preview (the terminal's v)
-	Prompt   string   `json:"prompt"`
-	Argv     string   `json:"argv,omitempty"`
-	Cwd      string   `json:"cwd,omitempty"`
-	Policy   string   `json:"policy,omitempty"`
-	Stripped []string `json:"stripped,omitempty"` // credentials held back
-	Passed   []string `json:"passed,omitempty"`   // credentials passed on purpose
-	Lane     string   `json:"lane,omitempty"`     // chat: the session the message goes to
-	Edited   bool     `json:"edited,omitempty"`
-	// Change is set on a preview of a change to the user's files rather
-	// than an agent run: "apply", "undo", "discard" or "revert" (/apply,
-	// /undo). It runs on Yes and is not edited; Text lists every path.
-	Change string `json:"change,omitempty"`
-}
+// it (the page of relay-baton serve).
+type Preview = preview.Preview
 
-// Answer is a Confirmer's answer to one preview: Yes runs it; Edited (not
-// empty) is a new text, previewed again; Stale says why the preview no
-// longer holds (it is declined as that, and the command asked again);
-// anything else is a no, for Why ("declined" when empty).
-type Answer struct {
-	Yes    bool
-	Edited string
-	Stale  string
-	Why    string
-}
+// Answer is a Confirmer's answer to one preview.
+type Answer = preview.Answer
 
 // Confirmer is a Terminal that answers a preview as a whole rather than a
-// typed line (the page: Run, Edit, Cancel). confirmLoop hands it every
-// preview instead of asking its question.
-type Confirmer interface {
-	Confirm(p Preview) Answer
+// typed line (the page: Run, Edit, Cancel).
+type Confirmer = preview.Confirmer
+
+// ErrStale is a confirmation refused because its preview no longer held:
+// nothing ran, and the screen that asked previews the command again.
+var ErrStale = preview.ErrStale
+
+// previews is the engine's part that shows what would run and asks: an
+// agent run's preview (its text, its card, its prompt_preview event), the
+// one confirmation loop on the engine's terminal or a Confirmer's click
+// (package preview), the confirmation of a change to the user's files,
+// and a diff shown on that terminal. It is handed what it needs of the
+// engine as fields.
+type previews struct {
+	term       Terminal // nil: confirmations need autoYes
+	autoYes    bool     // --yes: confirm every preview
+	out        *printer
+	runner     Runner
+	wt         *worktrack.Tracker // where a run works (the preview's line about it)
+	convs      *agentConvs        // what a run continues
+	lock       *runlock.Lock      // nothing is previewed while another screen's run holds the repository
+	sessionDir string             // .ai-session: a long prompt is kept in prompts/
+	now        func() time.Time
+	passEnv    func() []string // the variables passed on purpose (--allow-env, /allow-env)
+	say        func(format string, a ...any)
+	emit       func(role events.Role, text string, refs map[string]string, meta events.Meta) string
 }
 
-// ErrStale is a confirmation refused because its preview no longer held
-// (the plan or HEAD changed before the click): nothing ran, and the
-// screen that asked previews the command again.
-var ErrStale = errors.New("the preview is stale: nothing ran")
+// confirmLoop previews text and asks on the engine's terminal until the
+// answer is yes, no, or the preview fails (preview.Screen.Confirm).
+func (pv *previews) confirmLoop(c preview.Confirmation, text string) (string, error) {
+	return preview.Screen{Term: pv.term, AutoYes: pv.autoYes, Say: pv.say, AskLine: pv.askLine}.Confirm(c, text)
+}
 
-// confirmLoop previews text and asks c.question until the answer is yes
-// (it returns the text, edited or not), no or anything else (ErrDeclined),
-// v (the whole preview, then ask again) or e (edit, then preview and ask
-// again). Without a terminal and without
-// --yes it returns ErrNeedYes. An edit that fails or leaves nothing is a
-// no. Every end but a preview error is logged through c.
-func (e *Engine) confirmLoop(c confirmation, text string) (string, error) {
-	edited, askAgain := false, false
-	var previewID string
-	for {
-		if !askAgain {
-			var err error
-			if previewID, err = c.preview(text, edited); err != nil {
-				return text, err
-			}
-		}
-		askAgain = false
-		answer := "y"
-		if cf, ok := e.term.(Confirmer); ok && !e.autoYes && c.card != nil {
-			p := c.card(text)
-			p.ID, p.Question, p.Edited = previewID, c.question, edited
-			a := cf.Confirm(p)
-			switch {
-			case a.Yes:
-				c.confirmed(previewID)
-				return text, nil
-			case strings.TrimSpace(a.Edited) != "":
-				text, edited = strings.TrimRight(a.Edited, "\n"), true
-				continue
-			case a.Stale != "":
-				c.declined(previewID, "stale: "+a.Stale)
-				return text, ErrStale
-			}
-			why := a.Why
-			if why == "" {
-				why = "declined"
-			}
-			c.declined(previewID, why)
-			return text, ErrDeclined
-		}
-		if !e.autoYes {
-			if e.term == nil {
-				c.declined(previewID, "no terminal to confirm on")
-				return text, ErrNeedYes
-			}
-			for {
-				a, err := e.term.Ask(e.askLine(c.question, keysHint(e.term, c.verb)))
-				if err != nil {
-					a = ""
-				}
-				answer = strings.ToLower(strings.TrimSpace(a))
-				if (answer != "v" && answer != "view") || c.view == nil {
-					break
-				}
-				c.view(text) // then asked again
-			}
-		}
-		switch answer {
-		case "y", "yes":
-			c.confirmed(previewID)
-			return text, nil
-		case "e", "edit":
-			t, err := e.term.Edit(text)
-			if errors.Is(err, ErrNoEditor) {
-				// Nothing was edited and nothing is cancelled: say why and
-				// ask the same question about the same preview again.
-				e.Say("%v; answer y for the %s as shown, anything else cancels.", err, c.noun)
-				askAgain = true
-				continue
-			}
-			if err != nil {
-				e.Say("edit failed: %v", err)
-				c.declined(previewID, "edit failed")
-				return text, ErrDeclined
-			}
-			if strings.TrimSpace(t) == "" {
-				e.Say("the edited %s is empty.", c.noun)
-				c.declined(previewID, "empty "+c.noun+" after edit")
-				return text, ErrDeclined
-			}
-			text, edited = strings.TrimRight(t, "\n"), true
-		default:
-			c.declined(previewID, "declined")
-			return text, ErrDeclined
-		}
+// yes asks question unless --yes; false with nil when the answer is no.
+func (pv *previews) yes(question string) (bool, error) {
+	if pv.autoYes {
+		return true, nil
 	}
-}
-
-// oneKeyTerminal is a Terminal that can take an answer as one key, without
-// Enter (the room's line editor on a raw terminal).
-type oneKeyTerminal interface {
-	OneKey() bool
-}
-
-// keysHint says, after a confirmation's [y/N/e], which key does what and
-// whether Enter is needed.
-func keysHint(t Terminal, verb string) string {
-	if k, ok := t.(oneKeyTerminal); ok && k.OneKey() {
-		return "y " + verb + ", v views all, e edits (one key, no Enter) "
+	if pv.term == nil {
+		return false, ErrNeedYes
 	}
-	return "y " + verb + ", v views all, e edits, then Enter "
+	a, err := pv.term.Ask(question)
+	a = strings.ToLower(strings.TrimSpace(a))
+	return err == nil && (a == "y" || a == "yes"), nil
+}
+
+// yesTo asks question about a change to the user's files that text
+// describes (every path): a screen that answers previews with a click
+// (a Confirmer, the page) is shown text as a preview of that change,
+// named by its own id, and the change is made only on the click that
+// names it; a terminal is asked question. kind is "apply", "undo",
+// "discard" or "revert".
+func (pv *previews) yesTo(kind, text, question string) (bool, error) {
+	cf, ok := pv.term.(Confirmer)
+	if pv.autoYes || !ok {
+		return pv.yes(question)
+	}
+	command := kind
+	if kind == "discard" || kind == "revert" {
+		command = "undo"
+	}
+	a := cf.Confirm(Preview{ID: kind + "-" + events.NewID(), Question: question, Command: command, Text: text, All: text, Change: kind})
+	return a.Yes, nil
 }

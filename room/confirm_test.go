@@ -113,7 +113,7 @@ func TestConfirmRunPaths(t *testing.T) {
 		if c.noTerm {
 			h.e.SetTerminal(nil)
 		}
-		h.e.autoYes = c.autoYes
+		h.e.pv.autoYes = c.autoYes
 		_, err := h.e.Process(context.Background(), "what is this repo?")
 		list := checkConfirm(t, h, c, err, "run this? [y/N/e] y runs, v views all, e edits, then Enter ", "cancelled. nothing ran.\n", "confirmed: run claude")
 		runs := 1
@@ -149,7 +149,7 @@ func TestConfirmChatPaths(t *testing.T) {
 		if c.noTerm {
 			h.e.SetTerminal(nil)
 		}
-		h.e.autoYes = c.autoYes
+		h.e.pv.autoYes = c.autoYes
 		var played <-chan conversation.Message
 		if c.reason == "" {
 			played = playHookTurn(t, s, tr, "ok")

@@ -574,11 +574,11 @@ func TestResumeLoopAfterStopInAHalf(t *testing.T) {
 
 func TestBackupPlanNeverOverwrites(t *testing.T) {
 	h := newHarness(t)
-	a, err := h.e.backupPlan("one")
+	a, err := newLoop(h.e).backupPlan("one")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.e.backupPlan("two") // the same clock: another name
+	b, err := newLoop(h.e).backupPlan("two") // the same clock: another name
 	if err != nil || a == b {
 		t.Fatalf("%q %q %v", a, b, err)
 	}
@@ -588,7 +588,7 @@ func TestBackupPlanNeverOverwrites(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.e.backupPlan("three")
+	c, err := newLoop(h.e).backupPlan("three")
 	if err != nil || c == filepath.Base(link) {
 		t.Fatalf("%q %v", c, err)
 	}

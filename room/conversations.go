@@ -21,6 +21,10 @@ import (
 // "conversation", "conversationTurns"), so `chat --resume` and the
 // one-shot commands' --continue pick them up again; /new forgets them.
 
+// agentConvs is each agent's conversation in this room session, by agent
+// (claude, codex): what the next run continues.
+type agentConvs struct{ m map[string]*AgentConversation }
+
 // AgentConversation is an agent's conversation in this room session.
 type AgentConversation struct {
 	ID    string `json:"id"`    // claude session id / codex thread id
@@ -45,16 +49,16 @@ func planHash(text string) string {
 }
 
 // notePlan records that agent's conversation session now holds plan.
-func (e *Engine) notePlan(agent, session, plan string) {
-	if c := e.convs[agent]; c != nil && c.ID == session && session != "" {
+func (b *agentConvs) notePlan(agent, session, plan string) {
+	if c := b.m[agent]; c != nil && c.ID == session && session != "" {
 		c.plan = planHash(plan)
 	}
 }
 
 // holdsPlan reports whether the conversation agent's next run continues
 // already holds plan, unchanged.
-func (e *Engine) holdsPlan(agent, plan string) bool {
-	c := e.convs[agent]
+func (b *agentConvs) holdsPlan(agent, plan string) bool {
+	c := b.m[agent]
 	return c != nil && c.ID != "" && c.plan != "" && c.plan == planHash(plan)
 }
 
@@ -67,32 +71,35 @@ const (
 
 // Conversation returns the agent's conversation, nil when the next run
 // starts a new one.
-func (e *Engine) Conversation(agent string) *AgentConversation {
-	if c := e.convs[agent]; c != nil && c.ID != "" {
+func (e *Engine) Conversation(agent string) *AgentConversation { return e.convs.get(agent) }
+
+// get is the agent's conversation, nil when the next run starts a new one.
+func (b *agentConvs) get(agent string) *AgentConversation {
+	if c := b.m[agent]; c != nil && c.ID != "" {
 		cp := *c
 		return &cp
 	}
 	return nil
 }
 
-// conversationID is the id the next run of agent continues, "" for a new one.
-func (e *Engine) conversationID(agent string) string {
-	if c := e.Conversation(agent); c != nil {
+// id is the id the next run of agent continues, "" for a new one.
+func (b *agentConvs) id(agent string) string {
+	if c := b.get(agent); c != nil {
 		return c.ID
 	}
 	return ""
 }
 
-// noteConversation records the conversation a run used; it returns the
+// note records the conversation a run used; it returns the
 // number of turns it now holds (0 when the run reported none).
-func (e *Engine) noteConversation(agent string, res agents.Result, own events.Usage) int {
+func (b *agentConvs) note(agent string, res agents.Result, own events.Usage) int {
 	if res.Session == "" || res.ResumeFailed {
 		return 0
 	}
-	if e.convs == nil {
-		e.convs = map[string]*AgentConversation{}
+	if b.m == nil {
+		b.m = map[string]*AgentConversation{}
 	}
-	c := e.convs[agent]
+	c := b.m[agent]
 	if c == nil || c.ID != res.Session {
 		if res.Err != nil {
 			// A conversation whose first run failed (not logged in, an
@@ -101,7 +108,7 @@ func (e *Engine) noteConversation(agent string, res agents.Result, own events.Us
 			return 0
 		}
 		c = &AgentConversation{ID: res.Session}
-		e.convs[agent] = c
+		b.m[agent] = c
 	}
 	c.Turns++
 	if n := own.InputTokens + own.CachedInputTokens; n > 0 {
@@ -113,9 +120,9 @@ func (e *Engine) noteConversation(agent string, res agents.Result, own events.Us
 	return c.Turns
 }
 
-// forgetConversation makes the next run of agent start a new conversation.
-func (e *Engine) forgetConversation(agent string) {
-	delete(e.convs, agent)
+// forget makes the next run of agent start a new conversation.
+func (b *agentConvs) forget(agent string) {
+	delete(b.m, agent)
 }
 
 // NewConversation forgets the conversation of agent ("" = every agent), so
@@ -131,8 +138,8 @@ func (e *Engine) NewConversation(agent string) error {
 		return fmt.Errorf("/new takes claude or codex (or nothing, for both), not %q", agent)
 	}
 	for _, a := range list {
-		old := e.conversationID(a)
-		e.forgetConversation(a)
+		old := e.convs.id(a)
+		e.convs.forget(a)
 		if old == "" {
 			e.Say("%s: the next run starts a new conversation (none yet)", a)
 		} else {
@@ -144,7 +151,7 @@ func (e *Engine) NewConversation(agent string) error {
 	return nil
 }
 
-func (e *Engine) cmdNew(_ context.Context, args string) error {
+func cmdNew(e *Engine, _ context.Context, args string) error {
 	f := strings.Fields(strings.ToLower(args))
 	if len(f) > 1 {
 		return fmt.Errorf("usage: /new [claude|codex], not /new %s", args)
@@ -156,14 +163,14 @@ func (e *Engine) cmdNew(_ context.Context, args string) error {
 	return e.NewConversation(a)
 }
 
-// conversationLine is the preview's line about the conversation a run
+// line is the preview's line about the conversation a run
 // continues.
-func (e *Engine) conversationLine(req agents.Request) string {
+func (b *agentConvs) line(req agents.Request) string {
 	if req.Resume == "" {
 		return fmt.Sprintf("new %s conversation (nothing earlier is sent)", req.Agent)
 	}
 	turns := 0
-	if c := e.convs[req.Agent]; c != nil && c.ID == req.Resume {
+	if c := b.m[req.Agent]; c != nil && c.ID == req.Resume {
 		turns = c.Turns
 	}
 	return fmt.Sprintf("continues %s conversation %s (%s; /new %s starts afresh)", req.Agent, req.Resume, plural(turns, "turn"), req.Agent)
@@ -176,12 +183,12 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// ConversationsText is /budget's account of the agents' conversations.
-func (e *Engine) ConversationsText() string {
+// text is /budget's account of the agents' conversations.
+func (convs *agentConvs) text() string {
 	var b strings.Builder
 	b.WriteString("conversations (continued on every run of the agent; /new starts afresh):\n")
 	for _, a := range []string{agents.Claude, agents.Codex} {
-		c := e.Conversation(a)
+		c := convs.get(a)
 		if c == nil {
 			fmt.Fprintf(&b, "  %-6s none yet: the next run starts one\n", a)
 			continue
@@ -203,15 +210,15 @@ func (e *Engine) ContinueConversations() error {
 	if err != nil {
 		return err
 	}
-	e.restoreConversations(rs)
+	e.convs.restore(rs)
 	return nil
 }
 
-func (e *Engine) restoreConversations(rs *resume.State) {
+func (b *agentConvs) restore(rs *resume.State) {
 	for a, c := range rs.Conversations {
-		if e.convs == nil {
-			e.convs = map[string]*AgentConversation{}
+		if b.m == nil {
+			b.m = map[string]*AgentConversation{}
 		}
-		e.convs[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
+		b.m[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
 	}
 }

@@ -35,7 +35,7 @@ func TestConversationsFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	if e2.conversationID(agents.Claude) != "" {
+	if e2.convs.id(agents.Claude) != "" {
 		t.Fatal("a new engine continued a conversation without being asked")
 	}
 	if err := e2.ContinueConversations(); err != nil {
@@ -63,7 +63,7 @@ func TestConversationsFromTheLog(t *testing.T) {
 // not send it again; a changed plan, or a new conversation, is sent.
 func TestAskDoesNotResendPlan(t *testing.T) {
 	h := newHarness(t, "y", "y", "y", "y")
-	h.e.autoYes = true
+	h.e.pv.autoYes = true
 	h.fr.run = func(_ context.Context, i int, r agents.Request) agents.Result {
 		return agents.Result{ExitCode: 0, FinalText: "ok", Session: "sess-1"}
 	}

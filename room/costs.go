@@ -46,11 +46,11 @@ func runUsage(agent string, reported events.Usage, prev *events.Usage) events.Us
 
 // previousReport is what the conversation a request continues reported
 // last, nil for a new conversation (or one the room knows no report of).
-func (e *Engine) previousReport(req agents.Request) *events.Usage {
+func (b *agentConvs) previousReport(req agents.Request) *events.Usage {
 	if req.Resume == "" {
 		return nil
 	}
-	c := e.convs[req.Agent]
+	c := b.m[req.Agent]
 	if c == nil || c.ID != req.Resume || c.Reported == (events.Usage{}) {
 		return nil
 	}

@@ -40,7 +40,7 @@ func (s Spent) CostsText() string {
 	return b.String() + s.Text()
 }
 
-func (e *Engine) cmdCosts(_ context.Context, args string) error {
+func cmdCosts(e *Engine, _ context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/costs takes no arguments (it lists this session's runs and what they cost)")
 	}

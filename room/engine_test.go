@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/room/preview"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -131,7 +130,7 @@ func newHarness(t *testing.T, answers ...string) *harness {
 }
 
 // newHarnessIn is newHarness with the executor in place (the fakes write
-// in the user's tree) or, !inPlace, in a worktree of its own (runwork.go).
+// in the user's tree) or, !inPlace, in a worktree of its own (package worktrack).
 func newHarnessIn(t *testing.T, inPlace bool, answers ...string) *harness {
 	t.Helper()
 	h := &harness{out: &bytes.Buffer{}, term: &scriptTerm{answers: answers}, fr: &fakeRunner{}, dir: newRepo(t)}
@@ -336,7 +335,7 @@ func TestNoTerminalNeedsYes(t *testing.T) {
 	if h.fr.runs() != 0 {
 		t.Fatal("ran without confirmation")
 	}
-	h.e.autoYes = true
+	h.e.pv.autoYes = true
 	if err := h.e.Execute(context.Background()); err != nil || h.fr.runs() != 1 {
 		t.Fatalf("--yes: err %v, runs %d", err, h.fr.runs())
 	}
@@ -430,8 +429,8 @@ func TestPlanWritesPlanAndEventsInOrder(t *testing.T) {
 	}
 	first, whole, found := strings.Cut(all, "[relay-baton] preview: /plan")
 	if !found || !strings.Contains(first, "v shows all, e edits") || strings.Contains(first, "cwd:") ||
-		strings.Count(first, "│ ") > previewShortLines+2 || !strings.Contains(whole, "cwd:") ||
-		strings.Count(whole, "│ ") <= previewShortLines+2 {
+		strings.Count(first, "│ ") > preview.ShortLines+2 || !strings.Contains(whole, "cwd:") ||
+		strings.Count(whole, "│ ") <= preview.ShortLines+2 {
 		t.Fatalf("short preview then the whole one expected:\n%s", out)
 	}
 	if q := h.term.questions; len(q) != 2 || q[0] != q[1] {
@@ -713,7 +712,7 @@ func TestAPIKeyAudit(t *testing.T) {
 	h := newHarness(t, "y")
 	h.e.allow = true
 	fr := &passRunner{h.fr}
-	h.e.runner = fr
+	h.e.runner, h.e.pv.runner = fr, fr
 	h.e.Process(context.Background(), "hello")
 	var audit events.Event
 	for _, e := range h.events(t) {
@@ -773,32 +772,5 @@ func TestDoctorRenderColour(t *testing.T) {
 	}
 	if !strings.Contains(coloured, "\x1b[31;1mfail") || !strings.Contains(coloured, "\x1b[32;1mok") {
 		t.Fatalf("coloured render lacks red fail / green ok: %q", coloured)
-	}
-}
-
-// With neither $VISUAL nor $EDITOR, e opens the first of editor, vi and
-// nano found on PATH, as git does.
-func TestEditFallsBackToAnEditorOnPath(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the fallback on Windows is notepad")
-	}
-	bin := t.TempDir()
-	// nano and vi on PATH: vi comes first.
-	for _, name := range []string{"nano", "vi"} {
-		os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nprintf '"+name+" EDITED' > \"$1\"\n"), 0o755)
-	}
-	env := map[string]string{"PATH": "relative:" + t.TempDir() + string(os.PathListSeparator) + bin}
-	got, err := EditText("prompt", func(k string) string { return env[k] }, t.TempDir(), nil, io.Discard, io.Discard)
-	if err != nil || got != "vi EDITED" {
-		t.Fatalf("edit with vi on PATH: %q %v", got, err)
-	}
-	os.Remove(filepath.Join(bin, "vi"))
-	if got, err := EditText("prompt", func(k string) string { return env[k] }, t.TempDir(), nil, io.Discard, io.Discard); err != nil || got != "nano EDITED" {
-		t.Fatalf("edit with nano on PATH: %q %v", got, err)
-	}
-	os.Remove(filepath.Join(bin, "nano"))
-	if _, err := EditText("prompt", func(k string) string { return env[k] }, t.TempDir(), nil, io.Discard, io.Discard); !errors.Is(err, ErrNoEditor) ||
-		!strings.Contains(err.Error(), "none of editor, vi, nano is on PATH") {
-		t.Fatalf("no editor at all: %v", err)
 	}
 }

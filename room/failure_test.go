@@ -39,7 +39,7 @@ func TestFailedRunIsRecordedWithItsReason(t *testing.T) {
 	if err != nil || m.Reason != want || m.Conversation != "" {
 		t.Fatalf("agent_run meta %s (%v): want the reason and no conversation", run.Meta, err)
 	}
-	if c := h.e.conversationID(agents.Claude); c != "" {
+	if c := h.e.convs.id(agents.Claude); c != "" {
 		t.Fatalf("the failed first run's conversation %s is kept", c)
 	}
 

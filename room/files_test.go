@@ -95,7 +95,7 @@ func TestDoctorFIFOLog(t *testing.T) {
 // documents in .ai-session, which the commands that use them refuse.
 func TestDoctorFlagsNonFileDocs(t *testing.T) {
 	h := newHarness(t)
-	mkfifo(t, h.e.planPath())
+	mkfifo(t, h.e.planMD.path())
 	if err := os.Symlink(secretFile(t), filepath.Join(h.e.SessionDir, "review.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestDoctorFlagsNonFileDocs(t *testing.T) {
 func TestPlanSymlinkNotFollowed(t *testing.T) {
 	h := newHarness(t, "y")
 	secret := secretFile(t)
-	if err := os.Symlink(secret, h.e.planPath()); err != nil {
+	if err := os.Symlink(secret, h.e.planMD.path()); err != nil {
 		t.Fatal(err)
 	}
 	err := agenttest.Within(t, "/execute with a linked plan.md", func() error { _, err := h.e.Process(context.Background(), "/execute"); return err })

@@ -78,10 +78,5 @@ func (e *Engine) Getenv(name string) string { return e.getenv(name) }
 // it comes (above the prompt) and logged once. The returned wait ends the
 // followers' bookkeeping once ctx is done and they have returned.
 func (e *Engine) FollowReplies(ctx context.Context, print func([]byte)) (wait func()) {
-	l := &liveReplies{ctx: ctx, print: print}
-	e.live = l
-	return func() {
-		l.wg.Wait()
-		e.live = nil
-	}
+	return e.chat.FollowReplies(ctx, print)
 }

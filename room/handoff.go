@@ -67,12 +67,12 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 		}
 		return strings.TrimRight(s[:n], "\n") + "\n… (truncated to the diet budget)"
 	}
-	plan, _ := e.readPlan()
+	plan, _ := e.planMD.read()
 	goal := "(no plan.md)"
 	if plan != "" {
 		goal = sectionOf(plan, "Goal")
 	}
-	ch, _ := gitrepo.Changes(ctx, e.workDir())
+	ch, _ := gitrepo.Changes(ctx, e.wt.WorkDir())
 	var files strings.Builder
 	for _, c := range ch {
 		fmt.Fprintf(&files, "- %s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
@@ -101,12 +101,12 @@ func (e *Engine) HandoffDoc(ctx context.Context, to string) string {
 	sec("Next Agent", to)
 	sec("Fallback Reason", "Handoff requested by the user with /handoff.")
 	sec("Token Diet Summary", fmt.Sprintf("diet %s; context %d chars (~%d tokens), ratio %.2f of the %d-char handoff budget", e.Diet, budget.Total, budget.Tokens, budget.Ratio, d.Handoff))
-	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(gitrepo.Head(ctx, e.workDir())), render.Count(len(ch), "changed file"), last))
-	sec("Repo Map", cut(gitrepo.Map(ctx, e.workDir()), d.RepoMap))
+	sec("Current Repository State", fmt.Sprintf("HEAD %s; %s; last run: %s", short(gitrepo.Head(ctx, e.wt.WorkDir())), render.Count(len(ch), "changed file"), last))
+	sec("Repo Map", cut(gitrepo.Map(ctx, e.wt.WorkDir()), d.RepoMap))
 	sec("Relevant Files", cut(relevantFiles(plan, ch), d.RepoMap/2))
 	sec("Changed Files", files.String())
 	sec("Progress Summary", cut(plan, d.Plan/2))
-	sec("Important Diff", "```diff\n"+cut(gitrepo.Diff(ctx, e.workDir()), d.Diff)+"\n```")
+	sec("Important Diff", "```diff\n"+cut(gitrepo.Diff(ctx, e.wt.WorkDir()), d.Diff)+"\n```")
 	sec("Known Errors", known)
 	sec("Test Results", tests)
 	sec("Next Steps", sectionOf(plan, "Next step"))

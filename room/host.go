@@ -248,15 +248,15 @@ func (h *Host) sync() {
 	logged := h.view.conversations()
 	for _, a := range []string{agents.Claude, agents.Codex} {
 		c, ok := logged[a]
-		have := h.e.convs[a]
+		have := h.e.convs.m[a]
 		switch {
 		case !ok && have != nil:
-			delete(h.e.convs, a)
+			delete(h.e.convs.m, a)
 		case ok && (have == nil || have.ID != c.ID):
-			if h.e.convs == nil {
-				h.e.convs = map[string]*AgentConversation{}
+			if h.e.convs.m == nil {
+				h.e.convs.m = map[string]*AgentConversation{}
 			}
-			h.e.convs[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
+			h.e.convs.m[a] = &AgentConversation{ID: c.ID, Turns: c.Turns, InputTokens: c.InputTokens, Reported: c.Reported}
 		}
 	}
 	active, target, _, _, err := h.view.state()
@@ -318,7 +318,7 @@ func (h *Host) Confirm(p Preview) Answer {
 // plan.md and HEAD. A change between the preview and the click makes the
 // preview stale.
 func (h *Host) world() string {
-	plan, _ := readDoc(h.e.planPath())
+	plan, _ := readDoc(h.e.planMD.path())
 	head := gitrepo.Head(h.ctx, h.e.Root)
 	sum := sha256.Sum256(append(plan, "\x00"+head...))
 	return hex.EncodeToString(sum[:])
@@ -355,8 +355,8 @@ func (h *Host) Answer(id, hash, action, text string) error {
 		// itself when it runs: a file changed since the preview makes it
 		// write nothing (runs.ErrMoved).
 		if w.p.Agent != AgentOrchestrator && w.p.Change == "" {
-			if held := h.e.heldElsewhere(); held != nil {
-				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, now: h.e.now()}).Error()}
+			if held := h.e.lock.HeldElsewhere(); held != nil {
+				return &HostError{Code: "held", Msg: (&RunHeldError{Holder: held, Now: h.e.now()}).Error()}
 			}
 			if w.world != h.world() {
 				a = Answer{Stale: "plan.md or HEAD changed after the preview"}
@@ -429,12 +429,12 @@ func (h *Host) Complete(text string) []string {
 
 // State is the hosted room as the page shows it now.
 func (h *Host) State() HostState {
-	held := h.e.heldElsewhere()
+	held := h.e.lock.HeldElsewhere()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lockHeld.Load()}
+	s := HostState{Active: h.active, Seq: h.seq, Version: h.version, Held: held, Running: h.e.lock.Held()}
 	if held != nil {
-		s.HeldText = (&RunHeldError{Holder: held, now: h.e.now()}).Error()
+		s.HeldText = (&RunHeldError{Holder: held, Now: h.e.now()}).Error()
 	}
 	if t := h.turn; t != nil {
 		s.Busy, s.Line, s.Since, s.Stopped = true, t.line, t.started, t.stopped

@@ -329,7 +329,7 @@ func TestHostRunRefusedWhileAnotherRunHolds(t *testing.T) {
 	}
 	defer other.Close()
 	other.SetScreen("relay-baton chat")
-	release, err := other.holdRun("codex", "execute")
+	release, err := other.lock.Hold("codex", "execute")
 	if err != nil {
 		t.Fatal(err)
 	}

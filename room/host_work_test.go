@@ -40,7 +40,7 @@ func newHostWorktreeHarness(t *testing.T) (*harness, *Host) {
 	})
 	writePlan(t, h, "## Goal\nshout\n")
 	hostCommand(t, host, "/execute", "run")
-	if h.e.Pending() == nil {
+	if h.e.wt.Pending() == nil {
 		t.Fatalf("no pending run:\n%s", hostOutput(host))
 	}
 	return h, host
@@ -120,7 +120,7 @@ func TestHostApplyRunsOnlyOnTheClickThatNamesIt(t *testing.T) {
 	}
 	waitHost(t, host, "the declined apply's end", func(s HostState) bool { return !s.Busy })
 	untouched("after Cancel")
-	if h.e.Pending() == nil || !strings.Contains(hostOutput(host), "nothing applied; the run stays pending") {
+	if h.e.wt.Pending() == nil || !strings.Contains(hostOutput(host), "nothing applied; the run stays pending") {
 		t.Fatalf("after Cancel the run is not pending:\n%s", hostOutput(host))
 	}
 	// The cancelled preview's click, sent again, names nothing that waits.
@@ -147,7 +147,7 @@ func TestHostApplyRunsOnlyOnTheClickThatNamesIt(t *testing.T) {
 	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" || read(t, h.dir, "pkg/new.txt") != "one\ntwo\n" || read(t, h.dir, "old.txt") != "old\n" {
 		t.Fatalf("the click did not apply:\n%s", hostOutput(host))
 	}
-	if h.e.Pending() != nil {
+	if h.e.wt.Pending() != nil {
 		t.Fatal("the applied run is still pending")
 	}
 
@@ -192,7 +192,7 @@ func TestHostApplyOfAMovedFileWritesNothing(t *testing.T) {
 	if read(t, h.dir, "main.go") != "package main\n\n// mine\n" || fileExists(filepath.Join(h.dir, "pkg", "new.txt")) {
 		t.Fatalf("an apply whose preview no longer held wrote:\n%s", hostOutput(host))
 	}
-	if h.e.Pending() == nil || !strings.Contains(hostOutput(host), "your files changed since the preview") {
+	if h.e.wt.Pending() == nil || !strings.Contains(hostOutput(host), "your files changed since the preview") {
 		t.Fatalf("the run is not pending, or the page was not told:\n%s", hostOutput(host))
 	}
 }
@@ -201,9 +201,9 @@ func TestHostApplyOfAMovedFileWritesNothing(t *testing.T) {
 // the discard; only its click removes the run.
 func TestHostDiscardsThePendingRunOnTheClick(t *testing.T) {
 	h, host := newHostWorktreeHarness(t)
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	hostCommand(t, host, "/undo", "cancel")
-	if h.e.Pending() == nil || !fileExists(r.Worktree) {
+	if h.e.wt.Pending() == nil || !fileExists(r.Worktree) {
 		t.Fatal("Cancel discarded the run")
 	}
 	if err := host.Submit("/undo"); err != nil {
@@ -217,7 +217,7 @@ func TestHostDiscardsThePendingRunOnTheClick(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitHost(t, host, "the discard's end", func(s HostState) bool { return !s.Busy })
-	if h.e.Pending() != nil || fileExists(r.Worktree) {
+	if h.e.wt.Pending() != nil || fileExists(r.Worktree) {
 		t.Fatalf("the click did not discard the run:\n%s", hostOutput(host))
 	}
 }

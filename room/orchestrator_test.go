@@ -14,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/prompts"
+	"github.com/relay-baton/relay-baton/room/chatlane"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -41,7 +42,7 @@ func simSession(t *testing.T, h *harness, id string) (*conversation.Session, str
 		t.Fatal(err)
 	}
 	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
-	h.e.chat.poll = 20 * time.Millisecond
+	h.e.chat.Poll = 20 * time.Millisecond
 	return s, tr
 }
 
@@ -138,7 +139,7 @@ func TestChatThroughTheHookLane(t *testing.T) {
 	}
 	// The preview showed the frame every lane delivers, line for line; with
 	// the id and time the queue assigned, it is the text the session got.
-	preview := chatPreviewFrame("how is it going?")
+	preview := conversation.Frame(conversation.Message{From: chatlane.ChatFrom, Text: "how is it going?"})
 	for _, l := range strings.Split(preview, "\n") {
 		if !strings.Contains(out, "│ "+l+"\n") {
 			t.Errorf("the preview does not show the frame's line %q:\n%s", l, out)
@@ -210,7 +211,7 @@ func TestChatCtrlCWhileQueuedThenCancel(t *testing.T) {
 		!strings.Contains(out, "is still queued (0 ahead) and will be delivered at the session's next turn boundary; /cancel removes it.") {
 		t.Fatalf("output:\n%s", out)
 	}
-	id := h.e.chat.sent[0].ID
+	id := h.e.chat.Sent[0].ID
 	if got, _ := Complete(h.e, "/cancel "); len(got) != 1 || string(got[0]) != id+" " {
 		t.Fatalf("completion %q", got)
 	}
@@ -244,7 +245,7 @@ func TestChatCtrlCAfterDeliveryAndCancelTooLate(t *testing.T) {
 	if _, err := h.e.Process(ctx, "quick one"); err != nil {
 		t.Fatal(err)
 	}
-	id := h.e.chat.sent[0].ID
+	id := h.e.chat.Sent[0].ID
 	if !strings.Contains(h.out.String(), "stopped waiting: message "+id+" was delivered via rewake at ") {
 		t.Fatalf("output:\n%s", h.out)
 	}
@@ -256,7 +257,7 @@ func TestChatCtrlCAfterDeliveryAndCancelTooLate(t *testing.T) {
 func TestChatUnconfirmedThenResend(t *testing.T) {
 	h := newHarness(t, "y", "n", "y")
 	s, _ := simSession(t, h, simSID)
-	h.e.chat.confirmWithin = 200 * time.Millisecond
+	h.e.chat.ConfirmWithin = 200 * time.Millisecond
 	h.e.Process(context.Background(), "/agent orchestrator")
 	if _, err := h.e.Process(context.Background(), "/resend"); err == nil || !strings.Contains(err.Error(), "no unconfirmed message") {
 		t.Fatalf("/resend with nothing: %v", err)
@@ -268,26 +269,26 @@ func TestChatUnconfirmedThenResend(t *testing.T) {
 	if _, err := h.e.Process(context.Background(), "lost message"); err != nil {
 		t.Fatal(err)
 	}
-	first := h.e.chat.sent[0].ID
+	first := h.e.chat.Sent[0].ID
 	if !strings.Contains(h.out.String(), "has not shown in the transcript within 200ms") || !strings.Contains(h.out.String(), "/resend queues it again") {
 		t.Fatalf("output:\n%s", h.out)
 	}
 	// Declined: nothing sent, still unconfirmed.
-	if _, err := h.e.Process(context.Background(), "/resend"); !errors.Is(err, ErrDeclined) || h.e.chat.unconfirmed == nil {
-		t.Fatalf("declined /resend: %v, unconfirmed %v", err, h.e.chat.unconfirmed)
+	if _, err := h.e.Process(context.Background(), "/resend"); !errors.Is(err, ErrDeclined) || h.e.chat.Unconfirmed == nil {
+		t.Fatalf("declined /resend: %v, unconfirmed %v", err, h.e.chat.Unconfirmed)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if _, err := h.e.Process(ctx, "/resend"); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.e.chat.sent) != 2 || h.e.chat.sent[1].Text != "lost message" || h.e.chat.sent[1].ID == first {
-		t.Fatalf("sent %+v", h.e.chat.sent)
+	if len(h.e.chat.Sent) != 2 || h.e.chat.Sent[1].Text != "lost message" || h.e.chat.Sent[1].ID == first {
+		t.Fatalf("sent %+v", h.e.chat.Sent)
 	}
 	if q, _ := s.Queue(); q.Depth != 1 {
 		t.Fatalf("queue depth %d after /resend", q.Depth)
 	}
-	if h.e.chat.unconfirmed != nil {
+	if h.e.chat.Unconfirmed != nil {
 		t.Fatal("the resent message is still marked unconfirmed")
 	}
 	if !strings.Contains(h.out.String(), "note:    resend of "+first) {
@@ -327,8 +328,8 @@ func TestTargets(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/target 0b7e"); err != nil {
 		t.Fatal(err)
 	}
-	if h.e.Active != AgentOrchestrator || h.e.chat.session != simSID || h.e.chat.target != simSID {
-		t.Fatalf("after /target: %s %s %s", h.e.Active, h.e.chat.session, h.e.chat.target)
+	if h.e.Active != AgentOrchestrator || h.e.chat.Session != simSID || h.e.chat.Target != simSID {
+		t.Fatalf("after /target: %s %s %s", h.e.Active, h.e.chat.Session, h.e.chat.Target)
 	}
 	h.out.Reset()
 	h.e.Process(ctx, "/target")

@@ -221,3 +221,12 @@ func (p *printer) stopSpinner() {
 		p.stopSpin = nil
 	}
 }
+
+// endPulse stops the pulse of a run begun with beginRun and ends an open
+// text line.
+func (p *printer) endPulse() {
+	p.stopSpinner()
+	p.mu.Lock()
+	p.clearLocked()
+	p.mu.Unlock()
+}

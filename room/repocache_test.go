@@ -15,10 +15,11 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/panel"
+	"github.com/relay-baton/relay-baton/room/repofacts"
 )
 
 // The panel's git facts come from a cache refreshed in the background
-// (repoCache): these tests hold it to what git says after an agent run and
+// (repofacts.Cache): these tests hold it to what git says after an agent run and
 // after edits made outside the room, and check that a prompt does not wait
 // for a dear refresh and that refreshes do not pile up.
 
@@ -29,10 +30,8 @@ import (
 // say, not of how long a prompt waits (TestPanelDoesNotWaitForADearRefresh
 // keeps the real bounds).
 func patient(e *Engine) *Engine {
-	e.repo.mu.Lock()
-	e.repo.waitWrong, e.repo.cheapRefresh = 10*time.Minute, 10*time.Minute
-	e.repo.minAge = 10 * time.Minute // facts expire only when a test says so
-	e.repo.mu.Unlock()
+	e.repo.WaitWrong, e.repo.CheapRefresh = 10*time.Minute, 10*time.Minute
+	e.repo.MinAge = 10 * time.Minute // facts expire only when a test says so
 	return e
 }
 
@@ -61,7 +60,7 @@ func TestPanelAfterAgentRun(t *testing.T) {
 	if p := h.e.Panel(context.Background()); p.Changed != 0 || p.GitPending || p.GitAge != 0 {
 		t.Fatalf("before the run: %+v", p)
 	}
-	before := h.e.repo.signal(h.e.last)
+	before := h.e.repo.Signal(h.e.last)
 	h.fr.run = func(context.Context, int, agents.Request) agents.Result {
 		touch(h.dir, "main.go", "package main // edited by the agent\n")
 		touch(h.dir, "old.txt", "rewritten\n")
@@ -73,7 +72,7 @@ func TestPanelAfterAgentRun(t *testing.T) {
 	if h.fr.runs() != 1 {
 		t.Fatalf("%d runs", h.fr.runs())
 	}
-	if after := h.e.repo.signal(before.run); after != before {
+	if after := h.e.repo.Signal(before.Run); after != before {
 		t.Fatalf("the test meant the files to change without a signal: %+v -> %+v", before, after)
 	}
 	p := h.e.Panel(context.Background())
@@ -119,7 +118,7 @@ func TestPanelAfterOutsideEdits(t *testing.T) {
 	if p := h.e.Panel(ctx); p.Changed != 0 {
 		t.Fatalf("after the deep commit: %+v", p)
 	}
-	h.e.repo.minAge = 200 * time.Millisecond
+	h.e.repo.MinAge = 200 * time.Millisecond
 	touch(h.dir, "pkg/deep/a.go", "package deep // edited in an editor\n")
 	panelUntil(t, h.e, 5*time.Second, "in-place deep edit", func(p panel.Facts) bool { return p.Changed == 1 })
 }
@@ -131,10 +130,10 @@ func TestPanelDoesNotWaitForADearRefresh(t *testing.T) {
 	h := newHarness(t)
 	c := h.e.repo
 	slow := make(chan struct{})
-	c.gatherFn = func(sig *repoSignal) repoFacts {
-		f := c.gather(sig)
+	c.GatherFn = func(sig *repofacts.Signal) repofacts.Facts {
+		f := c.Gather(sig)
 		<-slow
-		f.took = 2 * time.Second // as a walk of a large tree would
+		f.Took = 2 * time.Second // as a walk of a large tree would
 		return f
 	}
 	close(slow) // the first refresh is waited for: nothing is known yet
@@ -153,7 +152,7 @@ func TestPanelDoesNotWaitForADearRefresh(t *testing.T) {
 		t.Fatalf("line %q", l)
 	}
 	close(slow)
-	c.wait()
+	c.Wait()
 	if p := h.e.Panel(context.Background()); p.Changed != 1 || p.GitAge != 0 {
 		t.Fatalf("after the refresh: %+v", p)
 	}
@@ -166,7 +165,7 @@ func TestPanelRefreshesCoalesce(t *testing.T) {
 	patient(h.e)
 	c := h.e.repo
 	var running, most atomic.Int32
-	c.gatherFn = func(sig *repoSignal) repoFacts {
+	c.GatherFn = func(sig *repofacts.Signal) repofacts.Facts {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -176,21 +175,19 @@ func TestPanelRefreshesCoalesce(t *testing.T) {
 			}
 		}
 		time.Sleep(30 * time.Millisecond)
-		return c.gather(sig)
+		return c.Gather(sig)
 	}
 	var wg sync.WaitGroup
 	for i := range 20 {
 		touch(h.dir, fmt.Sprintf("f%02d.txt", i), "x\n")
-		wg.Go(func() { h.e.repo.get(context.Background(), nil) })
+		wg.Go(func() { h.e.repo.Get(context.Background(), nil) })
 	}
 	wg.Wait()
-	c.wait()
+	c.Wait()
 	if most.Load() != 1 {
 		t.Fatalf("%d refreshes ran at once", most.Load())
 	}
-	c.mu.Lock()
-	n := c.refreshes
-	c.mu.Unlock()
+	n := c.Refreshes()
 	if n >= 20 {
 		t.Fatalf("%d refreshes for 20 requests: not coalesced", n)
 	}
@@ -242,7 +239,7 @@ func BenchmarkNoopTurnBigRepo(b *testing.B) {
 			defer e.Close()
 			ctx := context.Background()
 			e.Panel(ctx) // the first prompt: the first walk
-			e.repo.wait()
+			e.repo.Wait()
 			if p := e.Panel(ctx); p.Changed != c.n {
 				b.Fatalf("panel %+v, want %d changed", p, c.n)
 			}

@@ -36,10 +36,10 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 			s.LastRun = &l
 		}
 	}
-	if age, ok := e.planAge(); ok {
+	if age, ok := e.planMD.age(); ok {
 		s.Plan, s.PlanAgeSec = true, int64(age/time.Second)
 	}
-	if _, err := e.readPlan(); err != nil && !errors.Is(err, ErrNoPlan) {
+	if _, err := e.planMD.read(); err != nil && !errors.Is(err, ErrNoPlan) {
 		s.Plan, s.PlanAgeSec, s.PlanError = false, 0, err.Error()
 	}
 	if ch, err := gitrepo.Changes(ctx, e.Root); err == nil {
@@ -47,8 +47,8 @@ func (e *Engine) Status(ctx context.Context) reports.SessionStatus {
 			s.ChangedFiles = append(s.ChangedFiles, strings.TrimSpace(c.Status)+" "+c.Path)
 		}
 	}
-	r := e.Pending()
-	if r == nil && e.Root != "" && !e.inPlace {
+	r := e.wt.Pending()
+	if r == nil && e.Root != "" && !e.wt.InPlace() {
 		r = runs.Latest(e.Root, runs.Pending)
 	}
 	if r != nil {
@@ -83,12 +83,12 @@ func (e *Engine) statusSession() string {
 // Review compares the working tree's changes with plan.md (reports.NewReview),
 // writes review.md unless the room is read-only, and logs a review event.
 func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
-	plan, err := e.readPlan()
+	plan, err := e.planMD.read()
 	p := reports.Plan{Text: plan, Ready: err == nil}
 	if err != nil && !errors.Is(err, ErrNoPlan) {
 		p.Error = err.Error()
 	}
-	r, err := reports.NewReview(ctx, e.workDir(), p)
+	r, err := reports.NewReview(ctx, e.wt.WorkDir(), p)
 	if err != nil {
 		return r, err
 	}
@@ -107,8 +107,8 @@ func (e *Engine) Review(ctx context.Context) (reports.Review, error) {
 
 // AgentReview asks the reviewer (claude) for a review, previewed.
 func (e *Engine) AgentReview(ctx context.Context) error {
-	plan, _ := e.readPlan()
-	ch, err := gitrepo.Changes(ctx, e.workDir())
+	plan, _ := e.planMD.read()
+	ch, err := gitrepo.Changes(ctx, e.wt.WorkDir())
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (e *Engine) AgentReview(ctx context.Context) error {
 	for _, c := range ch {
 		fmt.Fprintf(&files, "%s %s (+%d -%d)\n", strings.TrimSpace(c.Status), c.Path, c.Added, c.Deleted)
 	}
-	diff := gitrepo.Diff(ctx, e.workDir())
+	diff := gitrepo.Diff(ctx, e.wt.WorkDir())
 	if lim := diet.Profiles[e.Diet].Diff; len(diff) > lim {
 		diff = diff[:lim] + "\n… (diff truncated to the diet budget)"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/room/chatlane"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -75,11 +76,11 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 		// the active agent by itself.
 		e.cont.target = rs.Target
 		if e.Active != AgentOrchestrator {
-			e.chat.target = rs.Target
+			e.chat.Target = rs.Target
 		}
 		lines = append(lines, "orchestrator target: "+rs.Target)
 	}
-	age, havePlan := e.planAge()
+	age, havePlan := e.planMD.age()
 	switch {
 	case havePlan && rs.Plan != nil:
 		l := fmt.Sprintf("plan: .ai-session/plan.md, %s old (written by %s per the log, %s ago)", render.Ago(age), rs.Plan.Agent, render.Ago(now.Sub(rs.Plan.At)))
@@ -94,8 +95,8 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 	default:
 		lines = append(lines, "plan: none")
 	}
-	e.restoreConversations(rs)
-	if l := e.resumeRun(ctx); l != "" {
+	e.convs.restore(rs)
+	if l := e.wt.Resume(ctx); l != "" {
 		lines = append(lines, l)
 	}
 	for _, a := range []string{agents.Claude, agents.Codex} {
@@ -125,7 +126,7 @@ func (e *Engine) Resume(ctx context.Context, recap int) (*resume.State, error) {
 			c.Resolve(ctx, ws)
 			lines = append(lines, chatWords(c, now))
 			if c.State == "unconfirmed" {
-				e.chat.unconfirmed = &sentMessage{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
+				e.chat.Unconfirmed = &chatlane.Sent{Workspace: ws, Session: c.Session, ID: c.MessageID, Text: c.Text}
 			}
 			if c.State == "replied" {
 				e.emit(events.RoleOrchestrator, summary(c.Reply, 1000), nil,
@@ -247,11 +248,11 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 		why = "stopped: " + l.Reason
 	}
 	e.Say("an unfinished /continue loop: %d of %d steps ran (%s, %s ago).", l.Done, l.Max, why, render.Ago(now.Sub(l.At)))
-	if e.term == nil {
+	if e.pv.term == nil {
 		e.Say("/continue starts a new loop; resuming this one needs a terminal to confirm on.")
 		return nil
 	}
-	if _, err := e.readPlan(); err != nil {
+	if _, err := e.planMD.read(); err != nil {
 		e.Say("not offered: %v", err)
 		return nil
 	}
@@ -266,17 +267,17 @@ func (e *Engine) offerLoop(ctx context.Context, l *resume.LoopRecord, now time.T
 	e.Say("offering to continue from step %d of %d%s: answer y to run it, anything else leaves it.", l.From, l.Max, which)
 	e.emit(events.RoleRelayBaton, fmt.Sprintf("offered to continue the /continue loop at step %d of %d (%s half)", l.From, l.Max, half), nil,
 		events.StatusMeta{LoopResumeFrom: l.From, LoopResumeHalf: half, MaxSteps: l.Max})
-	yes := e.autoYes
-	e.autoYes = false
-	defer func() { e.autoYes = yes }()
-	_, err := e.continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
+	yes := e.pv.autoYes
+	e.pv.autoYes = false
+	defer func() { e.pv.autoYes = yes }()
+	_, err := newLoop(e).continueLoop(ctx, loopStart{Step: l.From, Half: half, Previous: l.Previous, Answer: l.Answer}, l.Max)
 	if errors.Is(err, ErrDeclined) {
 		return nil
 	}
 	return err
 }
 
-func (e *Engine) cmdResume(ctx context.Context, args string) error {
+func cmdResume(e *Engine, ctx context.Context, args string) error {
 	n := resume.DefaultRecap
 	if f := strings.Fields(args); len(f) > 0 {
 		if _, err := fmt.Sscanf(strings.Join(f, " "), "%d", &n); err != nil || n < 1 || n > resume.MaxRecap || len(f) > 1 {

@@ -127,7 +127,7 @@ func TestResumeMidLoopOffersTheStepItStoppedAt(t *testing.T) {
 
 func TestResumeLoopRunsOnlyAfterConfirmation(t *testing.T) {
 	h := newHarness(t, "y")
-	h.e.autoYes = true // --yes does not confirm a resumed loop
+	h.e.pv.autoYes = true // --yes does not confirm a resumed loop
 	withLog(t, h, "midloop.jsonl")
 	planAged(t, h, fullPlan, time.Hour)
 	loopScript(t, h, func(_ context.Context, i int, r agents.Request) agents.Result {

@@ -7,12 +7,17 @@
 // Engine methods, so no logic lives in the REPL layer.
 //
 //	input ─► Parse ─► Engine.Process ─► Runner (agents) ─► Activity ─► printer (render.Terminal)
-//	                                 └► conversation.Send/Follow (orchestrator lane)
+//	                                 └► chatlane.Lane ─► conversation.Send/Follow (orchestrator lane)
 //	every turn ─► emit(role, text, refs, events.XxxMeta) ─► conversation.jsonl ─► Replay, ReadResume
 //
 // Agent runs go through the small Runner interface: production uses the
-// agents package (AgentsRunner), tests use fakes. The orchestrator lane's
-// logic is conversation's; the room only previews, confirms and renders.
+// agents package (AgentsRunner), tests use fakes. The engine drives parts
+// of its own, each handed a few of its funcs or fields, never the engine:
+// the previews and their confirmation (previews, on package preview's
+// loop), the executor's runs and their work (package worktrack), the
+// orchestrator lane's client (package chatlane; the lane's logic is
+// conversation's), the run lock (package runlock), the panel's git facts
+// (package repofacts) and the /continue loop (loop, continue.go).
 package room
 
 import (
@@ -23,12 +28,15 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/relay-baton/relay-baton/diet"
-	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/room/chatlane"
+	"github.com/relay-baton/relay-baton/room/preview"
+	"github.com/relay-baton/relay-baton/room/repofacts"
+	"github.com/relay-baton/relay-baton/room/runlock"
+	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -57,19 +65,18 @@ func (AgentsRunner) Run(ctx context.Context, r agents.Request) agents.Result {
 // Terminal is how the engine talks to a person: it asks a question and
 // reads one answer line, and lets them edit a prompt. The REPL implements
 // it with readline; one-shot commands with a line reader.
-type Terminal interface {
-	Ask(question string) (string, error)
-	Edit(text string) (string, error)
-}
+type Terminal = preview.Terminal
 
 // Errors the one-shot commands map to exit codes.
 var (
 	// ErrDeclined: the user did not confirm; nothing ran.
-	ErrDeclined = errors.New("cancelled. nothing ran.")
+	ErrDeclined = preview.ErrDeclined
 	// ErrNoPlan: a command needs .ai-session/plan.md.
 	ErrNoPlan = errors.New("no plan: .ai-session/plan.md does not exist (make one first: /plan <task> in the room, or relay-baton plan <task>)")
 	// ErrNeedYes: confirmation needed but there is no terminal to ask.
-	ErrNeedYes = errors.New("stdin is not a terminal: pass --yes to run without the confirmation prompt")
+	ErrNeedYes = preview.ErrNeedYes
+	// ErrNoEditor: no editor for a preview's e (preview.EditText).
+	ErrNoEditor = preview.ErrNoEditor
 )
 
 // AgentError says an agent run did not succeed.
@@ -164,10 +171,9 @@ type Engine struct {
 	Diet       string
 
 	runner  Runner
+	pv      *previews // every preview and its confirmation (confirm.go)
 	log     *events.Log
 	out     *printer
-	term    Terminal
-	autoYes bool
 	allow   bool
 	passEnv []string
 	timeout time.Duration
@@ -176,34 +182,21 @@ type Engine struct {
 	last    *reports.LastRun
 	logWarn sync.Once
 	logMu   sync.Mutex
-	logErr  error                         // the first failed append (LogErr)
-	chat    chatLane                      // the orchestrator lane (orchestrator.go)
-	cont    continuity                    // carried over by Resume (resume.go)
-	convs   map[string]*AgentConversation // each agent's conversation (conversations.go)
-	repo    *repoCache                    // the context panel's git facts (git.go)
-	notify  Notifier                      // the end of a long or unwatched wait (SetNotifier); nil: none
-	live    *liveReplies                  // replies followed after Ctrl-C (livereply.go); nil outside the REPL
-	snaps   *gitrepo.Snapshots            // the working tree's snapshots, made on first use (work.go)
-	work    *runWork                      // the last run that changed the tree: /diff, /undo (work.go)
-	spent   Spent                         // what this session's runs cost (costs.go)
+	logErr  error              // the first failed append (LogErr)
+	chat    *chatlane.Lane     // the orchestrator lane (package chatlane; lane.go)
+	cont    continuity         // carried over by Resume (resume.go)
+	convs   agentConvs         // each agent's conversation (conversations.go)
+	repo    *repofacts.Cache   // the context panel's git facts (package repofacts)
+	notify  Notifier           // the end of a long or unwatched wait (SetNotifier); nil: none
+	wt      *worktrack.Tracker // the executor's runs and their work: /diff, /apply, /undo, /runs (package worktrack; work.go)
+	spent   Spent              // what this session's runs cost (costs.go)
 	// runStart is the tree the last executor run started from ("" when
 	// unknown): a /continue step's diff for the planner.
 	runStart string
-	// The executor's worktree (runwork.go): the room's run (reserved,
-	// pending or applied; nil: none), why none could be reserved, the
-	// user's choices from worktree.json, and how many files the pending
-	// run changed.
-	ignoredBefore []string // what git ignored before the last run in place (work.go)
-	inPlace       bool
-	run           *runs.Run
-	runErr        error
-	runOpts       runs.Options
-	pendingFiles  int
-	// The repository's run lock while this engine's agent run holds it
-	// (runlock.go), and the screen named in its record (SetScreen).
-	lock       runLock
-	lockHeld   atomic.Bool // lock.count > 0, for other goroutines (a Host's requests)
-	screenName string
+	planMD   planDoc // .ai-session/plan.md (plan.go)
+	// The repository's run lock while this engine's agent run holds it,
+	// and the screen named in its record (SetScreen; runlock.go).
+	lock *runlock.Lock
 }
 
 // ConfigError is a Config value the room does not know (an agent name, a
@@ -240,17 +233,20 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		Root: root, SessionDir: sd, SessionID: events.NewUUID(),
 		Active: cfg.Agent, Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		Diet: cfg.Diet, runner: cfg.Runner, log: lg, term: cfg.Term, autoYes: cfg.AutoYes,
+		Diet: cfg.Diet, runner: cfg.Runner, log: lg, pv: &previews{term: cfg.Term, autoYes: cfg.AutoYes, sessionDir: sd},
 		allow: cfg.AllowAPIKeyEnv, passEnv: cfg.AllowEnv, timeout: cfg.Timeout, getenv: cfg.Getenv, now: cfg.Now,
-		repo: newRepoCache(root),
+		repo: repofacts.New(root),
 	}
-	e.chat.dir = dir
+	e.chat = chatlane.New(dir, chatlane.Deps{Active: func() string { return e.Active }, Activate: func() { e.Active = AgentOrchestrator },
+		Say: e.Say, Print: e.Print, Emit: e.emit, Confirm: e.pv.confirmLoop, SavePrompt: e.pv.savePrompt,
+		AutoYes: func() bool { return e.pv.autoYes }, Notify: e.notifyEnd, Screen: laneScreen{e}})
 	if uc, err := runs.LoadUserConfig(); err != nil {
 		e.Close()
 		return nil, &ConfigError{err.Error()}
 	} else {
-		e.inPlace = cfg.InPlace || uc.InPlace
-		e.runOpts = runs.Options{Copy: uc.Copy, Link: uc.Link}
+		e.wt = worktrack.New(worktrack.Deps{Root: root, SessionID: e.SessionID, ReadOnly: lg == nil, Dir: dir,
+			InPlace: cfg.InPlace || uc.InPlace, Options: runs.Options{Copy: uc.Copy, Link: uc.Link},
+			Now: func() time.Time { return e.now() }, Say: e.Say, Emit: e.emit, Confirm: e.pv.yesTo, ShowDiff: e.pv.showDiff, Print: e.Print})
 	}
 	if e.Active == "" {
 		e.Active = agents.Claude
@@ -275,22 +271,25 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
+	e.planMD = planDoc{dir: sd, now: e.now}
+	e.lock = runlock.New(root, sd, lg != nil, e.now, e.Say)
 	out := cfg.Out
 	if out == nil {
 		out = io.Discard
 	}
 	e.out = newPrinter(out, cfg.Color, cfg.Spinner)
+	pv := e.pv
+	pv.out, pv.runner, pv.wt, pv.convs, pv.lock, pv.now, pv.say, pv.emit = e.out, e.runner, e.wt, &e.convs, e.lock, e.now, e.Say, e.emit
+	pv.passEnv = func() []string { return e.passEnv }
 	return e, nil
 }
 
 // Close stops a running refresh of the panel's git facts and closes the
 // conversation log.
 func (e *Engine) Close() error {
-	e.repo.close()
-	e.cancelReserved()
-	runs.WaitRemovals() // an applied or discarded run's worktree, removed in the background
-	if e.snaps != nil {
-		e.snaps.Close()
+	e.repo.Close()
+	if e.wt != nil {
+		e.wt.Close()
 	}
 	if e.log == nil {
 		return nil
@@ -302,7 +301,7 @@ func (e *Engine) Close() error {
 func (e *Engine) ReadOnly() bool { return e.log == nil }
 
 // SetTerminal replaces the terminal used for confirmations.
-func (e *Engine) SetTerminal(t Terminal) { e.term = t }
+func (e *Engine) SetTerminal(t Terminal) { e.pv.term = t }
 
 // Last returns the latest agent run, or nil.
 func (e *Engine) Last() *reports.LastRun { return e.last }
@@ -371,6 +370,13 @@ func (e *Engine) appendEvent(role events.Role, text string, refs map[string]stri
 
 // Say prints a relay-baton line.
 func (e *Engine) Say(format string, a ...any) { e.out.say(events.RoleRelayBaton, format, a...) }
+
+// EditText opens text in $VISUAL or $EDITOR (split on spaces, run without
+// a shell), else in the first of editor, vi and nano on PATH, and returns
+// the edited text (preview.EditText).
+func EditText(text string, getenv func(string) string, dir string, in io.Reader, out, errw io.Writer) (string, error) {
+	return preview.EditText(text, getenv, dir, in, out, errw)
+}
 
 // summary shortens s to one line of at most n runes for event text: the
 // one truncation helper.

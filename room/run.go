@@ -5,26 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/reports"
+	"github.com/relay-baton/relay-baton/room/preview"
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
-
-// inlinePromptMax is the largest prompt stored inside a prompt_preview
-// event; longer ones go to .ai-session/prompts/ and the event refers to it.
-const inlinePromptMax = 4000
-
-// previewPromptMax is the largest prompt printed in full in a preview.
-const previewPromptMax = 1500
 
 // runSpec is one agent run a command wants.
 type runSpec struct {
@@ -36,100 +28,78 @@ type runSpec struct {
 
 func (e *Engine) request(agent string, role agents.Role, prompt string) agents.Request {
 	return agents.Request{
-		Agent: agent, Role: role, Prompt: prompt, Dir: e.runDir(role), SessionDir: e.SessionDir,
-		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.conversationID(agent),
+		Agent: agent, Role: role, Prompt: prompt, Dir: e.wt.RunDir(role), SessionDir: e.SessionDir,
+		Timeout: e.timeout, AllowAPIKeyEnv: e.allow, AllowEnv: e.passEnv, Resume: e.convs.id(agent),
 	}
-}
-
-// quoteArg quotes an argv element for display only (nothing is run
-// through a shell).
-func quoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-// argvSummary is argv with the prompt replaced by its size.
-func argvSummary(argv []string, prompt string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == prompt && prompt != "" {
-			parts[i] = fmt.Sprintf("<prompt, %d chars>", len([]rune(prompt)))
-			continue
-		}
-		parts[i] = quoteArg(a)
-	}
-	return strings.Join(parts, " ")
 }
 
 // confirm previews spec and asks. It returns the invocation to run (the
 // prompt may have been edited) or ErrDeclined / a Prepare error; both are
 // logged.
-func (e *Engine) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
+func (pv *previews) confirm(ctx context.Context, spec *runSpec) (agents.Invocation, error) {
 	var inv agents.Invocation
-	if err := e.refuseHeld(); err != nil {
+	if err := pv.lock.Refuse(); err != nil {
 		// Nothing is previewed while another screen's run holds the
 		// repository: said, and logged as a run not started.
-		e.cancelReserved()
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+		pv.wt.CancelReserved()
+		pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not previewed: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 		return inv, err
 	}
-	if err := e.workReady(spec); err != nil {
+	if err := pv.wt.Ready(spec.Req); err != nil {
 		return inv, err
 	}
-	_, err := e.confirmLoop(confirmation{
-		question: "run this? [y/N/e] ",
-		verb:     "runs",
-		noun:     "prompt",
-		preview: func(prompt string, edited bool) (string, error) {
+	_, err := pv.confirmLoop(preview.Confirmation{
+		Question: "run this? [y/N/e] ",
+		Verb:     "runs",
+		Noun:     "prompt",
+		Preview: func(prompt string, edited bool) (string, error) {
 			spec.Req.Prompt = prompt
 			var err error
-			inv, err = e.runner.Prepare(spec.Req)
+			inv, err = pv.runner.Prepare(spec.Req)
 			if errors.Is(err, agents.ErrNotFound) && len(inv.Argv) > 0 {
 				// What would run, then why it cannot.
-				e.preview(spec, inv, edited)
+				pv.preview(spec, inv, edited)
 			}
 			if err != nil {
-				e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
+				pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 					nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Error: err.Error()})
 				return "", fmt.Errorf("cannot start %s: %w", spec.Req.Agent, err)
 			}
-			return e.preview(spec, inv, edited), nil
+			return pv.preview(spec, inv, edited), nil
 		},
-		view: func(prompt string) { e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, true)) },
-		card: func(prompt string) Preview {
+		View: func(prompt string) { pv.out.say(events.RoleRelayBaton, "%s", pv.previewText(spec, inv, true)) },
+		Card: func(prompt string) Preview {
 			return Preview{Command: spec.Command, Agent: spec.Req.Agent, Role: string(spec.Req.Role),
-				Text: e.previewText(spec, inv, false), All: e.previewText(spec, inv, true), Prompt: prompt,
-				Argv: argvSummary(inv.Argv, prompt), Cwd: inv.Dir, Policy: inv.Policy, Stripped: inv.Stripped, Passed: inv.Passed}
+				Text: pv.previewText(spec, inv, false), All: pv.previewText(spec, inv, true), Prompt: prompt,
+				Argv: preview.ArgvSummary(inv.Argv, prompt), Cwd: inv.Dir, Policy: inv.Policy, Stripped: inv.Stripped, Passed: inv.Passed}
 		},
-		confirmed: func(previewID string) {
-			e.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
-				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
+		Confirmed: func(previewID string) {
+			pv.emit(events.RoleUser, "confirmed: run "+spec.Req.Agent, nil,
+				events.CommandMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(pv.autoYes)})
 		},
-		declined: func(previewID, why string) { e.declined(spec, inv, previewID, why) },
+		Declined: func(previewID, why string) { pv.declined(spec, inv, previewID, why) },
 	}, spec.Req.Prompt)
 	if err != nil {
-		e.cancelReserved() // a reserved worktree folder goes with a no
+		pv.wt.CancelReserved() // a reserved worktree folder goes with a no
 	}
 	return inv, err
 }
 
-func (e *Engine) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
-	e.Say("cancelled. nothing ran.")
-	e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
+func (pv *previews) declined(spec *runSpec, inv agents.Invocation, previewID, why string) {
+	pv.say("cancelled. nothing ran.")
+	pv.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s not run: %s", spec.Req.Agent, spec.Command, why), nil,
 		events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: false, Ran: false, Cancelled: true,
-			Reason: why, PreviewID: previewID, Argv: argvSummary(inv.Argv, spec.Req.Prompt)})
+			Reason: why, PreviewID: previewID, Argv: preview.ArgvSummary(inv.Argv, spec.Req.Prompt)})
 }
 
 // preview prints what would run, shortly (previewText), and logs a
 // prompt_preview event.
-func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
+func (pv *previews) preview(spec *runSpec, inv agents.Invocation, edited bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
-	argv := argvSummary(inv.Argv, prompt)
-	e.out.say(events.RoleRelayBaton, "%s", e.previewText(spec, inv, false))
+	argv := preview.ArgvSummary(inv.Argv, prompt)
+	pv.out.say(events.RoleRelayBaton, "%s", pv.previewText(spec, inv, false))
 
 	meta := events.PromptPreviewMeta{
 		Agent: spec.Req.Agent, Role: string(spec.Req.Role), Command: spec.Command, Argv: argv,
@@ -137,42 +107,37 @@ func (e *Engine) preview(spec *runSpec, inv agents.Invocation, edited bool) stri
 		Conversation: spec.Req.Resume,
 	}
 	var refs map[string]string
-	if n <= inlinePromptMax {
+	if n <= preview.InlineMax {
 		meta.Prompt = prompt
-	} else if rel, err := e.savePrompt(spec.Command, prompt); err == nil {
+	} else if rel, err := pv.savePrompt(spec.Command, prompt); err == nil {
 		refs = map[string]string{events.RefPrompt: rel}
 	} else {
 		meta.PromptError = err.Error()
 	}
 	text := fmt.Sprintf("%s %s /%s: %q (%d chars)", spec.Req.Agent, spec.Req.Role, spec.Command, summary(prompt, 100), n)
-	return e.emit(events.RoleRelayBaton, text, refs, meta)
+	return pv.emit(events.RoleRelayBaton, text, refs, meta)
 }
-
-// previewShortLines is how many lines of the prompt a short preview
-// shows: its first and its last half of them (an ask's question is at its
-// end); a prompt up to previewShortLines+2 lines is shown whole.
-const previewShortLines = 8
 
 // previewText is what a preview shows. The short one (all false): the
 // command, the policy, the conversation, the arguments a trusted
 // .relay-baton.json adds, the credentials held back or passed, the prompt's
 // size and its first and last lines. The whole one (the answer v) adds the
 // directory and every line of the prompt.
-func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
+func (pv *previews) previewText(spec *runSpec, inv agents.Invocation, all bool) string {
 	prompt := spec.Req.Prompt
 	n := len([]rune(prompt))
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: /%s → %s (%s)\n", spec.Command, spec.Req.Agent, spec.Req.Role)
-	fmt.Fprintf(&b, "  argv:    %s\n", argvSummary(inv.Argv, prompt))
+	fmt.Fprintf(&b, "  argv:    %s\n", preview.ArgvSummary(inv.Argv, prompt))
 	if all {
 		fmt.Fprintf(&b, "  cwd:     %s\n", inv.Dir)
 	}
 	fmt.Fprintf(&b, "  policy:  %s\n", inv.Policy)
-	if line := e.workLine(spec.Req); line != "" {
+	if line := pv.wt.Line(spec.Req); line != "" {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
-	fmt.Fprintf(&b, "  conversation: %s\n", e.conversationLine(spec.Req))
-	if line := configLine(inv); line != "" {
+	fmt.Fprintf(&b, "  conversation: %s\n", pv.convs.line(spec.Req))
+	if line := preview.ConfigLine(inv); line != "" {
 		fmt.Fprintf(&b, "  config:  %s\n", line)
 	}
 	if inv.ClaudeSettings != "" {
@@ -191,7 +156,7 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 		// The run would fail for want of it: said before it starts.
 		fmt.Fprintf(&b, "  key:     %s\n", k.Line())
 	}
-	if unset, plain := allowedNotPassed(e.passEnv, inv); len(unset)+len(plain) > 0 {
+	if unset, plain := allowedNotPassed(pv.passEnv(), inv); len(unset)+len(plain) > 0 {
 		var parts []string
 		if len(unset) > 0 {
 			parts = append(parts, strings.Join(unset, ", ")+" not set")
@@ -204,103 +169,18 @@ func (e *Engine) previewText(spec *runSpec, inv agents.Invocation, all bool) str
 	if spec.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", spec.Note)
 	}
-	promptLines(&b, "prompt", prompt, spec.Task, n, all)
+	preview.PromptLines(&b, "prompt", prompt, spec.Task, n, all)
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// previewAllLines caps the lines the whole view prints (e reads the rest
-// in the editor).
-const previewAllLines = 400
-
-// promptLines writes a preview's prompt (or message): its size, then its
-// first and last lines (previewShortLines in all) with the lines of task
-// (what the user typed) between, or every line (up to previewAllLines)
-// when all is set or when it is that short anyway.
-func promptLines(b *strings.Builder, noun, prompt, task string, n int, all bool) {
-	lines := strings.Split(strings.TrimRight(prompt, "\n"), "\n")
-	head, tail := len(lines), 0
-	switch {
-	case all:
-		head = min(head, previewAllLines)
-		fmt.Fprintf(b, "  %s (%d chars, %s):\n", noun, n, render.Count(len(lines), "line"))
-	case len(lines) <= previewShortLines+2 && n <= previewPromptMax:
-		fmt.Fprintf(b, "  %s (%d chars):\n", noun, n)
-	default:
-		head, tail = previewShortLines/2, previewShortLines/2
-		if len(lines) <= previewShortLines+2 { // few but long lines
-			head, tail = len(lines), 0
-		}
-		fmt.Fprintf(b, "  %s (%d chars, %s; v shows all, e edits):\n", noun, n, render.Count(len(lines), "line"))
-	}
-	at := 0
-	for _, s := range previewSpans(lines, head, tail, task) {
-		if skipped := s[0] - at; skipped > 0 {
-			fmt.Fprintf(b, "  │ … %s …\n", render.Count(skipped, "more line"))
-		}
-		rows := lines[max(s[0], at):s[1]]
-		if !all {
-			ti, tk := findTask(lines, task)
-			rows = paragraphs(rows, max(s[0], at), [2]int{ti, tk})
-		}
-		for _, l := range rows {
-			fmt.Fprintf(b, "  │ %s\n", previewLine(l))
-		}
-		at = max(at, s[1])
-	}
-}
-
-// configLine is the preview's line about the extra arguments: every
-// argument a trusted .relay-baton.json adds (or why one present is
-// ignored) and every one the user's own config adds, each with where it
-// comes from; "" when there is neither.
-func configLine(inv agents.Invocation) string {
-	quoted := func(args []string) string {
-		parts := make([]string, len(args))
-		for i, a := range args {
-			parts[i] = quoteArg(a)
-		}
-		return strings.Join(parts, " ")
-	}
-	var lines []string
-	switch {
-	case inv.ConfigIgnored != "":
-		lines = append(lines, inv.ConfigIgnored)
-	case inv.Config == "":
-	case len(inv.Extra) == 0:
-		lines = append(lines, agents.ConfigName+" (trusted) adds no argument")
-	default:
-		lines = append(lines, fmt.Sprintf("%s (trusted) adds %d argument(s): %s", agents.ConfigName, len(inv.Extra), quoted(inv.Extra)))
-	}
-	if len(inv.UserExtra) > 0 {
-		lines = append(lines, fmt.Sprintf("your config %s adds %d argument(s): %s", inv.UserConfig, len(inv.UserExtra), quoted(inv.UserExtra)))
-	}
-	return strings.Join(lines, "\n           ") // under "  config:  "
-}
-
-// previewLineMax is the longest prompt line a preview prints whole.
-const previewLineMax = 400
-
-// previewLine cuts a long prompt line for the preview (answer e to read it
-// all).
-func previewLine(l string) string {
-	if len(l) <= previewLineMax {
-		return l
-	}
-	r := []rune(l)
-	if len(r) <= previewLineMax {
-		return l
-	}
-	return string(r[:previewLineMax]) + fmt.Sprintf("… (+%d chars)", len(r)-previewLineMax)
 }
 
 // savePrompt writes a long prompt to .ai-session/prompts/ and returns its
 // path relative to .ai-session.
-func (e *Engine) savePrompt(command, prompt string) (string, error) {
-	dir, err := workspace.EnsureSubdir(e.SessionDir, "prompts")
+func (pv *previews) savePrompt(command, prompt string) (string, error) {
+	dir, err := workspace.EnsureSubdir(pv.sessionDir, "prompts")
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("%s-%s-%s.md", tsName(e.now()), command, events.NewUUID()[:8])
+	name := fmt.Sprintf("%s-%s-%s.md", tsName(pv.now()), command, events.NewUUID()[:8])
 	if err := safeio.WriteFile(filepath.Join(dir, name), []byte(prompt)); err != nil {
 		return "", err
 	}
@@ -318,7 +198,7 @@ func tsName(t time.Time) string {
 // agent_run event (plus audit events for passed API keys and a moved HEAD).
 func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocation) agents.Result {
 	bg := context.WithoutCancel(ctx)
-	release, err := e.holdRun(spec.Req.Agent, spec.Command)
+	release, err := e.lock.Hold(spec.Req.Agent, spec.Command)
 	if err != nil {
 		// Another screen's run started between the preview and the yes.
 		e.Say("%v", err)
@@ -327,14 +207,14 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
 	}
 	defer release()
-	if err := e.enterRun(ctx, spec.Req, spec.Command); err != nil {
+	if err := e.wt.Enter(ctx, spec.Req, spec.Command); err != nil {
 		err = fmt.Errorf("no worktree for the run: %w (nothing ran; relay-baton chat --in-place lets the executor edit your tree directly)", err)
 		e.Say("%v", err)
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
 			nil, events.AgentRunMeta{Agent: spec.Req.Agent, Command: spec.Command, Confirmed: true, Ran: false, Error: err.Error()})
 		return agents.Result{Agent: spec.Req.Agent, ExitCode: -1, Err: err}
 	}
-	releasePending, err := e.holdPendingRun(spec.Req, spec.Command)
+	releasePending, err := e.wt.HoldPending(spec.Req, spec.Command)
 	if err != nil {
 		e.Say("%s %s did not start: %v", spec.Req.Agent, spec.Command, err)
 		e.emit(events.RoleRelayBaton, fmt.Sprintf("%s %s could not start: %s", spec.Req.Agent, spec.Command, summary(err.Error(), 200)),
@@ -349,18 +229,18 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	}
 	req := spec.Req
 	req.OnActivity = e.out.activity
-	e.runStart = e.treeBefore(ctx, req)
+	e.runStart = e.wt.Before(ctx, req)
 	e.out.beginRun(req.Agent)
 	res := e.runner.Run(ctx, req)
 	release()
-	own := runUsage(req.Agent, res.Usage, e.previousReport(req))
+	own := runUsage(req.Agent, res.Usage, e.convs.previousReport(req))
 	e.out.endRun(res, own)
 	e.spent.addRun(req.Agent, spec.Command, e.now(), own)
 	e.notifyEnd(res.Duration, fmt.Sprintf("%s /%s %s", req.Agent, spec.Command, endWord(res)))
 	after := gitrepo.Head(bg, req.Dir)
 	ms := res.Duration.Milliseconds()
 	meta := events.AgentRunMeta{
-		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: argvSummary(inv.Argv, req.Prompt),
+		Agent: req.Agent, Role: string(req.Role), Command: spec.Command, Argv: preview.ArgvSummary(inv.Argv, req.Prompt),
 		Confirmed: true, Ran: true, ExitCode: events.Int(res.ExitCode), DurationMs: &ms,
 		Cancelled: res.Cancelled, TimedOut: res.TimedOut, CostUSD: own.CostUSD,
 		InputTokens: own.InputTokens, CachedInputTokens: own.CachedInputTokens, OutputTokens: own.OutputTokens,
@@ -372,12 +252,12 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	if res.Err != nil {
 		meta.Error = res.Err.Error()
 	}
-	if turns := e.noteConversation(req.Agent, res, own); turns > 0 {
+	if turns := e.convs.note(req.Agent, res, own); turns > 0 {
 		meta.Conversation, meta.ConversationTurns = res.Session, turns
 	}
 	if res.ResumeFailed {
 		meta.ResumeFailed = req.Resume
-		e.forgetConversation(req.Agent)
+		e.convs.forget(req.Agent)
 		e.Say("%s's conversation %s cannot be continued (%s). It is forgotten: the next %s run starts a new conversation, after its own preview.",
 			req.Agent, req.Resume, summary(res.Err.Error(), 200), req.Agent)
 	}
@@ -404,7 +284,7 @@ func (e *Engine) execute(ctx context.Context, spec runSpec, inv agents.Invocatio
 	e.last = &reports.LastRun{Command: spec.Command, Agent: req.Agent, ExitCode: res.ExitCode, Duration: res.Duration,
 		Cancelled: res.Cancelled, At: e.now(), Summary: res.Summary, CostUSD: own.CostUSD, Reason: reason}
 	releasePending() // the executor has ended: what follows may discard its run
-	e.afterRun(ctx, spec.Command, req, e.runStart)
+	e.wt.After(ctx, spec.Command, req, e.runStart)
 	return res
 }
 
@@ -438,7 +318,7 @@ func (e *Engine) runOnce(ctx context.Context, spec runSpec) (agents.Result, erro
 // before the run starts (what a command writes only on a yes); an error
 // from it ends the command with nothing run.
 func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() error) (agents.Result, error) {
-	inv, err := e.confirm(ctx, &spec)
+	inv, err := e.pv.confirm(ctx, &spec)
 	if err != nil {
 		return agents.Result{}, err
 	}
@@ -451,8 +331,8 @@ func (e *Engine) runOnceThen(ctx context.Context, spec runSpec, onYes func() err
 	if res.ResumeFailed && ctx.Err() == nil {
 		// Nothing reached the model: offer the same run in a new
 		// conversation, previewed and confirmed again.
-		spec.Req.Resume = e.conversationID(spec.Req.Agent)
-		if inv, err = e.confirm(ctx, &spec); err != nil {
+		spec.Req.Resume = e.convs.id(spec.Req.Agent)
+		if inv, err = e.pv.confirm(ctx, &spec); err != nil {
 			return res, err
 		}
 		res = e.execute(ctx, spec, inv)

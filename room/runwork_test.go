@@ -49,7 +49,7 @@ func TestExecuteRunsInAWorktreeAndApplyBringsItIn(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/execute"); err != nil {
 		t.Fatal(err)
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	if r == nil {
 		t.Fatalf("no pending run:\n%s", h.out.String())
 	}
@@ -70,7 +70,7 @@ func TestExecuteRunsInAWorktreeAndApplyBringsItIn(t *testing.T) {
 	if read(t, h.dir, "main.go") != "package main\n" || read(t, h.dir, "old.txt") != "old\n" {
 		t.Fatal("the run's change is in the user's tree before /apply")
 	}
-	if got := h.e.PendingLine(); got != "3 files changed, not applied" {
+	if got := h.e.wt.PendingLine(); got != "3 files changed, not applied" {
 		t.Fatalf("pending line %q", got)
 	}
 	if p := h.e.Panel(ctx); p.Pending != "3 files changed, not applied" {
@@ -102,7 +102,7 @@ func TestExecuteRunsInAWorktreeAndApplyBringsItIn(t *testing.T) {
 	if read(t, h.dir, "main.go") != "package main\n\nfunc shout() {}\n" || read(t, h.dir, "pkg/new.txt") != "one\ntwo\n" || read(t, h.dir, "old.txt") != "old\n" {
 		t.Fatal("/apply did not bring the change (or deleted a file that existed before)")
 	}
-	if worktreeCount(t, h.dir) != 1 || h.e.Pending() != nil || h.e.PendingLine() != "" {
+	if worktreeCount(t, h.dir) != 1 || h.e.wt.Pending() != nil || h.e.wt.PendingLine() != "" {
 		t.Fatal("the applied run's worktree is left, or still pending")
 	}
 	var applied *events.ChangesMeta
@@ -131,7 +131,7 @@ func TestUndoBeforeApplyDiscardsTheRun(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/execute"); err != nil {
 		t.Fatal(err)
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	h.out.Reset()
 	if _, err := h.e.Process(ctx, "/undo"); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestADeclinedExecuteLeavesNoWorktree(t *testing.T) {
 	if _, err := h.e.Process(context.Background(), "/execute"); err != nil && !strings.Contains(err.Error(), "cancelled") {
 		t.Fatal(err)
 	}
-	if len(h.fr.ran) != 0 || worktreeCount(t, h.dir) != 1 || h.e.run != nil {
+	if len(h.fr.ran) != 0 || worktreeCount(t, h.dir) != 1 || h.e.wt.Run() != nil {
 		t.Fatal("a declined run left a worktree")
 	}
 	d, _ := runs.RepoDir(h.dir)
@@ -184,7 +184,7 @@ func TestApplyConflictAppliesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "pkg", "new.txt")); err == nil || read(t, h.dir, "main.go") != "package main\n\nfunc mine() {}\n" {
 		t.Fatal("a conflicted apply wrote something")
 	}
-	if h.e.Pending() == nil {
+	if h.e.wt.Pending() == nil {
 		t.Fatal("the run is no longer pending")
 	}
 	if !strings.Contains(out, "1 hunk overlaps the run's") {
@@ -195,7 +195,7 @@ func TestApplyConflictAppliesNothing(t *testing.T) {
 	if !strings.Contains(out, "edit that file in the run's worktree") {
 		t.Fatalf("/apply's advice:\n%s", out)
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	os.WriteFile(filepath.Join(r.Worktree, "main.go"), []byte("package main\n\nfunc mine() {}\n"), 0o644)
 	h.out.Reset()
 	h.term.answers = append(h.term.answers, "y")
@@ -222,7 +222,7 @@ func TestContinueWorksInTheRunsWorktree(t *testing.T) {
 	if _, err := h.e.Continue(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	if r == nil || len(h.fr.ran) != 2 {
 		t.Fatalf("runs %d, pending %v:\n%s", len(h.fr.ran), r, h.out.String())
 	}
@@ -246,7 +246,7 @@ func TestResumeBringsThePendingRunBack(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/execute"); err != nil {
 		t.Fatal(err)
 	}
-	id := h.e.Pending().ID
+	id := h.e.wt.Pending().ID
 	h2 := &harness{out: h.out, term: &scriptTerm{answers: []string{"y"}}, fr: h.fr, dir: h.dir}
 	e2, err := New(Config{Dir: h.dir, Runner: h.fr, Out: h.out, Term: h2.term, Getenv: func(string) string { return "" }})
 	if err != nil {
@@ -262,7 +262,7 @@ func TestResumeBringsThePendingRunBack(t *testing.T) {
 	if _, err := e2.Resume(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	if r := e2.Pending(); r == nil || r.ID != id || !strings.Contains(h.out.String(), "pending run: codex /execute") {
+	if r := e2.wt.Pending(); r == nil || r.ID != id || !strings.Contains(h.out.String(), "pending run: codex /execute") {
 		t.Fatalf("resume did not bring the run back:\n%s", h.out.String())
 	}
 	if _, err := e2.Process(ctx, "/apply"); err != nil {
@@ -388,7 +388,7 @@ func TestUndoOfAnApplyThatWroteNothingAsksNothing(t *testing.T) {
 	os.WriteFile(filepath.Join(h.dir, "pkg", "new.txt"), []byte("one\ntwo\n"), 0o644)
 	// Applied by another relay-baton (the room's /apply asks nothing of
 	// such a run: TestApplyWithNothingToWriteAsksNothing).
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	p, err := r.PlanApply(ctx)
 	if err != nil || p.Writes() != 0 || p.Conflicts != 0 {
 		t.Fatalf("plan %+v %v", p, err)
@@ -423,10 +423,10 @@ func TestAStoppedRunThatChangedNothingIsDiscarded(t *testing.T) {
 	}
 	before := worktreeCount(t, h.dir)
 	h.e.Process(ctx, "/execute")
-	if r := h.e.Pending(); r != nil {
+	if r := h.e.wt.Pending(); r != nil {
 		t.Fatalf("a stopped run that changed nothing is still pending (%s):\n%s", r.Worktree, h.out.String())
 	}
-	if got := h.e.PendingLine(); got != "" {
+	if got := h.e.wt.PendingLine(); got != "" {
 		t.Errorf("pending line %q", got)
 	}
 	if n := worktreeCount(t, h.dir); n != before {
@@ -489,7 +489,7 @@ func TestARunStillBeingWrittenIsNotAppliedOrDiscarded(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/execute"); err != nil {
 		t.Fatal(err)
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	if r == nil {
 		t.Fatalf("the run was not kept pending (applied or discarded while it was written?):\n%s", h.out.String())
 	}
@@ -554,7 +554,7 @@ func TestApplyWithNothingToWriteAsksNothing(t *testing.T) {
 			t.Fatalf("no %q in /apply:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "applied 0 files") || h.e.Pending() == nil {
+	if strings.Contains(out, "applied 0 files") || h.e.wt.Pending() == nil {
 		t.Fatalf("the run was applied:\n%s", out)
 	}
 	if !fileExists(filepath.Join(h.dir, "old.txt")) {

@@ -38,7 +38,7 @@ func TestRoomOffersOnlyRunningSessions(t *testing.T) {
 	if _, err := h.e.Process(ctx, "/target e11d"); err == nil || !strings.Contains(err.Error(), "session "+endedID+" is not running (ended)") {
 		t.Fatalf("/target of an ended session: %v", err)
 	}
-	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil || h.e.chat.session != live.ID {
-		t.Fatalf("/agent orchestrator: %v, session %s, want the running %s", err, h.e.chat.session, live.ID)
+	if _, err := h.e.Process(ctx, "/agent orchestrator"); err != nil || h.e.chat.Session != live.ID {
+		t.Fatalf("/agent orchestrator: %v, session %s, want the running %s", err, h.e.chat.Session, live.ID)
 	}
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/relay-baton/relay-baton/panel"
 	"github.com/relay-baton/relay-baton/reports"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/room/chatlane"
+	"github.com/relay-baton/relay-baton/room/repofacts"
+	"github.com/relay-baton/relay-baton/room/runlock"
+	"github.com/relay-baton/relay-baton/room/worktrack"
 	"github.com/relay-baton/relay-baton/runs"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -37,7 +41,7 @@ type View struct {
 	r      *resume.Reader
 	offset int64
 	ino    os.FileInfo
-	repo   *repoCache // the panel's git facts, kept between calls (git.go)
+	repo   *repofacts.Cache // the panel's git facts, kept between calls (package repofacts)
 }
 
 // OpenView opens the view of the repository containing dir. profile is the
@@ -53,7 +57,7 @@ func OpenView(dir, profile string) (*View, error) {
 	if _, ok := diet.Profiles[profile]; !ok {
 		return nil, fmt.Errorf("unknown diet profile %q", profile)
 	}
-	v := &View{Root: root, Diet: profile, now: time.Now, repo: newRepoCache(root)}
+	v := &View{Root: root, Diet: profile, now: time.Now, repo: repofacts.New(root)}
 	v.reset()
 	return v, nil
 }
@@ -181,7 +185,9 @@ func (v *View) Page(ctx context.Context) (Page, error) {
 	e := &Engine{
 		Root: v.Root, SessionDir: v.SessionDir(), Active: active, Diet: v.Diet,
 		Planner: agents.Claude, Executor: agents.Codex, Reviewer: agents.Claude,
-		last: last, now: v.now, getenv: os.Getenv, repo: v.repo,
+		last: last, now: v.now, getenv: os.Getenv, repo: v.repo, chat: &chatlane.Lane{}, lock: runlock.New(v.Root, "", false, nil, nil),
+		planMD: planDoc{dir: v.SessionDir(), now: v.now},
+		wt:     worktrack.New(worktrack.Deps{Root: v.Root, ReadOnly: true, Now: v.now}),
 	}
 	if active == AgentOrchestrator {
 		if target == "" { // following the lead: whichever session it is now
@@ -191,14 +197,15 @@ func (v *View) Page(ctx context.Context) (Page, error) {
 				}
 			}
 		}
-		e.chat.session = target
+		e.chat.Session = target
 	} else {
 		e.cont.target = target
 	}
 	e.spent = Spent{Costs: costs, FromLog: costs.Runs}
 	var worktree string
 	if r := runs.Latest(v.Root, runs.Pending); r != nil { // the pending run, as its record last counted it
-		e.run, e.pendingFiles, worktree = r, r.Files, r.Worktree
+		e.wt.Show(r, r.Files)
+		worktree = r.Worktree
 	}
 	return Page{Facts: e.Panel(ctx), PendingWorktree: worktree, Costs: pageCosts(costs)}, err
 }

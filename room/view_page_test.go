@@ -31,7 +31,7 @@ func TestViewPageShowsPendingRunAndCosts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := h.e.Pending()
+	r := h.e.wt.Pending()
 	if r == nil {
 		t.Fatalf("no pending run:\n%s", h.out.String())
 	}

@@ -1,4 +1,4 @@
-package room
+package preview
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/safeio"
 )
 
 // ErrNoEditor is EditText's error when no editor is found: neither
@@ -85,9 +87,12 @@ func EditText(text string, getenv func(string) string, dir string, in io.Reader,
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("editor %s: %w", argv[0], err)
 	}
-	b, err := readDoc(path) // what the editor left there: a regular file, capped
+	b, err := safeio.ReadOwned(path, maxEditBytes) // what the editor left there: a regular file, capped
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
 }
+
+// maxEditBytes caps what is read back of an edited prompt.
+const maxEditBytes = 16 << 20

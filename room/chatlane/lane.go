@@ -1,9 +1,10 @@
-package room
+package chatlane
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,7 +12,9 @@ import (
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/room/preview"
 	"github.com/relay-baton/relay-baton/transcript"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -35,22 +38,63 @@ const DefaultChatConfirm = 30 * time.Second
 // maxSent bounds the messages the room remembers for /cancel and /resend.
 const maxSent = 50
 
-// chatLane is the room's orchestrator-lane state.
-type chatLane struct {
-	dir     string // the room's directory; the workspace is resolved from it
-	target  string // chosen with /target; "" = the workspace's lead
-	ws      string // the workspace in use
-	session string // the session in use
+// Lane is the room's orchestrator lane: the session it talks to and the
+// messages it queued. Like the engine that drives it, it is used by one
+// turn at a time; the followers FollowReplies starts run beside it.
+type Lane struct {
+	Dir       string // the room's directory; the workspace is resolved from it
+	Target    string // chosen with /target; "" = the workspace's lead
+	Workspace string // the workspace in use
+	Session   string // the session in use
 
-	sent        []sentMessage // oldest first
-	unconfirmed *sentMessage  // claimed but never seen in the transcript
+	Sent        []Sent // oldest first
+	Unconfirmed *Sent  // claimed but never seen in the transcript
 
-	confirmWithin time.Duration // 0 = DefaultChatConfirm
-	poll          time.Duration // 0 = conversation's default
+	ConfirmWithin time.Duration // 0 = DefaultChatConfirm
+	Poll          time.Duration // 0 = conversation's default
+
+	d    Deps
+	live *liveReplies // replies followed after Ctrl-C; nil outside the REPL
 }
 
-// sentMessage is a message the room queued.
-type sentMessage struct {
+// Deps is what the lane takes from the engine that drives it.
+type Deps struct {
+	// Active is the room's active agent (named in errors); Activate
+	// makes the orchestrator lane the active agent.
+	Active   func() string
+	Activate func()
+	Say      func(format string, a ...any)
+	Print    func(string) // text as it is
+	// Emit logs an event and returns its id.
+	Emit func(role events.Role, text string, refs map[string]string, meta events.Meta) string
+	// Confirm is the room's one preview loop (preview.Screen.Confirm).
+	Confirm func(c preview.Confirmation, text string) (string, error)
+	// SavePrompt keeps a long message in .ai-session/prompts/ and returns
+	// its path there.
+	SavePrompt func(command, prompt string) (string, error)
+	AutoYes    func() bool // --yes, logged with a confirmation
+	// Notify tells the person a wait they may not watch ended.
+	Notify func(took time.Duration, text string)
+	Screen Screen
+}
+
+// Screen is where the lane renders a session's turn.
+type Screen interface {
+	// BeginRun starts the session's turn (its pulse); EndPulse ends it.
+	BeginRun(agent string)
+	EndPulse()
+	// Activity renders one activity of the session.
+	Activity(a events.Activity)
+	// Terminal is a renderer to w with the screen's colour and width,
+	// markdown on: a reply printed above the prompt.
+	Terminal(w io.Writer) *render.Terminal
+}
+
+// New is a lane for the room in dir.
+func New(dir string, d Deps) *Lane { return &Lane{Dir: dir, d: d} }
+
+// Sent is a message the room queued.
+type Sent struct {
 	Workspace, Session, ID, Text string
 }
 
@@ -59,26 +103,26 @@ func errNoChatSession(ws, active string) error {
 	return fmt.Errorf("no chat-capable Claude Code or Codex session in %s: %s; the active agent stays %s", ws, noSessionAdvice(ws), active)
 }
 
-func (e *Engine) chatWorkspace() (string, error) {
-	if e.chat.ws != "" {
-		return e.chat.ws, nil
+func (l *Lane) chatWorkspace() (string, error) {
+	if l.Workspace != "" {
+		return l.Workspace, nil
 	}
-	return workspace.Resolve(e.chat.dir)
+	return workspace.Resolve(l.Dir)
 }
 
 // findTarget resolves want (a session id, a unique prefix of one, or ""
 // / "lead" for the lead) among the workspace's sessions.
-func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
+func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
 	for _, w := range conversation.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
-		e.out.say(events.RoleRelayBaton, "warning: %s", w)
+		l.d.Say("warning: %s", w)
 	}
 	ts, err := conversation.ListTargets(ws)
 	if err != nil {
 		return conversation.Target{}, err
 	}
-	active := e.Active
+	active := l.d.Active()
 	if active == AgentOrchestrator {
-		active += " (" + short8(e.chat.session) + ")"
+		active += " (" + short8(l.Session) + ")"
 	}
 	found := conversation.FindTarget(ts, want)
 	if want == "" || want == "lead" {
@@ -106,37 +150,37 @@ func (e *Engine) findTarget(ws, want string) (conversation.Target, error) {
 	return found[0], nil
 }
 
-// UseOrchestrator makes the orchestrator lane the active agent, talking to
+// Use makes the orchestrator lane the active agent, talking to
 // session target ("" = the workspace's lead).
-func (e *Engine) UseOrchestrator(target string) error {
-	ws, err := workspace.Resolve(e.chat.dir)
+func (l *Lane) Use(target string) error {
+	ws, err := workspace.Resolve(l.Dir)
 	if err != nil {
 		return err
 	}
-	t, err := e.findTarget(ws, target)
+	t, err := l.findTarget(ws, target)
 	if err != nil {
 		return err
 	}
 	if target != "" && target != "lead" {
-		e.chat.target = t.SessionID
+		l.Target = t.SessionID
 	} else {
-		e.chat.target = ""
+		l.Target = ""
 	}
-	e.chat.ws, e.chat.session = ws, t.SessionID
-	e.Active = AgentOrchestrator
+	l.Workspace, l.Session = ws, t.SessionID
+	l.d.Activate()
 	s, _ := conversation.OpenSession(ws, t.SessionID)
 	which := "chosen with /target"
-	if e.chat.target == "" {
+	if l.Target == "" {
 		which = "the lead"
 	}
-	e.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
-	if e.chat.target == "" {
+	l.d.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
+	if l.Target == "" {
 		if note := conversation.LeadNote(ws, t.SessionID); note != "" {
-			e.Say("note: %s", note)
+			l.d.Say("note: %s", note)
 		}
 	}
-	e.emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
-		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: e.chat.target == ""})
+	l.d.Emit(events.RoleRelayBaton, "active agent: orchestrator, session "+t.SessionID, nil,
+		events.StatusMeta{Agent: AgentOrchestrator, Switched: true, Session: t.SessionID, Workspace: ws, Lead: events.Bool(t.Lead), FollowsLead: l.Target == ""})
 	return nil
 }
 
@@ -145,30 +189,33 @@ func sessionState(s *conversation.Session, now time.Time) string { return s.Reac
 
 func short8(id string) string { return id[:min(8, len(id))] }
 
-func (e *Engine) cmdTarget(_ context.Context, args string) error {
+// ChooseTarget is /target: with no argument it names the target, else it
+// makes the session named the target (Use).
+func (l *Lane) ChooseTarget(_ context.Context, args string) error {
 	f := strings.Fields(args)
 	switch {
 	case len(f) > 1:
 		return fmt.Errorf("/target takes one session id (or lead), not %q", args)
-	case len(f) == 0 && e.chat.session == "":
+	case len(f) == 0 && l.Session == "":
 		return fmt.Errorf("no target yet: /target <sessionId|lead> (/targets lists the sessions)")
 	case len(f) == 0:
 		which := "chosen with /target"
-		if e.chat.target == "" {
+		if l.Target == "" {
 			which = "the lead"
 		}
-		s, _ := conversation.OpenSession(e.chat.ws, e.chat.session)
-		e.Say("target: %s %s (%s)", sessionLabel(s), e.chat.session, which)
+		s, _ := conversation.OpenSession(l.Workspace, l.Session)
+		l.d.Say("target: %s %s (%s)", sessionLabel(s), l.Session, which)
 		return nil
 	}
-	return e.UseOrchestrator(f[0])
+	return l.Use(f[0])
 }
 
-func (e *Engine) cmdTargets(_ context.Context, args string) error {
+// ListTargets is /targets: the workspace's sessions, the target marked.
+func (l *Lane) ListTargets(_ context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/targets takes no arguments")
 	}
-	ws, err := workspace.Resolve(e.chat.dir)
+	ws, err := workspace.Resolve(l.Dir)
 	if err != nil {
 		return err
 	}
@@ -177,27 +224,27 @@ func (e *Engine) cmdTargets(_ context.Context, args string) error {
 		return err
 	}
 	if len(ts) == 0 {
-		e.Say("no Claude Code or Codex session running for %s: %s.", ws, noSessionAdvice(ws))
+		l.d.Say("no Claude Code or Codex session running for %s: %s.", ws, noSessionAdvice(ws))
 		return nil
 	}
 	var b strings.Builder
 	current := ""
-	if e.Active == AgentOrchestrator {
-		current = e.chat.session
+	if l.d.Active() == AgentOrchestrator {
+		current = l.Session
 	}
 	view.Targets(&b, ts, view.TableOptions{Now: time.Now(), Current: current})
 	b.WriteString("  * lead   > current target   (/target <id|lead> chooses; a session with CHAT no is reached after `relay-baton hook install` and its restart)\n")
-	e.out.raw(b.String())
+	l.d.Print(b.String())
 	return nil
 }
 
-// argsTargets completes /target: the workspace's session ids and "lead".
-func argsTargets(e *Engine, done []string) []string {
+// CompleteTargets completes /target: the workspace's session ids and "lead".
+func (l *Lane) CompleteTargets(done []string) []string {
 	if len(done) > 0 {
 		return nil
 	}
 	out := []string{"lead"}
-	ws, err := workspace.Resolve(e.chat.dir)
+	ws, err := workspace.Resolve(l.Dir)
 	if err != nil {
 		return out
 	}
@@ -210,14 +257,14 @@ func argsTargets(e *Engine, done []string) []string {
 	return out
 }
 
-// argsQueued completes /cancel: the room's messages still in an inbox.
-func argsQueued(e *Engine, done []string) []string {
+// CompleteQueued completes /cancel: the room's messages still in an inbox.
+func (l *Lane) CompleteQueued(done []string) []string {
 	if len(done) > 0 {
 		return nil
 	}
 	var out []string
-	for i := len(e.chat.sent) - 1; i >= 0; i-- {
-		m := e.chat.sent[i]
+	for i := len(l.Sent) - 1; i >= 0; i-- {
+		m := l.Sent[i]
 		if s, err := conversation.OpenSession(m.Workspace, m.Session); err == nil {
 			if st, err := s.State(m.ID); err == nil && st.Queued {
 				out = append(out, m.ID)
@@ -228,29 +275,31 @@ func argsQueued(e *Engine, done []string) []string {
 }
 
 // lastSent is the id of the last message the room queued ("" for none).
-func (e *Engine) lastSent() string {
-	if len(e.chat.sent) == 0 {
+func (l *Lane) lastSent() string {
+	if len(l.Sent) == 0 {
 		return ""
 	}
-	return e.chat.sent[len(e.chat.sent)-1].ID
+	return l.Sent[len(l.Sent)-1].ID
 }
 
-func (e *Engine) remember(m sentMessage) {
-	e.chat.sent = append(e.chat.sent, m)
-	if len(e.chat.sent) > maxSent {
-		e.chat.sent = e.chat.sent[len(e.chat.sent)-maxSent:]
+func (l *Lane) remember(m Sent) {
+	l.Sent = append(l.Sent, m)
+	if len(l.Sent) > maxSent {
+		l.Sent = l.Sent[len(l.Sent)-maxSent:]
 	}
 }
 
-func (e *Engine) cmdCancel(_ context.Context, args string) error {
+// Cancel is /cancel: it takes a message the room sent (the last one still
+// queued, or the one named) out of its session's inbox.
+func (l *Lane) Cancel(_ context.Context, args string) error {
 	f := strings.Fields(args)
 	if len(f) > 1 {
 		return fmt.Errorf("/cancel takes one message id, not %q", args)
 	}
-	var m *sentMessage
+	var m *Sent
 	if len(f) == 0 {
-		for i := len(e.chat.sent) - 1; i >= 0 && m == nil; i-- {
-			c := e.chat.sent[i]
+		for i := len(l.Sent) - 1; i >= 0 && m == nil; i-- {
+			c := l.Sent[i]
 			if s, err := conversation.OpenSession(c.Workspace, c.Session); err == nil {
 				if st, err := s.State(c.ID); err == nil && st.Queued {
 					m = &c
@@ -261,18 +310,18 @@ func (e *Engine) cmdCancel(_ context.Context, args string) error {
 			return fmt.Errorf("none of the messages sent from this room is still queued (/cancel <id> removes another one)")
 		}
 	} else {
-		for i := len(e.chat.sent) - 1; i >= 0; i-- {
-			if e.chat.sent[i].ID == f[0] {
-				c := e.chat.sent[i]
+		for i := len(l.Sent) - 1; i >= 0; i-- {
+			if l.Sent[i].ID == f[0] {
+				c := l.Sent[i]
 				m = &c
 				break
 			}
 		}
 		if m == nil {
-			if e.chat.session == "" {
+			if l.Session == "" {
 				return fmt.Errorf("message %s was not sent from this room: choose its session first (/target <id>)", f[0])
 			}
-			m = &sentMessage{Workspace: e.chat.ws, Session: e.chat.session, ID: f[0]}
+			m = &Sent{Workspace: l.Workspace, Session: l.Session, ID: f[0]}
 		}
 	}
 	s, err := conversation.OpenSession(m.Workspace, m.Session)
@@ -287,8 +336,8 @@ func (e *Engine) cmdCancel(_ context.Context, args string) error {
 		}
 		return err
 	}
-	e.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
-	e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
+	l.d.Say("cancelled message %s: removed from the inbox of session %s; it will not be delivered.", m.ID, m.Session)
+	l.d.Emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s cancelled before delivery", m.ID),
 		map[string]string{events.RefInbox: inboxRel(m.Session)}, events.StatusMeta{Agent: AgentOrchestrator, Session: m.Session, MessageID: m.ID, Cancelled: true})
 	return nil
 }
@@ -304,16 +353,18 @@ func deliveredWhen(m *conversation.Message) string {
 	return s
 }
 
-func (e *Engine) cmdResend(ctx context.Context, args string) error {
+// Resend is /resend: the last unconfirmed message back in the inbox (the
+// same id), or queued again as a new message after its preview.
+func (l *Lane) Resend(ctx context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return fmt.Errorf("/resend takes no arguments (it re-sends the last unconfirmed message)")
 	}
-	m := e.chat.unconfirmed
+	m := l.Unconfirmed
 	if m == nil {
 		// A claim cut short (its claimer died before the hand-over) is
 		// unconfirmed too.
-		for i := len(e.chat.sent) - 1; i >= 0 && m == nil; i-- {
-			c := e.chat.sent[i]
+		for i := len(l.Sent) - 1; i >= 0 && m == nil; i-- {
+			c := l.Sent[i]
 			if s, err := conversation.OpenSession(c.Workspace, c.Session); err == nil {
 				if st, err := s.State(c.ID); err == nil && (st.Incomplete || st.Unconfirmed) {
 					m = &c
@@ -332,20 +383,20 @@ func (e *Engine) cmdResend(ctx context.Context, args string) error {
 		case err != nil:
 			return fmt.Errorf("put message %s back in the inbox: %w", m.ID, err)
 		case confirmed:
-			e.chat.unconfirmed = nil
-			e.Say("message %s did reach session %s (its transcript shows the delivery): nothing resent.", m.ID, m.Session)
+			l.Unconfirmed = nil
+			l.d.Say("message %s did reach session %s (its transcript shows the delivery): nothing resent.", m.ID, m.Session)
 			return nil
 		case requeued:
-			e.chat.unconfirmed = nil
-			e.Say("message %s is back in the inbox of session %s (same id): the next lane delivers it.", m.ID, m.Session)
+			l.Unconfirmed = nil
+			l.d.Say("message %s is back in the inbox of session %s (same id): the next lane delivers it.", m.ID, m.Session)
 			return nil
 		}
 	}
-	e.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
-	before := e.lastSent()
-	err := e.chatTo(ctx, m.Workspace, m.Session, m.Text, "resend of "+m.ID)
-	if e.lastSent() != before && e.chat.unconfirmed == m {
-		e.chat.unconfirmed = nil // queued again
+	l.d.Say("re-sending message %s to session %s as a new message.", m.ID, m.Session)
+	before := l.lastSent()
+	err := l.chatTo(ctx, m.Workspace, m.Session, m.Text, "resend of "+m.ID)
+	if l.lastSent() != before && l.Unconfirmed == m {
+		l.Unconfirmed = nil // queued again
 	}
 	return err
 }
@@ -353,11 +404,11 @@ func (e *Engine) cmdResend(ctx context.Context, args string) error {
 // Chat sends free text to the orchestrator session: preview, confirm,
 // enqueue, then follow the delivery and the reply until the end of the
 // session's turn (or Ctrl-C).
-func (e *Engine) Chat(ctx context.Context, text string) error {
-	if e.chat.session == "" {
+func (l *Lane) Chat(ctx context.Context, text string) error {
+	if l.Session == "" {
 		return fmt.Errorf("no orchestrator session chosen: /agent orchestrator or /target <id>")
 	}
-	return e.chatTo(ctx, e.chat.ws, e.chat.session, text, "")
+	return l.chatTo(ctx, l.Workspace, l.Session, text, "")
 }
 
 // inboxRel is a session's inbox folder relative to the workspace.
@@ -367,24 +418,24 @@ func inboxRel(session string) string {
 
 // confirmChat previews the framed message and asks; it returns the
 // (possibly edited) text, or ErrDeclined / ErrNeedYes.
-func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string, error) {
-	text, err := e.confirmLoop(confirmation{
-		question: "send this? [y/N/e] ",
-		verb:     "sends",
-		noun:     "message",
-		preview: func(text string, edited bool) (string, error) {
-			return e.previewChat(s, text, note, edited), nil
+func (l *Lane) confirmChat(s *conversation.Session, text, note string) (string, error) {
+	text, err := l.d.Confirm(preview.Confirmation{
+		Question: "send this? [y/N/e] ",
+		Verb:     "sends",
+		Noun:     "message",
+		Preview: func(text string, edited bool) (string, error) {
+			return l.previewChat(s, text, note, edited), nil
 		},
-		view: func(text string) { e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, true)) },
-		card: func(text string) Preview {
-			return Preview{Command: "chat", Agent: AgentOrchestrator, Text: e.previewChatText(s, text, note, false),
-				All: e.previewChatText(s, text, note, true), Prompt: text, Lane: sessionLabel(s) + " " + s.ID + " (inbox " + inboxRel(s.ID) + "/)"}
+		View: func(text string) { l.d.Say("%s", l.previewChatText(s, text, note, true)) },
+		Card: func(text string) preview.Preview {
+			return preview.Preview{Command: "chat", Agent: AgentOrchestrator, Text: l.previewChatText(s, text, note, false),
+				All: l.previewChatText(s, text, note, true), Prompt: text, Lane: sessionLabel(s) + " " + s.ID + " (inbox " + inboxRel(s.ID) + "/)"}
 		},
-		confirmed: func(previewID string) {
-			e.emit(events.RoleUser, "confirmed: send to orchestrator", nil,
-				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(e.autoYes)})
+		Confirmed: func(previewID string) {
+			l.d.Emit(events.RoleUser, "confirmed: send to orchestrator", nil,
+				events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(true), PreviewID: previewID, AutoYes: events.Bool(l.d.AutoYes())})
 		},
-		declined: func(previewID, why string) { e.chatDeclined(s, previewID, why) },
+		Declined: func(previewID, why string) { l.chatDeclined(s, previewID, why) },
 	}, text)
 	if err != nil {
 		return "", err
@@ -392,28 +443,28 @@ func (e *Engine) confirmChat(s *conversation.Session, text, note string) (string
 	return text, nil
 }
 
-func (e *Engine) chatDeclined(s *conversation.Session, previewID, why string) {
-	e.Say("cancelled. nothing was sent.")
-	e.emit(events.RoleRelayBaton, "chat message not sent: "+why, nil,
+func (l *Lane) chatDeclined(s *conversation.Session, previewID, why string) {
+	l.d.Say("cancelled. nothing was sent.")
+	l.d.Emit(events.RoleRelayBaton, "chat message not sent: "+why, nil,
 		events.CommandMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, Confirmed: events.Bool(false), Sent: events.Bool(false), Reason: why, PreviewID: previewID})
 }
 
 // previewChat prints what would be queued, shortly (previewChatText),
 // and logs a prompt_preview event.
-func (e *Engine) previewChat(s *conversation.Session, text, note string, edited bool) string {
+func (l *Lane) previewChat(s *conversation.Session, text, note string, edited bool) string {
 	framed := chatPreviewFrame(text)
 	n := len([]rune(framed))
-	e.out.say(events.RoleRelayBaton, "%s", e.previewChatText(s, text, note, false))
+	l.d.Say("%s", l.previewChatText(s, text, note, false))
 	meta := events.PromptPreviewMeta{Agent: AgentOrchestrator, Command: "chat", Session: s.ID, PromptChars: n, MessageChars: len(text), Edited: edited}
 	var refs map[string]string
-	if len(text) <= inlinePromptMax {
+	if len(text) <= preview.InlineMax {
 		meta.Prompt = text
-	} else if rel, err := e.savePrompt("chat", text); err == nil {
+	} else if rel, err := l.d.SavePrompt("chat", text); err == nil {
 		refs = map[string]string{events.RefPrompt: rel}
 	} else {
 		meta.PromptError = err.Error()
 	}
-	return e.emit(events.RoleRelayBaton,
+	return l.d.Emit(events.RoleRelayBaton,
 		fmt.Sprintf("orchestrator chat to %s: %q (%d chars framed)", short8(s.ID), summary(text, 100), n), refs, meta)
 }
 
@@ -426,7 +477,7 @@ func chatPreviewFrame(text string) string {
 
 // previewChatText is what a chat preview shows: the session, its inbox
 // and state, and the framed text (its first lines, or all of it).
-func (e *Engine) previewChatText(s *conversation.Session, text, note string, all bool) string {
+func (l *Lane) previewChatText(s *conversation.Session, text, note string, all bool) string {
 	framed := chatPreviewFrame(text)
 	var b strings.Builder
 	fmt.Fprintf(&b, "preview: chat → orchestrator (%s %s)\n", sessionLabel(s), s.ID)
@@ -435,11 +486,11 @@ func (e *Engine) previewChatText(s *conversation.Session, text, note string, all
 	}
 	fmt.Fprintf(&b, "  inbox:   %s/ in %s\n", inboxRel(s.ID), s.Workspace)
 	fmt.Fprintf(&b, "  session: %s\n", sessionState(s, time.Now()))
-	promptLines(&b, "framed text, the same by every lane (<id> and <time> are filled in when queued)", framed, text, len([]rune(framed)), all)
+	preview.PromptLines(&b, "framed text, the same by every lane (<id> and <time> are filled in when queued)", framed, text, len([]rune(framed)), all)
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
+func (l *Lane) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	text = strings.TrimSpace(text)
 	s, err := conversation.OpenSession(ws, sid)
 	if err != nil {
@@ -457,7 +508,7 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if strings.IndexByte(text, 0) >= 0 {
 		return conversation.ErrNUL
 	}
-	text, err = e.confirmChat(s, text, note)
+	text, err = l.confirmChat(s, text, note)
 	if err != nil {
 		return err
 	}
@@ -466,8 +517,8 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 		return err
 	}
 	id := r.Message.ID
-	sent := sentMessage{Workspace: ws, Session: sid, ID: id, Text: text}
-	e.remember(sent)
+	sent := Sent{Workspace: ws, Session: sid, ID: id, Text: text}
+	l.remember(sent)
 	ahead := 0
 	if st, err := s.State(id); err == nil && st.Queued {
 		ahead = st.Ahead
@@ -477,52 +528,52 @@ func (e *Engine) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if r.TranscriptPath != "" {
 		refs[events.RefTranscript] = r.TranscriptPath
 	}
-	e.emit(events.RoleUser, summary(text, 2000), refs,
+	l.d.Emit(events.RoleUser, summary(text, 2000), refs,
 		events.ChatSentMeta{Agent: AgentOrchestrator, Session: sid, MessageID: id, Ahead: ahead, From: ChatFrom,
 			Chars: len(text), TranscriptOffset: r.Offset, Workspace: ws})
-	e.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
-	return e.follow(ctx, r, sent, ahead)
+	l.d.Say("queued (%d ahead): message %s for session %s · Ctrl-C stops waiting, the message stays queued", ahead, id, sid)
+	return l.follow(ctx, r, sent, ahead)
 }
 
 // follow watches a sent message until the end of the session's turn that
 // answers it, rendering the delivery and the reply.
-func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMessage, ahead int) error {
+func (l *Lane) follow(ctx context.Context, r conversation.Receipt, sent Sent, ahead int) error {
 	s, id := r.Session, r.Message.ID
 	began := time.Now()
 	printedAhead := ahead
 	started := false
 	path := r.TranscriptPath
-	confirm := e.chat.confirmWithin
+	confirm := l.ConfirmWithin
 	if confirm <= 0 {
 		confirm = DefaultChatConfirm
 	}
-	res, err := conversation.Follow(ctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}, true, func(u conversation.Update) {
+	res, err := conversation.Follow(ctx, r, conversation.WatchOptions{ConfirmWithin: confirm, Poll: l.Poll}, true, func(u conversation.Update) {
 		switch u.Kind {
 		case conversation.UpdQueued:
 			if u.Ahead != printedAhead {
 				printedAhead = u.Ahead
-				e.Say("queued (%d ahead)", u.Ahead)
+				l.d.Say("queued (%d ahead)", u.Ahead)
 			}
 		case conversation.UpdDelivered:
-			e.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
+			l.d.Say("delivered %s at %s", conversation.ViaLane(u.Lane), u.At.Local().Format("15:04:05"))
 			latency := u.At.Sub(r.Message.CreatedAt).Milliseconds()
-			e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
+			l.d.Emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s", id, u.Lane),
 				map[string]string{events.RefDelivered: filepath.ToSlash(filepath.Join(workspace.ChatDir, s.ID, "delivered", id+".json"))},
 				events.ChatDeliveredMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(u.Lane),
 					At: u.At.UTC().Format(events.TimeFormat), SentAt: r.Message.CreatedAt.UTC().Format(events.TimeFormat),
 					LatencyMs: &latency})
-			e.out.beginRun(AgentOrchestrator)
+			l.d.Screen.BeginRun(AgentOrchestrator)
 			started = true
 		case conversation.UpdIncomplete, conversation.UpdRequeued, conversation.UpdDuplicate, conversation.UpdUnseen:
-			e.Say("%v", u.Err)
+			l.d.Say("%v", u.Err)
 		case conversation.UpdPosted:
-			e.Say("posted to the session's messaging socket at %s; delivered once its transcript shows it", u.At.Local().Format("15:04:05"))
+			l.d.Say("posted to the session's messaging socket at %s; delivered once its transcript shows it", u.At.Local().Format("15:04:05"))
 		case conversation.UpdActivity:
-			e.out.activity(u.Activity)
+			l.d.Screen.Activity(u.Activity)
 		}
 	})
 	if started {
-		e.out.endPulse()
+		l.d.Screen.EndPulse()
 	}
 	if path == "" {
 		path = conversation.LocateTranscript(s)
@@ -534,29 +585,29 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 		if !res.DeliveredAt.IsZero() {
 			took = fmt.Sprintf(" · %s after delivery", time.Since(res.DeliveredAt).Round(100*time.Millisecond))
 		}
-		e.Say("orchestrator: ✓ end of turn%s", took)
-		e.logReply(r, res, path, began)
+		l.d.Say("orchestrator: ✓ end of turn%s", took)
+		l.logReply(r, res, path, began)
 		return nil
 	case conversation.Cancelled:
-		e.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
+		l.d.Say("message %s left the inbox without being delivered (cancelled elsewhere).", id)
 		return nil
 	case conversation.Unconfirmed:
-		e.chat.unconfirmed = &sent
-		e.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", res.Err)
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
+		l.Unconfirmed = &sent
+		l.d.Say("%v.\n  The session may have exited or be stuck; the message is not in its inbox any more. /resend queues it again.", res.Err)
+		l.d.Emit(events.RoleRelayBaton, fmt.Sprintf("chat message %s delivered via %s but not confirmed in the transcript within %s", id, lane, confirm),
 			nil, events.StatusMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(lane), Unconfirmed: true})
 		return nil
 	case conversation.Unreadable:
-		e.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
+		l.d.Say("%v\n  (relay-baton tail --session %s follows the session once its transcript shows)", res.Err, s.ID)
 		return nil
 	case conversation.SessionEnded:
-		e.Say("%s", sessionEndedText(s, id, res))
+		l.d.Say("%s", sessionEndedText(s, id, res))
 		return nil
 	case conversation.Stopped:
 		st := res.State
 		switch {
 		case res.StateErr == nil && st.Queued:
-			e.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.%s", id, st.Ahead, e.followLater(r, began))
+			l.d.Say("stopped waiting: message %s is still queued (%d ahead) and will be delivered at the session's next turn boundary; /cancel removes it.%s", id, st.Ahead, l.followLater(r, began))
 		case res.StateErr == nil && st.Delivered != nil:
 			when := deliveredWhen(st.Delivered)
 			if !res.DeliveredAt.IsZero() {
@@ -564,9 +615,9 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 				// via ... at" said): a socket record's time is its post.
 				when = fmt.Sprintf(" via %s at %s", res.Lane, res.DeliveredAt.Local().Format("15:04:05"))
 			}
-			e.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).%s", id, when, s.ID, e.followLater(r, began))
+			l.d.Say("stopped waiting: message %s was delivered%s; the reply goes on in the session (relay-baton tail --session %s).%s", id, when, s.ID, l.followLater(r, began))
 		default:
-			e.Say("stopped waiting for message %s.", id)
+			l.d.Say("stopped waiting for message %s.", id)
 		}
 		return nil
 	}
@@ -575,7 +626,7 @@ func (e *Engine) follow(ctx context.Context, r conversation.Receipt, sent sentMe
 
 // logReply logs the reply res to message r as a chat_reply event (the
 // event chat --resume counts as seen) and notifies.
-func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult, path string, began time.Time) {
+func (l *Lane) logReply(r conversation.Receipt, res conversation.FollowResult, path string, began time.Time) {
 	s, id := r.Session, r.Message.ID
 	refs := map[string]string{}
 	if path != "" {
@@ -591,17 +642,11 @@ func (e *Engine) logReply(r conversation.Receipt, res conversation.FollowResult,
 		text = "(the session's turn ended without reply text)"
 	}
 	from, to := r.Offset, transcript.Size(path)
-	e.notifyEnd(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
-	e.emit(events.RoleOrchestrator, text, refs,
+	l.d.Notify(time.Since(began), "session "+short8(s.ID)+" replied to message "+id)
+	l.d.Emit(events.RoleOrchestrator, text, refs,
 		events.ChatReplyMeta{Agent: AgentOrchestrator, Session: s.ID, MessageID: id, Lane: string(res.Lane), Chars: events.Int(len(res.Reply)),
 			TranscriptFrom: &from, TranscriptTo: &to, Outbox: events.Bool(outbox)})
 }
 
-// endPulse stops the pulse of a run begun with beginRun and ends an open
-// text line.
-func (p *printer) endPulse() {
-	p.stopSpinner()
-	p.mu.Lock()
-	p.clearLocked()
-	p.mu.Unlock()
-}
+// summary shortens s to one line of at most n runes for event text.
+var summary = render.Cut

@@ -1,4 +1,4 @@
-package room
+package chatlane
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/events/render"
 )
 
 // This file follows, in the background, a chat message the room stopped
@@ -32,33 +31,33 @@ type liveReplies struct {
 // followLater follows message r in the background when the REPL runs,
 // and returns what to add to the "stopped waiting" line ("" when it does
 // not follow it).
-func (e *Engine) followLater(r conversation.Receipt, began time.Time) string {
-	l := e.live
-	if l == nil || l.ctx.Err() != nil {
+func (l *Lane) followLater(r conversation.Receipt, began time.Time) string {
+	lr := l.live
+	if lr == nil || lr.ctx.Err() != nil {
 		return ""
 	}
-	l.mu.Lock()
-	if l.n >= maxLive {
-		l.mu.Unlock()
+	lr.mu.Lock()
+	if lr.n >= maxLive {
+		lr.mu.Unlock()
 		return ""
 	}
-	l.n++
-	l.wg.Add(1)
-	l.mu.Unlock()
-	confirm := e.chat.confirmWithin
+	lr.n++
+	lr.wg.Add(1)
+	lr.mu.Unlock()
+	confirm := l.ConfirmWithin
 	if confirm <= 0 {
 		confirm = DefaultChatConfirm
 	}
-	opts := conversation.WatchOptions{ConfirmWithin: confirm, Poll: e.chat.poll}
+	opts := conversation.WatchOptions{ConfirmWithin: confirm, Poll: l.Poll}
 	go func() {
 		defer func() {
-			l.mu.Lock()
-			l.n--
-			l.mu.Unlock()
-			l.wg.Done()
+			lr.mu.Lock()
+			lr.n--
+			lr.mu.Unlock()
+			lr.wg.Done()
 		}()
-		res, _ := conversation.Follow(l.ctx, r, opts, true, func(conversation.Update) {})
-		if res.Outcome != conversation.Replied || l.ctx.Err() != nil {
+		res, _ := conversation.Follow(lr.ctx, r, opts, true, func(conversation.Update) {})
+		if res.Outcome != conversation.Replied || lr.ctx.Err() != nil {
 			return
 		}
 		path := r.TranscriptPath
@@ -70,16 +69,25 @@ func (e *Engine) followLater(r conversation.Receipt, began time.Time) string {
 			text = "(the session's turn ended without reply text)"
 		}
 		var b bytes.Buffer
-		e.out.mu.Lock()
-		t := render.NewTerminal(&b, e.out.color)
-		t.SetMarkdown(true)
-		t.SetWidth(e.out.width)
-		e.out.mu.Unlock()
+		t := l.d.Screen.Terminal(&b)
 		t.Lines(events.RoleRelayBaton, fmt.Sprintf("reply to message %s (session %s), after the room stopped waiting:", r.Message.ID, short8(r.Session.ID)))
 		t.Lines(events.RoleOrchestrator, text)
 		t.EndLine()
-		l.print(b.Bytes())
-		e.logReply(r, res, path, began)
+		lr.print(b.Bytes())
+		l.logReply(r, res, path, began)
 	}()
 	return " The room shows its reply here when it comes."
+}
+
+// FollowReplies has chat replies the room stopped waiting for (Ctrl-C)
+// followed in the background until ctx ends: each is handed to print when
+// it comes (above the prompt) and logged once. The returned wait ends the
+// followers' bookkeeping once ctx is done and they have returned.
+func (l *Lane) FollowReplies(ctx context.Context, print func([]byte)) (wait func()) {
+	lr := &liveReplies{ctx: ctx, print: print}
+	l.live = lr
+	return func() {
+		lr.wg.Wait()
+		l.live = nil
+	}
 }

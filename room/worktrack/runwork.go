@@ -1,4 +1,4 @@
-package room
+package worktrack
 
 // The executor in a worktree of its own (package runs): a run that may
 // write starts in a git worktree outside the repository, made on the yes
@@ -23,150 +23,150 @@ import (
 	"github.com/relay-baton/relay-baton/runs"
 )
 
-// worktreeMode reports whether executor runs get a worktree.
-func (e *Engine) worktreeMode() bool { return !e.inPlace && e.Root != "" && !e.ReadOnly() }
+// WorktreeMode reports whether executor runs get a worktree.
+func (t *Tracker) WorktreeMode() bool { return !t.inPlace && t.d.Root != "" && !t.d.ReadOnly }
 
 // InPlace reports whether the executor edits the user's tree directly.
-func (e *Engine) InPlace() bool { return e.inPlace }
+func (t *Tracker) InPlace() bool { return t.inPlace }
 
 // Pending is the run whose work is not applied, or nil.
-func (e *Engine) Pending() *runs.Run {
-	if e.run != nil && e.run.State == runs.Pending {
-		return e.run
+func (t *Tracker) Pending() *runs.Run {
+	if t.run != nil && t.run.State == runs.Pending {
+		return t.run
 	}
 	return nil
 }
 
-// workDir is where agents work and what the room's git facts for them
+// WorkDir is where agents work and what the room's git facts for them
 // read: the pending run's worktree, else the user's tree.
-func (e *Engine) workDir() string {
-	if r := e.Pending(); r != nil {
+func (t *Tracker) WorkDir() string {
+	if r := t.Pending(); r != nil {
 		return r.Worktree
 	}
-	return e.Root
+	return t.d.Root
 }
 
-// runDir is the working directory of a run of role: the pending run's
+// RunDir is the working directory of a run of role: the pending run's
 // worktree; for an executor with none, a new run's folder, reserved (made
 // on the yes, removed on a no).
-func (e *Engine) runDir(role agents.Role) string {
-	if !e.worktreeMode() {
-		return e.Root
+func (t *Tracker) RunDir(role agents.Role) string {
+	if !t.WorktreeMode() {
+		return t.d.Root
 	}
-	if r := e.Pending(); r != nil {
+	if r := t.Pending(); r != nil {
 		return r.Worktree
 	}
 	if role != agents.RoleExecutor {
-		return e.Root
+		return t.d.Root
 	}
-	if e.run != nil && e.run.Reserved() {
-		return e.run.Worktree
+	if t.run != nil && t.run.Reserved() {
+		return t.run.Worktree
 	}
-	r, err := runs.Reserve(e.Root)
+	r, err := runs.Reserve(t.d.Root)
 	if err != nil {
-		e.runErr = err
-		return e.Root
+		t.runErr = err
+		return t.d.Root
 	}
-	e.runErr = nil
-	e.keepApplied()
-	e.run = r
+	t.runErr = nil
+	t.keepApplied()
+	t.run = r
 	return r.Worktree
 }
 
 // keepApplied forgets an applied run (its record stays: relay-baton
 // undo --run ID takes it out) when a new run takes the room's one slot.
-func (e *Engine) keepApplied() {
-	if e.run != nil && e.run.State == runs.Applied {
-		e.Say("the applied run %s stays undoable outside the room: relay-baton undo --run %s", e.run.ID, e.run.ID)
+func (t *Tracker) keepApplied() {
+	if t.run != nil && t.run.State == runs.Applied {
+		t.d.Say("the applied run %s stays undoable outside the room: relay-baton undo --run %s", t.run.ID, t.run.ID)
 	}
 }
 
-// workReady refuses an executor run in the user's tree when worktree
+// Ready refuses an executor run in the user's tree when worktree
 // mode could not reserve a worktree (no git, no commit): the room says
 // why and how to run in place.
-func (e *Engine) workReady(spec *runSpec) error {
-	if !e.worktreeMode() || spec.Req.Role != agents.RoleExecutor || spec.Req.Dir != e.Root || e.runErr == nil {
+func (t *Tracker) Ready(req agents.Request) error {
+	if !t.WorktreeMode() || req.Role != agents.RoleExecutor || req.Dir != t.d.Root || t.runErr == nil {
 		return nil
 	}
-	return fmt.Errorf("no worktree for %s's run: %v. Nothing ran; /runs and relay-baton runs show kept runs. To let the executor edit your tree directly, add --in-place (relay-baton chat --in-place; execute, continue and handoff take it too)", spec.Req.Agent, e.runErr)
+	return fmt.Errorf("no worktree for %s's run: %v. Nothing ran; /runs and relay-baton runs show kept runs. To let the executor edit your tree directly, add --in-place (relay-baton chat --in-place; execute, continue and handoff take it too)", req.Agent, t.runErr)
 }
 
-// cancelReserved removes a reserved run's empty folder (a declined or
+// CancelReserved removes a reserved run's empty folder (a declined or
 // failed preview).
-func (e *Engine) cancelReserved() {
-	if e.run != nil && e.run.Reserved() {
-		e.run.Cancel()
-		e.run = nil
+func (t *Tracker) CancelReserved() {
+	if t.run != nil && t.run.Reserved() {
+		t.run.Cancel()
+		t.run = nil
 	}
 }
 
-// enterRun sets up the reserved worktree of req (on the yes, right before
+// Enter sets up the reserved worktree of req (on the yes, right before
 // the run): the user's tree is recorded now.
-func (e *Engine) enterRun(ctx context.Context, req agents.Request, command string) error {
-	r := e.run
+func (t *Tracker) Enter(ctx context.Context, req agents.Request, command string) error {
+	r := t.run
 	if r == nil || !r.Reserved() || req.Dir != r.Worktree {
 		return nil
 	}
 	start := time.Now()
-	opts := e.runOpts
+	opts := t.opts
 	opts.Agent, opts.Command = req.Agent, command
 	if err := r.Setup(context.WithoutCancel(ctx), opts); err != nil {
-		e.run = nil
+		t.run = nil
 		return err
 	}
 	extra := ""
 	if n := len(r.Copied) + len(r.Linked); n > 0 {
 		extra = fmt.Sprintf("; from your %s: %s", runs.ConfigName, strings.Join(append(append([]string{}, r.Copied...), r.Linked...), ", "))
 	}
-	e.Say("worktree %s made in %s: HEAD %s plus your uncommitted and untracked files%s; your files stay as they are until /apply",
+	t.d.Say("worktree %s made in %s: HEAD %s plus your uncommitted and untracked files%s; your files stay as they are until /apply",
 		r.Worktree, time.Since(start).Round(time.Millisecond), short(r.Head), extra)
 	return nil
 }
 
-// holdPendingRun takes the pending run's lock for an executor run in its
+// HoldPending takes the pending run's lock for an executor run in its
 // worktree (req), for as long as it runs: another room's /apply, /undo,
 // the one-shot apply, undo and discard are refused meanwhile, naming this
 // room. Other runs hold nothing.
-func (e *Engine) holdPendingRun(req agents.Request, command string) (release func(), err error) {
-	r := e.Pending()
+func (t *Tracker) HoldPending(req agents.Request, command string) (release func(), err error) {
+	r := t.Pending()
 	if r == nil || req.Role != agents.RoleExecutor || req.Dir != r.Worktree {
 		return func() {}, nil
 	}
-	return r.Hold(runs.Holder{PID: os.Getpid(), Session: e.SessionID, Agent: req.Agent, Command: command, Since: e.now()})
+	return r.Hold(runs.Holder{PID: os.Getpid(), Session: t.d.SessionID, Agent: req.Agent, Command: command, Since: t.d.Now()})
 }
 
-// workLine is the preview's line about where a run works.
-func (e *Engine) workLine(req agents.Request) string {
-	if e.Root == "" || e.ReadOnly() {
+// Line is the preview's line about where a run works.
+func (t *Tracker) Line(req agents.Request) string {
+	if t.d.Root == "" || t.d.ReadOnly {
 		return ""
 	}
-	if req.Role == agents.RoleExecutor && !e.worktreeMode() {
+	if req.Role == agents.RoleExecutor && !t.WorktreeMode() {
 		return "in place: the executor edits your working tree directly; /undo reverts only files still as the run left them, and cannot tell edits you make during the run from the agent's"
 	}
-	r := e.run
+	r := t.run
 	switch {
 	case r == nil || req.Dir != r.Worktree:
 		return ""
 	case r.Reserved():
 		ignored := "ignored files are not copied"
-		if l := append(append([]string{}, e.runOpts.Copy...), e.runOpts.Link...); len(l) > 0 {
+		if l := append(append([]string{}, t.opts.Copy...), t.opts.Link...); len(l) > 0 {
 			ignored = fmt.Sprintf("ignored files are not copied, but for %s from your %s", strings.Join(l, ", "), runs.ConfigName)
 		}
 		return fmt.Sprintf("worktree: %s (made on yes from HEAD plus your uncommitted and untracked files; %s; your files change only on /apply)", r.Worktree, ignored)
 	case req.Role == agents.RoleExecutor:
-		return fmt.Sprintf("worktree: %s (the pending run's: %s; this run adds to it; /apply brings it all into your tree)", r.Worktree, e.pendingWords(context.Background()))
+		return fmt.Sprintf("worktree: %s (the pending run's: %s; this run adds to it; /apply brings it all into your tree)", r.Worktree, t.pendingWords(context.Background()))
 	}
-	return fmt.Sprintf("reads:   the pending run's worktree %s (%s)", r.Worktree, e.pendingWords(context.Background()))
+	return fmt.Sprintf("reads:   the pending run's worktree %s (%s)", r.Worktree, t.pendingWords(context.Background()))
 }
 
 // pendingWords is "3 files changed, not applied" for the pending run.
-func (e *Engine) pendingWords(ctx context.Context) string {
-	r := e.Pending()
+func (t *Tracker) pendingWords(ctx context.Context) string {
+	r := t.Pending()
 	if r == nil {
 		return ""
 	}
-	files := e.pendingFiles
-	if e.work == nil || e.work.Run != r.ID {
+	files := t.pendingFiles
+	if t.work == nil || t.work.Run != r.ID {
 		if ch, _, err := r.Changes(ctx); err == nil {
 			files = len(ch)
 		}
@@ -176,11 +176,11 @@ func (e *Engine) pendingWords(ctx context.Context) string {
 
 // PendingLine is the pending run in a line for the panel and /status
 // ("" when none): "3 files changed, not applied".
-func (e *Engine) PendingLine() string {
-	if e.Pending() == nil {
+func (t *Tracker) PendingLine() string {
+	if t.Pending() == nil {
 		return ""
 	}
-	return render.Count(e.pendingFiles, "file") + " changed, not applied"
+	return render.Count(t.pendingFiles, "file") + " changed, not applied"
 }
 
 // applyWords names each path of an apply or undo plan.
@@ -230,111 +230,79 @@ func applyWords(p *runs.Plan) string {
 }
 
 // runName is "codex /execute at 15:04:05 (run 20261204-...)".
-func (e *Engine) runName(r *runs.Run) string {
+func (t *Tracker) runName(r *runs.Run) string {
 	at := r.Started
 	return fmt.Sprintf("%s /%s at %s (run %s)", r.Agent, r.Command, at.Local().Format("15:04:05"), r.ID)
 }
 
-// cmdApply previews the pending run's apply, asks, and applies it.
-func (e *Engine) cmdApply(ctx context.Context, args string) error {
+// Apply previews the pending run's apply, asks, and applies it.
+func (t *Tracker) Apply(ctx context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return errors.New("/apply takes no arguments (it applies the pending run; /runs lists runs)")
 	}
-	r := e.Pending()
+	r := t.Pending()
 	if r == nil {
-		if e.inPlace {
-			e.Say("nothing to apply: the room runs --in-place, so the executor's edits are in your tree already (/undo reverts them)")
+		if t.inPlace {
+			t.d.Say("nothing to apply: the room runs --in-place, so the executor's edits are in your tree already (/undo reverts them)")
 			return nil
 		}
-		e.Say("nothing to apply: no pending run in this room (/runs lists the runs kept in your cache folder; relay-baton apply --run ID applies one)")
+		t.d.Say("nothing to apply: no pending run in this room (/runs lists the runs kept in your cache folder; relay-baton apply --run ID applies one)")
 		return nil
 	}
-	_, err := e.ApplyRun(ctx, r)
+	_, err := t.ApplyRun(ctx, r)
 	return err
 }
 
 // ApplyRun previews applying r, asks (unless --yes) and applies it; it
 // returns the plan (nil when nothing could be read).
-func (e *Engine) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) {
+func (t *Tracker) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error) {
 	bg := context.WithoutCancel(ctx)
 	plan, err := r.PlanApply(bg)
 	if err != nil {
 		return nil, fmt.Errorf("/apply: %v", err)
 	}
 	if len(plan.Paths) == 0 {
-		e.Say("nothing to apply: %s changed no file (/undo discards it)", e.runName(r))
+		t.d.Say("nothing to apply: %s changed no file (/undo discards it)", t.runName(r))
 		return plan, nil
 	}
-	head := fmt.Sprintf("/apply brings the change of %s into your tree, three-way (your edits made meanwhile are kept; your index and HEAD are not touched):", e.runName(r))
-	meta := e.applyMeta(r, plan, false)
+	head := fmt.Sprintf("/apply brings the change of %s into your tree, three-way (your edits made meanwhile are kept; your index and HEAD are not touched):", t.runName(r))
+	meta := t.applyMeta(r, plan, false)
 	if plan.Conflicts > 0 {
-		e.Say("%s%s", head, applyWords(plan))
+		t.d.Say("%s%s", head, applyWords(plan))
 		why := fmt.Sprintf("%s: nothing was applied", render.Count(plan.Conflicts, "conflict"))
 		meta.Refused = why
-		e.emit(events.RoleRelayBaton, "apply refused: "+why, nil, meta)
-		e.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
+		t.d.Emit(events.RoleRelayBaton, "apply refused: "+why, nil, meta)
+		t.d.Say("/apply refused, %s. Your files are as they were. To settle a conflict, edit that file in the run's worktree %s until it reads as you want it (one that matches your file applies as \"same\"), or take your own edit of it out; then /apply again. /diff shows the run's side; /undo discards the run.", why, r.Worktree)
 		return plan, nil
 	}
 	if plan.Writes() == 0 {
-		e.Say("%s%s", head, applyWords(plan))
-		e.Say("nothing to apply: your tree has every change of %s already (apply never deletes a file). The run stays pending: /undo discards it; your files are not touched.", e.runName(r))
+		t.d.Say("%s%s", head, applyWords(plan))
+		t.d.Say("nothing to apply: your tree has every change of %s already (apply never deletes a file). The run stays pending: /undo discards it; your files are not touched.", t.runName(r))
 		return plan, nil
 	}
 	words := head + applyWords(plan)
-	e.Say("%s", words)
-	if ok, err := e.yesTo("apply", words, "apply these? [y/N] "); !ok {
+	t.d.Say("%s", words)
+	if ok, err := t.d.Confirm("apply", words, "apply these? [y/N] "); !ok {
 		if err == nil {
-			e.Say("nothing applied; the run stays pending (/apply again, /undo discards it).")
+			t.d.Say("nothing applied; the run stays pending (/apply again, /undo discards it).")
 		}
 		return plan, err
 	}
 	if err := r.Apply(bg, plan); err != nil {
 		if errors.Is(err, runs.ErrMoved) {
-			e.Say("/apply: %v", err)
+			t.d.Say("/apply: %v", err)
 			return plan, nil
 		}
 		return plan, fmt.Errorf("/apply: %v", err)
 	}
 	n := plan.Writes()
-	e.Say("applied %s of %s. /undo takes out exactly what was written; the worktree is removed.", render.Count(n, "file"), e.runName(r))
-	e.emit(events.RoleRelayBaton, fmt.Sprintf("applied %s of %s", render.Count(n, "file"), e.runName(r)), nil, meta)
-	e.pendingFiles = 0
+	t.d.Say("applied %s of %s. /undo takes out exactly what was written; the worktree is removed.", render.Count(n, "file"), t.runName(r))
+	t.d.Emit(events.RoleRelayBaton, fmt.Sprintf("applied %s of %s", render.Count(n, "file"), t.runName(r)), nil, meta)
+	t.pendingFiles = 0
 	return plan, nil
 }
 
-// yes asks question unless --yes; false with nil when the answer is no.
-func (e *Engine) yes(question string) (bool, error) {
-	if e.autoYes {
-		return true, nil
-	}
-	if e.term == nil {
-		return false, ErrNeedYes
-	}
-	a, err := e.term.Ask(question)
-	a = strings.ToLower(strings.TrimSpace(a))
-	return err == nil && (a == "y" || a == "yes"), nil
-}
-
-// yesTo asks question about a change to the user's files that text
-// describes (every path): a screen that answers previews with a click
-// (a Confirmer, the page) is shown text as a preview of that change,
-// named by its own id, and the change is made only on the click that
-// names it; a terminal is asked question. kind is "apply", "undo",
-// "discard" or "revert".
-func (e *Engine) yesTo(kind, text, question string) (bool, error) {
-	cf, ok := e.term.(Confirmer)
-	if e.autoYes || !ok {
-		return e.yes(question)
-	}
-	command := kind
-	if kind == "discard" || kind == "revert" {
-		command = "undo"
-	}
-	a := cf.Confirm(Preview{ID: kind + "-" + events.NewID(), Question: question, Command: command, Text: text, All: text, Change: kind})
-	return a.Yes, nil
-}
-
-func (e *Engine) applyMeta(r *runs.Run, p *runs.Plan, undo bool) events.ChangesMeta {
+func (t *Tracker) applyMeta(r *runs.Run, p *runs.Plan, undo bool) events.ChangesMeta {
 	m := events.ChangesMeta{Agent: r.Agent, Command: r.Command, Files: events.Int(len(p.Paths)), Before: r.Base, After: p.After,
 		Undo: undo, Apply: !undo, Run: r.ID, Worktree: r.Worktree, Discard: p.Discard}
 	a, d := 0, 0
@@ -350,29 +318,29 @@ func (e *Engine) applyMeta(r *runs.Run, p *runs.Plan, undo bool) events.ChangesM
 
 // UndoRun previews undoing r (a pending run: discard it; an applied one:
 // take out what the apply wrote), asks and does it.
-func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
+func (t *Tracker) UndoRun(ctx context.Context, r *runs.Run) error {
 	bg := context.WithoutCancel(ctx)
 	plan, err := r.PlanUndo(bg)
 	if err != nil {
 		return fmt.Errorf("/undo: %v", err)
 	}
-	meta := e.applyMeta(r, plan, true)
+	meta := t.applyMeta(r, plan, true)
 	if !plan.Discard && len(plan.Paths) == 0 {
-		e.Say("nothing to take out: /apply wrote no file for %s (its changes were in your tree already); your files are not touched.", e.runName(r))
+		t.d.Say("nothing to take out: /apply wrote no file for %s (its changes were in your tree already); your files are not touched.", t.runName(r))
 		return nil
 	}
 	var words string
 	if plan.Discard {
-		words = fmt.Sprintf("/undo discards %s: its worktree %s goes (%s); your files are not touched.", e.runName(r), r.Worktree, e.pendingWords(bg))
-		e.Say("%s", words)
+		words = fmt.Sprintf("/undo discards %s: its worktree %s goes (%s); your files are not touched.", t.runName(r), r.Worktree, t.pendingWords(bg))
+		t.d.Say("%s", words)
 	} else {
-		words = fmt.Sprintf("/undo takes out what /apply wrote for %s, three-way (edits you made since are kept):%s", e.runName(r), applyWords(plan))
-		e.Say("%s", words)
+		words = fmt.Sprintf("/undo takes out what /apply wrote for %s, three-way (edits you made since are kept):%s", t.runName(r), applyWords(plan))
+		t.d.Say("%s", words)
 		if plan.Conflicts > 0 {
 			why := fmt.Sprintf("%s: nothing was reverted", render.Count(plan.Conflicts, "conflict"))
 			meta.Refused = why
-			e.emit(events.RoleRelayBaton, "undo refused: "+why, nil, meta)
-			e.Say("/undo refused, %s. Reverting would lose your edits; /diff shows what the apply wrote, and your editor or git restore can take out what you choose.", why)
+			t.d.Emit(events.RoleRelayBaton, "undo refused: "+why, nil, meta)
+			t.d.Say("/undo refused, %s. Reverting would lose your edits; /diff shows what the apply wrote, and your editor or git restore can take out what you choose.", why)
 			return nil
 		}
 	}
@@ -380,46 +348,46 @@ func (e *Engine) UndoRun(ctx context.Context, r *runs.Run) error {
 	if plan.Discard {
 		q, kind = "discard the run? [y/N] ", "discard"
 	}
-	if ok, err := e.yesTo(kind, words, q); !ok {
+	if ok, err := t.d.Confirm(kind, words, q); !ok {
 		if err == nil {
-			e.Say("nothing undone.")
+			t.d.Say("nothing undone.")
 		}
 		return err
 	}
 	if err := r.Undo(bg, plan); err != nil {
 		if errors.Is(err, runs.ErrMoved) {
-			e.Say("/undo: %v", err)
+			t.d.Say("/undo: %v", err)
 			return nil
 		}
 		return fmt.Errorf("/undo: %v", err)
 	}
 	if plan.Discard {
-		e.Say("discarded %s; no worktree is left.", e.runName(r))
-		e.emit(events.RoleRelayBaton, "discarded "+e.runName(r), nil, meta)
+		t.d.Say("discarded %s; no worktree is left.", t.runName(r))
+		t.d.Emit(events.RoleRelayBaton, "discarded "+t.runName(r), nil, meta)
 	} else {
-		e.Say("took out %s of %s.", render.Count(plan.Writes(), "file"), e.runName(r))
-		e.emit(events.RoleRelayBaton, fmt.Sprintf("undo: took out %s of %s", render.Count(plan.Writes(), "file"), e.runName(r)), nil, meta)
+		t.d.Say("took out %s of %s.", render.Count(plan.Writes(), "file"), t.runName(r))
+		t.d.Emit(events.RoleRelayBaton, fmt.Sprintf("undo: took out %s of %s", render.Count(plan.Writes(), "file"), t.runName(r)), nil, meta)
 	}
-	if e.run == r {
-		e.run, e.work, e.pendingFiles = nil, nil, 0
+	if t.run == r {
+		t.run, t.work, t.pendingFiles = nil, nil, 0
 	}
 	return nil
 }
 
-// cmdRuns lists the runs kept for this repository.
-func (e *Engine) cmdRuns(ctx context.Context, args string) error {
+// Runs is /runs: the runs kept for the repository.
+func (t *Tracker) Runs(ctx context.Context, args string) error {
 	if strings.TrimSpace(args) != "" {
 		return errors.New("/runs takes no arguments")
 	}
-	list, err := RunsOf(ctx, e.Root)
+	list, err := RunsOf(ctx, t.d.Root)
 	if err != nil {
 		return fmt.Errorf("/runs: %v", err)
 	}
 	if len(list) == 0 {
-		e.Say("no runs kept for this repository (an executor run's worktree appears here until it is applied or discarded)")
+		t.d.Say("no runs kept for this repository (an executor run's worktree appears here until it is applied or discarded)")
 		return nil
 	}
-	e.out.raw(RunsText(list, e.now(), e.run))
+	t.d.Print(RunsText(list, t.d.Now(), t.run))
 	return nil
 }
 
@@ -518,64 +486,64 @@ func writerWords(h runs.Holder) string {
 
 // FindRun is the kept run id of the room's repository ("" the newest
 // pending one, else the newest applied one).
-func (e *Engine) FindRun(id string) (*runs.Run, error) {
-	if e.Root == "" {
+func (t *Tracker) FindRun(id string) (*runs.Run, error) {
+	if t.d.Root == "" {
 		return nil, errors.New("not in a git repository")
 	}
 	if id != "" {
-		r, err := runs.Load(e.Root, id)
+		r, err := runs.Load(t.d.Root, id)
 		if err != nil {
 			return nil, fmt.Errorf("no run %s for this repository (relay-baton runs lists them): %v", id, err)
 		}
 		return r, nil
 	}
-	if r := runs.Latest(e.Root, runs.Pending); r != nil {
+	if r := runs.Latest(t.d.Root, runs.Pending); r != nil {
 		return r, nil
 	}
-	if r := runs.Latest(e.Root, runs.Applied); r != nil {
+	if r := runs.Latest(t.d.Root, runs.Applied); r != nil {
 		return r, nil
 	}
 	return nil, errors.New("no run kept for this repository (relay-baton runs lists them)")
 }
 
 // UseRun makes r the room's run (resume, the one-shot commands).
-func (e *Engine) UseRun(ctx context.Context, r *runs.Run) {
-	e.cancelReserved()
-	e.run = r
+func (t *Tracker) UseRun(ctx context.Context, r *runs.Run) {
+	t.CancelReserved()
+	t.run = r
 	if r.State == runs.Pending {
 		if ch, after, err := r.Changes(context.WithoutCancel(ctx)); err == nil {
-			e.pendingFiles = len(ch)
+			t.pendingFiles = len(ch)
 			if len(ch) > 0 {
-				e.work = &runWork{Command: r.Command, Agent: r.Agent, At: r.Started, Before: r.Base, After: after, Files: ch, Run: r.ID}
+				t.work = &Work{Command: r.Command, Agent: r.Agent, At: r.Started, Before: r.Base, After: after, Files: ch, Run: r.ID}
 			}
 		}
 	}
 }
 
-// resumeRun brings back the newest pending run of the repository (a room
+// Resume brings back the newest pending run of the repository (a room
 // that ended, or was killed, before its apply): a line for the resume
 // recap, "" when there is none.
-func (e *Engine) resumeRun(ctx context.Context) string {
-	if !e.worktreeMode() || e.Pending() != nil {
+func (t *Tracker) Resume(ctx context.Context) string {
+	if !t.WorktreeMode() || t.Pending() != nil {
 		return ""
 	}
-	r := runs.Latest(e.Root, runs.Pending)
+	r := runs.Latest(t.d.Root, runs.Pending)
 	if r == nil {
 		return ""
 	}
-	e.UseRun(ctx, r)
-	return fmt.Sprintf("pending run: %s, %s, worktree %s (/diff shows it, /apply brings it in, /undo discards it)", e.runName(r), e.PendingLine(), r.Worktree)
+	t.UseRun(ctx, r)
+	return fmt.Sprintf("pending run: %s, %s, worktree %s (/diff shows it, /apply brings it in, /undo discards it)", t.runName(r), t.PendingLine(), r.Worktree)
 }
 
 // KeptRunsLine names the pending runs an earlier room left (a room that
 // ended, or was killed, before its apply), for a room that does not
 // resume: "" when there is none.
-func (e *Engine) KeptRunsLine() string {
-	if !e.worktreeMode() || e.Pending() != nil {
+func (t *Tracker) KeptRunsLine() string {
+	if !t.WorktreeMode() || t.Pending() != nil {
 		return ""
 	}
 	n := 0
-	list, _ := runs.List(e.Root)
+	list, _ := runs.List(t.d.Root)
 	for _, r := range list {
 		if r.State == runs.Pending {
 			n++
@@ -585,4 +553,12 @@ func (e *Engine) KeptRunsLine() string {
 		return ""
 	}
 	return fmt.Sprintf("%s left by an earlier room, not applied: /runs lists them; /resume brings the newest back (then /diff, /apply or /undo)", render.Count(n, "executor run"))
+}
+
+// short is a commit id cut to 10 characters.
+func short(id string) string {
+	if id == "" {
+		return "(no commit)"
+	}
+	return id[:min(10, len(id))]
 }

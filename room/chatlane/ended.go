@@ -1,4 +1,4 @@
-package room
+package chatlane
 
 import (
 	"fmt"
