@@ -150,6 +150,10 @@ func (l *Lock) Refuse() error {
 	return nil
 }
 
+// heldTries is how many more times Hold tries a lock it found held, 5 ms
+// apart, before it says another run holds the repository.
+const heldTries = 20
+
 // Hold takes the repository's run lock for an agent run (again, when
 // this engine holds it already). A read-only engine takes none.
 func (l *Lock) Hold(agent, command string) (release func(), err error) {
@@ -166,6 +170,13 @@ func (l *Lock) Hold(agent, command string) (release func(), err error) {
 		return nil, fmt.Errorf("the run lock .ai-session/%s: %w (remove it if it is not a regular file)", LockFile, err)
 	}
 	ok, err := filelock.Try(f)
+	// Another screen asking whether a run holds the repository (HeldBy)
+	// holds a shared lock for an instant: a run's lock outlives a few
+	// tries, a question does not.
+	for try := 0; err == nil && !ok && try < heldTries; try++ {
+		time.Sleep(5 * time.Millisecond)
+		ok, err = filelock.Try(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("the run lock .ai-session/%s: %w", LockFile, err)

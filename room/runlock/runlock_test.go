@@ -97,3 +97,48 @@ func TestAReadOnlyEngineTakesNone(t *testing.T) {
 		t.Fatal("a read-only engine reports a hold")
 	}
 }
+
+// Another screen asking, again and again, whether a run holds the
+// repository never makes a run's Hold fail: its question holds a shared
+// lock for an instant (seen as "another agent run holds this repository"
+// when the page polled while the terminal started a run).
+func TestHoldWhileAnotherScreenAsks(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		t.Skip("no file locks here")
+	}
+	root, sd := repo(t)
+	l := New(root, sd, true, time.Now, nil)
+	release, err := l.Hold("codex", "execute") // the lock file exists from here on
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	stop := make(chan struct{})
+	asked := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				asked <- n
+				return
+			default:
+			}
+			HeldBy(root)
+			n++
+		}
+	}()
+	for i := range 200 {
+		release, err := l.Hold("codex", "execute")
+		if err != nil {
+			close(stop)
+			<-asked
+			t.Fatalf("hold %d: %v", i, err)
+		}
+		release()
+	}
+	close(stop)
+	if n := <-asked; n == 0 {
+		t.Fatal("the other screen never asked")
+	}
+}
