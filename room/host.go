@@ -121,6 +121,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		h.view = v
 	}
 	e.SetScreen("relay-baton serve's page")
+	e.announceScreen(ScreenPage) // a terminal room labels the page's turns (othersfollow.go)
 	return h, nil
 }
 
@@ -128,6 +129,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 // was given first to stop it) and closes the engine.
 func (h *Host) Close() error {
 	h.wg.Wait()
+	h.e.forgetScreen()
 	return h.e.Close()
 }
 
