@@ -38,6 +38,7 @@ type Host struct {
 	seq     int64
 	changed chan struct{} // closed and replaced on every change
 	version int64         // counts the changes
+	forget  func()        // removes the page's screen record (othersfollow.go)
 }
 
 // HostOutput is one piece of what the engine printed, numbered.
@@ -121,7 +122,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		h.view = v
 	}
 	e.SetScreen("relay-baton serve's page")
-	e.announceScreen(ScreenPage) // a terminal room labels the page's turns (othersfollow.go)
+	h.forget = announceScreen(e.SessionDir, e.SessionID, ScreenPage, e.screen()) // a terminal room labels the page's turns (othersfollow.go)
 	return h, nil
 }
 
@@ -129,7 +130,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 // was given first to stop it) and closes the engine.
 func (h *Host) Close() error {
 	h.wg.Wait()
-	h.e.forgetScreen()
+	h.forget()
 	return h.e.Close()
 }
 

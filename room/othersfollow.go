@@ -78,51 +78,44 @@ func (o Other) Text(color bool) string {
 	return render.InertLine(o.From()) + ": " + line
 }
 
-// screenPath is the record of session's screen ("" outside a repository).
-func (e *Engine) screenPath(session string) string {
-	if e.SessionDir == "" || e.log == nil {
+// screenPath is the record of session's screen in the session folder sd
+// ("" outside a repository).
+func screenPath(sd, session string) string {
+	if sd == "" {
 		return ""
 	}
-	return filepath.Join(e.SessionDir, ScreensDir, session+".json")
+	return filepath.Join(sd, ScreensDir, session+".json")
 }
 
-// announceScreen records this engine's screen (kind ScreenRoom or
-// ScreenPage) for the other screens' labels, and returns what removes
-// the record (the screen is closing). A failure to write it costs only
-// the label.
-func (e *Engine) announceScreen(kind string) (forget func()) {
-	p := e.screenPath(e.SessionID)
+// announceScreen records the screen of session (kind ScreenRoom or
+// ScreenPage, name as the run lock names it) in sd for the other
+// screens' labels, and returns what removes the record (the screen is
+// closing). A failure to write it costs only the label.
+func announceScreen(sd, session, kind, name string) (forget func()) {
+	p := screenPath(sd, session)
 	if p == "" {
 		return func() {}
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return func() {}
 	}
-	if err := events.NoLinkBelow(e.SessionDir, filepath.Dir(p)); err != nil {
+	if err := events.NoLinkBelow(sd, filepath.Dir(p)); err != nil {
 		return func() {}
 	}
-	b, _ := json.Marshal(screenRecord{Kind: kind, Name: e.screen(), PID: os.Getpid()})
+	b, _ := json.Marshal(screenRecord{Kind: kind, Name: name, PID: os.Getpid()})
 	if err := workspace.WriteFile(p, b); err != nil {
 		return func() {}
 	}
-	return e.forgetScreen
+	return func() { _ = os.Remove(p) }
 }
 
-// forgetScreen removes this engine's screen record (announceScreen).
-func (e *Engine) forgetScreen() {
-	if p := e.screenPath(e.SessionID); p != "" {
-		_ = os.Remove(p)
-	}
-}
-
-// screenOf reads the kind of screen session's record names ("" when
-// there is none or it cannot be read).
-func (e *Engine) screenOf(session string) string {
+// screenOf reads the kind of screen session's record in sd names (""
+// when there is none or it cannot be read).
+func screenOf(sd, session string) string {
 	if conversation.ValidSessionID(session) != nil { // log content: nothing else becomes a path
-
 		return ""
 	}
-	p := e.screenPath(session)
+	p := screenPath(sd, session)
 	if p == "" {
 		return ""
 	}
@@ -166,7 +159,7 @@ func (e *Engine) FollowOthers(ctx context.Context, fn func(Other)) (wait func())
 	if e.log == nil || path == "" {
 		return func() {}
 	}
-	forget := e.announceScreen(ScreenRoom)
+	forget := announceScreen(e.SessionDir, e.SessionID, ScreenRoom, e.screen())
 	from := completeEnd(path)
 	q := &others{}
 	othersOf.Store(e, q)
@@ -179,8 +172,12 @@ func (e *Engine) FollowOthers(ctx context.Context, fn func(Other)) (wait func())
 		_ = followOthers(ctx, path, from, e.SessionID, func(ev events.Event) {
 			s, ok := screens[ev.SessionID]
 			if !ok {
-				s = e.screenOf(ev.SessionID)
-				if s != "" || len(screens) < 64 { // an unnamed writer is looked for again later
+				// A writer without a record is looked for again at its
+				// next event (its record may come later).
+				if s = screenOf(e.SessionDir, ev.SessionID); s != "" {
+					if len(screens) >= 256 {
+						clear(screens)
+					}
 					screens[ev.SessionID] = s
 				}
 			}
@@ -295,11 +292,12 @@ func (e *Engine) AdoptOthers() {
 	q.pending = nil
 	q.mu.Unlock()
 	for i := range evs {
-		e.adoptOther(&evs[i])
+		adoptOther(e, &evs[i])
 	}
 }
 
-func (e *Engine) adoptOther(ev *events.Event) {
+// adoptOther is AdoptOthers for one event.
+func adoptOther(e *Engine, ev *events.Event) {
 	switch ev.Kind {
 	case events.KindAgentRun:
 		r := resume.NewReader()

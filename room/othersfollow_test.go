@@ -219,3 +219,43 @@ func TestOthersFromThePageAdopted(t *testing.T) {
 		t.Fatalf("/status does not name the page's run:\n%s", h.out.String())
 	}
 }
+
+// Two terminal rooms on one repository: each shows the other's turns,
+// labelled "another room", and never its own; a room that closed leaves
+// no record behind.
+func TestFollowOthersTwoRooms(t *testing.T) {
+	h := newHarness(t)
+	second, err := New(Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	toFirst, toSecond := make(chan Other, 10), make(chan Other, 10)
+	waitFirst := h.e.FollowOthers(ctx, func(o Other) { toFirst <- o })
+	waitSecond := second.FollowOthers(ctx, func(o Other) { toSecond <- o })
+	note(h.e, "FROM THE FIRST")
+	note(second, "FROM THE SECOND")
+	if o := nextOther(t, toFirst, "the second room's turn"); o.Event.Text != "FROM THE SECOND" || o.From() != "another room" {
+		t.Fatalf("the first room got %q from %q", o.Event.Text, o.From())
+	}
+	if o := nextOther(t, toSecond, "the first room's turn"); o.Event.Text != "FROM THE FIRST" || o.From() != "another room" {
+		t.Fatalf("the second room got %q from %q", o.Event.Text, o.From())
+	}
+	if !strings.HasPrefix(Other{Event: events.Event{Role: events.RoleUser, Kind: events.KindMessage, Text: "x"}, Screen: ScreenRoom}.Text(false), "another room: [") {
+		t.Fatal("the label does not lead the line")
+	}
+	cancel()
+	waitFirst()
+	waitSecond()
+	if names, _ := os.ReadDir(h.e.SessionDir + "/" + ScreensDir); len(names) != 0 {
+		t.Fatalf("screen records left after both rooms closed: %v", names)
+	}
+	select {
+	case o := <-toFirst:
+		t.Fatalf("the first room got besides: %q", o.Event.Text)
+	case o := <-toSecond:
+		t.Fatalf("the second room got besides: %q", o.Event.Text)
+	default:
+	}
+}

@@ -20,6 +20,25 @@ func (r *ptyRoom) screenText() string {
 	return r.buf.String()
 }
 
+// seq waits on a terminal room's screen for texts in order: each after
+// the one before it (ptyRoom.until looks at the whole screen).
+type seq struct {
+	r    *ptyRoom
+	mark int
+}
+
+func (q *seq) until(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(browserGuard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		all := q.r.screenText()
+		if i := strings.Index(all[q.mark:], want); i >= 0 {
+			q.mark += i + len(want)
+			return
+		}
+	}
+	t.Fatalf("room: no %q on screen after what was seen:\n%s", want, q.r.screenText())
+}
+
 // loggedAt is when the first event of the log that satisfies ok was
 // written (its timestamp), under a hang guard.
 func loggedAt(t *testing.T, dir string, ok func(events.Event) bool) time.Time {
@@ -61,13 +80,13 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 	dir := gitRepo(t)
 	env := agenttest.OfflineEnv(t, a, nil)
 	base, _ := serveRepoEnv(t, dir, env...)
-	room := startRoom(t, dir, env...)
+	room := &seq{r: startRoom(t, dir, env...)}
 	ctx := browser(t)
 	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
 		t.Fatal(err)
 	}
 	room.until(t, "claude›")
-	room.f.Write([]byte("what is in this repo"))
+	room.r.f.Write([]byte("what is in this repo"))
 	room.until(t, "what is in this repo")
 
 	// The page's run, shown in the terminal.
@@ -91,20 +110,20 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 	t.Logf("the page's run end on the terminal's screen %v after it was logged (the log's millisecond timestamp to the test reading the pty)", seen.Sub(pageRan).Round(time.Millisecond))
 	room.until(t, "what is in this repo") // drawn again below the page's turn
 
-	room.f.Write([]byte("?\r")) // the line being edited all along
+	room.r.f.Write([]byte("?\r")) // the line being edited all along
 	room.until(t, "run this? [y/N/e]")
-	if !strings.Contains(room.screenText(), "what is in this repo?") {
-		t.Fatalf("the half-typed line was not kept:\n%s", room.screenText())
+	if !strings.Contains(room.r.screenText(), "what is in this repo?") {
+		t.Fatalf("the half-typed line was not kept:\n%s", room.r.screenText())
 	}
-	room.f.Write([]byte("n"))
+	room.r.f.Write([]byte("n"))
 	room.until(t, "cancelled. nothing ran.")
-	room.f.Write([]byte("/status\r"))
+	room.r.f.Write([]byte("/status\r"))
 	room.until(t, "last run: claude /plan")
 
 	// The terminal's run, shown in the page.
-	room.f.Write([]byte("what is in this repository?\r"))
+	room.r.f.Write([]byte("what is in this repository?\r"))
 	room.until(t, "run this? [y/N/e]")
-	room.f.Write([]byte("y"))
+	room.r.f.Write([]byte("y"))
 	room.until(t, "TERMINAL ANSWER")
 	if err := within(ctx, time.Second, waitText(`#turns`, "claude ask: exit 0")); err != nil {
 		t.Fatalf("the terminal's run in the page: %v\nturns: %s", err, pageText(ctx, t, "#turns"))
@@ -124,7 +143,7 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 		t.Fatalf("claude made %d requests, want 2 (one run per screen)", n)
 	}
 	// Each screen's own turns are not shown to it as another's.
-	for _, l := range strings.Split(room.screenText(), "\n") {
+	for _, l := range strings.Split(room.r.screenText(), "\n") {
 		if strings.Contains(l, "page: [") && strings.Contains(l, "what is in this repository") {
 			t.Fatalf("the terminal's own turn shown as the page's: %q", l)
 		}
