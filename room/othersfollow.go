@@ -19,6 +19,7 @@ import (
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/resume"
+	"github.com/relay-baton/relay-baton/runs"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -275,9 +276,9 @@ func (s *idSet) add(id string) bool {
 
 // AdoptOthers takes into the engine what other screens' turns changed
 // since the last call: the last run (/status, the panel), what runs cost
-// (/costs, /budget), and the agents' conversations (the next run of an
-// agent continues the conversation another screen's run continued, and
-// a /new there forgets it here). It does not switch the active agent:
+// (/costs, /budget), the agents' conversations (the next run of an agent
+// continues the conversation another screen's run continued, and a /new
+// there forgets it here), and the executor's pending run (adoptRun). It does not switch the active agent:
 // the prompt names the agent a typed line goes to, and only the person at
 // this screen changes it. Call it where the engine is not running a
 // command (before one, or from the prompt's panel).
@@ -291,8 +292,45 @@ func (e *Engine) AdoptOthers() {
 	evs := q.pending
 	q.pending = nil
 	q.mu.Unlock()
+	work := false
 	for i := range evs {
 		adoptOther(e, &evs[i])
+		switch evs[i].Kind {
+		case events.KindAgentRun, events.KindExecute, events.KindChanges, events.KindCommand:
+			work = true // an executor run, an /apply or an /undo may have been there
+		}
+	}
+	if work {
+		adoptRun(e)
+	}
+}
+
+// adoptRun takes the repository's executor runs as another screen left
+// them: this room's run that was applied or discarded there is no longer
+// pending here, and a pending run another screen's executor left becomes
+// this room's, as a resume brings it back (/diff, /apply, /undo, the
+// panel).
+func adoptRun(e *Engine) {
+	if !e.worktreeMode() {
+		return
+	}
+	ctx := context.Background()
+	if r := e.run; r != nil && !r.Reserved() {
+		now, err := runs.Load(e.Root, r.ID)
+		switch {
+		case err != nil: // discarded there: its record is gone
+			e.run, e.pendingFiles = nil, 0
+			if e.work != nil && e.work.Run == r.ID {
+				e.work = nil
+			}
+		case now.State == runs.Pending:
+			e.UseRun(ctx, now)
+		case now.State != r.State:
+			e.run, e.pendingFiles = now, 0
+		}
+	}
+	if e.Pending() == nil {
+		e.resumeRun(ctx)
 	}
 }
 

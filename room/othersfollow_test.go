@@ -259,3 +259,46 @@ func TestFollowOthersTwoRooms(t *testing.T) {
 	default:
 	}
 }
+
+// The page's /execute leaves a pending run: a terminal room adopts it
+// (the panel's pending line, /apply there); the page's /apply of it makes
+// it no longer pending in the terminal room.
+func TestOthersPendingRunAdopted(t *testing.T) {
+	h, host := newHostWorktreeHarness(t) // the page, with a pending run
+	term, err := New(Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan Other, 100)
+	wait := term.FollowOthers(ctx, func(o Other) { ch <- o })
+	defer func() { cancel(); wait() }()
+	// The pending run is discarded in the page, then a new one is made
+	// there: the terminal room, which saw neither before, adopts the new.
+	hostCommand(t, host, "/undo", "run")
+	if h.e.Pending() != nil {
+		t.Fatalf("the page's /undo left the run pending:\n%s", hostOutput(host))
+	}
+	hostCommand(t, host, "/execute", "run")
+	page := h.e.Pending()
+	if page == nil {
+		t.Fatalf("no pending run after the page's second /execute:\n%s", hostOutput(host))
+	}
+	for o := nextOther(t, ch, "the page's execute"); o.Event.Kind != events.KindExecute; o = nextOther(t, ch, "the page's execute") {
+	}
+	term.AdoptOthers()
+	if r := term.Pending(); r == nil || r.ID != page.ID || term.PendingLine() == "" {
+		t.Fatalf("the terminal room's pending run %+v, want the page's %s", r, page.ID)
+	}
+	hostCommand(t, host, "/apply", "run")
+	if h.e.Pending() != nil {
+		t.Fatalf("the page's /apply left the run pending:\n%s", hostOutput(host))
+	}
+	for o := nextOther(t, ch, "the page's apply"); !strings.Contains(o.Event.Text, "appl"); o = nextOther(t, ch, "the page's apply") {
+	}
+	term.AdoptOthers()
+	if r := term.Pending(); r != nil {
+		t.Fatalf("the terminal room still has run %s pending after the page applied it", r.ID)
+	}
+}
