@@ -128,3 +128,41 @@ func TestPTYShowsThePagesTurnLive(t *testing.T) {
 		}
 	}
 }
+
+// Without the pinned panel (the output is no terminal the panel fits),
+// the room says in a line when the page's run takes the repository and
+// when it lets go of it.
+func TestPTYSaysHeldWithoutThePanel(t *testing.T) {
+	p := startInProcess(t, &fakeRunner{}, func(string) string { return "" })
+	p.until(t, "claude› ")
+	release := make(chan struct{})
+	pageRunner := &fakeRunner{run: func(ctx context.Context, _ int, r agents.Request) agents.Result {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return agents.Result{ExitCode: 0, FinalText: "an answer"}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	host, err := room.NewHost(ctx, room.Config{Dir: p.dir, Runner: pageRunner, Getenv: func(string) string { return "" }, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); host.Close() }()
+	if err := host.Submit("a question from the page"); err != nil {
+		t.Fatal(err)
+	}
+	st := waitHostState(t, host, "the page's preview", func(s room.HostState) bool { return s.Preview != nil })
+	if err := host.Answer(st.Preview.ID, st.Hash, "run", ""); err != nil {
+		t.Fatal(err)
+	}
+	p.until(t, "page: [")
+	p.until(t, "message: a question from the page")
+	p.until(t, "held by claude /ask")
+	p.until(t, "in relay-baton serve's page")
+	p.until(t, "nothing here starts a run until it ends")
+	close(release)
+	p.until(t, "the repository is free: no agent run holds it")
+	p.until(t, "claude› ")
+	p.send(t, "\x04")
+}
