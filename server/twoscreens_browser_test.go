@@ -67,8 +67,10 @@ func ranAs(command string) func(events.Event) bool {
 // exit, duration and cost, the plan written), the line half typed in the
 // terminal is drawn again and sent intact, and the terminal's /status
 // names the page's run as the last one. Then a question confirmed in the
-// terminal runs claude, and the page shows the terminal's turn: the
-// question, the confirmation, the run's end and claude's reply.
+// terminal runs claude (continuing the conversation the page's run
+// began), and the page shows the terminal's turn: the question, the
+// confirmation, the run's end with its duration, claude's reply, and the
+// run in the context's last run and costs.
 func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
@@ -122,6 +124,7 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 
 	// The terminal's run, shown in the page.
 	room.r.f.Write([]byte("what is in this repository?\r"))
+	room.until(t, "conversation: continues claude conversation") // the page's run's
 	room.until(t, "run this? [y/N/e]")
 	room.r.f.Write([]byte("y"))
 	room.until(t, "TERMINAL ANSWER")
@@ -133,7 +136,9 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 		waitText(`#turns`, "what is in this repository?"),
 		waitText(`#turns`, "confirmed"),
 		waitText(`#turns`, "TERMINAL ANSWER: the repository holds one commit."),
+		waitText(`#turns`, "claude ask: exit 0 in "), // its duration
 		waitText(`#ctx-last`, "claude /ask"),
+		waitText(`#ctx-cost-total`, "over 2 runs"), // its cost, with the page's run's
 	); err != nil {
 		t.Fatalf("the terminal's run in the page: %v\nturns: %s", err, pageText(ctx, t, "#turns"))
 	}
