@@ -8,6 +8,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/room"
+	"github.com/relay-baton/relay-baton/screens"
 )
 
 // Two screens, one conversation: while the room waits at its prompt it
@@ -35,7 +36,7 @@ type othersShow struct {
 func (s *session) followOthers() {
 	ctx, stop := context.WithCancel(s.ctx)
 	o := &othersShow{s: s, kick: make(chan struct{}, 1)}
-	wait := s.e.FollowOthers(ctx, func(ev room.Other) {
+	wait := s.e.FollowOthers(ctx, func(ev screens.Other) {
 		o.mu.Lock()
 		if len(o.text) < maxOthersWaiting {
 			o.text = append(o.text, ev.Text(s.o.Color)+"\n")

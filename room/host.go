@@ -13,6 +13,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/screens"
 )
 
 // Host is the room's engine hosted for a second screen (the page of
@@ -38,7 +39,7 @@ type Host struct {
 	seq     int64
 	changed chan struct{} // closed and replaced on every change
 	version int64         // counts the changes
-	forget  func()        // removes the page's screen record (othersfollow.go)
+	forget  func()        // removes the page's screen record (package screens)
 }
 
 // HostOutput is one piece of what the engine printed, numbered.
@@ -122,7 +123,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		h.view = v
 	}
 	e.SetScreen("relay-baton serve's page")
-	h.forget = announceScreen(e.SessionDir, e.SessionID, ScreenPage, e.screen()) // a terminal room labels the page's turns (othersfollow.go)
+	h.forget = screens.Announce(e.SessionDir, e.SessionID, screens.Page, e.screen()) // a terminal room labels the page's turns
 	return h, nil
 }
 

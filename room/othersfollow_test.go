@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/screens"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -16,7 +17,7 @@ import (
 // bound.
 const othersGuard = time.Minute
 
-func nextOther(t *testing.T, ch <-chan Other, what string) Other {
+func nextOther(t *testing.T, ch <-chan screens.Other, what string) screens.Other {
 	t.Helper()
 	select {
 	case o := <-ch:
@@ -24,7 +25,7 @@ func nextOther(t *testing.T, ch <-chan Other, what string) Other {
 	case <-time.After(othersGuard):
 		t.Fatalf("waited a minute for %s", what)
 	}
-	return Other{}
+	return screens.Other{}
 }
 
 // note is what a /note-like message of the test's second writer says.
@@ -47,8 +48,8 @@ func TestFollowOthersDeliversOnlyOthersOnceInOrder(t *testing.T) {
 	before.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan Other, 100)
-	wait := h.e.FollowOthers(ctx, func(o Other) { ch <- o })
+	ch := make(chan screens.Other, 100)
+	wait := h.e.FollowOthers(ctx, func(o screens.Other) { ch <- o })
 	defer func() { cancel(); wait() }()
 
 	other, err := New(Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }})
@@ -123,45 +124,14 @@ func TestFollowOthersDeliversOnlyOthersOnceInOrder(t *testing.T) {
 	}
 }
 
-// A room that starts while another process is writing a line reads that
-// line once it is whole, and nothing before it.
-func TestFollowOthersStartsAfterTheLastWholeLine(t *testing.T) {
-	dir := t.TempDir()
-	path := dir + "/conversation.jsonl"
-	whole := string(events.AppendJSON(nil, events.NewWithMeta("s-before", events.RoleUser, "BEFORE", events.MessageMeta{}))) + "\n"
-	torn := string(events.AppendJSON(nil, events.NewWithMeta("s-other", events.RoleUser, "WRITTEN AS THE ROOM STARTS", events.MessageMeta{})))
-	if err := os.WriteFile(path, []byte(whole+torn[:15]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	from := completeEnd(path)
-	if from != int64(len(whole)) {
-		t.Fatalf("completeEnd %d, want %d", from, len(whole))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := make(chan events.Event, 10)
-	go followOthers(ctx, path, from, "own", func(e events.Event) { ch <- e })
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(torn[15:] + "\n")
-	f.Close()
-	select {
-	case e := <-ch:
-		if e.Text != "WRITTEN AS THE ROOM STARTS" {
-			t.Fatalf("got %q", e.Text)
-		}
-	case <-time.After(othersGuard):
-		t.Fatal("waited a minute for the line written as the room started")
-	}
-}
-
 // The page's turns are labelled "page:" and shown as the resume recap
 // shows a turn, inert; AdoptOthers makes the page's run this room's last
 // run (/status), counts its cost and continues its conversation.
 func TestOthersFromThePageAdopted(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan Other, 100)
-	wait := h.e.FollowOthers(ctx, func(o Other) { ch <- o })
+	ch := make(chan screens.Other, 100)
+	wait := h.e.FollowOthers(ctx, func(o screens.Other) { ch <- o })
 	defer func() { cancel(); wait() }()
 
 	hostCtx, hostCancel := context.WithCancel(context.Background())
@@ -231,9 +201,9 @@ func TestFollowOthersTwoRooms(t *testing.T) {
 	}
 	defer second.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	toFirst, toSecond := make(chan Other, 10), make(chan Other, 10)
-	waitFirst := h.e.FollowOthers(ctx, func(o Other) { toFirst <- o })
-	waitSecond := second.FollowOthers(ctx, func(o Other) { toSecond <- o })
+	toFirst, toSecond := make(chan screens.Other, 10), make(chan screens.Other, 10)
+	waitFirst := h.e.FollowOthers(ctx, func(o screens.Other) { toFirst <- o })
+	waitSecond := second.FollowOthers(ctx, func(o screens.Other) { toSecond <- o })
 	note(h.e, "FROM THE FIRST")
 	note(second, "FROM THE SECOND")
 	if o := nextOther(t, toFirst, "the second room's turn"); o.Event.Text != "FROM THE SECOND" || o.From() != "another room" {
@@ -242,13 +212,13 @@ func TestFollowOthersTwoRooms(t *testing.T) {
 	if o := nextOther(t, toSecond, "the first room's turn"); o.Event.Text != "FROM THE FIRST" || o.From() != "another room" {
 		t.Fatalf("the second room got %q from %q", o.Event.Text, o.From())
 	}
-	if !strings.HasPrefix(Other{Event: events.Event{Role: events.RoleUser, Kind: events.KindMessage, Text: "x"}, Screen: ScreenRoom}.Text(false), "another room: [") {
+	if !strings.HasPrefix(screens.Other{Event: events.Event{Role: events.RoleUser, Kind: events.KindMessage, Text: "x"}, Screen: screens.Room}.Text(false), "another room: [") {
 		t.Fatal("the label does not lead the line")
 	}
 	cancel()
 	waitFirst()
 	waitSecond()
-	if names, _ := os.ReadDir(h.e.SessionDir + "/" + ScreensDir); len(names) != 0 {
+	if names, _ := os.ReadDir(h.e.SessionDir + "/" + screens.Dir); len(names) != 0 {
 		t.Fatalf("screen records left after both rooms closed: %v", names)
 	}
 	select {
@@ -271,8 +241,8 @@ func TestOthersPendingRunAdopted(t *testing.T) {
 	}
 	defer term.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan Other, 100)
-	wait := term.FollowOthers(ctx, func(o Other) { ch <- o })
+	ch := make(chan screens.Other, 100)
+	wait := term.FollowOthers(ctx, func(o screens.Other) { ch <- o })
 	defer func() { cancel(); wait() }()
 	// The pending run is discarded in the page, then a new one is made
 	// there: the terminal room, which saw neither before, adopts the new.
