@@ -2,11 +2,13 @@ package repl
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/room"
 	"github.com/relay-baton/relay-baton/screens"
 )
@@ -29,6 +31,7 @@ type othersShow struct {
 	s    *session
 	mu   sync.Mutex
 	text []string // turns waiting for the prompt
+	over int      // turns not kept (more than maxOthersWaiting waited)
 	kick chan struct{}
 }
 
@@ -40,6 +43,8 @@ func (s *session) followOthers() {
 		o.mu.Lock()
 		if len(o.text) < maxOthersWaiting {
 			o.text = append(o.text, ev.Text(s.o.Color)+"\n")
+		} else {
+			o.over++
 		}
 		o.mu.Unlock()
 		select {
@@ -106,11 +111,14 @@ func (o *othersShow) loop(ctx context.Context) {
 // there were any.
 func (o *othersShow) flush() bool {
 	o.mu.Lock()
-	text := o.text
-	o.text = nil
+	text, over := o.text, o.over
+	o.text, o.over = nil, 0
 	o.mu.Unlock()
 	if len(text) == 0 {
 		return false
+	}
+	if over > 0 {
+		text = append(text, fmt.Sprintf("%s %s more from other screens not shown here: relay-baton replay --since 10m lists them\n", o.s.e.Label(events.RoleRelayBaton), render.Count(over, "turn")))
 	}
 	b := []byte(strings.Join(text, ""))
 	o.s.e.HoldOutput(true, func() { o.s.rl.Write(b) })
