@@ -102,24 +102,31 @@ func (e *Engine) AdoptOthers() {
 	q.pending = nil
 	q.mu.Unlock()
 	work := false
+	var made []string // runs another screen's executor left pending, newest last
 	for i := range evs {
-		adoptOther(e, &evs[i])
-		switch evs[i].Kind {
-		case events.KindAgentRun, events.KindExecute, events.KindChanges, events.KindCommand:
-			work = true // an executor run, an /apply or an /undo may have been there
+		ev := &evs[i]
+		adoptOther(e, ev)
+		switch ev.Kind {
+		case events.KindChanges:
+			work = true
+			if m, err := events.MetaOf[events.ChangesMeta](ev); err == nil && m.Run != "" && !m.Apply && !m.Discard && !m.Undo {
+				made = append(made, m.Run)
+			}
+		case events.KindCommand:
+			work = true // an /apply or an /undo may have been there
 		}
 	}
 	if work {
-		adoptRun(e)
+		adoptRun(e, made)
 	}
 }
 
 // adoptRun takes the repository's executor runs as another screen left
 // them: this room's run that was applied or discarded there is no longer
-// pending here, and a pending run another screen's executor left becomes
-// this room's, as a resume brings it back (/diff, /apply, /undo, the
-// panel).
-func adoptRun(e *Engine) {
+// pending here, and a run another screen's executor left pending (made,
+// newest last) becomes this room's when it has none, as a resume brings
+// one back (/diff, /apply, /undo, the panel).
+func adoptRun(e *Engine, made []string) {
 	if !e.worktreeMode() {
 		return
 	}
@@ -138,8 +145,10 @@ func adoptRun(e *Engine) {
 			e.run, e.pendingFiles = now, 0
 		}
 	}
-	if e.Pending() == nil {
-		e.resumeRun(ctx)
+	for i := len(made) - 1; i >= 0 && e.Pending() == nil; i-- {
+		if r, err := runs.Load(e.Root, made[i]); err == nil && r.State == runs.Pending {
+			e.UseRun(ctx, r)
+		}
 	}
 }
 

@@ -244,6 +244,15 @@ func TestOthersPendingRunAdopted(t *testing.T) {
 	ch := make(chan screens.Other, 100)
 	wait := term.FollowOthers(ctx, func(o screens.Other) { ch <- o })
 	defer func() { cancel(); wait() }()
+	// A run left pending before this room started is not taken up by an
+	// unrelated turn of the page's (the room's greeting names kept runs).
+	hostCommand(t, host, "/agent codex", "")
+	for o := nextOther(t, ch, "the page's /agent"); o.Event.Kind != events.KindCommand; o = nextOther(t, ch, "the page's /agent") {
+	}
+	term.AdoptOthers()
+	if r := term.Pending(); r != nil {
+		t.Fatalf("the terminal room took up run %s, left pending before it started, on the page's /agent", r.ID)
+	}
 	// The pending run is discarded in the page, then a new one is made
 	// there: the terminal room, which saw neither before, adopts the new.
 	hostCommand(t, host, "/undo", "run")
