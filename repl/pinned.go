@@ -51,8 +51,11 @@ func panelText(ctx context.Context, e *room.Engine, o Options) string {
 // reading; a line written through its writer in between is written as it
 // is, after the prompt, and the prompt is not redrawn: at 60 columns the
 // status line once hid the prompt until a key was typed. So the one-line
-// status waits until readline reads (nil: it does not wait).
-func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin *pinnedPanel, reading func() bool) (stop func()) {
+// status waits until readline reads (nil: it does not wait). A value on
+// poke has the pinned panel gather its facts again at once (another
+// screen's turn ended, its run took or let go of the repository).
+func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin *pinnedPanel, reading func() bool, poke <-chan struct{}) (stop func()) {
+	e.AdoptOthers() // the engine is the prompt's until stop
 	if !o.Terminal {
 		e.Print(panelText(ctx, e, o))
 		return func() {}
@@ -92,7 +95,9 @@ func startPanel(ctx context.Context, e *room.Engine, o Options, w io.Writer, pin
 			case <-pctx.Done():
 				return
 			case <-t.C:
+			case <-poke:
 			}
+			e.AdoptOthers()
 			p := e.Panel(pctx)
 			now := strings.Join(p.Block(panel.MinWidth, false), "\n")
 			mu.Lock()

@@ -103,9 +103,10 @@ type session struct {
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc // the running command's, for SIGINT
 
-	reading    atomic.Bool // a Readline is running
-	interrupts int         // Ctrl-C presses in a row on an empty prompt
-	redraw     bool        // show the context before the next prompt
+	reading    atomic.Bool   // a Readline is running
+	interrupts int           // Ctrl-C presses in a row on an empty prompt
+	redraw     bool          // show the context before the next prompt
+	poke       chan struct{} // the pinned panel gathers its facts again (others.go)
 }
 
 // onClose has close run f (the last added first).
@@ -122,7 +123,7 @@ func (s *session) close() {
 // panel, the line editor with its history, notifications, replies that
 // come after Ctrl-C, confirmations, and what ends a turn or the room.
 func start(ctx context.Context, e *room.Engine, o Options) (*session, error) {
-	s := &session{ctx: ctx, e: e, o: o, redraw: true}
+	s := &session{ctx: ctx, e: e, o: o, redraw: true, poke: make(chan struct{}, 1)}
 	in := o.In
 	if in == nil {
 		in = os.Stdin
@@ -161,6 +162,7 @@ func start(ctx context.Context, e *room.Engine, o Options) (*session, error) {
 	})
 	s.attach()
 	s.watch()
+	s.followOthers()
 	return s, nil
 }
 
@@ -379,7 +381,7 @@ func (s *session) read() (line, typed string, err error) {
 	s.rl.SetPrompt(promptFor(s.e.Active, s.o.Color))
 	stopPanel := func() {}
 	if s.redraw {
-		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin, s.rl.Terminal.IsReading)
+		stopPanel = startPanel(s.ctx, s.e, s.o, s.rl.Stdout(), s.pin, s.rl.Terminal.IsReading, s.poke)
 		s.redraw = false
 	}
 	line, err = s.term.readLine()
@@ -445,6 +447,7 @@ func (s *session) remember(line, typed string) {
 func (s *session) dispatch(line string) (exit bool) {
 	turn, cancel := context.WithCancel(s.ctx)
 	s.setCancel(cancel)
+	s.e.AdoptOthers() // what another screen's turns changed (others.go)
 	exit, err := s.e.Process(turn, line)
 	s.setCancel(nil)
 	cancelled := turn.Err() != nil && s.ctx.Err() == nil

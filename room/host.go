@@ -13,6 +13,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/gitrepo"
+	"github.com/relay-baton/relay-baton/screens"
 )
 
 // Host is the room's engine hosted for a second screen (the page of
@@ -38,6 +39,7 @@ type Host struct {
 	seq     int64
 	changed chan struct{} // closed and replaced on every change
 	version int64         // counts the changes
+	forget  func()        // removes the page's screen record (package screens)
 }
 
 // HostOutput is one piece of what the engine printed, numbered.
@@ -121,6 +123,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		h.view = v
 	}
 	e.SetScreen("relay-baton serve's page")
+	h.forget = screens.Announce(e.SessionDir, e.SessionID, screens.Page, e.lock.Screen()) // a terminal room labels the page's turns
 	return h, nil
 }
 
@@ -128,6 +131,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 // was given first to stop it) and closes the engine.
 func (h *Host) Close() error {
 	h.wg.Wait()
+	h.forget()
 	return h.e.Close()
 }
 

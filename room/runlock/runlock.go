@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -99,9 +100,11 @@ type Lock struct {
 	count            int
 }
 
-// screen names the engine's screen in the run lock's record (SetScreen;
+// Screen names the engine's screen in the run lock's record (SetScreen;
 // else the command line's program and subcommand: "relay-baton chat",
 // "relay-baton plan").
+func (l *Lock) Screen() string { return l.screen() }
+
 func (l *Lock) screen() string {
 	if l.screenName != "" {
 		return l.screenName
@@ -206,4 +209,13 @@ func (l *Lock) release() {
 	l.f.Close()
 	l.held.Store(false)
 	l.f = nil
+}
+
+// Key tells one holder from the next ("" for none): a token that changes
+// when the run lock changes hands.
+func (h *Holder) Key() string {
+	if h == nil {
+		return ""
+	}
+	return strings.Join([]string{h.Agent, h.Command, h.Screen, h.Started.Format(time.RFC3339Nano), strconv.Itoa(h.PID)}, "\x00")
 }

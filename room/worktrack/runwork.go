@@ -562,3 +562,33 @@ func short(id string) string {
 	}
 	return id[:min(10, len(id))]
 }
+
+// Adopt takes the repository's executor runs as another screen left them:
+// this room's run that was applied or discarded there is no longer pending
+// here, and a run another screen's executor left pending (made, newest
+// last) becomes this room's when it has none, as a resume brings one back
+// (/diff, /apply, /undo, the panel).
+func (t *Tracker) Adopt(ctx context.Context, made []string) {
+	if !t.WorktreeMode() {
+		return
+	}
+	if r := t.run; r != nil && !r.Reserved() {
+		now, err := runs.Load(t.d.Root, r.ID)
+		switch {
+		case err != nil: // discarded there: its record is gone
+			t.run, t.pendingFiles = nil, 0
+			if t.work != nil && t.work.Run == r.ID {
+				t.work = nil
+			}
+		case now.State == runs.Pending:
+			t.UseRun(ctx, now)
+		case now.State != r.State:
+			t.run, t.pendingFiles = now, 0
+		}
+	}
+	for i := len(made) - 1; i >= 0 && t.Pending() == nil; i-- {
+		if r, err := runs.Load(t.d.Root, made[i]); err == nil && r.State == runs.Pending {
+			t.UseRun(ctx, r)
+		}
+	}
+}
