@@ -18,6 +18,7 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -70,6 +71,9 @@ type Run struct {
 
 	dir     string // the record's folder: run.json, index, objects
 	objects string // the repository's object folder (repoObjects)
+
+	diffMu   sync.Mutex
+	lastDiff treePair // the last tree diff read (treeDiff)
 }
 
 // AppliedFile is one file Apply wrote: what it held before ("" blob:
@@ -202,13 +206,77 @@ func (r *Run) Dir() string { return r.dir }
 var excludes = []string{":(exclude).ai-session", ":(exclude).claude/session-chat"}
 
 // snapshot records the tree at dir (tracked and untracked files git does
-// not ignore) through the private index and returns its id.
+// not ignore) through the private index and returns its id. The tree of
+// an index whose content is what it was at the last snapshot (its
+// checksum, which covers every byte of it, unchanged) is known: it is
+// not written again (index.tree beside the index keeps the pair).
 func (r *Run) snapshot(ctx context.Context, dir, index string) (string, error) {
 	if _, err := r.git(ctx, dir, index, append([]string{"add", "-A", "--", "."}, excludes...)...); err != nil {
 		return "", err
 	}
+	sum := ""
+	if index == r.runIndex() {
+		sum = indexSum(index)
+	}
+	if sum != "" {
+		if b, err := os.ReadFile(index + ".tree"); err == nil {
+			if s, tree, ok := strings.Cut(strings.TrimSpace(string(b)), " "); ok && s == sum && tree != "" {
+				return tree, nil
+			}
+		}
+	}
 	id, err := r.git(ctx, dir, index, "write-tree")
-	return strings.TrimSpace(id), err
+	id = strings.TrimSpace(id)
+	// Kept only when the index did not change under write-tree (another
+	// process's snapshot of the same run).
+	if err == nil && sum != "" && indexSum(index) == sum {
+		writeAtomic(index+".tree", []byte(sum+" "+id+"\n"))
+	}
+	return id, err
+}
+
+// indexSum is the checksum an index file ends with, as hex ("" when it
+// cannot be read or git wrote none: index.skipHash leaves zeros). Its
+// last 32 bytes are taken, enough for SHA-256 and, for SHA-1, its 20
+// bytes and 12 of the content before them.
+func indexSum(index string) string {
+	f, err := os.Open(index)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 12+32 {
+		return ""
+	}
+	b := make([]byte, 32)
+	if _, err := f.ReadAt(b, fi.Size()-32); err != nil {
+		return ""
+	}
+	if bytes.Count(b[12:], []byte{0}) == 20 {
+		return ""
+	}
+	return hex.EncodeToString(b)
+}
+
+// writeAtomic writes a small file of the run's record folder whole (a
+// temporary file renamed over it); a failure leaves the old one or none.
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // Start makes a run's worktree for the work tree root and records it:
@@ -614,16 +682,27 @@ func (r *Run) remove(ctx context.Context) error {
 }
 
 // dropWorktree takes the worktree away: its folder is renamed aside
-// (<id>.trash), git's record of it pruned (nothing is left in git worktree
-// list), and the folder removed in the background; a removal cut short
-// (the process ended) is finished by the next Reserve or List. The
-// folder is relay-baton's own, in the cache folder.
+// (<id>.trash), git's record of it removed (nothing is left in git
+// worktree list), and the folder removed in the background; a removal
+// cut short (the process ended) is finished by the next Reserve or List.
+// The folder is relay-baton's own, in the cache folder.
 func (r *Run) dropWorktree(ctx context.Context) error {
+	admin := r.adminDir(ctx)
 	trash := r.Worktree + ".trash"
 	if err := os.Rename(r.Worktree, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil {
+	// git's record of the worktree is its folder in the repository's
+	// worktrees/ (git-worktree(1), DETAILS): removed as git worktree
+	// prune removes that of a worktree whose folder is gone, with the
+	// worktrees/ folder when it is left empty. Where it cannot be told
+	// (an older layout), git prunes.
+	if admin != "" {
+		if err := os.RemoveAll(admin); err != nil {
+			return err
+		}
+		os.Remove(filepath.Dir(admin))
+	} else if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil {
 		return err
 	}
 	removals.Add(1)
@@ -632,6 +711,40 @@ func (r *Run) dropWorktree(ctx context.Context) error {
 		os.RemoveAll(trash)
 	}()
 	return nil
+}
+
+// adminDir is git's folder for the run's worktree: the one its ".git"
+// file names ("gitdir: <common dir>/worktrees/<name>"), when that folder
+// is in the repository's common folder and names the worktree back (its
+// "gitdir" file holds the worktree's .git path); "" otherwise.
+func (r *Run) adminDir(ctx context.Context) string {
+	dotGit := filepath.Join(r.Worktree, ".git")
+	b, err := events.ReadRegular(dotGit, 64<<10)
+	if err != nil {
+		return ""
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || strings.ContainsAny(gd, "\n\r") || !filepath.IsAbs(gd) || filepath.Base(filepath.Dir(gd)) != "worktrees" {
+		return ""
+	}
+	back, err := events.ReadRegular(filepath.Join(gd, "gitdir"), 64<<10)
+	if err != nil || !sameFile(strings.TrimSpace(string(back)), dotGit) {
+		return ""
+	}
+	if objs, err := r.repoObjects(ctx); err != nil || !sameFile(filepath.Dir(filepath.Dir(gd)), filepath.Dir(objs)) {
+		return ""
+	}
+	return gd
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Lstat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Lstat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // removals counts the worktree removals running in the background.
