@@ -281,6 +281,9 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 	if len(hash) == 0 {
 		return out, nil
 	}
+	if _, err := r.repoObjects(ctx); err != nil { // asked once, before the two commands run at once
+		return nil, err
+	}
 	var ignored map[string]bool
 	ignErr := make(chan error, 1)
 	if ignores {
@@ -331,7 +334,10 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 }
 
 // ignoredOf is the set of the untracked files among paths that git
-// ignores: git check-ignore leaves tracked files out.
+// ignores: git check-ignore --no-index names those its rules match
+// without reading the index (a large one costs more than the rules),
+// and the few it names are asked of the index (git ls-files): a tracked
+// file is not ignored.
 func (r *Run) ignoredOf(ctx context.Context, paths []string) (map[string]bool, error) {
 	// It takes no literal pathspecs: a path starting with ":" (magic) is
 	// given as "./:...".
@@ -342,16 +348,30 @@ func (r *Run) ignoredOf(ctx context.Context, paths []string) (map[string]bool, e
 		}
 		in.WriteString(p + "\x00")
 	}
-	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--stdin", "-z")
+	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--no-index", "--stdin", "-z")
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is ignored
 		return nil, err
 	}
 	out := map[string]bool{}
+	var matched []string
 	for _, p := range strings.Split(ign, "\x00") {
 		if p != "" {
-			out[strings.TrimPrefix(p, "./")] = true
+			p = strings.TrimPrefix(p, "./")
+			out[p] = true
+			matched = append(matched, p)
 		}
+	}
+	for len(matched) > 0 { // in batches: a command line has a bound
+		n := min(len(matched), maxArgPaths)
+		tracked, err := r.gitIn(ctx, r.Root, "", nil, append([]string{"ls-files", "-z", "--"}, matched[:n]...)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range strings.Split(tracked, "\x00") {
+			delete(out, p)
+		}
+		matched = matched[n:]
 	}
 	return out, nil
 }

@@ -18,7 +18,6 @@
 package runs
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -206,77 +205,13 @@ func (r *Run) Dir() string { return r.dir }
 var excludes = []string{":(exclude).ai-session", ":(exclude).claude/session-chat"}
 
 // snapshot records the tree at dir (tracked and untracked files git does
-// not ignore) through the private index and returns its id. The tree of
-// an index whose content is what it was at the last snapshot (its
-// checksum, which covers every byte of it, unchanged) is known: it is
-// not written again (index.tree beside the index keeps the pair).
+// not ignore) through the private index and returns its id.
 func (r *Run) snapshot(ctx context.Context, dir, index string) (string, error) {
 	if _, err := r.git(ctx, dir, index, append([]string{"add", "-A", "--", "."}, excludes...)...); err != nil {
 		return "", err
 	}
-	sum := ""
-	if index == r.runIndex() {
-		sum = indexSum(index)
-	}
-	if sum != "" {
-		if b, err := os.ReadFile(index + ".tree"); err == nil {
-			if s, tree, ok := strings.Cut(strings.TrimSpace(string(b)), " "); ok && s == sum && tree != "" {
-				return tree, nil
-			}
-		}
-	}
 	id, err := r.git(ctx, dir, index, "write-tree")
-	id = strings.TrimSpace(id)
-	// Kept only when the index did not change under write-tree (another
-	// process's snapshot of the same run).
-	if err == nil && sum != "" && indexSum(index) == sum {
-		writeAtomic(index+".tree", []byte(sum+" "+id+"\n"))
-	}
-	return id, err
-}
-
-// indexSum is the checksum an index file ends with, as hex ("" when it
-// cannot be read or git wrote none: index.skipHash leaves zeros). Its
-// last 32 bytes are taken, enough for SHA-256 and, for SHA-1, its 20
-// bytes and 12 of the content before them.
-func indexSum(index string) string {
-	f, err := os.Open(index)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < 12+32 {
-		return ""
-	}
-	b := make([]byte, 32)
-	if _, err := f.ReadAt(b, fi.Size()-32); err != nil {
-		return ""
-	}
-	if bytes.Count(b[12:], []byte{0}) == 20 {
-		return ""
-	}
-	return hex.EncodeToString(b)
-}
-
-// writeAtomic writes a small file of the run's record folder whole (a
-// temporary file renamed over it); a failure leaves the old one or none.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return strings.TrimSpace(id), err
 }
 
 // Start makes a run's worktree for the work tree root and records it:
