@@ -298,20 +298,30 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	// The user's tree as they see it: their index copied (its stat
 	// facts spare hashing unchanged files), then every change added.
+	// It is recorded while git checks HEAD out into the worktree: the
+	// two write nothing the other reads (the record goes to the run's
+	// own index and objects).
 	if err := copyFile(userIndex, r.userIndex()); err != nil {
 		return fail(err)
 	}
-	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
-		return fail(fmt.Errorf("record your tree: %w", err))
-	}
-	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
+	baseErr := make(chan error, 1)
+	go func() {
+		base, err := r.snapshot(ctx, root, r.userIndex())
+		r.Base = base
+		baseErr <- err
+	}()
 	// The worktree: HEAD checked out, hooks off (no post-checkout
 	// script of the repository runs behind the user's back).
 	// core.longpaths: Git for Windows writes paths past 260 characters
 	// (the cache folder adds some 70); elsewhere it changes nothing.
-	if _, err := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"), "-c", "core.longpaths=true",
-		"worktree", "add", "--detach", "--quiet", r.Worktree, head); err != nil {
-		return fail(fmt.Errorf("make the worktree: %w", err))
+	_, addErr := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"), "-c", "core.longpaths=true",
+		"worktree", "add", "--detach", "--quiet", r.Worktree, head)
+	if err := <-baseErr; err != nil {
+		return fail(fmt.Errorf("record your tree: %w", err))
+	}
+	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
+	if addErr != nil {
+		return fail(fmt.Errorf("make the worktree: %w", addErr))
 	}
 	// Then what the user has beyond HEAD, through a private index (the
 	// worktree's own index stays HEAD's, so git status there shows the
@@ -319,6 +329,14 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if err := r.copyIndex(ctx, r.Worktree, r.runIndex()); err != nil {
 		return fail(err)
 	}
+	// The copy is dated a second ahead: git trusts the stat facts of a
+	// file only when it is older than its index (git's racy-git rule,
+	// to the second), and the checkout wrote every file in the index's
+	// second, so git would read every file again, twice, here. Nothing
+	// has written the worktree since git did: its facts are true. (The
+	// index read-tree writes is dated as git dates it.)
+	ahead := time.Now().Add(time.Second)
+	os.Chtimes(r.runIndex(), ahead, ahead)
 	// One tree read over the worktree's index (-m keeps the stat facts
 	// of the files it leaves alone, -u writes the others): the index
 	// comes out whole, its tree cache filled, so the run's first
