@@ -23,7 +23,7 @@ type fileStat struct {
 // change time even where the file system keeps times to the second or
 // two (FAT's), or where the clock that stamps them lags this one a
 // little. A file changed within it is read again.
-const settled = 2 * time.Second
+var settled = 2 * time.Second
 
 // statAt is fi's stat when the file's last change was settled before
 // the look at time at (ok false otherwise: the file is read again).
