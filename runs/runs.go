@@ -215,9 +215,10 @@ func (r *Run) snapshot(ctx context.Context, dir, index string) (string, error) {
 }
 
 // Start makes a run's worktree for the work tree root and records it:
-// Reserve then Setup.
+// Reserve then Setup (which asks for HEAD itself: Reserve's early check,
+// for a preview, is not made again).
 func Start(ctx context.Context, root string, o Options) (*Run, error) {
-	r, err := Reserve(root)
+	r, err := reserve(root, false)
 	if err != nil {
 		return nil, err
 	}
@@ -230,11 +231,14 @@ func Start(ctx context.Context, root string, o Options) (*Run, error) {
 // Reserve names a new run's worktree and makes its empty folder (an
 // agent's preview names it, and its working directory must exist), with
 // nothing else done: Setup fills it on a yes, Cancel takes it away.
-func Reserve(root string) (*Run, error) {
+func Reserve(root string) (*Run, error) { return reserve(root, true) }
+
+// reserve is Reserve, HEAD asked for when head is true.
+func reserve(root string, head bool) (*Run, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
-	if gitrepo.Head(context.Background(), root) == "" {
+	if head && gitrepo.Head(context.Background(), root) == "" {
 		return nil, ErrNoCommit
 	}
 	repoDir, err := RepoDir(root)
