@@ -1,3 +1,5 @@
+//go:build darwin && !portable
+
 package runs
 
 import (

@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package runs
 
 import (
