@@ -34,14 +34,31 @@ func zeroID(id string) bool { return strings.Trim(id, "0") == "" }
 // line counts and hunk counts: one git diff-tree giving the raw records
 // (-z: modes, blobs, status, path) then the patch, whose sections come in
 // the same order (plumbing: no textconv, no external diff, no colour).
+// The last pair's list is kept: two trees have one diff, and /apply
+// usually follows the change summary of the same trees.
 func (r *Run) treeDiff(ctx context.Context, from, to string) ([]entry, error) {
+	r.diffMu.Lock()
+	last := r.lastDiff
+	r.diffMu.Unlock()
+	if last.from == from && last.to == to && from != "" && to != "" {
+		return append([]entry(nil), last.list...), nil
+	}
 	out, err := r.git(ctx, r.Root, "", "diff-tree", "-r", "-z", "--no-renames", "--raw", "-p", from, to)
 	if err != nil {
 		return nil, err
 	}
 	list, patch := parseRaw(out)
 	countPatch(patch, list)
+	r.diffMu.Lock()
+	r.lastDiff = treePair{from, to, append([]entry(nil), list...)}
+	r.diffMu.Unlock()
 	return list, nil
+}
+
+// treePair is a tree diff read: its two trees and its paths.
+type treePair struct {
+	from, to string
+	list     []entry
 }
 
 // parseRaw reads the -z raw records of a diff-tree at the start of out
@@ -175,6 +192,7 @@ type PathPlan struct {
 	Conflict       string `json:"conflict,omitempty"` // why it cannot be applied; "" when it can
 
 	curBlob, curMode string // the user's copy when planned ("" absent)
+	looked           seen   // the user's file when planned, for the recheck
 	blob, mode       string // what is written
 	madeDirs         []string
 }
@@ -210,22 +228,34 @@ const maxArgPaths = 100
 type userFile struct {
 	blob, mode string // "" when git would not record it (absent, ignored, not a regular file)
 	onDisk     bool
-	kind       string // what is on disk when it is not a regular file
-	linked     bool   // a folder on the way is a link or a file
-	ignored    bool   // an untracked file git ignores
-	diskBlob   string // the blob of the file on disk, ignored or not
+	kind       string   // what is on disk when it is not a regular file
+	linked     bool     // a folder on the way is a link or a file
+	ignored    bool     // an untracked file git ignores
+	diskBlob   string   // the blob of the file on disk, ignored or not
+	stat       fileStat // the regular file's stat when it was hashed (ok: settled, see statAt)
+}
+
+// seen is what an earlier look found at a path: a file whose stat is
+// still the settled one it had then holds the same blob (it is not read
+// again).
+type seen struct {
+	stat fileStat
+	blob string
 }
 
 // userFiles looks at the user's files at paths, without a walk of their
 // tree: each path is looked at (lstat), the untracked ones git ignores
 // are asked of git check-ignore, and the regular files are hashed as git
 // would store them (git hash-object -w: their filters applied, stored in
-// the run's own objects for a merge). Two git commands whatever the size
-// of the tree, one without ignores (a recheck, which needs no ignored
-// status: a path absent then must be absent now).
-func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[string]userFile, error) {
+// the run's own objects for a merge), the two at once. A file known
+// (a recheck's earlier look) whose settled stat is unchanged is not
+// hashed again. At most two git commands whatever the size of the tree,
+// one without ignores (a recheck, which needs no ignored status: a path
+// absent then must be absent now).
+func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known map[string]seen) (map[string]userFile, error) {
 	out := make(map[string]userFile, len(paths))
 	var hash []string
+	at := time.Now()
 	for _, p := range paths {
 		var u userFile
 		u.linked = linkedParent(r.Root, p)
@@ -236,7 +266,12 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[
 				if fi.Mode().Perm()&0o111 != 0 {
 					u.mode = "100755"
 				}
-				hash = append(hash, p)
+				u.stat = statAt(fi, at)
+				if k, ok := known[p]; ok && k.stat.ok && k.blob != "" && u.stat == k.stat {
+					u.blob, u.diskBlob = k.blob, k.blob
+				} else {
+					hash = append(hash, p)
+				}
 			} else {
 				u.kind = kindOf(fi)
 			}
@@ -246,16 +281,28 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[
 	if len(hash) == 0 {
 		return out, nil
 	}
+	if _, err := r.repoObjects(ctx); err != nil { // asked once, before the two commands run at once
+		return nil, err
+	}
+	var ignored map[string]bool
+	ignErr := make(chan error, 1)
 	if ignores {
-		if err := r.markIgnored(ctx, hash, out); err != nil {
-			return nil, err
-		}
+		go func() {
+			var err error
+			ignored, err = r.ignoredOf(ctx, hash)
+			ignErr <- err
+		}()
+	} else {
+		ignErr <- nil
 	}
 	in := strings.Builder{}
 	for _, p := range hash {
 		in.WriteString(cQuote(p) + "\n")
 	}
 	ids, err := r.gitIn(ctx, r.Root, in.String(), nil, "hash-object", "-w", "--stdin-paths")
+	if ierr := <-ignErr; err == nil && ierr != nil {
+		err = ierr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read your tree: %w", err)
 	}
@@ -276,8 +323,8 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[
 		if m, ok := modes[p]; ok {
 			u.mode = m
 		}
-		if u.ignored {
-			u.mode = ""
+		if ignored[p] {
+			u.ignored, u.mode = true, ""
 		} else {
 			u.blob = lines[i]
 		}
@@ -286,9 +333,12 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool) (map[
 	return out, nil
 }
 
-// markIgnored marks the untracked files among paths that git ignores:
-// git check-ignore leaves tracked files out.
-func (r *Run) markIgnored(ctx context.Context, paths []string, out map[string]userFile) error {
+// ignoredOf is the set of the untracked files among paths that git
+// ignores: git check-ignore --no-index names those its rules match
+// without reading the index (a large one costs more than the rules),
+// and the few it names are asked of the index (git ls-files): a tracked
+// file is not ignored.
+func (r *Run) ignoredOf(ctx context.Context, paths []string) (map[string]bool, error) {
 	// It takes no literal pathspecs: a path starting with ":" (magic) is
 	// given as "./:...".
 	var in strings.Builder
@@ -298,18 +348,32 @@ func (r *Run) markIgnored(ctx context.Context, paths []string, out map[string]us
 		}
 		in.WriteString(p + "\x00")
 	}
-	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--stdin", "-z")
+	ign, err := r.gitIn(ctx, r.Root, in.String(), []string{"GIT_LITERAL_PATHSPECS=0"}, "check-ignore", "--no-index", "--stdin", "-z")
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is ignored
-		return fmt.Errorf("read your tree: %w", err)
+		return nil, err
 	}
+	out := map[string]bool{}
+	var matched []string
 	for _, p := range strings.Split(ign, "\x00") {
-		if u, ok := out[strings.TrimPrefix(p, "./")]; ok {
-			u.ignored = true
-			out[strings.TrimPrefix(p, "./")] = u
+		if p != "" {
+			p = strings.TrimPrefix(p, "./")
+			out[p] = true
+			matched = append(matched, p)
 		}
 	}
-	return nil
+	for len(matched) > 0 { // in batches: a command line has a bound
+		n := min(len(matched), maxArgPaths)
+		tracked, err := r.gitIn(ctx, r.Root, "", nil, append([]string{"ls-files", "-z", "--"}, matched[:n]...)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range strings.Split(tracked, "\x00") {
+			delete(out, p)
+		}
+		matched = matched[n:]
+	}
+	return out, nil
 }
 
 // indexModes is the mode of each of paths in the user's index (tracked
@@ -389,14 +453,15 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	for i, e := range list {
 		paths[i] = e.Path
 	}
-	cur, err := r.userFiles(ctx, paths, true)
+	cur, err := r.userFiles(ctx, paths, true, nil)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Plan{Run: r, After: after}
 	for _, e := range list {
 		u := cur[e.Path]
-		pp := PathPlan{Path: e.Path, Status: string(e.Status), Hunks: e.Hunks, Added: e.Added, Deleted: e.Deleted, curBlob: u.blob, curMode: u.mode}
+		pp := PathPlan{Path: e.Path, Status: string(e.Status), Hunks: e.Hunks, Added: e.Added, Deleted: e.Deleted, curBlob: u.blob, curMode: u.mode,
+			looked: seen{u.stat, u.diskBlob}}
 		pp.Action, pp.Conflict = r.decide(ctx, e, u, &pp)
 		if pp.Conflict != "" {
 			plan.Conflicts++
@@ -573,15 +638,18 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 // recheck compares the user's files with what the plan saw, at the paths
 // it writes or removes: one absent then is absent now (an ignored file
 // made meanwhile included), one present holds what it held (its blob and
-// mode), and no folder on the way became a link.
+// mode), and no folder on the way became a link. A file whose settled
+// stat is the one the plan saw is not read again (see statAt).
 func (r *Run) recheck(ctx context.Context, plan *Plan) error {
 	var paths []string
+	known := map[string]seen{}
 	for _, pp := range plan.Paths {
 		if pp.blob != "" || pp.Action == ActDelete {
 			paths = append(paths, pp.Path)
+			known[pp.Path] = pp.looked
 		}
 	}
-	cur, err := r.userFiles(ctx, paths, false)
+	cur, err := r.userFiles(ctx, paths, false, known)
 	if err != nil {
 		return err
 	}
@@ -605,25 +673,24 @@ func (r *Run) recheck(ctx context.Context, plan *Plan) error {
 
 // checkout writes the plan's blobs into the user's tree through an
 // index of their own (only those paths: its size is the plan's, not the
-// tree's), and removes the files to delete.
+// tree's; written by writeIndex, read by one git checkout-index, which
+// applies the user's filters and replaces a link in a file's place rather
+// than follow it), and removes the files to delete.
 func (r *Run) checkout(ctx context.Context, paths []PathPlan) error {
-	var info strings.Builder
+	var entries []indexEntry
 	for _, pp := range paths {
 		if pp.blob != "" {
-			fmt.Fprintf(&info, "%s %s\t%s\x00", pp.mode, pp.blob, pp.Path)
+			entries = append(entries, indexEntry{path: pp.Path, mode: pp.mode, blob: pp.blob})
 		}
 	}
-	if info.Len() > 0 {
+	if len(entries) > 0 {
 		index := filepath.Join(r.dir, "write-index")
-		if err := os.Remove(index); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := writeIndex(index, entries); err != nil {
 			return err
 		}
 		defer os.Remove(index)
 		env := []string{"GIT_INDEX_FILE=" + index}
-		if _, err := r.gitIn(ctx, r.Root, info.String(), env, "update-index", "-z", "--index-info"); err != nil {
-			return err
-		}
-		if _, err := r.gitIn(ctx, r.Root, "", env, "-c", "core.longpaths=true", "checkout-index", "-f", "-q", "-u", "-a"); err != nil {
+		if _, err := r.gitIn(ctx, r.Root, "", env, "-c", "core.longpaths=true", "checkout-index", "-f", "-q", "-a"); err != nil {
 			return err
 		}
 	}
@@ -697,14 +764,14 @@ func (r *Run) PlanUndo(ctx context.Context) (*Plan, error) {
 	for i, w := range r.Wrote {
 		paths[i] = w.Path
 	}
-	cur, err := r.userFiles(ctx, paths, true)
+	cur, err := r.userFiles(ctx, paths, true, nil)
 	if err != nil {
 		return nil, err
 	}
 	plan := &Plan{Run: r, Undo: true}
 	for _, w := range r.Wrote {
 		u := cur[w.Path]
-		pp := PathPlan{Path: w.Path, curBlob: u.blob, curMode: u.mode, madeDirs: w.MadeDirs, Status: "M"}
+		pp := PathPlan{Path: w.Path, curBlob: u.blob, curMode: u.mode, madeDirs: w.MadeDirs, Status: "M", looked: seen{u.stat, u.diskBlob}}
 		if w.BeforeBlob == "" {
 			pp.Status = "A"
 		}

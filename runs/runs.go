@@ -71,6 +71,9 @@ type Run struct {
 
 	dir     string // the record's folder: run.json, index, objects
 	objects string // the repository's object folder (repoObjects)
+
+	diffMu   sync.Mutex
+	lastDiff treePair // the last tree diff read (treeDiff)
 }
 
 // AppliedFile is one file Apply wrote: what it held before ("" blob:
@@ -213,9 +216,10 @@ func (r *Run) snapshot(ctx context.Context, dir, index string) (string, error) {
 }
 
 // Start makes a run's worktree for the work tree root and records it:
-// Reserve then Setup.
+// Reserve then Setup (which asks for HEAD itself: Reserve's early check,
+// for a preview, is not made again).
 func Start(ctx context.Context, root string, o Options) (*Run, error) {
-	r, err := Reserve(root)
+	r, err := reserve(root, false)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +232,14 @@ func Start(ctx context.Context, root string, o Options) (*Run, error) {
 // Reserve names a new run's worktree and makes its empty folder (an
 // agent's preview names it, and its working directory must exist), with
 // nothing else done: Setup fills it on a yes, Cancel takes it away.
-func Reserve(root string) (*Run, error) {
+func Reserve(root string) (*Run, error) { return reserve(root, true) }
+
+// reserve is Reserve, HEAD asked for when head is true.
+func reserve(root string, head bool) (*Run, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
-	if gitrepo.Head(context.Background(), root) == "" {
+	if head && gitrepo.Head(context.Background(), root) == "" {
 		return nil, ErrNoCommit
 	}
 	repoDir, err := RepoDir(root)
@@ -296,20 +303,30 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	// The user's tree as they see it: their index copied (its stat
 	// facts spare hashing unchanged files), then every change added.
+	// It is recorded while git checks HEAD out into the worktree: the
+	// two write nothing the other reads (the record goes to the run's
+	// own index and objects).
 	if err := copyFile(userIndex, r.userIndex()); err != nil {
 		return fail(err)
 	}
-	if r.Base, err = r.snapshot(ctx, root, r.userIndex()); err != nil {
-		return fail(fmt.Errorf("record your tree: %w", err))
-	}
-	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
+	baseErr := make(chan error, 1)
+	go func() {
+		base, err := r.snapshot(ctx, root, r.userIndex())
+		r.Base = base
+		baseErr <- err
+	}()
 	// The worktree: HEAD checked out, hooks off (no post-checkout
 	// script of the repository runs behind the user's back).
 	// core.longpaths: Git for Windows writes paths past 260 characters
 	// (the cache folder adds some 70); elsewhere it changes nothing.
-	if _, err := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"), "-c", "core.longpaths=true",
-		"worktree", "add", "--detach", "--quiet", r.Worktree, head); err != nil {
-		return fail(fmt.Errorf("make the worktree: %w", err))
+	_, addErr := (gitrepo.Cmd{Root: root, Timeout: SetupTimeout}).Run(ctx, "-c", "core.hooksPath="+filepath.Join(r.dir, "hooks"), "-c", "core.longpaths=true",
+		"worktree", "add", "--detach", "--quiet", r.Worktree, head)
+	if err := <-baseErr; err != nil {
+		return fail(fmt.Errorf("record your tree: %w", err))
+	}
+	os.Remove(r.userIndex()) // later looks at the user's files ask only of the paths they need
+	if addErr != nil {
+		return fail(fmt.Errorf("make the worktree: %w", addErr))
 	}
 	// Then what the user has beyond HEAD, through a private index (the
 	// worktree's own index stays HEAD's, so git status there shows the
@@ -317,6 +334,14 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	if err := r.copyIndex(ctx, r.Worktree, r.runIndex()); err != nil {
 		return fail(err)
 	}
+	// The copy is dated a second ahead: git trusts the stat facts of a
+	// file only when it is older than its index (git's racy-git rule,
+	// to the second), and the checkout wrote every file in the index's
+	// second, so git would read every file again, twice, here. Nothing
+	// has written the worktree since git did: its facts are true. (The
+	// index read-tree writes is dated as git dates it.)
+	ahead := time.Now().Add(time.Second)
+	os.Chtimes(r.runIndex(), ahead, ahead)
 	// One tree read over the worktree's index (-m keeps the stat facts
 	// of the files it leaves alone, -u writes the others): the index
 	// comes out whole, its tree cache filled, so the run's first
@@ -615,16 +640,27 @@ func (r *Run) remove(ctx context.Context) error {
 }
 
 // dropWorktree takes the worktree away: its folder is renamed aside
-// (<id>.trash), git's record of it pruned (nothing is left in git worktree
-// list), and the folder removed in the background; a removal cut short
-// (the process ended) is finished by the next Reserve or List. The
-// folder is relay-baton's own, in the cache folder.
+// (<id>.trash), git's record of it removed (nothing is left in git
+// worktree list), and the folder removed in the background; a removal
+// cut short (the process ended) is finished by the next Reserve or List.
+// The folder is relay-baton's own, in the cache folder.
 func (r *Run) dropWorktree(ctx context.Context) error {
+	admin := r.adminDir(ctx)
 	trash := r.Worktree + ".trash"
 	if err := os.Rename(r.Worktree, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil {
+	// git's record of the worktree is its folder in the repository's
+	// worktrees/ (git-worktree(1), DETAILS): removed as git worktree
+	// prune removes that of a worktree whose folder is gone, with the
+	// worktrees/ folder when it is left empty. Where it cannot be told
+	// (an older layout), git prunes.
+	if admin != "" {
+		if err := os.RemoveAll(admin); err != nil {
+			return err
+		}
+		os.Remove(filepath.Dir(admin))
+	} else if _, err := gitrepo.Run(ctx, r.Root, "worktree", "prune"); err != nil {
 		return err
 	}
 	removals.Add(1)
@@ -633,6 +669,40 @@ func (r *Run) dropWorktree(ctx context.Context) error {
 		os.RemoveAll(trash)
 	}()
 	return nil
+}
+
+// adminDir is git's folder for the run's worktree: the one its ".git"
+// file names ("gitdir: <common dir>/worktrees/<name>"), when that folder
+// is in the repository's common folder and names the worktree back (its
+// "gitdir" file holds the worktree's .git path); "" otherwise.
+func (r *Run) adminDir(ctx context.Context) string {
+	dotGit := filepath.Join(r.Worktree, ".git")
+	b, err := events.ReadRegular(dotGit, 64<<10)
+	if err != nil {
+		return ""
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || strings.ContainsAny(gd, "\n\r") || !filepath.IsAbs(gd) || filepath.Base(filepath.Dir(gd)) != "worktrees" {
+		return ""
+	}
+	back, err := events.ReadRegular(filepath.Join(gd, "gitdir"), 64<<10)
+	if err != nil || !sameFile(strings.TrimSpace(string(back)), dotGit) {
+		return ""
+	}
+	if objs, err := r.repoObjects(ctx); err != nil || !sameFile(filepath.Dir(filepath.Dir(gd)), filepath.Dir(objs)) {
+		return ""
+	}
+	return gd
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Lstat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Lstat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // removals counts the worktree removals running in the background.

@@ -1,0 +1,17 @@
+//go:build linux && !portable
+
+package runs
+
+import (
+	"os"
+	"syscall"
+)
+
+func sysStat(fi os.FileInfo) fileStat {
+	s, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStat{}
+	}
+	return fileStat{dev: uint64(s.Dev), ino: uint64(s.Ino), size: fi.Size(), mode: fi.Mode(),
+		mtime: s.Mtim.Nano(), ctime: s.Ctim.Nano(), ok: true}
+}
