@@ -677,7 +677,7 @@ func (r *Run) dropWorktree(ctx context.Context) error {
 // "gitdir" file holds the worktree's .git path); "" otherwise.
 func (r *Run) adminDir(ctx context.Context) string {
 	dotGit := filepath.Join(r.Worktree, ".git")
-	b, err := events.ReadRegular(dotGit, 64<<10)
+	b, err := safeio.ReadRegular(dotGit, 64<<10)
 	if err != nil {
 		return ""
 	}
@@ -685,7 +685,7 @@ func (r *Run) adminDir(ctx context.Context) string {
 	if !ok || strings.ContainsAny(gd, "\n\r") || !filepath.IsAbs(gd) || filepath.Base(filepath.Dir(gd)) != "worktrees" {
 		return ""
 	}
-	back, err := events.ReadRegular(filepath.Join(gd, "gitdir"), 64<<10)
+	back, err := safeio.ReadRegular(filepath.Join(gd, "gitdir"), 64<<10)
 	if err != nil || !sameFile(strings.TrimSpace(string(back)), dotGit) {
 		return ""
 	}
