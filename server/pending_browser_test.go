@@ -64,7 +64,7 @@ func pendingRunRepo(t *testing.T) (dir string, r *runs.Run) {
 // the log's total.
 func TestContextJSONPendingRunAndCosts(t *testing.T) {
 	dir, r := pendingRunRepo(t)
-	base := serveRepo(t, dir)
+	base, _ := serveRepoEnv(t, dir)
 	resp, err := http.Get(base + "/api/context")
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +104,7 @@ func TestPagePendingRunAndCostsInBrowser(t *testing.T) {
 		t.Skip("browser test")
 	}
 	dir, r := pendingRunRepo(t)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
-	// The first Run starts the browser on ctx itself (a shorter context
-	// would take the browser with it).
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, nil)
 	if err := within(ctx, 10*time.Second,
 		waitText(`#turns`, "before the runs"),
 		waitText(`#ctx-run`, "3 files changed, not applied · worktree "+r.Worktree),

@@ -46,30 +46,6 @@ func rb(t *testing.T, dir string, args ...string) {
 	}
 }
 
-// serveRepo starts the real `relay-baton serve --port 0` in dir and
-// returns the page's address.
-func serveRepo(t *testing.T, dir string) string {
-	t.Helper()
-	cmd := exec.Command(rbBin, "serve", "--port", "0")
-	cmd.Dir = dir
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v", err)
-	}
-	base, _ := servedAt(t, line)
-	go func() { _, _ = bufio.NewReader(out).WriteTo(os.Stderr) }()
-	return base
-}
-
 // ptyRoom starts `relay-baton chat` in dir on a pseudo-terminal.
 type ptyRoom struct {
 	f   *os.File
@@ -151,11 +127,8 @@ func TestRoomPageInBrowser(t *testing.T) {
 	dir := gitRepo(t)
 	rb(t, dir, "note", "logged before the page loaded")
 	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Goal\nship it\n"), 0o600)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
-
+	ctx, _, _ := pageIn(t, dir, nil)
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "logged before the page loaded"),
 		waitText(`#ctx-agent`, "claude"),
 		waitText(`#ctx-plan`, "old, gate: lacks"),
@@ -273,12 +246,10 @@ func TestRoomPagePagesBack(t *testing.T) {
 	}
 	dir := gitRepo(t)
 	writeBigLog(t, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 20000)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
+	ctx, _, _ := pageIn(t, dir, nil)
 	var shown, after int
 	var first string
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "event number 19999"),
 		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &shown),
 		chromedp.Evaluate(`document.getElementById("timeline").scrollTop = 0`, nil),
