@@ -59,11 +59,11 @@ const ordinaryMarkdown = "## The plan\n\nThis is **bold**, this *italic*, this `
 // mdShape is what the page made of ordinaryMarkdown, read off the DOM.
 type mdShape struct {
 	H2, Strong, Em, Code, Pre string
-	UL, OL, Nested          int
-	Quote                   string
-	Href, Target, Rel, URL  string
-	Mail                    string
-	HR                      int
+	UL, OL, Nested            int
+	Quote                     string
+	Href, Target, Rel, URL    string
+	Mail                      string
+	HR                        int
 }
 
 const readShape = `(box => ({
