@@ -503,8 +503,9 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 var updateShot = flag.Bool("update-shot", false, "rewrite docs/serve.png from TestServeScreenshot")
 
 // TestServeScreenshot is the page as docs/serve.png shows it: a plan run
-// from the page (the real claude against the mock), then a question's
-// preview waiting for Run. With -update-shot it rewrites docs/serve.png:
+// from the page (the real claude against the mock), a question answered
+// (its Markdown rendered in the timeline), then a question's preview
+// waiting for Run. With -update-shot it rewrites docs/serve.png:
 //
 //	go test ./server -run TestServeScreenshot -update-shot
 func TestServeScreenshot(t *testing.T) {
@@ -514,6 +515,7 @@ func TestServeScreenshot(t *testing.T) {
 	a := agenttest.NewAnthropic(t,
 		agenttest.Reply(agenttest.Thinking("look around"), agenttest.Bash("ls")),
 		agenttest.Reply(agenttest.Text("## Goal\nAdd a --verbose flag.\n\n## Scope (in)\nmain.go\n\n## Out of scope\nLog files\n\n## Approach\nA flag and a logger\n\n## Steps\n1. Parse --verbose in main.go\n2. Log each step when it is set\n\n## Risks\nNoise\n\n## Verification\ngo test ./...\n\n## Next step\nStep 1\n")),
+		agenttest.Reply(agenttest.Text("Step **2**: logging every step can flood `stderr`, so keep it behind `--verbose` (see [the flag package](https://pkg.go.dev/flag)).")),
 	)
 	dir := gitRepo(t)
 	rb(t, dir, "note", "the page drives the room")
@@ -526,6 +528,11 @@ func TestServeScreenshot(t *testing.T) {
 		waitText(`#turns`, "plan.md written by claude"),
 		waitText(`#room-status`, "ready"),
 		typeLine("which step is riskiest?"),
+		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
+		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		waitJS(`[...document.querySelectorAll("#turns .md code")].some(e => e.textContent === "--verbose")`),
+		waitText(`#room-status`, "ready"),
+		typeLine("how do we test it?"),
 		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
 		waitText(`#ctx-plan`, "gate: ok"),
 	); err != nil {

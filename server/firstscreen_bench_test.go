@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/creack/pty"
 
 	"github.com/relay-baton/relay-baton/events"
@@ -33,13 +34,10 @@ const BigLogEvents = 1_000_000
 // and choices come from a fixed seed: every run reads the same log.
 func realisticLog(tb testing.TB, path string, n int) {
 	tb.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
+	writeLogFile(tb, path, func(write func(events.Event)) { realisticEvents(n, write) })
+}
+
+func realisticEvents(n int, write func(events.Event)) {
 	rng := rand.New(rand.NewPCG(35, 1))
 	words := strings.Fields("the plan says to add a flag parse it in main and log each step when it is set; tests cover the " +
 		"parser the logger and the exit codes `go test ./...` passes **risk**: noise in the output, see [docs](https://example.com/docs)")
@@ -70,7 +68,7 @@ func realisticLog(tb testing.TB, path string, n int) {
 		}
 		e.SessionID = session
 		e.TS = t0.Add(time.Duration(written) * 3 * time.Second).Format(events.TimeFormat)
-		w.Write(append(events.AppendJSON(nil, e), '\n'))
+		write(e)
 		written++
 	}
 	agentsOf := [2]string{"claude", "codex"}
@@ -124,9 +122,6 @@ func realisticLog(tb testing.TB, path string, n int) {
 			put(events.NewWithMeta("", events.RoleRelayBaton, "budget 0.42 balanced", events.BudgetMeta{}))
 		}
 	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // viewRoom is main's roomView: the page's context from room.View.
@@ -141,6 +136,11 @@ func (v viewRoom) Context(ctx context.Context) (any, error) { return v.Page(ctx)
 //   - page/timeline: GET /api/timeline, the newest events the page paints
 //     first (its first paint needs nothing else from the log), over HTTP;
 //
+//   - page/first-render-chromium: from navigation to the newest 200
+//     events on screen, in headless Chromium, the real `relay-baton serve`
+//     behind it (started just before: it reads the log for the context
+//     meanwhile);
+//
 //   - page/context: the first GET /api/context of a serve just started
 //     (room.View reads the log to the end once; later answers read only
 //     what was appended);
@@ -152,7 +152,7 @@ func (v viewRoom) Context(ctx context.Context) (any, error) { return v.Page(ctx)
 //     --resume` and `relay-baton chat` on a pty, from start to the first
 //     prompt.
 //
-//     go test -run '^$' -bench FirstScreen -benchtime 5x ./server
+//     go test -run '^$' -bench FirstScreen -benchtime 5x -v ./server
 func BenchmarkFirstScreen(b *testing.B) {
 	dir := gitRepo(b)
 	logPath := filepath.Join(dir, ".ai-session", "conversation.jsonl")
@@ -175,6 +175,26 @@ func BenchmarkFirstScreen(b *testing.B) {
 			r.Body.Close()
 			if r.StatusCode != http.StatusOK || n < 10000 {
 				b.Fatalf("%d, %d bytes", r.StatusCode, n)
+			}
+		}
+	})
+	b.Run("page/first-render-chromium", func(b *testing.B) {
+		cmd := exec.Command(rbBin, "serve", "--port", "0")
+		cmd.Dir = dir
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		_, full := servedAt(b, line)
+		ctx := browser(b)
+		if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil { // the browser started
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := chromedp.Run(ctx, chromedp.Navigate(full), waitText(`#tl-status`, "200 events shown")); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

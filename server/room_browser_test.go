@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,9 +212,9 @@ func TestRoomPageInBrowser(t *testing.T) {
 	}
 }
 
-// writeBigLog writes n message events straight to the log (one buffered
-// write per MB), far faster than n appends.
-func writeBigLog(tb testing.TB, path string, n int) {
+// writeLogFile writes the events gen puts straight to the log at path (one
+// buffered write per MB), far faster than appends.
+func writeLogFile(tb testing.TB, path string, gen func(put func(events.Event))) {
 	tb.Helper()
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
@@ -225,17 +223,28 @@ func writeBigLog(tb testing.TB, path string, n int) {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	for i := range n {
-		role := events.RoleUser
-		if i%2 == 1 {
-			role = events.RoleClaude
-		}
-		e := events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i))
-		w.Write(append(events.AppendJSON(nil, e), '\n'))
-	}
+	var line []byte
+	gen(func(e events.Event) {
+		line = append(events.AppendJSON(line[:0], e), '\n')
+		w.Write(line)
+	})
 	if err := w.Flush(); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// writeBigLog writes n message events to the log at path.
+func writeBigLog(tb testing.TB, path string, n int) {
+	tb.Helper()
+	writeLogFile(tb, path, func(put func(events.Event)) {
+		for i := range n {
+			role := events.RoleUser
+			if i%2 == 1 {
+				role = events.RoleClaude
+			}
+			put(events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i)))
+		}
+	})
 }
 
 // TestRoomPagePagesBack: with a large log the page shows only the newest
@@ -279,67 +288,6 @@ func TestRoomPagePagesBack(t *testing.T) {
 	}
 	if len(roles) != 1 || roles[0] != "claude" {
 		t.Fatalf("role filter shows %v", roles)
-	}
-}
-
-// BenchmarkTimelineFirstPage: what the page asks first (the newest 200
-// events) from a 1,000,000-event log, over HTTP, against reading the whole
-// log forward (what a page that loaded everything would need at least).
-func BenchmarkTimelineFirstPage(b *testing.B) {
-	dir := b.TempDir()
-	fr := &fakeRoom{dir: filepath.Join(dir, ".ai-session"), ctx: map[string]any{}}
-	writeBigLog(b, fr.LogPath(), 1_000_000)
-	base := serveLoopback(b, fr)
-	b.Run("first-page", func(b *testing.B) {
-		for b.Loop() {
-			r, err := http.Get(base + "/api/timeline")
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			if r.StatusCode != 200 {
-				b.Fatal(r.StatusCode)
-			}
-		}
-	})
-	b.Run("whole-log", func(b *testing.B) {
-		for b.Loop() {
-			n := 0
-			if _, err := events.ReadFile(fr.LogPath(), func(events.Event) error { n++; return nil }); err != nil || n != 1_000_000 {
-				b.Fatal(err, n)
-			}
-		}
-	})
-}
-
-// BenchmarkRoomPageFirstRender: from navigation to the newest events on
-// screen, in headless Chromium, with the 1,000,000-event log of
-// BenchmarkFirstScreen behind the real `relay-baton serve`.
-func BenchmarkRoomPageFirstRender(b *testing.B) {
-	dir := b.TempDir()
-	for _, args := range [][]string{{"init", "-q"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git: %v %s", err, out)
-		}
-	}
-	realisticLog(b, filepath.Join(dir, ".ai-session", "conversation.jsonl"), BigLogEvents)
-	cmd := exec.Command(rbBin, "serve", "--port", "0")
-	cmd.Dir = dir
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	_, full := servedAt(b, line)
-	ctx := browser(b)
-	for b.Loop() {
-		if err := chromedp.Run(ctx, chromedp.Navigate(full), waitText(`#tl-status`, "200 events shown")); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
