@@ -2,6 +2,8 @@
 // The page of relay-baton serve. Every text that came from a model, a tool,
 // a transcript, a repository or a chat message is shown with textContent,
 // through visible(): no markup, and nothing that changes how text reads.
+// An agent's reply is Markdown made into elements (markdown()), its text
+// set the same way.
 const $ = (id) => document.getElementById(id);
 
 // visible is render.Inert (events/render/inert.go) for the page: C0 controls
