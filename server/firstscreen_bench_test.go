@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,7 +167,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 	}
 	base := serveLoopback(b, viewRoom{v})
 	b.Run("page/timeline", func(b *testing.B) {
-		for b.Loop() {
+		medianLoop(b, func() {
 			r, err := http.Get(base + "/api/timeline")
 			if err != nil {
 				b.Fatal(err)
@@ -176,7 +177,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 			if r.StatusCode != http.StatusOK || n < 10000 {
 				b.Fatalf("%d, %d bytes", r.StatusCode, n)
 			}
-		}
+		})
 	})
 	b.Run("page/first-render-chromium", func(b *testing.B) {
 		cmd := exec.Command(rbBin, "serve", "--port", "0")
@@ -192,14 +193,14 @@ func BenchmarkFirstScreen(b *testing.B) {
 		if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil { // the browser started
 			b.Fatal(err)
 		}
-		for b.Loop() {
+		medianLoop(b, func() {
 			if err := chromedp.Run(ctx, chromedp.Navigate(full), waitText(`#tl-status`, "200 events shown")); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 	b.Run("page/context", func(b *testing.B) {
-		for b.Loop() {
+		medianLoop(b, func() {
 			v, err := room.OpenView(dir, "")
 			if err != nil {
 				b.Fatal(err)
@@ -208,23 +209,34 @@ func BenchmarkFirstScreen(b *testing.B) {
 			if err != nil || p.Costs.Runs == 0 {
 				b.Fatal(err, p.Costs.Runs)
 			}
-		}
+		})
 	})
 	b.Run("terminal/resume-read", func(b *testing.B) {
-		for b.Loop() {
+		medianLoop(b, func() {
 			rs, err := resume.Read(logPath, resume.DefaultRecap)
 			if err != nil || rs.Events != BigLogEvents {
 				b.Fatal(err, rs.Events)
 			}
-		}
+		})
 	})
 	for _, args := range [][]string{{"chat", "--resume"}, {"chat"}} {
 		b.Run("terminal/"+strings.ReplaceAll(strings.Join(args, ""), "--", "-"), func(b *testing.B) {
-			for b.Loop() {
-				firstPrompt(b, dir, args...)
-			}
+			medianLoop(b, func() { firstPrompt(b, dir, args...) })
 		})
 	}
+}
+
+// medianLoop runs fn in b.Loop and reports the median of its times
+// (ms-median) beside the mean (ns/op).
+func medianLoop(b *testing.B, fn func()) {
+	var took []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		fn()
+		took = append(took, time.Since(t0))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "ms-median")
 }
 
 // firstPrompt runs relay-baton with args in dir on a pty until its first
