@@ -164,10 +164,6 @@ func TestRoomPageInBrowser(t *testing.T) {
 		t.Fatalf("context after /agent codex: %v", err)
 	}
 	// A plan ref opens read-only in the page, as text.
-	lg, err := events.OpenLog(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A chat reply names the session's transcript, an absolute path outside
 	// .ai-session that /api/ref refuses: no button for it. A cancelled run
 	// is "cancelled" in the context, not "exit -1".
@@ -177,12 +173,7 @@ func TestRoomPageInBrowser(t *testing.T) {
 	run.Meta = events.MetaJSON(`{"agent":"claude","cancelled":true,"command":"ask","confirmed":true,"durationMs":3000,"exitCode":-1,"ran":true}`)
 	ev := events.New("s", events.RoleRelayBaton, events.KindPlan, "plan.md written by claude")
 	ev.Refs = map[string]string{"plan": "plan.md"}
-	for _, e := range []events.Event{reply, run, ev} {
-		if err := lg.Append(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lg.Close()
+	appendEvents(t, dir, reply, run, ev)
 	var refs int
 	if err := within(ctx, 10*time.Second, waitText(`#turns`, "plan.md written by claude"), waitText(`#ctx-last`, "claude /ask cancelled"),
 		chromedp.Evaluate(`document.querySelectorAll("#turns .ref").length`, &refs)); err != nil {
