@@ -321,3 +321,30 @@ func TestRoomPageDegrades(t *testing.T) {
 		t.Fatalf("file://: %v", err)
 	}
 }
+
+// TestPageClosesItsStreamsWhenLeft: a page left for another (a reload, a
+// link) closes its event streams at once. A browser opens six connections
+// to one host, and a page kept in its back/forward cache held its three
+// open: the fourth reload in a row waited about a minute for a
+// connection.
+func TestPageClosesItsStreamsWhenLeft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	rb(t, dir, "note", "hello")
+	ctx, _, _ := pageIn(t, dir, nil)
+	var open, closed bool
+	if err := within(ctx, 10*time.Second,
+		waitText(`#turns`, "hello"),
+		waitText(`#room-status`, "ready"),
+		waitJS(`room.es !== null && desk.es !== null && room.es.readyState === EventSource.OPEN && desk.es.readyState === EventSource.OPEN`),
+		chromedp.Evaluate(`room.es.readyState === EventSource.OPEN`, &open),
+		chromedp.Evaluate(`window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: true })); [state.es, room.es, desk.es].every((es) => !es || es.readyState === EventSource.CLOSED)`, &closed),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !open || !closed {
+		t.Fatalf("streams open before pagehide %v, all closed after it %v", open, closed)
+	}
+}

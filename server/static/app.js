@@ -838,3 +838,10 @@ startDesk();
 
 refreshTargets();
 setInterval(refreshTargets, 5000); // soft refresh of the data region only; the composer is never touched
+
+// A page left for another (a reload, a link) closes its streams at once:
+// a browser opens only a few connections to one host, and a page kept in
+// its back/forward cache would go on holding them. Shown again from that
+// cache, it loads afresh.
+window.addEventListener("pagehide", () => { for (const es of [state.es, room.es, desk.es]) if (es) es.close(); });
+window.addEventListener("pageshow", (e) => { if (e.persisted) location.reload(); });
