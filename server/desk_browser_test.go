@@ -529,7 +529,10 @@ func TestServeScreenshot(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("which step is riskiest?"),
 		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		// The click the page's own script would take (a mouse click may
+		// land beside a button the growing card has just moved).
+		chromedp.WaitEnabled(`#preview-run`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("preview-run").click()`, nil),
 		waitJS(`[...document.querySelectorAll("#turns .md code")].some(e => e.textContent === "--verbose")`),
 		waitText(`#room-status`, "ready"),
 		typeLine("how do we test it?"),
