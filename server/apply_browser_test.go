@@ -20,11 +20,7 @@ func TestPageDiffApplyUndo(t *testing.T) {
 		t.Skip("browser test")
 	}
 	dir, r := pendingRunRepo(t)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, nil)
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready"),
 		typeLine("/resume"),

@@ -46,6 +46,14 @@ func TestMain(m *testing.M) {
 func chatWorkspace(t *testing.T) (ws string, s *conversation.Session, transcript string) {
 	t.Helper()
 	ws = t.TempDir()
+	s, transcript = chatSession(t, ws)
+	return ws, s, transcript
+}
+
+// chatSession registers the chat-capable session sid in the workspace ws,
+// its transcript existing (empty), its process this test.
+func chatSession(t *testing.T, ws string) (s *conversation.Session, transcript string) {
+	t.Helper()
 	s, err := conversation.OpenSession(ws, sid)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +69,40 @@ func chatWorkspace(t *testing.T) (ws string, s *conversation.Session, transcript
 		t.Fatal(err)
 	}
 	s.RecordProcess(procfacts.ThisProcess()) // the session runs (as this test)
-	return ws, s, transcript
+	return s, transcript
+}
+
+// stopHookTurn is the session's turn boundary as Claude Code plays it:
+// the real `relay-baton hook stop` claims the waiting message (its reason
+// must carry want), and the session's answer is appended to its
+// transcript as Claude Code writes it (the hook's feedback, thinking, a
+// tool call, the text, the turn's end).
+func stopHookTurn(t *testing.T, ws, transcript, want, answer string) {
+	t.Helper()
+	var claimed struct{ Decision, Reason string }
+	payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":%q,"cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, sid, transcript, ws)
+	cmd := exec.Command(rbBin, "hook", "stop")
+	cmd.Stdin = strings.NewReader(payload)
+	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+ws)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Errorf("hook stop: %v", err)
+		return
+	}
+	if err := json.Unmarshal(out, &claimed); err != nil || claimed.Decision != "block" || !strings.Contains(claimed.Reason, want) {
+		t.Errorf("hook stop printed %q (%v)", out, err)
+		return
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	feedback, _ := json.Marshal("Stop hook feedback:\n" + claimed.Reason)
+	text, _ := json.Marshal(answer)
+	appendLines(t, transcript,
+		`{"type":"user","isMeta":true,"isSidechain":false,"timestamp":"`+now+`","message":{"role":"user","content":`+string(feedback)+`}}`,
+		`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"thinking","thinking":""}],"stop_reason":null}}`,
+		`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}],"stop_reason":"tool_use"}}`,
+		`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":`+string(text)+`}],"stop_reason":"end_turn"}}`,
+		`{"type":"system","subtype":"turn_duration","durationMs":1200,"timestamp":"`+now+`"}`,
+	)
 }
 
 func startWorkspaceServer(t *testing.T, ws string) (string, *Workspace) {
@@ -177,37 +218,13 @@ func TestPanelInBrowser(t *testing.T) {
 	ws, s, transcript := chatWorkspace(t)
 	base, _ := startWorkspaceServer(t, ws)
 	const text = "how is the refactor going?"
-	var claimed struct {
-		Decision, Reason string
-	}
 	panelScenario(t, base, sid, text,
 		func() bool {
 			q, _ := s.Queue()
 			return q.Depth == 1
 		},
 		func() {
-			payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":%q,"cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, sid, transcript, ws)
-			cmd := exec.Command(rbBin, "hook", "stop")
-			cmd.Stdin = strings.NewReader(payload)
-			cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+ws)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("hook stop: %v", err)
-				return
-			}
-			if err := json.Unmarshal(out, &claimed); err != nil || claimed.Decision != "block" || !strings.Contains(claimed.Reason, text) {
-				t.Errorf("hook stop printed %q (%v)", out, err)
-				return
-			}
-			now := time.Now().UTC().Format(time.RFC3339Nano)
-			feedback, _ := json.Marshal("Stop hook feedback:\n" + claimed.Reason)
-			appendLines(t, transcript,
-				`{"type":"user","isMeta":true,"isSidechain":false,"timestamp":"`+now+`","message":{"role":"user","content":`+string(feedback)+`}}`,
-				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"thinking","thinking":""}],"stop_reason":null}}`,
-				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}],"stop_reason":"tool_use"}}`,
-				`{"type":"assistant","isSidechain":false,"timestamp":"`+now+`","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Halfway there: the parser split is done and the tests are green."}],"stop_reason":"end_turn"}}`,
-				`{"type":"system","subtype":"turn_duration","durationMs":1200,"timestamp":"`+now+`"}`,
-			)
+			stopHookTurn(t, ws, transcript, text, "Halfway there: the parser split is done and the tests are green.")
 		},
 		"the parser split is done")
 	// The delivery is on disk with its lane, and the reply reached log.jsonl.

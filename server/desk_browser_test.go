@@ -49,6 +49,21 @@ func serveRepoEnv(t *testing.T, dir string, env ...string) (string, *exec.Cmd) {
 	return base, cmd
 }
 
+// pageIn starts the real `relay-baton serve` in dir (env laid over the
+// test's environment) and opens its page in a new headless Chromium: the
+// set-up the page's browser tests share. The first Run starts the browser
+// on ctx itself (a shorter context would take the browser with it); first
+// runs before the navigation, in that Run (a viewport's size).
+func pageIn(t *testing.T, dir string, env []string, first ...chromedp.Action) (ctx context.Context, base string, serve *exec.Cmd) {
+	t.Helper()
+	base, serve = serveRepoEnv(t, dir, env...)
+	ctx = browser(t)
+	if err := chromedp.Run(ctx, append(first, chromedp.Navigate(pageURL(t, base)))...); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, base, serve
+}
+
 // until polls cond under a hang guard of browserGuard.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -96,6 +111,18 @@ func logEvents(t *testing.T, dir string) []events.Event {
 	return list
 }
 
+// loggedRun says whether the log in dir records an agent_run whose meta
+// is as want says.
+func loggedRun(t *testing.T, dir string, want func(events.AgentRunMeta) bool) bool {
+	t.Helper()
+	for _, e := range logEvents(t, dir) {
+		if m, err := events.MetaOf[events.AgentRunMeta](&e); err == nil && want(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // pageText is an element's textContent (a closed <details> too).
 func pageText(ctx context.Context, t *testing.T, sel string) string {
 	t.Helper()
@@ -137,11 +164,7 @@ func TestPagePlanConfirmedWithClick(t *testing.T) {
 		agenttest.Reply(agenttest.Text("## Goal\nAdd --verbose.\n\n## Steps\n1. Edit main.go\n")),
 	)
 	dir := gitRepo(t)
-	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil))
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready · active agent claude"),
 		typeLine("/plan add a --verbose flag"),
@@ -194,11 +217,7 @@ func TestPageDeclinedPreviewRunsNothing(t *testing.T) {
 	}
 	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("should never be asked")))
 	dir := gitRepo(t)
-	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil))
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready"),
 		typeLine("what is in this repository?"),
@@ -213,13 +232,7 @@ func TestPageDeclinedPreviewRunsNothing(t *testing.T) {
 	if n := len(a.Requests()); n != 0 {
 		t.Fatalf("claude made %d requests after Cancel", n)
 	}
-	var declined bool
-	for _, e := range logEvents(t, dir) {
-		if m, err := events.MetaOf[events.AgentRunMeta](&e); err == nil && m.Cancelled && !m.Ran && m.Reason == "declined" {
-			declined = true
-		}
-	}
-	if !declined {
+	if !loggedRun(t, dir, func(m events.AgentRunMeta) bool { return m.Cancelled && !m.Ran && m.Reason == "declined" }) {
 		t.Fatal("the cancel is not logged as a declined run")
 	}
 }
@@ -237,11 +250,7 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	rb(t, dir, "note", "start")
 	plan := filepath.Join(dir, ".ai-session", "plan.md")
 	os.WriteFile(plan, []byte("## Goal\nthe first plan <img src=x onerror=\"window.pwned=1\"> \u202egnp.exe\n"), 0o600)
-	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, base, _ := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil))
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready"),
 		typeLine("what does the plan say?"),
@@ -291,13 +300,9 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	if r := a.Requests(); len(r) == 0 || !strings.Contains(string(r[len(r)-1].Body), "the second plan") {
 		t.Fatalf("claude was not asked with the second plan (%d requests)", len(r))
 	}
-	var stale bool
-	for _, e := range logEvents(t, dir) {
-		if m, err := events.MetaOf[events.AgentRunMeta](&e); err == nil && !m.Ran && m.PreviewID == first && strings.HasPrefix(m.Reason, "stale: ") {
-			stale = true
-		}
-	}
-	if !stale {
+	if !loggedRun(t, dir, func(m events.AgentRunMeta) bool {
+		return !m.Ran && m.PreviewID == first && strings.HasPrefix(m.Reason, "stale: ")
+	}) {
 		t.Fatal("the stale click is not logged against the first preview")
 	}
 }
@@ -311,11 +316,7 @@ func TestPageStopDuringRun(t *testing.T) {
 	}
 	a := agenttest.NewAnthropic(t, agenttest.Step{Blocks: []agenttest.Block{agenttest.Text("a reply that never ends")}, Stall: true})
 	dir := gitRepo(t)
-	base, serve := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, serve := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil))
 	if err := within(ctx, 30*time.Second,
 		waitText(`#room-status`, "ready"),
 		typeLine("tell me a long story"),
@@ -345,13 +346,7 @@ func TestPageStopDuringRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".ai-session", "run.holder")); !os.IsNotExist(err) {
 		t.Fatalf("run.holder after the run: %v", err)
 	}
-	var cancelled bool
-	for _, e := range logEvents(t, dir) {
-		if m, err := events.MetaOf[events.AgentRunMeta](&e); err == nil && m.Ran && m.Cancelled {
-			cancelled = true
-		}
-	}
-	if !cancelled {
+	if !loggedRun(t, dir, func(m events.AgentRunMeta) bool { return m.Ran && m.Cancelled }) {
 		t.Fatal("the stopped run is not logged as cancelled")
 	}
 	if err := within(ctx, 30*time.Second,
@@ -372,7 +367,7 @@ func TestPageRoomSecondOrigin(t *testing.T) {
 	}
 	dir := gitRepo(t)
 	rb(t, dir, "note", "start")
-	base, _ := serveRepoEnv(t, dir)
+	ctx, base, _ := pageIn(t, dir, nil)
 	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if r.URL.Path == "/form" {
@@ -397,10 +392,8 @@ const post = async (path, body, type) => {
 </script>`))
 	}))
 	defer hostile.Close()
-	ctx := browser(t)
 	var result string
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#room-status`, "ready"),
 		chromedp.Navigate(hostile.URL+"/"),
 		chromedp.Poll(`window.result`, &result),
@@ -442,13 +435,9 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	dir := gitRepo(t)
 	rb(t, dir, "note", "start")
 	env := agenttest.OfflineEnv(t, a, nil)
-	base, _ := serveRepoEnv(t, dir, env...)
+	ctx, _, _ := pageIn(t, dir, env)
 	room := startRoom(t, dir, env...)
 	room.until(t, "claude›")
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
 	if err := within(ctx, 10*time.Second, waitText(`#room-status`, "ready")); err != nil {
 		t.Fatal(err)
 	}
@@ -517,8 +506,9 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 var updateShot = flag.Bool("update-shot", false, "rewrite docs/serve.png from TestServeScreenshot")
 
 // TestServeScreenshot is the page as docs/serve.png shows it: a plan run
-// from the page (the real claude against the mock), then a question's
-// preview waiting for Run. With -update-shot it rewrites docs/serve.png:
+// from the page (the real claude against the mock), a question answered
+// (its Markdown rendered in the timeline), then a question's preview
+// waiting for Run. With -update-shot it rewrites docs/serve.png:
 //
 //	go test ./server -run TestServeScreenshot -update-shot
 func TestServeScreenshot(t *testing.T) {
@@ -528,14 +518,11 @@ func TestServeScreenshot(t *testing.T) {
 	a := agenttest.NewAnthropic(t,
 		agenttest.Reply(agenttest.Thinking("look around"), agenttest.Bash("ls")),
 		agenttest.Reply(agenttest.Text("## Goal\nAdd a --verbose flag.\n\n## Scope (in)\nmain.go\n\n## Out of scope\nLog files\n\n## Approach\nA flag and a logger\n\n## Steps\n1. Parse --verbose in main.go\n2. Log each step when it is set\n\n## Risks\nNoise\n\n## Verification\ngo test ./...\n\n## Next step\nStep 1\n")),
+		agenttest.Reply(agenttest.Text("Step **2**: logging every step can flood `stderr`, so keep it behind `--verbose` (see [the flag package](https://pkg.go.dev/flag)).")),
 	)
 	dir := gitRepo(t)
 	rb(t, dir, "note", "the page drives the room")
-	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 860), chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil), chromedp.EmulateViewport(1280, 860))
 	if err := within(ctx, 30*time.Second,
 		waitText(`#room-status`, "ready"),
 		typeLine("/plan add a --verbose flag"),
@@ -544,6 +531,14 @@ func TestServeScreenshot(t *testing.T) {
 		waitText(`#turns`, "plan.md written by claude"),
 		waitText(`#room-status`, "ready"),
 		typeLine("which step is riskiest?"),
+		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
+		// The click the page's own script would take (a mouse click may
+		// land beside a button the growing card has just moved).
+		chromedp.WaitEnabled(`#preview-run`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("preview-run").click()`, nil),
+		waitJS(`[...document.querySelectorAll("#turns .md code")].some(e => e.textContent === "--verbose")`),
+		waitText(`#room-status`, "ready"),
+		typeLine("how do we test it?"),
 		waitText(`#preview-text`, "preview: /ask → claude (ask)"),
 		waitText(`#ctx-plan`, "gate: ok"),
 	); err != nil {
@@ -572,11 +567,7 @@ func TestPageEditPreviewsAgain(t *testing.T) {
 	}
 	a := agenttest.NewAnthropic(t, agenttest.Reply(agenttest.Text("should never be asked")))
 	dir := gitRepo(t)
-	base, _ := serveRepoEnv(t, dir, agenttest.OfflineEnv(t, a, nil)...)
-	ctx := browser(t)
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, agenttest.OfflineEnv(t, a, nil))
 	if err := within(ctx, 10*time.Second,
 		waitText(`#room-status`, "ready"),
 		// Tab completes command names as in the terminal.

@@ -39,11 +39,6 @@ func pendingRunRepo(t *testing.T) (dir string, r *runs.Run) {
 		t.Fatalf("the run's changes: %v %v", ch, err)
 	}
 	rb(t, dir, "note", "before the runs")
-	lg, err := events.OpenLog(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lg.Close()
 	for _, m := range []string{
 		`{"agent":"claude","command":"ask\u202e","confirmed":true,"durationMs":2000,"exitCode":0,"ran":true,"costUsd":0.00014,"inputTokens":10,"outputTokens":5}`,
 		`{"agent":"codex","command":"execute","confirmed":true,"durationMs":3000,"exitCode":0,"ran":true,"inputTokens":20,"outputTokens":8}`,
@@ -52,9 +47,7 @@ func pendingRunRepo(t *testing.T) (dir string, r *runs.Run) {
 		json.Unmarshal([]byte(m), &meta)
 		e := events.New("s", events.Role(meta.Agent), events.KindAgentRun, meta.Agent+" "+meta.Command+": exit 0")
 		e.Meta = events.MetaJSON(m)
-		if err := lg.Append(e); err != nil {
-			t.Fatal(err)
-		}
+		appendEvents(t, dir, e)
 	}
 	return dir, r
 }
@@ -64,7 +57,7 @@ func pendingRunRepo(t *testing.T) (dir string, r *runs.Run) {
 // the log's total.
 func TestContextJSONPendingRunAndCosts(t *testing.T) {
 	dir, r := pendingRunRepo(t)
-	base := serveRepo(t, dir)
+	base, _ := serveRepoEnv(t, dir)
 	resp, err := http.Get(base + "/api/context")
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +97,7 @@ func TestPagePendingRunAndCostsInBrowser(t *testing.T) {
 		t.Skip("browser test")
 	}
 	dir, r := pendingRunRepo(t)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
-	// The first Run starts the browser on ctx itself (a shorter context
-	// would take the browser with it).
-	if err := chromedp.Run(ctx, chromedp.Navigate(pageURL(t, base))); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, _ := pageIn(t, dir, nil)
 	if err := within(ctx, 10*time.Second,
 		waitText(`#turns`, "before the runs"),
 		waitText(`#ctx-run`, "3 files changed, not applied · worktree "+r.Worktree),

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,30 +42,6 @@ func rb(t *testing.T, dir string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("relay-baton %v: %v\n%s", args, err, out)
 	}
-}
-
-// serveRepo starts the real `relay-baton serve --port 0` in dir and
-// returns the page's address.
-func serveRepo(t *testing.T, dir string) string {
-	t.Helper()
-	cmd := exec.Command(rbBin, "serve", "--port", "0")
-	cmd.Dir = dir
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v", err)
-	}
-	base, _ := servedAt(t, line)
-	go func() { _, _ = bufio.NewReader(out).WriteTo(os.Stderr) }()
-	return base
 }
 
 // ptyRoom starts `relay-baton chat` in dir on a pseudo-terminal.
@@ -151,11 +125,8 @@ func TestRoomPageInBrowser(t *testing.T) {
 	dir := gitRepo(t)
 	rb(t, dir, "note", "logged before the page loaded")
 	os.WriteFile(filepath.Join(dir, ".ai-session", "plan.md"), []byte("## Goal\nship it\n"), 0o600)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
-
+	ctx, _, _ := pageIn(t, dir, nil)
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "logged before the page loaded"),
 		waitText(`#ctx-agent`, "claude"),
 		waitText(`#ctx-plan`, "old, gate: lacks"),
@@ -193,10 +164,6 @@ func TestRoomPageInBrowser(t *testing.T) {
 		t.Fatalf("context after /agent codex: %v", err)
 	}
 	// A plan ref opens read-only in the page, as text.
-	lg, err := events.OpenLog(filepath.Join(dir, ".ai-session", "conversation.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A chat reply names the session's transcript, an absolute path outside
 	// .ai-session that /api/ref refuses: no button for it. A cancelled run
 	// is "cancelled" in the context, not "exit -1".
@@ -206,12 +173,7 @@ func TestRoomPageInBrowser(t *testing.T) {
 	run.Meta = events.MetaJSON(`{"agent":"claude","cancelled":true,"command":"ask","confirmed":true,"durationMs":3000,"exitCode":-1,"ran":true}`)
 	ev := events.New("s", events.RoleRelayBaton, events.KindPlan, "plan.md written by claude")
 	ev.Refs = map[string]string{"plan": "plan.md"}
-	for _, e := range []events.Event{reply, run, ev} {
-		if err := lg.Append(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lg.Close()
+	appendEvents(t, dir, reply, run, ev)
 	var refs int
 	if err := within(ctx, 10*time.Second, waitText(`#turns`, "plan.md written by claude"), waitText(`#ctx-last`, "claude /ask cancelled"),
 		chromedp.Evaluate(`document.querySelectorAll("#turns .ref").length`, &refs)); err != nil {
@@ -241,9 +203,9 @@ func TestRoomPageInBrowser(t *testing.T) {
 	}
 }
 
-// writeBigLog writes n message events straight to the log (one buffered
-// write per MB), far faster than n appends.
-func writeBigLog(tb testing.TB, path string, n int) {
+// writeLogFile writes the events gen puts straight to the log at path (one
+// buffered write per MB), far faster than appends.
+func writeLogFile(tb testing.TB, path string, gen func(put func(events.Event))) {
 	tb.Helper()
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
@@ -252,17 +214,28 @@ func writeBigLog(tb testing.TB, path string, n int) {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	for i := range n {
-		role := events.RoleUser
-		if i%2 == 1 {
-			role = events.RoleClaude
-		}
-		e := events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i))
-		w.Write(append(events.AppendJSON(nil, e), '\n'))
-	}
+	var line []byte
+	gen(func(e events.Event) {
+		line = append(events.AppendJSON(line[:0], e), '\n')
+		w.Write(line)
+	})
 	if err := w.Flush(); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// writeBigLog writes n message events to the log at path.
+func writeBigLog(tb testing.TB, path string, n int) {
+	tb.Helper()
+	writeLogFile(tb, path, func(put func(events.Event)) {
+		for i := range n {
+			role := events.RoleUser
+			if i%2 == 1 {
+				role = events.RoleClaude
+			}
+			put(events.New("s", role, events.KindMessage, "event number "+strconv.Itoa(i)))
+		}
+	})
 }
 
 // TestRoomPagePagesBack: with a large log the page shows only the newest
@@ -273,12 +246,10 @@ func TestRoomPagePagesBack(t *testing.T) {
 	}
 	dir := gitRepo(t)
 	writeBigLog(t, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 20000)
-	base := serveRepo(t, dir)
-	ctx := browser(t)
+	ctx, _, _ := pageIn(t, dir, nil)
 	var shown, after int
 	var first string
 	err := chromedp.Run(ctx,
-		chromedp.Navigate(pageURL(t, base)),
 		waitText(`#turns`, "event number 19999"),
 		chromedp.Evaluate(`document.querySelectorAll("#turns .ev").length`, &shown),
 		chromedp.Evaluate(`document.getElementById("timeline").scrollTop = 0`, nil),
@@ -308,67 +279,6 @@ func TestRoomPagePagesBack(t *testing.T) {
 	}
 	if len(roles) != 1 || roles[0] != "claude" {
 		t.Fatalf("role filter shows %v", roles)
-	}
-}
-
-// BenchmarkTimelineFirstPage: what the page asks first (the newest 200
-// events) from a 1,000,000-event log, over HTTP, against reading the whole
-// log forward (what a page that loaded everything would need at least).
-func BenchmarkTimelineFirstPage(b *testing.B) {
-	dir := b.TempDir()
-	fr := &fakeRoom{dir: filepath.Join(dir, ".ai-session"), ctx: map[string]any{}}
-	writeBigLog(b, fr.LogPath(), 1_000_000)
-	base := serveLoopback(b, fr)
-	b.Run("first-page", func(b *testing.B) {
-		for b.Loop() {
-			r, err := http.Get(base + "/api/timeline")
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			if r.StatusCode != 200 {
-				b.Fatal(r.StatusCode)
-			}
-		}
-	})
-	b.Run("whole-log", func(b *testing.B) {
-		for b.Loop() {
-			n := 0
-			if _, err := events.ReadFile(fr.LogPath(), func(events.Event) error { n++; return nil }); err != nil || n != 1_000_000 {
-				b.Fatal(err, n)
-			}
-		}
-	})
-}
-
-// BenchmarkRoomPageFirstRender: from navigation to the newest event on
-// screen, in headless Chromium, with a 1,000,000-event log behind the real
-// `relay-baton serve`.
-func BenchmarkRoomPageFirstRender(b *testing.B) {
-	dir := b.TempDir()
-	for _, args := range [][]string{{"init", "-q"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git: %v %s", err, out)
-		}
-	}
-	writeBigLog(b, filepath.Join(dir, ".ai-session", "conversation.jsonl"), 1_000_000)
-	cmd := exec.Command(rbBin, "serve", "--port", "0")
-	cmd.Dir = dir
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	_, full := servedAt(b, line)
-	ctx := browser(b)
-	for b.Loop() {
-		if err := chromedp.Run(ctx, chromedp.Navigate(full), waitText(`#turns`, "event number 999999")); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -409,5 +319,32 @@ func TestRoomPageDegrades(t *testing.T) {
 	}
 	if err := within(ctx, 15*time.Second, chromedp.Navigate("file://"+page), waitText(`#tl-status`, "not reachable")); err != nil {
 		t.Fatalf("file://: %v", err)
+	}
+}
+
+// TestPageClosesItsStreamsWhenLeft: a page left for another (a reload, a
+// link) closes its event streams at once. A browser opens six connections
+// to one host, and a page kept in its back/forward cache held its three
+// open: the fourth reload in a row waited about a minute for a
+// connection.
+func TestPageClosesItsStreamsWhenLeft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	dir := gitRepo(t)
+	rb(t, dir, "note", "hello")
+	ctx, _, _ := pageIn(t, dir, nil)
+	var open, closed bool
+	if err := within(ctx, 10*time.Second,
+		waitText(`#turns`, "hello"),
+		waitText(`#room-status`, "ready"),
+		waitJS(`room.es !== null && desk.es !== null && room.es.readyState === EventSource.OPEN && desk.es.readyState === EventSource.OPEN`),
+		chromedp.Evaluate(`room.es.readyState === EventSource.OPEN`, &open),
+		chromedp.Evaluate(`window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: true })); [state.es, room.es, desk.es].every((es) => !es || es.readyState === EventSource.CLOSED)`, &closed),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !open || !closed {
+		t.Fatalf("streams open before pagehide %v, all closed after it %v", open, closed)
 	}
 }

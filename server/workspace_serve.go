@@ -58,6 +58,11 @@ func ServeWorkspace(ctx context.Context, o ServeOptions) error {
 	if o.Room != nil {
 		if r, err := o.Room(o.Workspace); err == nil {
 			srv.SetRoom(r)
+			// The context panel's first answer reads the log to its end
+			// once (a resume's reading; later answers read only what was
+			// appended): done now, while nobody waits, rather than when
+			// the page first asks.
+			go func() { _, _ = r.Context(ctx) }()
 		} else {
 			fmt.Fprintf(o.Log, "relay-baton serve: no Agent Room timeline (%v); the chat panel works without it\n", err)
 		}

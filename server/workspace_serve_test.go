@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +135,38 @@ func TestOpenThroughPrivateFile(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the file for the browser is still there after the browser came")
 		}
+	}
+}
+
+// warmRoom is a room whose context says when it was first asked for.
+type warmRoom struct {
+	fakeRoom
+	asked chan struct{}
+	once  sync.Once
+}
+
+func (r *warmRoom) Context(ctx context.Context) (any, error) {
+	r.once.Do(func() { close(r.asked) })
+	return r.fakeRoom.Context(ctx)
+}
+
+// TestServeWorkspaceReadsTheRoomAtStart: serve computes the room's context
+// (the whole log read once, on a long log the slow part of the page's
+// first screen) as it starts, before any page asks for it.
+func TestServeWorkspaceReadsTheRoomAtStart(t *testing.T) {
+	ws, _, _ := chatWorkspace(t)
+	r := &warmRoom{fakeRoom: fakeRoom{dir: filepath.Join(ws, ".ai-session"), ctx: map[string]any{}}, asked: make(chan struct{})}
+	var out, log lockedLog
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeWorkspace(ctx, ServeOptions{Workspace: ws, Port: 0, Out: &out, Log: &log,
+			Room: func(string) (Room, error) { return r, nil }})
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-r.asked:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("serve did not read the room's context at its start")
 	}
 }

@@ -2,6 +2,8 @@
 // The page of relay-baton serve. Every text that came from a model, a tool,
 // a transcript, a repository or a chat message is shown with textContent,
 // through visible(): no markup, and nothing that changes how text reads.
+// An agent's reply is Markdown made into elements (markdown()), its text
+// set the same way.
 const $ = (id) => document.getElementById(id);
 
 // visible is render.Inert (events/render/inert.go) for the page: C0 controls
@@ -24,6 +26,248 @@ function visible(s) {
 }
 // show sets an element's text, visibly.
 function show(el, s) { el.textContent = visible(s); }
+
+// ---- Markdown, as DOM nodes ----
+// markdown renders an agent's reply (Markdown as models write it:
+// paragraphs, headings, emphasis, inline code, fenced code blocks, lists,
+// block quotes, links) as elements made with createElement and text set
+// with textContent: no markup in the text is ever parsed as HTML (a
+// <script> or an <img onerror> shows as itself), and the text passes
+// through visible() first. A link shows its target beside its text, and
+// opens (in a new tab, without a referrer or an opener) only when it is
+// http, https or mailto; any other (javascript:, data:, a relative path
+// to this server) is text.
+const MD_DEPTH = 6; // nesting of quotes, lists and emphasis
+const MD_INLINE_MAX = 20000; // a longer paragraph is shown as plain text
+const RE_FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+const RE_FENCE_END = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+const RE_HEAD = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const RE_HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const RE_QUOTE = /^ {0,3}> ?(.*)$/;
+const RE_ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
+const RE_ESCAPABLE = /[!-/:-@[-`{-~]/;
+
+function markdown(text) {
+  const box = document.createElement("div");
+  box.className = "md";
+  mdBlocks(box, visible(String(text == null ? "" : text).replace(/\r\n/g, "\n")).split("\n"), 0);
+  return box;
+}
+function mdFence(line) {
+  const m = RE_FENCE.exec(line);
+  return m && !(m[1][0] === "`" && m[2].includes("`")) ? m : null;
+}
+function mdStartsBlock(line) {
+  return !!(mdFence(line) || RE_HEAD.test(line) || RE_HR.test(line) || RE_QUOTE.test(line) || RE_ITEM.test(line));
+}
+function mdBlocks(parent, lines, depth) {
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (!line.trim()) { i++; continue; }
+    let m;
+    if ((m = mdFence(line))) {
+      const body = [];
+      for (i++; i < lines.length; i++) {
+        const c = RE_FENCE_END.exec(lines[i]);
+        if (c && c[1][0] === m[1][0] && c[1].length >= m[1].length) { i++; break; }
+        body.push(lines[i]);
+      }
+      const pre = document.createElement("pre");
+      const code = document.createElement("code");
+      code.textContent = body.join("\n");
+      pre.appendChild(code);
+      parent.appendChild(pre);
+      continue;
+    }
+    if ((m = RE_HEAD.exec(line))) {
+      const h = document.createElement("h" + m[1].length);
+      mdInline(h, m[2] || "", depth);
+      parent.appendChild(h);
+      i++;
+      continue;
+    }
+    if (RE_HR.test(line)) { parent.appendChild(document.createElement("hr")); i++; continue; }
+    if (depth < MD_DEPTH && RE_QUOTE.test(line)) {
+      const inner = [];
+      for (; i < lines.length && lines[i].trim(); i++) {
+        const q = RE_QUOTE.exec(lines[i]);
+        if (q) inner.push(q[1]);
+        else if (!mdStartsBlock(lines[i])) inner.push(lines[i]); // a lazy continuation of the quote's paragraph
+        else break;
+      }
+      const bq = document.createElement("blockquote");
+      mdBlocks(bq, inner, depth + 1);
+      parent.appendChild(bq);
+      continue;
+    }
+    if (depth < MD_DEPTH && RE_ITEM.test(line)) { i = mdList(parent, lines, i, depth); continue; }
+    const para = [];
+    for (; i < lines.length && lines[i].trim() && !(para.length && mdStartsBlock(lines[i])); i++) para.push(lines[i].trim());
+    const p = document.createElement("p");
+    mdInline(p, para.join("\n"), depth);
+    parent.appendChild(p);
+  }
+}
+// mdList renders the list starting at lines[i] and returns the index of
+// the first line after it. An item goes on over lines indented past its
+// marker, and over blank lines when an indented line follows them.
+function mdList(parent, lines, i, depth) {
+  const ordered = (m) => /\d/.test(m[2][0]);
+  const first = RE_ITEM.exec(lines[i]);
+  const list = document.createElement(ordered(first) ? "ol" : "ul");
+  if (ordered(first)) { const n = parseInt(first[2], 10); if (n !== 1) list.start = n; }
+  parent.appendChild(list);
+  // lead is a line's indentation in columns (a tab is 4); dedent takes
+  // up to n columns of it off.
+  const lead = (l) => { let n = 0; for (const c of l) { if (c === " ") n++; else if (c === "\t") n += 4; else break; } return n; };
+  const dedent = (l, n) => { let k = 0; for (; k < l.length && n > 0 && (l[k] === " " || l[k] === "\t"); k++) n -= l[k] === "\t" ? 4 : 1; return l.slice(k); };
+  while (i < lines.length) {
+    const m = RE_ITEM.exec(lines[i]);
+    if (!m || ordered(m) !== ordered(first)) break;
+    const inside = m[1].length + 2; // a line indented this far belongs to the item
+    const col = m[1].length + m[2].length + 1;
+    const item = [m[3]];
+    for (i++; i < lines.length; i++) {
+      const l = lines[i];
+      if (!l.trim()) {
+        let j = i;
+        while (j < lines.length && !lines[j].trim()) j++;
+        if (j < lines.length && lead(lines[j]) >= inside) { for (; i < j; i++) item.push(""); i--; continue; }
+        break;
+      }
+      if (lead(l) >= inside) { item.push(dedent(l, col)); continue; }
+      if (mdStartsBlock(l)) break;
+      item.push(l.trim()); // a lazy continuation of the item's paragraph
+    }
+    const li = document.createElement("li");
+    mdBlocks(li, item, depth + 1);
+    list.appendChild(li);
+    let j = i;
+    while (j < lines.length && !lines[j].trim()) j++;
+    const next = j < lines.length ? RE_ITEM.exec(lines[j]) : null;
+    if (!next || ordered(next) !== ordered(first)) break;
+    i = j;
+  }
+  return i;
+}
+// mdInline renders a paragraph's text: backslash escapes, `code`,
+// [text](target), <https://...>, **strong**, *emphasis* (and with _).
+// Every search for a closing mark remembers where it failed, and link
+// targets that do not close spend a budget, so a line of unmatched marks
+// takes linear time.
+function mdInline(parent, s, depth, inLink) {
+  if (s.length > MD_INLINE_MAX || depth > MD_DEPTH) { parent.appendChild(document.createTextNode(s)); return; }
+  let buf = "";
+  const flush = () => { if (buf) { parent.appendChild(document.createTextNode(buf)); buf = ""; } };
+  const failed = {}; // a closing mark not found at or after this index
+  const find = (mark, from, ok) => {
+    if (failed[mark] !== undefined && from >= failed[mark]) return -1;
+    for (let j = s.indexOf(mark, from); j >= 0; j = s.indexOf(mark, j + 1)) if (ok(j)) return j;
+    failed[mark] = from;
+    return -1;
+  };
+  let budget = 4 * s.length + 8192; // characters link targets may scan, so unclosed ones take linear time
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i];
+    if (c === "\\" && i + 1 < s.length && RE_ESCAPABLE.test(s[i + 1])) { buf += s[i + 1]; i += 2; continue; }
+    if (c === "`") {
+      let n = 1;
+      while (s[i + n] === "`") n++;
+      const run = "`".repeat(n);
+      const end = find(run, i + n, (j) => s[j - 1] !== "`" && s[j + n] !== "`");
+      if (end < 0) { buf += run; i += n; continue; }
+      let t = s.slice(i + n, end);
+      if (t.length > 2 && t[0] === " " && t[t.length - 1] === " " && t.trim()) t = t.slice(1, -1);
+      flush();
+      const code = document.createElement("code");
+      code.textContent = t;
+      parent.appendChild(code);
+      i = end + n;
+      continue;
+    }
+    if (c === "[" && !inLink) {
+      const close = find("]", i + 1, (j) => s[j - 1] !== "\\");
+      let l = null;
+      if (close > i && s[close + 1] === "(" && budget > 0) {
+        l = mdTarget(s, close + 2);
+        if (!l) budget -= Math.min(2048, s.length - close);
+      }
+      if (l) { flush(); mdAnchor(parent, s.slice(i + 1, close), l.url, depth); i = l.end; continue; }
+    }
+    if (c === "<" && !inLink) {
+      const m = /^<((?:https?:\/\/|mailto:)[^\s<>]{1,2048})>/i.exec(s.slice(i, i + 2060));
+      if (m) { flush(); mdAnchor(parent, null, m[1], depth); i += m[0].length; continue; }
+    }
+    if (c === "*" || c === "_") {
+      const d = s[i + 1] === c ? c + c : c;
+      const after = s[i + d.length];
+      const word = (x) => x !== undefined && /[\p{L}\p{N}]/u.test(x);
+      const opens = after !== undefined && !/\s/.test(after) && after !== c && !(c === "_" && word(s[i - 1]));
+      const end = opens ? find(d, i + d.length + 1, (j) => !/\s/.test(s[j - 1]) && s[j - 1] !== c && s[j + d.length] !== c && !(c === "_" && word(s[j + d.length]))) : -1;
+      if (end < 0) { buf += d; i += d.length; continue; }
+      flush();
+      const em = document.createElement(d.length === 2 ? "strong" : "em");
+      mdInline(em, s.slice(i + d.length, end), depth + 1, inLink);
+      parent.appendChild(em);
+      i = end + d.length;
+      continue;
+    }
+    buf += c;
+    i++;
+  }
+  flush();
+}
+// mdTarget reads a link's (target "title") from s at i; null when it is
+// not one.
+function mdTarget(s, i) {
+  let j = i;
+  while (s[j] === " ") j++;
+  let url = "";
+  if (s[j] === "<") {
+    const e = s.indexOf(">", j);
+    if (e < 0 || e - j > 2048) return null;
+    url = s.slice(j + 1, e);
+    j = e + 1;
+  } else {
+    let depth = 0;
+    const from = j;
+    for (; j < s.length && j - from <= 2048 && !/\s/.test(s[j]); j++) {
+      if (s[j] === "(") depth++;
+      else if (s[j] === ")") { if (depth === 0) break; depth--; }
+    }
+    url = s.slice(from, j);
+  }
+  while (s[j] === " " || s[j] === "\n") j++;
+  if (s[j] === '"' || s[j] === "'") {
+    const e = s.indexOf(s[j], j + 1);
+    if (e < 0 || e - j > 2048) return null;
+    j = e + 1;
+    while (s[j] === " ") j++;
+  }
+  return s[j] === ")" ? { url, end: j + 1 } : null;
+}
+// mdAnchor shows a link: its text and, beside it, its target. Only an
+// http, https or mailto target is clickable.
+function mdAnchor(parent, label, url, depth) {
+  let ok = false;
+  if (/^(https?:\/\/|mailto:)/i.test(url)) {
+    try { ok = ["http:", "https:", "mailto:"].includes(new URL(url).protocol); } catch (e) {}
+  }
+  const node = document.createElement(ok ? "a" : "span");
+  if (ok) { node.href = url; node.target = "_blank"; node.rel = "noopener noreferrer"; }
+  else { node.className = "md-nolink"; node.title = "not opened: only http, https and mailto links are"; }
+  if (label == null || label === url) node.textContent = url;
+  else mdInline(node, label, depth + 1, true);
+  parent.appendChild(node);
+  if (label != null && label !== url) {
+    const t = document.createElement("span");
+    t.className = "md-url";
+    t.textContent = " (" + url + ")";
+    parent.appendChild(t);
+  }
+}
 
 // noSecret is what the page says when the server refuses it 401: the
 // secret in its cookie is not this server's (serve was restarted).
@@ -77,7 +321,8 @@ function addMsg(role, text, meta, id) {
   who.appendChild(m);
   const body = document.createElement("div");
   body.className = "body";
-  show(body, text);
+  if (role === "agent") { div.reply = text || ""; body.appendChild(markdown(div.reply)); }
+  else show(body, text);
   div.append(who, body);
   const log = $("log");
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -170,7 +415,10 @@ function connectEvents() {
   on("activity", (d) => { addTool((d.tool || "tool") + (d.detail ? " — " + d.detail : "")); setActivity("working: " + (d.tool || ""), true); });
   on("text", (d) => {
     if (!currentReply) currentReply = addMsg("agent", "", hhmmss(d.at));
-    if (currentReply) currentReply.querySelector(".body").textContent += (currentReply.querySelector(".body").textContent ? "\n\n" : "") + visible(d.text || "");
+    if (currentReply) {
+      currentReply.reply += (currentReply.reply ? "\n\n" : "") + (d.text || "");
+      currentReply.querySelector(".body").replaceChildren(markdown(currentReply.reply));
+    }
     $("log").scrollTop = $("log").scrollHeight;
   });
   on("end_turn", () => { setActivity("end of turn", false); currentReply = null; });
@@ -239,6 +487,11 @@ function keeps(e) {
 function startsTurn(e) {
   return e.role === "user" && (e.kind === "command" || e.kind === "message") && !(e.meta && "confirmed" in e.meta);
 }
+// isReply: an agent's answer, shown as Markdown (the rest of the log is
+// the room's own words and the user's, shown as they are).
+function isReply(e) {
+  return (e.role === "claude" || e.role === "codex" || e.role === "orchestrator") && (e.kind === "message" || e.kind === "chat_reply");
+}
 function evNode(e) {
   const d = document.createElement("div");
   d.className = "ev r-" + (ROLES.includes(e.role) ? e.role : "other");
@@ -261,7 +514,8 @@ function evNode(e) {
   }
   const t = document.createElement("div");
   t.className = "t";
-  show(t, e.text || "");
+  if (isReply(e)) t.appendChild(markdown(e.text || ""));
+  else show(t, e.text || "");
   if ((e.text || "").split("\n").length > 6 || (e.text || "").length > 600) {
     d.classList.add("clip");
     t.title = "click to expand";
@@ -584,3 +838,10 @@ startDesk();
 
 refreshTargets();
 setInterval(refreshTargets, 5000); // soft refresh of the data region only; the composer is never touched
+
+// A page left for another (a reload, a link) closes its streams at once:
+// a browser opens only a few connections to one host, and a page kept in
+// its back/forward cache would go on holding them. Shown again from that
+// cache, it loads afresh.
+window.addEventListener("pagehide", () => { for (const es of [state.es, room.es, desk.es]) if (es) es.close(); });
+window.addEventListener("pageshow", (e) => { if (e.persisted) location.reload(); });
