@@ -71,6 +71,9 @@ func browser(t testing.TB) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile),
+		// Chromium's singleton socket folder (org.chromium.Chromium.*)
+		// goes to TMPDIR: inside the profile, it is removed with it.
+		chromedp.Env("TMPDIR="+profile),
 		chromedp.WindowSize(1100, 760),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
