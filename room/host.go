@@ -47,7 +47,8 @@ type HostOutput struct {
 	Seq  int64  `json:"seq"`
 	Text string `json:"text"`
 	// Kind is "diff" for a diff /diff showed (made inert; the page
-	// colours its lines), empty for the rest.
+	// colours its lines), "md" for an agent's reply text (the page
+	// renders it as Markdown), empty for the rest.
 	Kind string `json:"kind,omitempty"`
 }
 
@@ -143,6 +144,17 @@ type hostWriter struct{ h *Host }
 func (w hostWriter) Write(b []byte) (int, error) {
 	w.h.print(string(b))
 	return len(b), nil
+}
+
+// WriteReply shows an agent's reply text as a block the page renders as
+// Markdown (kind "md"; the server makes it inert, the page builds it as
+// text nodes), after its speaker's label, as the terminal shows it.
+func (w hostWriter) WriteReply(agent, text string) {
+	w.h.print("[" + agent + "]\n")
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	w.h.printKind(text, "md")
 }
 
 func (h *Host) print(s string) { h.printKind(s, "") }

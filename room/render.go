@@ -188,10 +188,26 @@ func (p *printer) activity(a events.Activity) {
 			a.Text = strings.TrimLeft(a.Text, "\n")
 		}
 	}
+	if rw, ok := p.w.(replyWriter); ok && a.Kind == events.ActText {
+		if strings.TrimSpace(a.Text) == "" {
+			return
+		}
+		p.r.EndLine()
+		rw.WriteReply(p.agent, a.Text)
+		p.lastOut, p.lastText = time.Now(), true
+		return
+	}
 	if p.r.Activity(events.Role(p.agent), a) {
 		p.lastOut = time.Now()
 		p.lastText = a.Kind == events.ActText
 	}
+}
+
+// replyWriter is a frontend's writer that shows an agent's reply text
+// itself (the page renders it as Markdown, safely): the printer hands it
+// each text block whole, with the agent that wrote it.
+type replyWriter interface {
+	WriteReply(agent, text string)
 }
 
 // setWidth has lines wrapped at words to the terminal's width, the gutter

@@ -64,7 +64,9 @@ func TestPageComposerChatsWithSession(t *testing.T) {
 	stopHookTurn(t, dir, transcript, text, "Halfway: the **parser** split is done.\n\n- tests green\n- docs next")
 	if err := within(ctx, 30*time.Second,
 		waitText(`#console`, "delivered via hook"),
-		waitText(`#console`, "Halfway: the **parser** split is done."),
+		// The console renders the reply's Markdown too.
+		waitText(`#console`, "Halfway: the parser split is done."),
+		waitJS(`[...document.querySelectorAll("#console .md strong")].some(e => e.textContent === "parser")`),
 		waitText(`#room-status`, "ready"),
 		// The log keeps a reply's summary on one line: its inline Markdown
 		// is rendered in the timeline.

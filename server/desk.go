@@ -45,7 +45,8 @@ type DeskOutput struct {
 	Seq  int64  `json:"seq"`
 	Text string `json:"text"`
 	// Kind is "diff" for a diff /diff showed (the page colours its
-	// lines), empty for the rest.
+	// lines), "md" for an agent's reply (the page renders it as
+	// Markdown), empty for the rest.
 	Kind string `json:"kind,omitempty"`
 }
 

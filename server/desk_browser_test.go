@@ -185,8 +185,15 @@ func TestPagePlanConfirmedWithClick(t *testing.T) {
 		waitText(`#console`, "wrote .ai-session/plan.md"),
 		waitText(`#room-status`, "ready"),
 		waitText(`#turns`, "plan.md written by claude"),
+		// The reply is rendered as Markdown in the console: its headings
+		// are headings, its list a list.
+		waitText(`#console .md h2`, "Goal"),
+		waitText(`#console .md ol li`, "Edit main.go"),
 	); err != nil {
 		t.Fatalf("the run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
+	}
+	if txt := pageText(ctx, t, "#console"); strings.Contains(txt, "## Goal") {
+		t.Fatalf("the reply's Markdown is shown raw in the console:\n%s", txt)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".ai-session", "plan.md"))
 	if err != nil || !strings.Contains(string(b), "Add --verbose.") {

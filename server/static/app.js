@@ -677,6 +677,8 @@ function appendConsole(text, kind) {
       box.appendChild(s);
     }
     c.appendChild(box);
+  } else if (kind === "md") {
+    c.appendChild(markdown(text)); // an agent's reply: elements built from text, never HTML
   } else {
     c.appendChild(document.createTextNode(visible(text)));
   }
