@@ -18,7 +18,7 @@ import (
 func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	ws := t.TempDir()
-	procs := &fakeProcs{boot: "b1"}
+	procs := &testkit.FakeProcs{Boot: "b1"}
 	ids := map[string]string{
 		"live":   "11111111-0000-4000-8000-000000000001",
 		"live2":  "22222222-0000-4000-8000-000000000002",
@@ -43,7 +43,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 			t.Fatal(err)
 		}
 		if pid > 0 {
-			procs.set(pid, procfacts.Stat{State: 'S', Start: uint64(pid) * 10})
+			procs.Set(pid, procfacts.Stat{State: 'S', Start: uint64(pid) * 10})
 			if err := s.RecordProcess(procfacts.Identify(procs, pid)); err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +62,8 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	// --all.
 	const printRun = "77777777-0000-4000-8000-000000000007"
 	os.WriteFile(filepath.Join(pd, printRun+".jsonl"), []byte(`{"type":"user","entrypoint":"sdk-cli","sessionId":"`+printRun+`","message":{"role":"user","content":"plan"}}`+"\n"), 0o600)
-	procs.kill(103)
-	procs.set(104, procfacts.Stat{State: 'S', Start: 1}) // another process got pid 104
+	procs.Kill(103)
+	procs.Set(104, procfacts.Stat{State: 'S', Start: 1}) // another process got pid 104
 
 	ts, err := listTargets(context.Background(), ws, false, procs)
 	if err != nil {
@@ -108,8 +108,8 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 		t.Errorf("lead %s, want the marked live2", l)
 	}
 	// No live session: no lead at all.
-	procs.kill(101)
-	procs.kill(102)
+	procs.Kill(101)
+	procs.Kill(102)
 	if l := leadOf(t, ws, procs); l != "" {
 		t.Errorf("lead %s with no live session", l)
 	}

@@ -5,69 +5,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
-
-// fakeProcs is an injected /proc: argv and stat per pid.
-type fakeProcs struct {
-	mu      sync.Mutex
-	argv    map[int][]string
-	stat    map[int]procfacts.Stat
-	boot    string
-	noProcs bool // the platform cannot tell (procfacts.ErrUnsupported)
-}
-
-func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.noProcs {
-		return nil, procfacts.ErrUnsupported
-	}
-	a, ok := f.argv[pid]
-	if !ok {
-		return nil, os.ErrPermission
-	}
-	return a, nil
-}
-
-func (f *fakeProcs) Stat(pid int) (procfacts.Stat, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.noProcs {
-		return procfacts.Stat{}, procfacts.ErrUnsupported
-	}
-	st, ok := f.stat[pid]
-	if !ok {
-		return procfacts.Stat{}, procfacts.ErrNoProcess
-	}
-	return st, nil
-}
-
-func (f *fakeProcs) BootID() string { return f.boot }
-
-func (f *fakeProcs) set(pid int, st procfacts.Stat, argv ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.argv == nil {
-		f.argv, f.stat = map[int][]string{}, map[int]procfacts.Stat{}
-	}
-	if argv != nil {
-		f.argv[pid] = argv
-	}
-	f.stat[pid] = st
-}
-
-func (f *fakeProcs) kill(pid int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.argv, pid)
-	delete(f.stat, pid)
-}
 
 func envOf(kv ...string) func(string) string {
 	m := map[string]string{}
@@ -113,13 +57,13 @@ func TestModeFromArgv(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	const bin = "/opt/claude/bin/claude.exe"
-	procs := &fakeProcs{boot: "boot-1"}
-	procs.set(100, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
-	procs.set(200, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 6000}, bin, "-p", "say hi")
-	procs.set(300, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 7000}, bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
-	procs.set(400, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 8000}, bin, "-p", "--resume", "abc", "--", "next")
-	procs.set(500, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 9000}) // argv unreadable
-	procs.set(601, procfacts.Stat{PPID: 300, Comm: "sh", State: 'S', Start: 9100}, "/bin/sh", "-c", "relay-baton hook stop")
+	procs := &testkit.FakeProcs{Boot: "boot-1"}
+	procs.Set(100, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 5000}, bin, "--permission-mode", "default")
+	procs.Set(200, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 6000}, bin, "-p", "say hi")
+	procs.Set(300, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 7000}, bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	procs.Set(400, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 8000}, bin, "-p", "--resume", "abc", "--", "next")
+	procs.Set(500, procfacts.Stat{PPID: 1, Comm: "claude", State: 'S', Start: 9000}) // argv unreadable
+	procs.Set(601, procfacts.Stat{PPID: 300, Comm: "sh", State: 'S', Start: 9100}, "/bin/sh", "-c", "relay-baton hook stop")
 	print := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=sdk-cli", "CLAUDE_CODE_SESSION_ATTENDED=0"}
 	tui := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_SESSION_ATTENDED=1"}
 	cases := []struct {
@@ -158,7 +102,7 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	// Off Linux: the environment decides, the pid is kept without a start time.
-	other := &fakeProcs{noProcs: true}
+	other := &testkit.FakeProcs{NoProcs: true}
 	if h := Detect(envOf(append(print, "CLAUDE_PID=300")...), other, 0); h.Mode != ModePrint || h.Process != (procfacts.Process{PID: 300}) {
 		t.Errorf("unsupported platform, print env: %+v", h)
 	}
@@ -182,8 +126,8 @@ func TestSkipDrainsThePayload(t *testing.T) {
 }
 
 func TestProcessCheck(t *testing.T) {
-	procs := &fakeProcs{boot: "boot-1"}
-	procs.set(42, procfacts.Stat{State: 'S', Start: 1234})
+	procs := &testkit.FakeProcs{Boot: "boot-1"}
+	procs.Set(42, procfacts.Stat{State: 'S', Start: 1234})
 	p := procfacts.Identify(procs, 42)
 	if p != (procfacts.Process{PID: 42, Start: 1234, BootID: "boot-1"}) {
 		t.Fatalf("Identify: %+v", p)
@@ -191,38 +135,38 @@ func TestProcessCheck(t *testing.T) {
 	if got := p.Check(procs); got != procfacts.Live {
 		t.Fatalf("running: %s", got)
 	}
-	procs.set(42, procfacts.Stat{State: 'S', Start: 9999}) // the pid was reused
+	procs.Set(42, procfacts.Stat{State: 'S', Start: 9999}) // the pid was reused
 	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("pid reused: %s", got)
 	}
-	procs.set(42, procfacts.Stat{State: 'Z', Start: 1234})
+	procs.Set(42, procfacts.Stat{State: 'Z', Start: 1234})
 	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("zombie: %s", got)
 	}
 	if procfacts.Identify(procs, 42).Known() {
 		t.Fatal("a zombie identified as a running process")
 	}
-	procs.set(42, procfacts.Stat{State: 'S', Start: 1234})
-	procs.boot = "boot-2"
+	procs.Set(42, procfacts.Stat{State: 'S', Start: 1234})
+	procs.Boot = "boot-2"
 	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("after a reboot: %s", got)
 	}
-	procs.boot = "boot-1"
-	procs.kill(42)
+	procs.Boot = "boot-1"
+	procs.Kill(42)
 	if got := p.Check(procs); got != procfacts.Ended {
 		t.Fatalf("gone: %s", got)
 	}
 	if got := (procfacts.Process{}).Check(procs); got != procfacts.Unknown {
 		t.Fatalf("none recorded: %s", got)
 	}
-	if got := (procfacts.Process{PID: 42}).Check(&fakeProcs{noProcs: true}); got != procfacts.Live {
+	if got := (procfacts.Process{PID: 42}).Check(&testkit.FakeProcs{NoProcs: true}); got != procfacts.Live {
 		t.Fatalf("unsupported platform: %s", got)
 	}
 }
 
 func TestWhileAlive(t *testing.T) {
-	procs := &fakeProcs{}
-	procs.set(7, procfacts.Stat{State: 'S', Start: 1})
+	procs := &testkit.FakeProcs{}
+	procs.Set(7, procfacts.Stat{State: 'S', Start: 1})
 	ctx, cancel := procfacts.WhileAlive(context.Background(), procfacts.Identify(procs, 7), procs, 5*time.Millisecond)
 	defer cancel()
 	select {
@@ -230,7 +174,7 @@ func TestWhileAlive(t *testing.T) {
 		t.Fatal("ended while the process runs")
 	case <-time.After(30 * time.Millisecond):
 	}
-	procs.kill(7)
+	procs.Kill(7)
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Minute): // a hang guard

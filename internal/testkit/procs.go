@@ -1,4 +1,4 @@
-package conversation
+package testkit
 
 import (
 	"os"
@@ -7,19 +7,20 @@ import (
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
-// fakeProcs is an injected /proc: argv and stat per pid.
-type fakeProcs struct {
+// FakeProcs is an injected /proc for procfacts: argv and stat per pid,
+// the boot id, or (NoProcs) a platform that cannot tell.
+type FakeProcs struct {
 	mu      sync.Mutex
 	argv    map[int][]string
 	stat    map[int]procfacts.Stat
-	boot    string
-	noProcs bool // the platform cannot tell (procfacts.ErrUnsupported)
+	Boot    string
+	NoProcs bool // the platform cannot tell (procfacts.ErrUnsupported)
 }
 
-func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
+func (f *FakeProcs) Cmdline(pid int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.noProcs {
+	if f.NoProcs {
 		return nil, procfacts.ErrUnsupported
 	}
 	a, ok := f.argv[pid]
@@ -29,10 +30,10 @@ func (f *fakeProcs) Cmdline(pid int) ([]string, error) {
 	return a, nil
 }
 
-func (f *fakeProcs) Stat(pid int) (procfacts.Stat, error) {
+func (f *FakeProcs) Stat(pid int) (procfacts.Stat, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.noProcs {
+	if f.NoProcs {
 		return procfacts.Stat{}, procfacts.ErrUnsupported
 	}
 	st, ok := f.stat[pid]
@@ -42,9 +43,10 @@ func (f *fakeProcs) Stat(pid int) (procfacts.Stat, error) {
 	return st, nil
 }
 
-func (f *fakeProcs) BootID() string { return f.boot }
+func (f *FakeProcs) BootID() string { return f.Boot }
 
-func (f *fakeProcs) set(pid int, st procfacts.Stat, argv ...string) {
+// Set gives pid its stat and, when argv is not nil, its command line.
+func (f *FakeProcs) Set(pid int, st procfacts.Stat, argv ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.argv == nil {
@@ -56,7 +58,8 @@ func (f *fakeProcs) set(pid int, st procfacts.Stat, argv ...string) {
 	f.stat[pid] = st
 }
 
-func (f *fakeProcs) kill(pid int) {
+// Kill makes pid gone.
+func (f *FakeProcs) Kill(pid int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.argv, pid)
