@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/relay-baton/relay-baton/conversation/peer"
+	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -59,24 +60,13 @@ func otherListener(t *testing.T, p string) *exec.Cmd {
 	return cmd
 }
 
-// shortDir is a folder for sockets (a socket path has a length limit).
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "peer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // A socket.json naming a live process (this one) and a socket another
 // process serves is not the session's: nothing is posted, the message
 // stays in the inbox for the hooks. Recorded with the listener's own
 // process, the same socket takes it.
 func TestSocketServedByAnotherProcessRefused(t *testing.T) {
 	s := newSession(t)
-	p := filepath.Join(shortDir(t), "s.sock")
+	p := filepath.Join(testkit.ShortDir(t), "s.sock")
 	cmd := otherListener(t, p)
 	if err := s.RecordSocket(SocketInfo{Path: p, Process: procfacts.ThisProcess()}); err != nil {
 		t.Fatal(err)
@@ -105,9 +95,9 @@ func TestSocketServedByAnotherProcessRefused(t *testing.T) {
 
 // Codex's control socket is found without following links.
 func TestCodexControlSocketNoLinks(t *testing.T) {
-	home := shortDir(t)
+	home := testkit.ShortDir(t)
 	t.Setenv("CODEX_HOME", home)
-	elsewhere := shortDir(t)
+	elsewhere := testkit.ShortDir(t)
 	ln, err := net.Listen("unix", filepath.Join(elsewhere, "app-server-control.sock"))
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +128,9 @@ func TestCodexControlSocketNoLinks(t *testing.T) {
 // Codex makes app-server-control.sock a link to its socket in a folder of
 // its own: that link is read once, and its target must pass the checks.
 func TestCodexControlSocketLinkAsCodexMakesIt(t *testing.T) {
-	home := shortDir(t)
+	home := testkit.ShortDir(t)
 	t.Setenv("CODEX_HOME", home)
-	daemon := shortDir(t)
+	daemon := testkit.ShortDir(t)
 	real := filepath.Join(daemon, "d.sock")
 	ln, err := net.Listen("unix", real)
 	if err != nil {
@@ -163,7 +153,7 @@ func TestCodexControlSocketLinkAsCodexMakesIt(t *testing.T) {
 	}
 	os.Chmod(daemon, 0o700)
 	// A link whose target is itself reached through a link: refused.
-	hop := filepath.Join(shortDir(t), "hop")
+	hop := filepath.Join(testkit.ShortDir(t), "hop")
 	os.Symlink(daemon, hop)
 	os.Remove(link)
 	os.Symlink(filepath.Join(hop, "d.sock"), link)

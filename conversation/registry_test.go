@@ -65,7 +65,7 @@ func (f *fakeRegistry) old() {
 // as Claude Code does (0700).
 func privateTemp(t *testing.T) string {
 	t.Helper()
-	d := shortDir(t)
+	d := testkit.ShortDir(t)
 	t.Setenv("TMPDIR", d)
 	if err := os.Mkdir(filepath.Join(d, "cc-socks"), 0o700); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestWriteEverywhere(t *testing.T) {
 // then, needs no new call of claude; once that process ends, it does.
 func TestRememberedRegistry(t *testing.T) {
 	reg := newFakeRegistry(t)
-	cmd := otherListener(t, filepath.Join(shortDir(t), "x.sock"))
+	cmd := otherListener(t, filepath.Join(testkit.ShortDir(t), "x.sock"))
 	reg.set(LiveSession{PID: cmd.Process.Pid, Cwd: "/w", SessionID: testSID, Status: StatusIdle})
 	if _, err := Registry(context.Background()); err != nil {
 		t.Fatal(err)

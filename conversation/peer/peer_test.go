@@ -9,23 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// shortDir is a folder for sockets (a socket path has a length limit).
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "peer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+	"github.com/relay-baton/relay-baton/internal/testkit"
+)
 
 // No link on a socket's path, no folder others may write to or another
 // user owns; a root-owned sticky folder (/tmp) is fine.
 func TestSocketPathChecks(t *testing.T) {
-	d := shortDir(t)
+	d := testkit.ShortDir(t)
 	real := filepath.Join(d, "real")
 	os.Mkdir(real, 0o700)
 	p := filepath.Join(real, "s.sock")
