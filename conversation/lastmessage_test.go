@@ -16,18 +16,7 @@ import (
 // lines of a two-block reply carried it). The follower shows every block
 // and ends the turn at the last one, not at the first.
 func TestFollowShowsEveryBlockOfTheLastMessage(t *testing.T) {
-	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	s := newSession(t)
-	tr := filepath.Join(t.TempDir(), "t.jsonl")
-	os.WriteFile(tr, nil, 0o600)
-	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
-	r, err := Send(s.Workspace, s.ID, "room", "two blocks please")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
-	res.Delivered()
-	markAnswering(s, r.Message.ID)
+	s, r, tr := handedOver(t, "two blocks please")
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n%s\n%s\n",
 		`{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`,
@@ -76,18 +65,7 @@ func TestLastMessageText(t *testing.T) {
 // The lines of one message written apart: the turn does not end at the
 // first while the second may still come.
 func TestFollowWaitsForTheMessagesNextLine(t *testing.T) {
-	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	s := newSession(t)
-	tr := filepath.Join(t.TempDir(), "t.jsonl")
-	os.WriteFile(tr, nil, 0o600)
-	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
-	r, err := Send(s.Workspace, s.ID, "room", "two writes please")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
-	res.Delivered()
-	markAnswering(s, r.Message.ID)
+	s, r, tr := handedOver(t, "two writes please")
 	write := func(lines ...string) {
 		f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 		for _, l := range lines {
@@ -117,4 +95,24 @@ func TestFollowWaitsForTheMessagesNextLine(t *testing.T) {
 	if len(texts) != 2 {
 		t.Fatalf("shown %q", texts)
 	}
+}
+
+// handedOver is a session with a transcript whose Stop hook handed over
+// message text (claimed, delivered, its answer awaited): what a Follow of
+// it starts from.
+func handedOver(t *testing.T, text string) (*Session, Receipt, string) {
+	t.Helper()
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	s := newSession(t)
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, nil, 0o600)
+	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
+	r, err := Send(s.Workspace, s.ID, "room", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
+	res.Delivered()
+	markAnswering(s, r.Message.ID)
+	return s, r, tr
 }

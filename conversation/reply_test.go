@@ -132,18 +132,7 @@ func TestPromptSubmitMarksSocketMessages(t *testing.T) {
 // Follow shows the stored reply, waiting for the Stop hook that runs a
 // moment after the transcript shows the turn's end.
 func TestFollowWaitsForTheStoredReply(t *testing.T) {
-	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	s := newSession(t)
-	tr := filepath.Join(t.TempDir(), "t.jsonl")
-	os.WriteFile(tr, nil, 0o600)
-	s.Register(Registration{TranscriptPath: tr, Cwd: s.Workspace})
-	r, err := Send(s.Workspace, s.ID, "room", "how far?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, _ := s.ClaimWith(LaneHook, ClaimOptions{Handover: true, Transcript: tr})
-	res.Delivered()
-	markAnswering(s, r.Message.ID)
+	s, r, tr := handedOver(t, "how far?")
 	f, _ := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "%s\n", `{"type":"user","isMeta":true,"message":{"role":"user","content":"Stop hook feedback:\n[relay-baton chat message `+r.Message.ID+` from room, typed]"}}`)
 	fmt.Fprintf(f, "%s\n", `{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"transcript text, cut short"}],"stop_reason":"end_turn"}}`)
