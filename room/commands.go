@@ -396,9 +396,9 @@ func (e *Engine) Execute(ctx context.Context) error {
 	if res.Agent == "" { // nothing ran
 		return err
 	}
-	ch, _ := gitrepo.Changes(context.WithoutCancel(ctx), e.wt.WorkDir())
-	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
-		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch))})
+	n := e.wt.ChangedFiles(context.WithoutCancel(ctx))
+	e.emit(events.Role(res.Agent), fmt.Sprintf("execute by %s: exit %d, %s; %s", res.Agent, res.ExitCode, render.Count(n, "changed file"), summary(res.FinalText, 300)),
+		map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(n)})
 	return err
 }
 

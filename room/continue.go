@@ -197,10 +197,10 @@ func (l *loop) continueLoop(ctx context.Context, at loopStart, max int) (LoopRes
 			res := l.run.execute(ctx, spec, inv)
 			startTree = *l.runStart // recorded by execute before the run
 			lr.AgentRuns++
-			ch, _ := gitrepo.Changes(bg, l.wt.WorkDir())
-			l.run.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 300)),
+			changed := l.wt.ChangedFiles(bg)
+			l.run.emit(events.Role(res.Agent), fmt.Sprintf("continue step %d/%d by %s: exit %d, %s; %s", step, max, res.Agent, res.ExitCode, render.Count(changed, "changed file"), summary(res.FinalText, 300)),
 				map[string]string{events.RefPlan: events.PlanFile}, events.ExecuteMeta{Agent: res.Agent, Step: step, MaxSteps: max, Half: resume.HalfExecute,
-					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(len(ch)), Answer: summary(res.FinalText, 1500)})
+					ExitCode: events.Int(res.ExitCode), ChangedFiles: events.Int(changed), Answer: summary(res.FinalText, 1500)})
 			switch {
 			case res.Cancelled || ctx.Err() != nil:
 				return finish(resume.StopCancelled, fmt.Sprintf("step %d was cancelled", step))
@@ -229,7 +229,7 @@ func (l *loop) continueLoop(ctx context.Context, at loopStart, max int) (LoopRes
 				return finish(resume.StopMaxSteps, fmt.Sprintf("reached --max-steps %d", max))
 			}
 			answer = res.FinalText
-			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, render.Count(len(ch), "changed file"), summary(res.FinalText, 3000))
+			prev = fmt.Sprintf("step %d: exit %d; %s. Its answer:\n%s", step, res.ExitCode, render.Count(changed, "changed file"), summary(res.FinalText, 3000))
 			half = resume.HalfPlan
 			continue
 		}

@@ -73,6 +73,15 @@ func TestExecuteRunsInAWorktreeAndApplyBringsItIn(t *testing.T) {
 	if got := h.e.wt.PendingLine(); got != "3 files changed, not applied" {
 		t.Fatalf("pending line %q", got)
 	}
+	// The run's summary counts the run's change, not the user's untracked
+	// file the worktree started with.
+	for _, ev := range h.events(t) {
+		if m, err := events.MetaOf[events.ExecuteMeta](&ev); err == nil && ev.Kind == events.KindExecute {
+			if m.ChangedFiles == nil || *m.ChangedFiles != 3 || !strings.Contains(ev.Text, "3 changed files") {
+				t.Fatalf("execute summary %q %+v", ev.Text, m)
+			}
+		}
+	}
 	if p := h.e.Panel(ctx); p.Pending != "3 files changed, not applied" {
 		t.Fatalf("panel %+v", p)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/gitrepo"
 	"github.com/relay-baton/relay-baton/runs"
 )
 
@@ -35,6 +36,17 @@ func (t *Tracker) Pending() *runs.Run {
 		return t.run
 	}
 	return nil
+}
+
+// ChangedFiles is how many files an executor run left changed, for its
+// summary: a pending run's whole change (not the user's uncommitted files
+// the worktree started with), else the user's tree against HEAD.
+func (t *Tracker) ChangedFiles(ctx context.Context) int {
+	if t.Pending() != nil {
+		return t.pendingFiles
+	}
+	ch, _ := gitrepo.Changes(ctx, t.WorkDir())
+	return len(ch)
 }
 
 // WorkDir is where agents work and what the room's git facts for them
