@@ -79,7 +79,7 @@ func TestPTYShowsThePagesTurnLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	p.until(t, "page: [")
+	p.until(t, "page · ")
 	p.until(t, "command: /plan PAGE TASK")
 	p.until(t, "confirmed: run claude")
 	p.until(t, "held by") // the panel, while the page's run holds the repository
@@ -123,7 +123,7 @@ func TestPTYShowsThePagesTurnLive(t *testing.T) {
 		t.Fatalf("the room's own turn shown as another's:\n%s", p.String())
 	}
 	for _, l := range strings.Split(p.String(), "\n") {
-		if strings.Contains(l, "page: [") && strings.Contains(l, "half typed") {
+		if strings.Contains(l, "page · ") && strings.Contains(l, "half typed") {
 			t.Fatalf("the room's own line shown as the page's: %q", l)
 		}
 	}
@@ -156,7 +156,7 @@ func TestPTYSaysHeldWithoutThePanel(t *testing.T) {
 	if err := host.Answer(st.Preview.ID, st.Hash, "run", ""); err != nil {
 		t.Fatal(err)
 	}
-	p.until(t, "page: [")
+	p.until(t, "page · ")
 	p.until(t, "message: a question from the page")
 	p.until(t, "held by claude /ask")
 	p.until(t, "in relay-baton serve's page")

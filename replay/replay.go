@@ -494,6 +494,24 @@ func FormatEvent(n int, e events.Event, color bool) string {
 	return string(appendEvent(nil, n, &e, color))
 }
 
+// FormatLive renders one event as a live screen shows another screen's
+// turn: "from · hh:mm:ss who kind: text", the clock local and to the second,
+// each continuation line carrying from and who ("  from │ who │ ..."), so
+// every line says where it came from. Made inert as FormatEvent.
+func FormatLive(from string, e events.Event, color bool) string {
+	from = render.InertLine(from)
+	clock := e.TS
+	if t, err := time.Parse(time.RFC3339Nano, e.TS); err == nil {
+		clock = t.Local().Format("15:04:05")
+	}
+	f := form{stamp: from + " · " + clock, cont: "\n  " + from + " │ "}
+	return string(appendEventForm(nil, &e, color, f))
+}
+
+// form is how appendEventForm starts an event's first line (stamp, in
+// place of "N. [ts]") and its continuation lines (cont, before who).
+type form struct{ stamp, cont string }
+
 // isReply reports whether e holds an agent's or a session's reply text.
 func isReply(e *events.Event) bool {
 	switch e.Role {
@@ -512,6 +530,22 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 		b = append(b, '[')
 		b = append(b, e.TS...)
 		b = append(b, ']')
+	}
+	return appendEventForm(b, e, colored, form{})
+}
+
+// appendEventForm appends e after its stamp: "who kind: text", with
+// continuation lines as f says ("\n    who │ " when f is zero).
+func appendEventForm(b []byte, e *events.Event, colored bool, f form) []byte {
+	if f.stamp != "" {
+		if colored {
+			b = append(b, faint.Sprint(f.stamp)...)
+		} else {
+			b = append(b, f.stamp...)
+		}
+	}
+	if f.cont == "" {
+		f.cont = "\n    "
 	}
 	b = append(b, ' ')
 	agent := events.MetaAgent(e)
@@ -556,7 +590,7 @@ func appendEvent(b []byte, n int, e *events.Event, colored bool) []byte {
 		if !more {
 			return appendCost(b, e)
 		}
-		b = append(b, "\n    "...)
+		b = append(b, f.cont...)
 		b = append(b, who...)
 		b = append(b, " │ "...)
 		text = rest

@@ -157,6 +157,24 @@ func TestFormatEvent(t *testing.T) {
 	}
 }
 
+// A live screen's line for another screen's turn: its origin and local
+// clock in front, every continuation line labelled again, all inert.
+func TestFormatLive(t *testing.T) {
+	ts := time.Date(2026, 5, 29, 10, 0, 7, 0, time.UTC)
+	e := events.Event{TS: ts.Format(time.RFC3339Nano), Role: events.RoleRelayBaton, Kind: events.KindAgentRun,
+		Text: "line one\nline two\x1b[31m", Meta: events.MetaJSON(`{"agent":"codex"}`)}
+	got := FormatLive("page\x1b]0;x\a", e, false)
+	clock := ts.Local().Format("15:04:05")
+	want := "page^[]0;x^G · " + clock + " relay-baton/codex agent_run: line one\n  page^[]0;x^G │ relay-baton/codex │ line two^[[31m"
+	if got != want {
+		t.Errorf("FormatLive =\n%q\nwant\n%q", got, want)
+	}
+	e.TS = "not a time"
+	if got := FormatLive("page", e, false); !strings.HasPrefix(got, "page · not a time relay-baton/codex") {
+		t.Errorf("an unreadable time must be shown as logged: %q", got)
+	}
+}
+
 func TestReplayMissingAndDirectory(t *testing.T) {
 	dir := t.TempDir()
 	err := Run(context.Background(), io.Discard, Options{File: filepath.Join(dir, "none.jsonl")})

@@ -166,7 +166,7 @@ func TestOthersFromThePageAdopted(t *testing.T) {
 		}
 	}
 	all := strings.Join(shown, "\n")
-	for _, want := range []string{"page: [", "command: /plan from the page", "confirmed", "agent_run", "exit 0", "$0.25", "plan"} {
+	for _, want := range []string{"page · ", "command: /plan from the page", "confirmed", "agent_run", "exit 0", "$0.25", "plan"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the page's turn lacks %q:\n%s", want, all)
 		}
@@ -212,7 +212,7 @@ func TestFollowOthersTwoRooms(t *testing.T) {
 	if o := nextOther(t, toSecond, "the first room's turn"); o.Event.Text != "FROM THE FIRST" || o.From() != "another room" {
 		t.Fatalf("the second room got %q from %q", o.Event.Text, o.From())
 	}
-	if !strings.HasPrefix(screens.Other{Event: events.Event{Role: events.RoleUser, Kind: events.KindMessage, Text: "x"}, Screen: screens.Room}.Text(false), "another room: [") {
+	if !strings.HasPrefix(screens.Other{Event: events.Event{Role: events.RoleUser, Kind: events.KindMessage, Text: "x"}, Screen: screens.Room}.Text(false), "another room · ") {
 		t.Fatal("the label does not lead the line")
 	}
 	cancel()

@@ -15,10 +15,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/relay-baton/relay-baton/events"
-	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/safeio"
 )
@@ -59,12 +57,11 @@ func (o Other) From() string {
 	return "another relay-baton process"
 }
 
-// Text is the event as a terminal shows it: "page: [ts] who kind: text",
-// in the form of the resume recap (replay.FormatEvent: every string made
-// inert), continuation lines indented under it.
+// Text is the event as a terminal shows it: "page · 09:12:03 who kind:
+// text", the clock local (replay.FormatLive: every string made inert),
+// each continuation line labelled "  page │ who │ ...".
 func (o Other) Text(color bool) string {
-	line := strings.TrimPrefix(replay.FormatEvent(0, o.Event, color), "0. ")
-	return render.InertLine(o.From()) + ": " + line
+	return replay.FormatLive(o.From(), o.Event, color)
 }
 
 // path is the record of session's screen in the session folder sd (""

@@ -102,7 +102,7 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 	); err != nil {
 		t.Fatalf("the page's run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
 	}
-	room.until(t, "page: [")
+	room.until(t, "page · ")
 	room.until(t, "command: /plan add a --verbose flag")
 	room.until(t, "confirmed: run claude")
 	room.until(t, "agent_run: claude plan: exit 0")
@@ -149,7 +149,7 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 	}
 	// Each screen's own turns are not shown to it as another's.
 	for _, l := range strings.Split(room.r.screenText(), "\n") {
-		if strings.Contains(l, "page: [") && strings.Contains(l, "what is in this repository") {
+		if strings.Contains(l, "page · ") && strings.Contains(l, "what is in this repository") {
 			t.Fatalf("the terminal's own turn shown as the page's: %q", l)
 		}
 	}
