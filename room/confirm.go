@@ -58,12 +58,16 @@ func (pv *previews) confirmLoop(c preview.Confirmation, text string) (string, er
 }
 
 // yes asks question unless --yes; false with nil when the answer is no.
+// On a terminal that takes the answer as one key the question says so.
 func (pv *previews) yes(question string) (bool, error) {
 	if pv.autoYes {
 		return true, nil
 	}
 	if pv.term == nil {
 		return false, ErrNeedYes
+	}
+	if k, ok := pv.term.(interface{ OneKey() bool }); ok && k.OneKey() {
+		question = strings.TrimRight(question, " ") + " (one key, no Enter) "
 	}
 	a, err := pv.term.Ask(question)
 	a = strings.ToLower(strings.TrimSpace(a))

@@ -105,7 +105,7 @@ func TestTmuxRoomWork(t *testing.T) {
 
 	// /apply, y: the change reaches the user's tree, three-way.
 	r.line("/apply")
-	r.wait("apply these? [y/N]", 1, agentWait)
+	r.wait("apply these? [y/N] (one key, no Enter)", 1, agentWait)
 	if !strings.Contains(r.all(), "greet.py  write   (+3 -0, 1 hunk)") {
 		t.Fatal("/apply's preview does not name greet.py with its hunk")
 	}
@@ -120,7 +120,7 @@ func TestTmuxRoomWork(t *testing.T) {
 
 	// /undo, y: greet.py is as it was.
 	r.line("/undo")
-	r.wait("take these out? [y/N]", 1, agentWait)
+	r.wait("take these out? [y/N] (one key, no Enter)", 1, agentWait)
 	if !strings.Contains(r.all(), "greet.py  restore (what it held before the apply)") {
 		t.Fatal("/undo's preview does not name greet.py")
 	}
