@@ -66,7 +66,7 @@ func TestPTYShowsThePagesTurnLive(t *testing.T) {
 		return agents.Result{ExitCode: 0, Duration: 2 * time.Second, FinalText: "## Goal\nPAGE PLAN", Usage: events.Usage{CostUSD: 0.42}}
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
-	host, err := room.NewHost(ctx, room.Config{Dir: p.dir, Runner: pageRunner, Getenv: func(string) string { return "" }, InPlace: true})
+	host, err := room.NewHost(ctx, room.Config{Dir: p.dir, Runner: pageRunner, Getenv: func(string) string { return "" }, InPlace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPTYSaysHeldWithoutThePanel(t *testing.T) {
 		return agents.Result{ExitCode: 0, FinalText: "an answer"}
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
-	host, err := room.NewHost(ctx, room.Config{Dir: p.dir, Runner: pageRunner, Getenv: func(string) string { return "" }, InPlace: true})
+	host, err := room.NewHost(ctx, room.Config{Dir: p.dir, Runner: pageRunner, Getenv: func(string) string { return "" }, InPlace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,8 +111,12 @@ func (e *HostError) Conflict() bool { return e.Code != "refused" }
 // NewHost opens the room for cfg.Dir hosted for a second screen: the
 // engine's terminal and output are the host's (no colour, no pulse), and
 // its runs are recorded as the page's in the run lock. ctx bounds every
-// command it runs. Close the engine (Engine().Close) when done.
-func NewHost(ctx context.Context, cfg Config) (*Host, error) {
+// command it runs. v is the view of the same repository the page's
+// context panel reads (serve's), so the log is read once for both: the
+// host takes the active agent and the conversations another screen
+// chose from it before each command; nil opens a view of its own. Close
+// the engine (Engine().Close) when done.
+func NewHost(ctx context.Context, cfg Config, v *View) (*Host, error) {
 	h := &Host{ctx: ctx, changed: make(chan struct{})}
 	cfg.Out, cfg.Term, cfg.Color, cfg.Spinner = hostWriter{h}, h, false, false
 	e, err := New(cfg)
@@ -120,7 +124,9 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h.e, h.active = e, e.Active
-	if v, err := OpenView(e.Root, e.Diet); err == nil {
+	if v != nil && v.Root == e.Root {
+		h.view = v
+	} else if v, err := OpenView(e.Root, e.Diet); err == nil {
 		h.view = v
 	}
 	e.SetScreen("relay-baton serve's page")

@@ -19,7 +19,7 @@ func newHostHarness(t *testing.T) (*harness, *Host) {
 	t.Helper()
 	h := &harness{out: &bytes.Buffer{}, fr: &fakeRunner{}, dir: newRepo(t)}
 	ctx, cancel := context.WithCancel(context.Background())
-	host, err := NewHost(ctx, Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }, InPlace: true})
+	host, err := NewHost(ctx, Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }, InPlace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,4 +383,38 @@ func TestHostFollowsTheLogsConversations(t *testing.T) {
 		t.Fatalf("the page continues a conversation the terminal ended with /new:\n%s", s.Preview.Text)
 	}
 	host.Answer(s.Preview.ID, s.Hash, "cancel", "")
+}
+
+// The page's room reads the conversation log through the view the
+// context panel reads (serve's), so a long log is read once, not once
+// for the panel and again at the page's first command; a view of another
+// repository is not taken.
+func TestHostSharesTheContextPanelsView(t *testing.T) {
+	dir, other := newRepo(t), newRepo(t)
+	v, err := OpenView(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenView(other, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		view *View
+		same bool
+	}{{v, true}, {w, false}, {nil, false}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		host, err := NewHost(ctx, Config{Dir: dir, Runner: &fakeRunner{}, Getenv: func(string) string { return "" }, InPlace: true}, c.view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := host.view == v; got != c.same {
+			t.Errorf("view of %v: shared = %v, want %v", c.view, got, c.same)
+		}
+		if host.view == nil || host.view.Root != host.Engine().Root {
+			t.Errorf("the host reads no view of its own repository: %+v", host.view)
+		}
+		cancel()
+		host.Close()
+	}
 }

@@ -29,7 +29,7 @@ func newHostWorktreeHarness(t *testing.T) (*harness, *Host) {
 		return agents.Result{ExitCode: 0, FinalText: "done"}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	host, err := NewHost(ctx, Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }})
+	host, err := NewHost(ctx, Config{Dir: h.dir, Runner: h.fr, Getenv: func(string) string { return "" }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

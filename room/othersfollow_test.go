@@ -138,7 +138,7 @@ func TestOthersFromThePageAdopted(t *testing.T) {
 	fr := &fakeRunner{run: func(context.Context, int, agents.Request) agents.Result {
 		return agents.Result{ExitCode: 0, Duration: 1500 * time.Millisecond, FinalText: "## Goal\nPAGE PLAN \x1b[31m", Usage: events.Usage{CostUSD: 0.25}, Session: "11111111-2222-4333-8444-555555555555"}
 	}}
-	host, err := NewHost(hostCtx, Config{Dir: h.dir, Runner: fr, Getenv: func(string) string { return "" }, InPlace: true})
+	host, err := NewHost(hostCtx, Config{Dir: h.dir, Runner: fr, Getenv: func(string) string { return "" }, InPlace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func BenchmarkConsoleOutput(b *testing.B) {
 	dir := gitRepo(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h, err := room.NewHost(ctx, room.Config{Dir: dir, Getenv: func(string) string { return "" }})
+	h, err := room.NewHost(ctx, room.Config{Dir: dir, Getenv: func(string) string { return "" }}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -96,16 +96,18 @@ func runServe(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
+	var view *room.View // the context panel's, shared with the page's room: the log is read once
 	return server.ServeWorkspace(inv.Ctx, server.ServeOptions{Workspace: ws, Port: *port, Open: *open, Out: inv.IO.Out, Log: inv.IO.Err,
 		Room: func(ws string) (server.Room, error) {
 			v, err := room.OpenView(ws, "")
 			if err != nil {
 				return nil, err
 			}
+			view = v
 			return roomView{v}, nil
 		},
 		Desk: func(ctx context.Context, ws string) (server.Desk, func(), error) {
-			h, err := room.NewHost(ctx, room.Config{Dir: ws})
+			h, err := room.NewHost(ctx, room.Config{Dir: ws}, view)
 			if err != nil {
 				return nil, nil, err
 			}
