@@ -253,6 +253,20 @@ func (pp *pinnedPanel) drawLocked(resized bool) bool {
 		// place (DECSC), then fence the bottom rows off (DECSTBM).
 		b.WriteString(strings.Repeat("\n", h))
 		fmt.Fprintf(&b, "\x1b[%dA\x1b7\x1b[1;%dr", h, rows-h)
+	case !resized && pp.rows == rows && h > pp.height:
+		// The panel grows (a "held by" row): the conversation scrolls up
+		// by the rows it takes, so its last lines and the prompt stay
+		// on screen with the cursor on them, then the region is fenced.
+		d := h - pp.height
+		fmt.Fprintf(&b, "\x1b7\x1b[%d;1H%s\x1b8\x1b[%dA\x1b7\x1b[1;%dr", rows-pp.height, strings.Repeat("\n", d), d, rows-h)
+	case !resized && pp.rows == rows && h < pp.height:
+		// The panel shrinks: the region takes the rows back, cleared;
+		// the conversation and the cursor stay where they are.
+		b.WriteString("\x1b7")
+		fmt.Fprintf(&b, "\x1b[1;%dr", rows-h)
+		for r := rows - pp.height + 1; r <= rows-h; r++ {
+			fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K", r)
+		}
 	case resized || pp.height != h || pp.rows != rows:
 		// A new size: the old place of the cursor means nothing now; it
 		// goes to the region's last row, where readline redraws its line.

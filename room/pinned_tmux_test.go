@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
+	"github.com/relay-baton/relay-baton/room/runlock"
 )
 
 // The pinned context panel in a real terminal emulator (tmux): drawn in
@@ -353,4 +354,45 @@ func TestTmuxPanelRefreshesAtThePrompt(t *testing.T) {
 	if n := strings.Count(r.all(), "┌─ context"); n != 1 {
 		t.Fatalf("%d copies of the panel:\n%s", n, r.all())
 	}
+}
+
+// Another screen's run takes the repository while the prompt waits: the
+// pinned panel grows by its "held by" row, and shrinks again when the run
+// lets go. The conversation's last lines and the prompt move up with the
+// panel and stay on screen, once: no line is painted over, and no old
+// prompt is left behind.
+func TestTmuxPanelGrowsAndShrinksKeepsTheLines(t *testing.T) {
+	dir := newRepo(t)
+	r := startTmuxRoom(t, dir, 120, 30, []string{"chat"})
+	r.waitScreen("the panel", panelAtBottom, 30*time.Second)
+	// A full screen: the prompt is on the scroll region's last row.
+	r.line("/help")
+	r.wait("/help", 2, 30*time.Second)
+	r.line("/note the line above the prompt")
+	r.wait("noted.", 1, 30*time.Second)
+	prompts := func(s string) int { return strings.Count(s, "claude›") }
+	r.waitScreen("the prompt after the note", func(s string) bool { return prompts(r.all()) == 3 && panelAtBottom(s) }, 30*time.Second)
+	held := func(s string) bool {
+		rows := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return len(rows) >= 6 && strings.HasPrefix(rows[len(rows)-6], "┌─ context") && strings.HasPrefix(rows[len(rows)-1], "└") &&
+			strings.Contains(s, "held by  claude /ask,")
+	}
+	l := runlock.New(dir, filepath.Join(dir, ".ai-session"), true, time.Now, func(string, ...any) {})
+	release, err := l.Hold("claude", "ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scr := r.waitScreen("the panel with its held-by row", held, time.Minute)
+	above := strings.TrimRight(strings.Split(scr, "┌─ context")[0], "\n ")
+	if !strings.HasSuffix(above, "[relay-baton] noted.\nclaude›") {
+		t.Fatalf("the panel grew over the conversation's last lines:\n%s", scr)
+	}
+	release()
+	scr = r.waitScreen("the panel without its held-by row", func(s string) bool { return panelAtBottom(s) && !strings.Contains(s, "held by") }, time.Minute)
+	if !strings.Contains(scr, "noted.") || prompts(r.all()) != 3 {
+		t.Fatalf("the panel shrank and left the old prompt behind (or lost a line):\n%s", r.all())
+	}
+	r.line("/note after the panel shrank")
+	r.wait("noted.", 2, 30*time.Second)
+	r.waitScreen("the next prompt", func(s string) bool { return prompts(r.all()) == 4 && panelAtBottom(s) }, 30*time.Second)
 }
