@@ -500,7 +500,7 @@ func FormatEvent(n int, e events.Event, color bool) string {
 // every line says where it came from. Made inert as FormatEvent.
 func FormatLive(from string, e events.Event, color bool) string {
 	from = render.InertLine(from)
-	clock := e.TS
+	clock := render.InertLine(e.TS)
 	if t, err := time.Parse(time.RFC3339Nano, e.TS); err == nil {
 		clock = t.Local().Format("15:04:05")
 	}

@@ -169,8 +169,8 @@ func TestFormatLive(t *testing.T) {
 	if got != want {
 		t.Errorf("FormatLive =\n%q\nwant\n%q", got, want)
 	}
-	e.TS = "not a time"
-	if got := FormatLive("page", e, false); !strings.HasPrefix(got, "page · not a time relay-baton/codex") {
+	e.TS = "not a time\x1b[2J"
+	if got := FormatLive("page", e, false); !strings.HasPrefix(got, "page · not a time^[[2J relay-baton/codex") {
 		t.Errorf("an unreadable time must be shown as logged: %q", got)
 	}
 }
