@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -205,7 +206,7 @@ const (
 )
 
 // defaultAnswerStale is how old a transcript-made mark must be before the
-// registry's word ends it (longer than registryTTL, so that the registry's
+// registry's word ends it (longer than claudecode.RegistryTTL, so that the registry's
 // answer was read after the turn began). Session.answerStale overrides it
 // (a test's).
 const defaultAnswerStale = 10 * time.Second
@@ -228,23 +229,23 @@ func answerState(s *Session, id string, m answerMark, now time.Time, mode lookMo
 	if ended || now.Sub(m.At) < stale {
 		return ended, text
 	}
-	var list []LiveSession
+	var list []claudecode.Session
 	if mode == mayRun {
-		l, err := Registry(context.Background())
+		l, err := claudecode.Registry(context.Background())
 		if err != nil {
 			return false, ""
 		}
 		list = l
 	} else {
-		l, at, ok := cachedRegistry()
-		if !ok || at.Sub(m.At) < stale-registryTTL {
+		l, at, ok := claudecode.CachedRegistry()
+		if !ok || at.Sub(m.At) < stale-claudecode.RegistryTTL {
 			return false, ""
 		}
 		list = l
 	}
 	for _, l := range list {
 		if l.SessionID == s.ID {
-			return l.Status == StatusIdle, text
+			return l.Status == claudecode.StatusIdle, text
 		}
 	}
 	return true, text // no longer running

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
@@ -107,32 +108,6 @@ var (
 	errBadMessageID = errors.New("bad message id")
 )
 
-// isUUID reports whether id has the 8-4-4-4-12 hex shape. (Hand-written:
-// a package-level regexp would cost the Stop hook 0.2 ms at every start.)
-func isUUID(id string) bool { return len(id) == 36 && uuidShaped(id) }
-
-// uuidShaped reports whether id (at most 36 bytes) has a UUID's shape as
-// far as it goes: hex digits, and dashes where a UUID has them.
-func uuidShaped(id string) bool {
-	if len(id) > 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // isMessageID: a letter or digit, then letters, digits, '_' or '-'; at most 64.
 func isMessageID(id string) bool {
 	if len(id) == 0 || len(id) > 64 {
@@ -151,7 +126,7 @@ func isMessageID(id string) bool {
 // ValidSessionID reports whether id is UUID-shaped; nothing else may become
 // a path component.
 func ValidSessionID(id string) error {
-	if !isUUID(id) {
+	if !sessionid.IsUUID(id) {
 		return fmt.Errorf("%q: %w", render.Cut(id, 80), ErrBadSessionID)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -134,7 +135,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	if !s.ChatCapable() && !transcript.IsRolloutPath(path) {
 		// Not hooked: a session Claude Code's registry lists is reached
 		// without hooks (its socket); relay-baton makes its own queue.
-		if l, ok, _ := registrySession(ctx, s.ID); ok {
+		if l, ok, _ := claudecode.FindSession(ctx, s.ID); ok {
 			if err := adopt(s, l); err != nil {
 				return Receipt{}, err
 			}
@@ -460,7 +461,7 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 			return nil, nil
 		case <-time.After(max(wait, 0)):
 		}
-		if w.path != "" && enqueuedInTranscript(w.path, w.offset, w.id) {
+		if w.path != "" && claudecode.EnqueuedInTranscript(w.path, w.offset, w.id) {
 			return nil, nil // in the session's queue until its next tool result
 		}
 		settleSocketPost(w.s, w.id)

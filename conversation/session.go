@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -286,7 +287,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
 			if t.TranscriptPath == "" && isListed {
-				t.TranscriptPath = registryTranscript(id, l.Cwd)
+				t.TranscriptPath = claudecode.FindTranscript(id, l.Cwd)
 			}
 		}
 		if t.State == procfacts.Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
@@ -327,7 +328,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 // of ws, the transcripts of its Claude Code project folder, the sessions
 // Claude Code's registry lists there (listed), less those a clone planted
 // (plant).
-func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]LiveSession, planted, error) {
+func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]claudecode.Session, planted, error) {
 	byID := map[string]*Target{}
 	get := func(id string) *Target {
 		t := byID[id]
@@ -346,7 +347,7 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 			get(e.Name())
 		}
 	}
-	if dir := ProjectDir(ws); dir != "" {
+	if dir := claudecode.ProjectDir(ws); dir != "" {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			id, ok := strings.CutSuffix(e.Name(), ".jsonl")
@@ -370,7 +371,7 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 // chatState fills in how a chat-capable target t is reached now: its
 // queue, busy or waiting, its socket (or why not), whether it waits for
 // its user, with the registry's word (l, when isListed) over the marks.
-func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isListed bool, procs procfacts.Source, now time.Time) {
+func chatState(ctx context.Context, s *Session, t *Target, l claudecode.Session, isListed bool, procs procfacts.Source, now time.Time) {
 	q, _ := s.Queue()
 	t.Depth, t.Oldest = q.Depth, q.Oldest
 	t.Busy = s.Busy(now)
@@ -388,11 +389,11 @@ func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isList
 	}
 	switch {
 	case !isListed:
-	case l.Status == StatusBusy:
+	case l.Status == claudecode.StatusBusy:
 		t.Busy = true
-	case l.Status == StatusWaiting:
-		t.NeedsUser = registryWaiting(l)
-	case l.Status == StatusIdle:
+	case l.Status == claudecode.StatusWaiting:
+		t.NeedsUser = l.Awaits()
+	case l.Status == claudecode.StatusIdle:
 		t.Busy, t.NeedsUser = false, ""
 	}
 	t.Delivers = t.lane()
@@ -448,7 +449,7 @@ func lead(ctx context.Context, ws string) (Target, error) {
 		}
 	}
 	why := "start Claude Code there (relay-baton finds it in Claude Code's own list of sessions, `claude agents`, and reaches it through its messaging socket)"
-	if note := RegistryNote(); note != "" {
+	if note := claudecode.RegistryNote(); note != "" {
 		why = "start Claude Code there after `relay-baton hook install` (" + strings.TrimPrefix(note, "note: ") + ")"
 	}
 	return Target{}, fmt.Errorf("%w in %s: %s (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws, why)
@@ -477,7 +478,7 @@ func TranscriptOf(ws, id string) (string, error) {
 	if path := LocateTranscript(s); path != "" {
 		return path, nil
 	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, projectsWhere())
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, claudecode.ProjectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by

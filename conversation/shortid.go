@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/events/render"
 )
 
@@ -27,7 +28,7 @@ var (
 // ctx ends its read of Claude Code's registry, and then the error is
 // ctx's.
 func resolveSessionID(ctx context.Context, ws, id string) (string, error) {
-	if isUUID(id) {
+	if sessionid.IsUUID(id) {
 		return id, nil
 	}
 	if !sessionPrefix(id) {
@@ -58,4 +59,4 @@ func resolveSessionID(ctx context.Context, ws, id string) (string, error) {
 
 // sessionPrefix reports whether id can be the start of a session id: hex
 // digits and dashes where a UUID has them, minSessionPrefix digits or more.
-func sessionPrefix(id string) bool { return len(id) >= minSessionPrefix && uuidShaped(id) }
+func sessionPrefix(id string) bool { return len(id) >= minSessionPrefix && sessionid.Shaped(id) }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -138,7 +139,7 @@ func postSocket(s *Session, w *bufio.Writer) (int, error) {
 		if err != nil || !res.OK {
 			return n, err
 		}
-		if err := PostSocket(context.Background(), info, s.Frame(res.Message), socketTimeout); err != nil {
+		if err := claudecode.Post(context.Background(), info.Path, info.Token, info.Process.PID, s.Frame(res.Message), socketTimeout); err != nil {
 			_ = res.abandon(err)
 			return n, err
 		}

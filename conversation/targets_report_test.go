@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
@@ -18,7 +19,7 @@ import (
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // no user hooks
-	t.Setenv(conversation.NoRegistryEnv, "1")  // the hooks' words (registry_test.go has the others)
+	t.Setenv(claudecode.NoRegistryEnv, "1")    // the hooks' words (registry_test.go has the others)
 	var b strings.Builder
 	if err := view.TargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
 		t.Errorf("empty report %q %v", b.String(), err)

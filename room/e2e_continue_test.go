@@ -2,13 +2,14 @@ package room
 
 import (
 	"encoding/json"
-	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/relay-baton/relay-baton/subprocess"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/relay-baton/relay-baton/subprocess"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -82,12 +83,12 @@ func Targets(w io.Writer, ts []conversation.Target, o TableOptions) error {
 // session to chat with in ws (and, unless all was asked for, how many
 // sessions --all would add).
 func TargetsReport(w io.Writer, ws string, ts []conversation.Target, all bool, now time.Time) error {
-	note := conversation.RegistryNote()
+	note := claudecode.RegistryNote()
 	if note != "" {
 		fmt.Fprintln(w, render.InertLine(note))
 	}
 	if len(ts) == 0 {
-		if note == "" && os.Getenv(conversation.NoRegistryEnv) != "1" {
+		if note == "" && os.Getenv(claudecode.NoRegistryEnv) != "1" {
 			// Claude Code's registry was read: no session runs here.
 			fmt.Fprintf(w, "No running Claude Code session found for %s.\nStart Claude Code there: relay-baton finds it in Claude Code's own list of sessions (`claude agents`) and reaches it through its messaging socket, no hooks needed ('relay-baton hook install' adds the Stop-hook and rewake lanes; for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
 		} else if path := conversation.ClaudeHooksIn(ws); path != "" {

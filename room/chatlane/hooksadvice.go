@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -44,7 +45,7 @@ func noSessionAdvice(ws string) string {
 	if codex {
 		codexHow = "for Codex (its hooks are installed): start `codex` there, or resume a session (`codex resume`)"
 	}
-	_, err := conversation.Registry(context.Background())
+	_, err := claudecode.Registry(context.Background())
 	if err == nil {
 		return "start Claude Code there (`claude`, or `claude --resume` for an earlier session): relay-baton finds it in Claude Code's own list of sessions and reaches it through its messaging socket, no hooks needed; " + codexHow
 	}
