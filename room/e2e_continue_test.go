@@ -2,14 +2,13 @@ package room
 
 import (
 	"encoding/json"
+	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/events"

@@ -1,13 +1,12 @@
 package room
 
 import (
+	"github.com/relay-baton/relay-baton/runs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/relay-baton/relay-baton/runs"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 )
