@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/relay-baton/relay-baton/conversation/claudecode"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -148,11 +149,11 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", errNoSession, sessionID, ws)
 	}
 	off := transcript.Size(path)
-	codex := transcript.IsRolloutPath(path)
-	if codex && s.codexTUIQuit() {
+	isCodex := transcript.IsRolloutPath(path)
+	if isCodex && s.codexTUIQuit() {
 		return Receipt{}, EndedError(s)
 	}
-	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
+	if isCodex && !s.ChatCapable() && codex.Loaded(s.ID) {
 		// A running Codex thread without the hooks: the queue lane reaches it.
 		if err := s.Ensure(); err != nil {
 			return Receipt{}, err
@@ -164,7 +165,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	}
 	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
 	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
-	if codex {
+	if isCodex {
 		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
 		// it over now. An error leaves it queued for the Stop hook
 		// (recorded in errors.log).

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/conversation/claudecode"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 )
 
 // LocateTranscript finds a session's transcript: the path registered by the
@@ -34,7 +35,7 @@ func LocateTranscript(s *Session) string {
 			return m[0]
 		}
 	}
-	if p := findRollout(s.ID); p != "" {
+	if p := codex.FindRollout(s.ID); p != "" {
 		return p // a Codex thread
 	}
 	if ok && r.TranscriptPath != "" {

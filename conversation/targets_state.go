@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -110,11 +111,11 @@ func (s *Session) Reachability(now time.Time) string {
 	}
 	if s.IsCodex() {
 		switch {
-		case (s.Busy(now) || codexTurn(LocateTranscript(s), now)) && codexControlSocket() != "":
+		case (s.Busy(now) || codex.InTurn(LocateTranscript(s), now, busyTTL)) && codex.ControlSocket() != "":
 			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
-		case s.Busy(now) || codexTurn(LocateTranscript(s), now):
+		case s.Busy(now) || codex.InTurn(LocateTranscript(s), now, busyTTL):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
-		case CodexLoaded(s.ID):
+		case codex.Loaded(s.ID):
 			return "idle: a message is delivered at once (codex queue); " + queue
 		}
 		return "not loaded in a running codex: a message waits until the thread runs again (Stop hook, or codex queue once it is loaded); " + queue

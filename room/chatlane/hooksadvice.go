@@ -6,6 +6,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/conversation/claudecode"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -14,7 +15,7 @@ import (
 // installed for the workspace ws: Claude Code's in the project, local or
 // user settings, Codex's in $CODEX_HOME/hooks.json or the workspace's
 // .codex/hooks.json. Read only, never through a FIFO (safeio.ReadRegular).
-func hooksInstalled(ws string) (claude, codex bool) {
+func hooksInstalled(ws string) (claude, codexHooks bool) {
 	has := func(path string) bool {
 		b, err := safeio.ReadRegular(path, 16<<20)
 		return err == nil && conversation.HoldsStopHook(b)
@@ -24,13 +25,13 @@ func hooksInstalled(ws string) (claude, codex bool) {
 			claude = true
 		}
 	}
-	if home := conversation.CodexHome(); home != "" && has(filepath.Join(home, "hooks.json")) {
-		codex = true
+	if home := codex.Home(); home != "" && has(filepath.Join(home, "hooks.json")) {
+		codexHooks = true
 	}
 	if has(filepath.Join(ws, ".codex", "hooks.json")) {
-		codex = true
+		codexHooks = true
 	}
-	return claude, codex
+	return claude, codexHooks
 }
 
 // noSessionAdvice is what to do when the workspace ws has no session to

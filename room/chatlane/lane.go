@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -499,7 +500,7 @@ func (l *Lane) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if s.ProcessEnded(procfacts.System) {
 		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
 	}
-	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
+	if !s.ChatCapable() && !(s.IsCodex() && codex.Loaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {
