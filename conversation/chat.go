@@ -1,8 +1,6 @@
 package conversation
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
@@ -743,7 +742,7 @@ func (s *Session) Reply(id string) (string, bool) {
 
 // RecordError records an internal error in errors.log in the session
 // folder (the hooks stay silent toward Claude Code): one line per distinct
-// failure, with a count, the file bounded (recordError). Best effort.
+// failure, with a count, the file bounded (chatlog.RecordError). Best effort.
 func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
@@ -751,121 +750,29 @@ func (s *Session) RecordError(err error) {
 	if checkChatDirs(s) != nil {
 		return
 	}
-	_ = recordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
-}
-
-// LogEntry is one line of log.jsonl, the derived chat log.
-type LogEntry struct {
-	At     time.Time `json:"at"`
-	Role   string    `json:"role"` // "user" or "agent"
-	Text   string    `json:"text"`
-	ID     string    `json:"id,omitempty"`
-	Source string    `json:"source,omitempty"`
+	_ = chatlog.RecordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
 }
 
 // ReadLog returns the newest keep entries of log.jsonl, oldest first;
-// damaged lines, lines over MaxLogLine and entries with no text are
+// damaged lines, lines over chatlog.MaxLine and entries with no text are
 // skipped (ReadLogCounted says how many). A missing log is no entry.
-func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
+func (s *Session) ReadLog(keep int) ([]chatlog.Entry, error) {
 	es, _, err := s.ReadLogCounted(keep)
 	return es, err
 }
 
-// maxLogText caps the text of a log.jsonl entry: a longer reply is cut
-// (the full text stays in the transcript), so one entry never hides the
-// rest of the log from a reader.
-const maxLogText = 32 << 10
-
-// MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
-// by something else) is skipped and counted, and reading goes on.
-const MaxLogLine = 1 << 20
-
-// AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
-// maxLogText. The log is a cache: the transcript is the source of truth.
-func (s *Session) AppendLog(e LogEntry) error {
+// AppendLog appends e to log.jsonl (chatlog.Append: one write, O_APPEND,
+// its text cut). The log is a cache: the transcript is the source of truth.
+func (s *Session) AppendLog(e chatlog.Entry) error {
 	if err := checkChatDirs(s); err != nil {
 		return err
 	}
-	if len(e.Text) > maxLogText {
-		cut := maxLogText
-		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
-			cut--
-		}
-		e.Text = e.Text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(e.Text)-cut)
-	}
-	if e.At.IsZero() {
-		e.At = time.Now().UTC()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	f, err := safeio.OpenAppend(s.LogPath())
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(append(b, '\n'))
-	return err
+	return chatlog.Append(s.LogPath(), e)
 }
 
-// ReadLogCounted returns the newest keep entries of log.jsonl, oldest first, and
-// how many lines it skipped (not an entry, or over MaxLogLine: passed over
-// without being held in memory). A missing log is no entries.
-func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
-	f, err := safeio.OpenChecked(s.LogPath(), os.O_RDONLY, 0, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	var out []LogEntry
-	skipped := 0
-	br := bufio.NewReaderSize(f, 64<<10)
-	var acc []byte
-	tooLong := false
-	for {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if !tooLong && len(acc)+len(frag) > MaxLogLine {
-				tooLong, acc = true, acc[:0]
-			}
-			if !tooLong {
-				acc = append(acc, frag...)
-			}
-			continue
-		}
-		line := frag
-		if len(acc) > 0 || tooLong {
-			if !tooLong && len(acc)+len(frag) <= MaxLogLine {
-				line = append(acc, frag...)
-			} else {
-				line, tooLong = nil, true
-			}
-		}
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			var e LogEntry
-			if tooLong || json.Unmarshal(line, &e) != nil || e.Text == "" {
-				skipped++
-			} else {
-				out = append(out, e)
-				if len(out) > 2*keep {
-					out = append(out[:0], out[len(out)-keep:]...)
-				}
-			}
-		}
-		acc, tooLong = acc[:0], false
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return out, skipped, err
-		}
-	}
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out, skipped, nil
+// ReadLogCounted returns the newest keep entries of log.jsonl, oldest
+// first, and how many lines it skipped (chatlog.Read). A missing log is no
+// entries.
+func (s *Session) ReadLogCounted(keep int) ([]chatlog.Entry, int, error) {
+	return chatlog.Read(s.LogPath(), keep)
 }

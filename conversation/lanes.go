@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events"
@@ -163,7 +164,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	if err != nil {
 		return Receipt{}, err
 	}
-	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
+	_ = s.AppendLog(chatlog.Entry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
 	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
 	if isCodex {
 		// Idle and loaded (queue) or in a turn on the daemon (steer): hand

@@ -89,7 +89,7 @@ func (w *Workspace) Check(id string) error {
 
 // Log returns the session's chat log (log.jsonl, a cache of what was sent
 // and answered), oldest first, at most the newest 500 entries. Damaged
-// lines are skipped, and so is a line over conversation.MaxLogLine (read
+// lines are skipped, and so is a line over chatlog.MaxLine (read
 // past, not into memory): the entries after it still come.
 func (w *Workspace) Log(id string) ([]LogEntry, error) {
 	es, _, err := w.LogSkipped(id)
