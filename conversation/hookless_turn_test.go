@@ -241,7 +241,7 @@ func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
 	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
 		t.Fatalf("still awaiting %s after the turn's end", id)
 	}
-	read := turnBytesRead(h.tr)
+	read := turnScans.BytesRead(h.tr)
 	t.Logf("%d looks read %d bytes of a %d-byte transcript", looks+1, read, size)
 	if read == 0 || read > 2*size {
 		t.Fatalf("%d looks read %d bytes of a %d-byte transcript; want each byte about once", looks+1, read, size)
@@ -296,19 +296,4 @@ func transcriptSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// turnBytesRead sums what the looks at path's turns read.
-func turnBytesRead(path string) int64 {
-	turnScans.mu.Lock()
-	defer turnScans.mu.Unlock()
-	var n int64
-	for k, sc := range turnScans.m {
-		if k.path == path {
-			sc.mu.Lock()
-			n += sc.read
-			sc.mu.Unlock()
-		}
-	}
-	return n
 }
