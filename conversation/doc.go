@@ -6,7 +6,7 @@
 //	                              ├─ HookWait (idle, rewake) ─┼─► delivered/<id>.json ─► the session
 //	                              └─ Session.Monitor (wait) ──┘
 //	the session's transcript ─► Tail ─► events.Activity ─► Follow (queued … end of turn) ─► view.Follow
-//	ListTargets ─► Target.State, Target.Status, FindTarget ─► view.Targets, view.TargetsReport (package view)
+//	ListTargets ─► Target.State, Target.Status ─► view.Targets, view.FindTarget, view.TargetsReport (package view)
 //	hook.Run (package hook: payload, mode, time bound) ─► HookStop, HookWait, HookPromptSubmit, HookSessionStart, HookNotify
 //
 // package main, the room and the server are its clients: they parse flags

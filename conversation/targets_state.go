@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,26 +78,6 @@ func (t Target) lane() string {
 	return ""
 }
 
-// FindTarget returns the sessions of ts that want names: the one whose id
-// is want, else those whose id starts with want (at least 4 characters,
-// case-folded). "" or "lead" names the lead.
-func FindTarget(ts []Target, want string) []Target {
-	var found []Target
-	for _, t := range ts {
-		switch {
-		case want == "" || want == "lead":
-			if t.Lead {
-				return []Target{t}
-			}
-		case t.SessionID == want:
-			return []Target{t}
-		case len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)):
-			found = append(found, t)
-		}
-	}
-	return found
-}
-
 // Reachability says where a message sent to s now would go, and when, in a
 // sentence: the long form of Target.Status.
 func (s *Session) Reachability(now time.Time) string {
@@ -149,36 +128,6 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle, waiter armed: a message is delivered at once (rewake); " + queue
 	}
 	return user + "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
-}
-
-// MarkLead is SetLead for `targets --set-lead`; running is false when id
-// is not a running session of ws. Marking one that has not started yet is
-// allowed (it becomes the lead when it runs with the hooks installed), but
-// the caller should say so: a typo should not pass silently.
-func MarkLead(ws, id string) (running bool, err error) {
-	if err := SetLead(ws, id); err != nil {
-		return false, err
-	}
-	if id == "" {
-		return true, nil
-	}
-	known, err := ListTargets(ws)
-	return err != nil || slices.ContainsFunc(known, func(t Target) bool { return t.SessionID == id }), nil
-}
-
-// TargetIDs are the session ids of ws's running targets, for completion;
-// none when the workspace cannot be found.
-func TargetIDs(dir string) []string {
-	ws, err := workspace.For(dir)
-	if err != nil {
-		return nil
-	}
-	ts, _ := ListTargets(ws)
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.SessionID
-	}
-	return ids
 }
 
 // ClaudeHooksIn is the Claude Code settings file (project, local, then the

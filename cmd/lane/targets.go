@@ -63,7 +63,7 @@ func runTargets(inv *cli.Invocation) error {
 		} else if id, err = sessionUsage(conversation.PickSession(inv.Ctx, ws, id)); err != nil {
 			return err
 		}
-		running, err := conversation.MarkLead(ws, id)
+		running, err := view.MarkLead(ws, id)
 		if err != nil {
 			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}

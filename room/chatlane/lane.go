@@ -125,7 +125,7 @@ func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
 	if active == AgentOrchestrator {
 		active += " (" + short8(l.Session) + ")"
 	}
-	found := conversation.FindTarget(ts, want)
+	found := view.FindTarget(ts, want)
 	if want == "" || want == "lead" {
 		switch {
 		case len(found) == 0:
@@ -138,7 +138,7 @@ func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
 	switch {
 	case len(found) == 0:
 		if all, err := conversation.ListAllTargets(ws); err == nil {
-			if m := conversation.FindTarget(all, want); len(m) > 0 {
+			if m := view.FindTarget(all, want); len(m) > 0 {
 				return conversation.Target{}, fmt.Errorf("%s %s is not running (%s): only running sessions can answer (/targets lists them)", targetLabel(m[0]), m[0].SessionID, m[0].State)
 			}
 		}

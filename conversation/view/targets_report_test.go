@@ -1,4 +1,4 @@
-package conversation_test
+package view_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
-// targets' text with no session, conversation.PickSession's two ways and conversation.MarkLead's
+// targets' text with no session, conversation.PickSession's two ways and view.MarkLead's
 // note for a session that is not running.
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
@@ -44,13 +44,13 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 	if _, err := conversation.PickSession(context.Background(), ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
 		t.Errorf("no lead: %v", err)
 	}
-	if running, err := conversation.MarkLead(ws, id); running || err != nil {
+	if running, err := view.MarkLead(ws, id); running || err != nil {
 		t.Errorf("MarkLead of a session that does not run: %v %v", running, err)
 	}
-	if running, err := conversation.MarkLead(ws, ""); !running || err != nil {
+	if running, err := view.MarkLead(ws, ""); !running || err != nil {
 		t.Errorf("clearing the lead: %v %v", running, err)
 	}
-	if ids := conversation.TargetIDs(ws); len(ids) != 0 {
+	if ids := view.TargetIDs(ws); len(ids) != 0 {
 		t.Errorf("TargetIDs of an empty workspace: %q", ids)
 	}
 }
