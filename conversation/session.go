@@ -155,6 +155,13 @@ func (s *Session) Waiting() bool {
 // leadPath is the file that marks the lead session of a workspace.
 func leadPath(ws string) string { return filepath.Join(ws, workspace.ChatDir, "lead") }
 
+// MarkedLead is the session `targets --set-lead` marked as the lead of
+// ws ("" when none is marked).
+func MarkedLead(ws string) string {
+	b, _ := safeio.ReadOwned(leadPath(ws), 4096)
+	return strings.TrimSpace(string(b))
+}
+
 // SetLead marks id as the workspace's lead session ("" clears the mark).
 func SetLead(ws, id string) error {
 	if id == "" {
@@ -320,7 +327,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		}
 		return out[i].SessionID < out[j].SessionID
 	})
-	markLeadIn(ws, out, plant.lead)
+	markLeadIn(ws, out, plant.Lead)
 	return out, nil
 }
 
@@ -328,7 +335,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 // of ws, the transcripts of its Claude Code project folder, the sessions
 // Claude Code's registry lists there (listed), less those a clone planted
 // (plant).
-func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]claudecode.Session, planted, error) {
+func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]claudecode.Session, workspace.Planted, error) {
 	byID := map[string]*Target{}
 	get := func(id string) *Target {
 		t := byID[id]
@@ -340,7 +347,7 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 	}
 	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, planted{}, err
+		return nil, nil, workspace.Planted{}, err
 	}
 	for _, e := range entries {
 		if ValidSessionID(e.Name()) == nil && e.IsDir() {
@@ -361,8 +368,8 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 	for id := range listed {
 		get(id)
 	}
-	plant := findPlanted(ws)
-	for id := range plant.sessions {
+	plant := workspace.FindPlanted(ws)
+	for id := range plant.Sessions {
 		delete(byID, id) // committed by a clone: never a target
 	}
 	return byID, listed, plant, nil
@@ -430,12 +437,12 @@ var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
 func Lead(ws string) (Target, error) {
-	return lead(context.Background(), ws)
+	return LeadContext(context.Background(), ws)
 }
 
-// lead is Lead; ctx ends its read of Claude Code's registry, and then the
-// error is ctx's.
-func lead(ctx context.Context, ws string) (Target, error) {
+// LeadContext is Lead; ctx ends its read of Claude Code's registry, and
+// then the error is ctx's.
+func LeadContext(ctx context.Context, ws string) (Target, error) {
 	ts, err := ListTargetsContext(ctx, ws, false)
 	if err == nil {
 		err = ctx.Err()
@@ -453,19 +460,6 @@ func lead(ctx context.Context, ws string) (Target, error) {
 		why = "start Claude Code there after `relay-baton hook install` (" + strings.TrimPrefix(note, "note: ") + ")"
 	}
 	return Target{}, fmt.Errorf("%w in %s: %s (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws, why)
-}
-
-// PickSession is the session a command talks to: id when given, a whole
-// id or a unique prefix of one (an error wrapping
-// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
-// else the workspace's Lead. ctx ends the read of Claude Code's registry
-// either needs (the error is then ctx's).
-func PickSession(ctx context.Context, ws, id string) (string, error) {
-	if id != "" {
-		return resolveSessionID(ctx, ws, id)
-	}
-	t, err := lead(ctx, ws)
-	return t.SessionID, err
 }
 
 // TranscriptOf finds the transcript (or Codex rollout) of session id in

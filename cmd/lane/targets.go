@@ -60,7 +60,7 @@ func runTargets(inv *cli.Invocation) error {
 		id := *setLead
 		if id == "none" {
 			id = ""
-		} else if id, err = sessionUsage(conversation.PickSession(inv.Ctx, ws, id)); err != nil {
+		} else if id, err = sessionUsage(view.PickSession(inv.Ctx, ws, id)); err != nil {
 			return err
 		}
 		running, err := view.MarkLead(ws, id)

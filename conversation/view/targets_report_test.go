@@ -14,7 +14,7 @@ import (
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
-// targets' text with no session, conversation.PickSession's two ways and view.MarkLead's
+// targets' text with no session, view.PickSession's two ways and view.MarkLead's
 // note for a session that is not running.
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
@@ -34,14 +34,14 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 		!strings.Contains(b.String(), "The chat hooks are installed ("+filepath.Join(ws, ".claude", "settings.json")+"): start Claude Code there, or restart (resume) a session started before the install") {
 		t.Errorf("report after hook install %q %v", b.String(), err)
 	}
-	if _, err := conversation.PickSession(context.Background(), ws, "../x"); err == nil || !strings.Contains(err.Error(), "UUID") {
+	if _, err := view.PickSession(context.Background(), ws, "../x"); err == nil || !strings.Contains(err.Error(), "UUID") {
 		t.Errorf("a bad id: %v", err)
 	}
 	const id = "01234567-89ab-cdef-0123-456789abcdef"
-	if got, err := conversation.PickSession(context.Background(), ws, id); got != id || err != nil {
+	if got, err := view.PickSession(context.Background(), ws, id); got != id || err != nil {
 		t.Errorf("PickSession(id) = %q, %v", got, err)
 	}
-	if _, err := conversation.PickSession(context.Background(), ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
+	if _, err := view.PickSession(context.Background(), ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
 		t.Errorf("no lead: %v", err)
 	}
 	if running, err := view.MarkLead(ws, id); running || err != nil {

@@ -114,7 +114,7 @@ func (l *Lane) chatWorkspace() (string, error) {
 // findTarget resolves want (a session id, a unique prefix of one, or ""
 // / "lead" for the lead) among the workspace's sessions.
 func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
-	for _, w := range conversation.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
+	for _, w := range workspace.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
 		l.d.Say("warning: %s", w)
 	}
 	ts, err := conversation.ListTargets(ws)
@@ -176,7 +176,7 @@ func (l *Lane) Use(target string) error {
 	}
 	l.d.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
 	if l.Target == "" {
-		if note := conversation.LeadNote(ws, t.SessionID); note != "" {
+		if note := view.LeadNote(ws, t.SessionID); note != "" {
 			l.d.Say("note: %s", note)
 		}
 	}
