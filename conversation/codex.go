@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,41 +65,9 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 			}
 		}
 	}
-	seen := map[string]string{}
-	if root := codex.SessionsRoot(); root != "" {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d != nil && d.IsDir() && p != root {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() || !d.Type().IsRegular() || !transcript.IsRolloutPath(p) {
-				return nil
-			}
-			base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-			if len(base) < 36 {
-				return nil
-			}
-			id := base[len(base)-36:]
-			if ValidSessionID(id) != nil {
-				return nil
-			}
-			if _, ok := idx[id]; !ok {
-				// Only recent or loaded rollouts of this workspace become
-				// new targets (a CODEX_HOME can hold thousands of old ones).
-				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > codexTargetAge && !codex.Loaded(id) {
-					return nil
-				}
-				m, ok := codex.ReadRolloutMeta(p)
-				if !ok || !inWorkspace(ws, m.Cwd) {
-					return nil
-				}
-			}
-			seen[id] = p
-			return nil
-		})
-	}
+	// Only recent or loaded rollouts of this workspace become new targets
+	// (a CODEX_HOME can hold thousands of old ones).
+	seen := codex.Rollouts(now, codexTargetAge, func(id string) bool { _, ok := idx[id]; return ok }, func(cwd string) bool { return inWorkspace(ws, cwd) })
 	for i := range out {
 		if out[i].Agent != AgentCodex {
 			continue
@@ -120,8 +87,11 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
 		if m, ok := codex.ReadRolloutMeta(p); ok {
-			if s, err := OpenSession(ws, id); execRun(m) && (err != nil || !s.ChatCapable()) {
-				continue // no hook registered it
+			if s, err := OpenSession(ws, id); codex.ExecRun(m) && (err != nil || !s.ChatCapable()) {
+				// A one-shot `codex exec` run no hook registered (relay-baton's
+				// own agent runs among them): like a `claude -p` run, never a
+				// target.
+				continue
 			}
 			t.Cwd = m.Cwd
 		}
@@ -138,14 +108,6 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 		}
 	}
 	return keep
-}
-
-// execRun reports whether a rollout is a one-shot `codex exec` run that no
-// hook registered (no chat folder): relay-baton's own agent runs among
-// them, whose hooks stand aside. Like a `claude -p` run, it is never a
-// target.
-func execRun(m transcript.RolloutMeta) bool {
-	return m.Originator == "codex_exec" || m.Source == "exec"
 }
 
 // codexState fills in a Codex target's state from its rollout, its writer

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
@@ -132,4 +134,53 @@ func Binary() string {
 		return p
 	}
 	return ""
+}
+
+// Rollouts are the threads' rollout files under $CODEX_HOME/sessions, by
+// thread id: every one of a thread known names, and of the others those
+// written within maxAge or loaded in a running codex (Loaded) whose
+// session_meta cwd passes in. Folders that cannot be read are passed over.
+func Rollouts(now time.Time, maxAge time.Duration, known func(id string) bool, in func(cwd string) bool) map[string]string {
+	seen := map[string]string{}
+	root := SessionsRoot()
+	if root == "" {
+		return seen
+	}
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() || !transcript.IsRolloutPath(p) {
+			return nil
+		}
+		base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		if len(base) < 36 {
+			return nil
+		}
+		id := base[len(base)-36:]
+		if !sessionid.IsUUID(id) {
+			return nil
+		}
+		if !known(id) {
+			if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > maxAge && !Loaded(id) {
+				return nil
+			}
+			m, ok := ReadRolloutMeta(p)
+			if !ok || !in(m.Cwd) {
+				return nil
+			}
+		}
+		seen[id] = p
+		return nil
+	})
+	return seen
+}
+
+// ExecRun reports whether a rollout is a one-shot `codex exec` run (its
+// session_meta's originator or source says so).
+func ExecRun(m transcript.RolloutMeta) bool {
+	return m.Originator == "codex_exec" || m.Source == "exec"
 }
