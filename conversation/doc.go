@@ -12,5 +12,9 @@
 // package main, the room and the server are its clients: they parse flags
 // or input, call one of these, and render what comes back. Where its
 // folders live is workspace's; putting the hooks into an agent's
-// configuration is hookinstall's; process facts are procfacts'.
+// configuration is hookinstall's; process facts are procfacts'. What is
+// known of the agents' sessions from outside them is claudecode's (Claude
+// Code's registry, socket and transcript folders) and codex's (a thread's
+// rollout, writer lock, TUI and steer); the chat folder's logs are
+// chatlog's.
 package conversation

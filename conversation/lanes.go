@@ -697,3 +697,8 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 		}
 	}
 }
+
+// closeWatcher closes an fsnotify watcher in the background: Close waits
+// for the watcher's reader to wake (about 8 ms with inotify), which would
+// otherwise sit between a claim and its delivery.
+func closeWatcher(w *fsnotify.Watcher) { go w.Close() }

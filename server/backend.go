@@ -252,13 +252,13 @@ func panelEvent(a events.Activity) (Event, bool) {
 }
 
 // watchQueue reports queue depth changes and new deliveries until ctx ends
-// (conversation.WatchQueue reads the inbox and delivered/).
+// (watchQueueOf reads the inbox and delivered/).
 func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
-	return s.WatchQueue(ctx, func(u conversation.QueueUpdate) {
-		if m := u.Delivered; m != nil {
+	return watchQueueOf(ctx, s, func(u queueUpdate) {
+		if m := u.delivered; m != nil {
 			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
 			return
 		}
-		emit(Event{Name: "queued", Data: map[string]any{"depth": u.Depth, "ahead": max(u.Depth-1, 0)}})
+		emit(Event{Name: "queued", Data: map[string]any{"depth": u.depth, "ahead": max(u.depth-1, 0)}})
 	})
 }

@@ -4,7 +4,7 @@
 // its own:
 //
 //	POST /api/send ─► conversation.Send (then Follow, so the reply reaches log.jsonl)
-//	GET /api/events ◄─ Session.WatchQueue (queue, deliveries) + Tail ─► render.Panel
+//	GET /api/events ◄─ watchQueueOf (queue, deliveries) + Tail ─► render.Panel
 //	GET /api/targets, /api/log ◄─ conversation.ListTargets, Session.ReadLog
 //
 // Every string it streams went through render.Inert; encoding/json escapes
