@@ -55,10 +55,10 @@ const (
 // targets are the sessions relay-baton's hooks registered, as before.
 const NoRegistryEnv = "RELAY_BATON_NO_REGISTRY"
 
-// ErrNoRegistry: `claude agents --json` could not be used (no claude, an
+// errNoRegistry: `claude agents --json` could not be used (no claude, an
 // older one, an answer that is not the JSON array it documents). Its
 // message is the one line targets print.
-var ErrNoRegistry = errors.New("Claude Code's session registry is not read")
+var errNoRegistry = errors.New("Claude Code's session registry is not read")
 
 // RegistryTTL is how long one answer of `claude agents --json` is used
 // (the call costs about 0.15 s, seconds on a loaded machine).
@@ -81,17 +81,17 @@ var registryCache struct {
 
 // Registry returns the live Claude Code sessions of this user as `claude
 // agents --json` lists them, answered from a cache younger than
-// RegistryTTL. The error wraps ErrNoRegistry and says why in one line.
+// RegistryTTL. The error wraps errNoRegistry and says why in one line.
 func Registry(ctx context.Context) ([]Session, error) {
 	if os.Getenv(NoRegistryEnv) == "1" {
-		return nil, fmt.Errorf("%w: switched off by %s=1", ErrNoRegistry, NoRegistryEnv)
+		return nil, fmt.Errorf("%w: switched off by %s=1", errNoRegistry, NoRegistryEnv)
 	}
 	if registryOff.Load() {
-		return nil, fmt.Errorf("%w: not read by a hook", ErrNoRegistry)
+		return nil, fmt.Errorf("%w: not read by a hook", errNoRegistry)
 	}
 	bin, err := agents.Binary(agents.Claude)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoRegistry, err)
+		return nil, fmt.Errorf("%w: %w", errNoRegistry, err)
 	}
 	registryCache.Lock()
 	defer registryCache.Unlock()
@@ -135,13 +135,13 @@ func readRegistry(ctx context.Context, bin string) ([]Session, error) {
 			line = firstLine(string(out))
 		}
 		if strings.Contains(line, "unknown option") || strings.Contains(line, "unknown command") {
-			return nil, fmt.Errorf("%w: %s has no `agents --json` (%s): update Claude Code (`npm install -g @anthropic-ai/claude-code`); until then only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, line)
+			return nil, fmt.Errorf("%w: %s has no `agents --json` (%s): update Claude Code (`npm install -g @anthropic-ai/claude-code`); until then only sessions started after `relay-baton hook install` are targets", errNoRegistry, bin, line)
 		}
-		return nil, fmt.Errorf("%w: `%s agents --json` failed (%w: %s); only sessions started after `relay-baton hook install` are targets", ErrNoRegistry, bin, err, line)
+		return nil, fmt.Errorf("%w: `%s agents --json` failed (%w: %s); only sessions started after `relay-baton hook install` are targets", errNoRegistry, bin, err, line)
 	}
 	list, err := parseRegistry(out)
 	if err != nil {
-		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%w): update Claude Code, or use `relay-baton hook install`", ErrNoRegistry, bin, err)
+		return nil, fmt.Errorf("%w: `%s agents --json` printed no session list (%w): update Claude Code, or use `relay-baton hook install`", errNoRegistry, bin, err)
 	}
 	return list, nil
 }
@@ -204,7 +204,7 @@ func SocketPath(pid int) string {
 }
 
 // SkipRegistry is called by a hook's process: a hook never runs claude (its
-// session recorded its own socket), so Registry answers ErrNoRegistry.
+// session recorded its own socket), so Registry answers errNoRegistry.
 func SkipRegistry() { registryOff.Store(true) }
 
 // RegistryNote is the one line the targets' views print when Claude Code's

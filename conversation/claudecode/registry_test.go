@@ -83,7 +83,7 @@ func TestRememberedRegistry(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if _, ok, err := FindSession(context.Background(), testSID); ok || !errors.Is(err, ErrNoRegistry) {
+	if _, ok, err := FindSession(context.Background(), testSID); ok || !errors.Is(err, errNoRegistry) {
 		t.Fatalf("an ended session answered from the file: %v %v", ok, err)
 	}
 	// A file planted in a repository is never read: only the user's cache folder.
@@ -93,7 +93,7 @@ func TestRememberedRegistry(t *testing.T) {
 }
 
 // A read of the registry ends with its caller's context, says so
-// (errors.Is holds through ErrNoRegistry), and leaves no cached answer: the
+// (errors.Is holds through errNoRegistry), and leaves no cached answer: the
 // next caller reads the registry again.
 func TestRegistryReadEndsWithContext(t *testing.T) {
 	reg := newFakeRegistry(t)
@@ -104,8 +104,8 @@ func TestRegistryReadEndsWithContext(t *testing.T) {
 		_, err := Registry(ctx)
 		return err
 	})
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrNoRegistry) {
-		t.Fatalf("registry error %v, want one wrapping ErrNoRegistry and context.Canceled", err)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errNoRegistry) {
+		t.Fatalf("registry error %v, want one wrapping errNoRegistry and context.Canceled", err)
 	}
 	// The same claude binary answering now: the cancellation was not kept.
 	script := "#!/bin/sh\ncat " + reg.List + "\n"

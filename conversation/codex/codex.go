@@ -32,8 +32,8 @@ func Home() string {
 	return filepath.Join(home, ".codex")
 }
 
-// SessionsRoot is $CODEX_HOME/sessions.
-func SessionsRoot() string {
+// sessionsRoot is $CODEX_HOME/sessions.
+func sessionsRoot() string {
 	if h := Home(); h != "" {
 		return filepath.Join(h, "sessions")
 	}
@@ -42,7 +42,7 @@ func SessionsRoot() string {
 
 // FindRollout returns the rollout file of Codex thread id, or "".
 func FindRollout(id string) string {
-	root := SessionsRoot()
+	root := sessionsRoot()
 	if root == "" || !sessionid.IsUUID(id) {
 		return ""
 	}
@@ -142,7 +142,7 @@ func Binary() string {
 // session_meta cwd passes in. Folders that cannot be read are passed over.
 func Rollouts(now time.Time, maxAge time.Duration, known func(id string) bool, in func(cwd string) bool) map[string]string {
 	seen := map[string]string{}
-	root := SessionsRoot()
+	root := sessionsRoot()
 	if root == "" {
 		return seen
 	}
