@@ -53,7 +53,7 @@ const codexTargetAge = 7 * 24 * time.Hour
 // lane reaches it; Send creates the folder).
 //
 // A Codex thread is Live while a codex process holds its writer lock
-// (CodexLoaded), else Ended; without all, only live threads are kept.
+// (codex.Loaded), else Ended; without all, only live threads are kept.
 func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target {
 	idx := map[string]int{}
 	for i := range out {

@@ -198,7 +198,7 @@ type Target struct {
 	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
 	// thread id, TranscriptPath its rollout file).
 	Agent string `json:"agent"`
-	// Loaded: a Codex thread held by a running codex process (codex.go).
+	// Loaded: a Codex thread held by a running codex process (codex.Loaded).
 	Loaded bool `json:"loaded,omitempty"`
 	// TUIQuit: a Codex thread whose TUI quit, held only by a codex
 	// app-server daemon (State is Ended: nobody would see an answer).

@@ -147,9 +147,8 @@ type SocketInfo struct {
 
 // Errors of the socket lane (wrapped).
 var (
-	errNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
-	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
-	errSocketRefused = peer.ErrRefused
+	errNoSocket   = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
+	ErrSocketHeld = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
 	// errSocketDrops: a post to this session process's socket was taken
 	// but never shown in its transcript (socket-off.json): the socket lane
 	// is off for it, the Stop hook and the rewake waiter deliver.
