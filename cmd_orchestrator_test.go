@@ -14,6 +14,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/workspace"
@@ -434,10 +435,10 @@ func cancelledWhileRegistryHangs(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	bin, started := testkit.HangingExe(t, "claude")
 	t.Setenv(agents.ClaudeBinEnv, bin)
-	t.Setenv(conversation.NoRegistryEnv, "")
+	t.Setenv(claudecode.NoRegistryEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	conversation.ForgetRegistry()
-	t.Cleanup(conversation.ForgetRegistry)
+	claudecode.ForgetRegistry()
+	t.Cleanup(claudecode.ForgetRegistry)
 	return testkit.Cancelled(t, "relay-baton "+strings.Join(args, " "), started, func(ctx context.Context) cliResult {
 		code, out, errOut := runCLIOn(t, ctx, "", false, args...)
 		return cliResult{code, out, errOut}

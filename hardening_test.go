@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -766,14 +767,14 @@ func TestClaimKilledAfterRename(t *testing.T) {
 // the transcript).
 func TestLogBigLine(t *testing.T) {
 	ws, s := chatWorkspace(t)
-	s.AppendLog(conversation.LogEntry{Role: "user", Text: "before", ID: "aaaa0001"})
+	s.AppendLog(chatlog.Entry{Role: "user", Text: "before", ID: "aaaa0001"})
 	f, _ := os.OpenFile(s.LogPath(), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"at":"2026-12-01T00:00:00Z","role":"agent","text":"` + strings.Repeat("x", 2<<20) + "\"}\n")
 	f.Close()
-	s.AppendLog(conversation.LogEntry{Role: "user", Text: "after", ID: "aaaa0002"})
+	s.AppendLog(chatlog.Entry{Role: "user", Text: "after", ID: "aaaa0002"})
 	huge := strings.Repeat("é", 3<<20/2) // 3 MiB of text
-	s.AppendLog(conversation.LogEntry{Role: "agent", Text: huge, ID: "aaaa0002"})
-	s.AppendLog(conversation.LogEntry{Role: "user", Text: "last", ID: "aaaa0003"})
+	s.AppendLog(chatlog.Entry{Role: "agent", Text: huge, ID: "aaaa0002"})
+	s.AppendLog(chatlog.Entry{Role: "user", Text: "last", ID: "aaaa0003"})
 	b := server.NewWorkspace(context.Background(), ws)
 	es, err := b.Log(chatSID)
 	if err != nil {

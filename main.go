@@ -29,7 +29,7 @@ import (
 	"github.com/relay-baton/relay-baton/cmd/selftestcmd"
 	"github.com/relay-baton/relay-baton/cmd/serve"
 	"github.com/relay-baton/relay-baton/cmd/trust"
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/room"
@@ -95,7 +95,7 @@ func runComplete(inv *cli.Invocation) error {
 	var ids []string
 	switch fs.Arg(0) {
 	case "sessions":
-		ids = conversation.TargetIDs("")
+		ids = view.TargetIDs("")
 	case "replay-sessions":
 		wd, _ := os.Getwd()
 		ids = workspace.LogSessions(wd)

@@ -8,11 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/relay-baton/relay-baton/events"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/transcript"
@@ -90,107 +88,15 @@ func readAnswerMark(s *Session, id string) (answerMark, bool) {
 	return m, true
 }
 
+// turnScans are this process's looks at the turns of the messages it
+// delivered: each look reads only what a transcript gained since the last.
+var turnScans transcript.Turns
+
 // turnOf reads the transcript at path from off: whether message id shows
 // there, whether a turn end follows it, and the text the model wrote in
-// between (its lines joined, as Follow shows it). err is the tail's.
-//
-// Each look reads only what the transcript gained since the last look at
-// the same message (turnScans): the lanes and the views look again every
-// poll (AwaitPost: each 250 ms) while a turn runs, and a transcript is
-// megabytes. A transcript replaced or truncated since is read again from
-// the start.
+// between (transcript.Turns.Look).
 func turnOf(path string, off int64, id string) (shown, ended bool, text string, err error) {
-	sc := turnScans.get(turnKey{path, off, id})
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	fi, serr := os.Stat(path)
-	if serr != nil {
-		return false, false, "", serr
-	}
-	if sc.ended && sc.err == nil && os.SameFile(sc.file, fi) {
-		return true, true, sc.text.String(), nil
-	}
-	if sc.file == nil || !os.SameFile(sc.file, fi) || fi.Size() < sc.next {
-		// First look, or the file was replaced or truncated: from the
-		// message's offset (all of it when the file is shorter now).
-		from := off
-		if fi.Size() < off {
-			from = 0
-		}
-		sc.next, sc.shown, sc.ended, sc.err = from, false, false, nil
-		sc.text.Reset()
-	}
-	sc.file = fi
-	needle := "chat message " + id + " "
-	sc.read += max(fi.Size()-sc.next, 0)
-	sc.err = transcript.Tail(context.Background(), transcript.TailOptions{Path: path, Offset: sc.next, OnActivity: func(end int64, acts []events.Activity) bool {
-		sc.next = end
-		for _, a := range acts {
-			switch {
-			case a.Kind == events.ActDelivered && strings.Contains(a.Text, needle):
-				sc.shown = true
-			case !sc.shown:
-			case a.Kind == events.ActDone:
-				sc.ended = true
-				return false
-			case a.Kind == events.ActText:
-				if sc.text.Len() > 0 {
-					sc.text.WriteString("\n")
-				}
-				sc.text.WriteString(a.Text)
-			}
-		}
-		return true
-	}})
-	return sc.shown, sc.ended, sc.text.String(), sc.err
-}
-
-// turnKey names one look: a message searched for in a transcript from an
-// offset.
-type turnKey struct {
-	path string
-	off  int64
-	id   string
-}
-
-// turnScan is what the looks at one turnKey saw so far: the file read
-// (its identity), the offset after the last line that said something,
-// and the state there. read counts the bytes the looks had to read (the
-// tests hold it to what the transcript gained).
-type turnScan struct {
-	mu           sync.Mutex
-	file         os.FileInfo
-	next         int64
-	shown, ended bool
-	text         strings.Builder
-	err          error
-	read         int64
-}
-
-// turnCache holds the scans of this process, a bounded number of them
-// (turnCacheMax; when full it starts again empty: the next look at each
-// reads its transcript once more).
-type turnCache struct {
-	mu sync.Mutex
-	m  map[turnKey]*turnScan
-}
-
-const turnCacheMax = 256
-
-var turnScans turnCache
-
-func (c *turnCache) get(k turnKey) *turnScan {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sc, ok := c.m[k]; ok {
-		return sc
-	}
-	if c.m == nil || len(c.m) >= turnCacheMax {
-		c.m = map[turnKey]*turnScan{}
-	}
-	sc := &turnScan{}
-	c.m[k] = sc
-	return sc
+	return turnScans.Look(path, off, "chat message "+id+" ")
 }
 
 // lookMode says what a look at a turn may do to learn whether it ended:
@@ -205,7 +111,7 @@ const (
 )
 
 // defaultAnswerStale is how old a transcript-made mark must be before the
-// registry's word ends it (longer than registryTTL, so that the registry's
+// registry's word ends it (longer than claudecode.RegistryTTL, so that the registry's
 // answer was read after the turn began). Session.answerStale overrides it
 // (a test's).
 const defaultAnswerStale = 10 * time.Second
@@ -228,23 +134,23 @@ func answerState(s *Session, id string, m answerMark, now time.Time, mode lookMo
 	if ended || now.Sub(m.At) < stale {
 		return ended, text
 	}
-	var list []LiveSession
+	var list []claudecode.Session
 	if mode == mayRun {
-		l, err := Registry(context.Background())
+		l, err := claudecode.Registry(context.Background())
 		if err != nil {
 			return false, ""
 		}
 		list = l
 	} else {
-		l, at, ok := cachedRegistry()
-		if !ok || at.Sub(m.At) < stale-registryTTL {
+		l, at, ok := claudecode.CachedRegistry()
+		if !ok || at.Sub(m.At) < stale-claudecode.RegistryTTL {
 			return false, ""
 		}
 		list = l
 	}
 	for _, l := range list {
 		if l.SessionID == s.ID {
-			return l.Status == StatusIdle, text
+			return l.Status == claudecode.StatusIdle, text
 		}
 	}
 	return true, text // no longer running

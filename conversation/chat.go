@@ -1,8 +1,6 @@
 package conversation
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
+	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/prompts"
@@ -107,32 +107,6 @@ var (
 	errBadMessageID = errors.New("bad message id")
 )
 
-// isUUID reports whether id has the 8-4-4-4-12 hex shape. (Hand-written:
-// a package-level regexp would cost the Stop hook 0.2 ms at every start.)
-func isUUID(id string) bool { return len(id) == 36 && uuidShaped(id) }
-
-// uuidShaped reports whether id (at most 36 bytes) has a UUID's shape as
-// far as it goes: hex digits, and dashes where a UUID has them.
-func uuidShaped(id string) bool {
-	if len(id) > 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // isMessageID: a letter or digit, then letters, digits, '_' or '-'; at most 64.
 func isMessageID(id string) bool {
 	if len(id) == 0 || len(id) > 64 {
@@ -151,7 +125,7 @@ func isMessageID(id string) bool {
 // ValidSessionID reports whether id is UUID-shaped; nothing else may become
 // a path component.
 func ValidSessionID(id string) error {
-	if !isUUID(id) {
+	if !sessionid.IsUUID(id) {
 		return fmt.Errorf("%q: %w", render.Cut(id, 80), ErrBadSessionID)
 	}
 	return nil
@@ -768,7 +742,7 @@ func (s *Session) Reply(id string) (string, bool) {
 
 // RecordError records an internal error in errors.log in the session
 // folder (the hooks stay silent toward Claude Code): one line per distinct
-// failure, with a count, the file bounded (recordError). Best effort.
+// failure, with a count, the file bounded (chatlog.RecordError). Best effort.
 func (s *Session) RecordError(err error) {
 	if err == nil {
 		return
@@ -776,121 +750,29 @@ func (s *Session) RecordError(err error) {
 	if checkChatDirs(s) != nil {
 		return
 	}
-	_ = recordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
-}
-
-// LogEntry is one line of log.jsonl, the derived chat log.
-type LogEntry struct {
-	At     time.Time `json:"at"`
-	Role   string    `json:"role"` // "user" or "agent"
-	Text   string    `json:"text"`
-	ID     string    `json:"id,omitempty"`
-	Source string    `json:"source,omitempty"`
+	_ = chatlog.RecordError(filepath.Join(s.dir, "errors.log"), err.Error(), time.Now())
 }
 
 // ReadLog returns the newest keep entries of log.jsonl, oldest first;
-// damaged lines, lines over MaxLogLine and entries with no text are
+// damaged lines, lines over chatlog.MaxLine and entries with no text are
 // skipped (ReadLogCounted says how many). A missing log is no entry.
-func (s *Session) ReadLog(keep int) ([]LogEntry, error) {
+func (s *Session) ReadLog(keep int) ([]chatlog.Entry, error) {
 	es, _, err := s.ReadLogCounted(keep)
 	return es, err
 }
 
-// maxLogText caps the text of a log.jsonl entry: a longer reply is cut
-// (the full text stays in the transcript), so one entry never hides the
-// rest of the log from a reader.
-const maxLogText = 32 << 10
-
-// MaxLogLine caps a log.jsonl line a reader parses; a longer one (written
-// by something else) is skipped and counted, and reading goes on.
-const MaxLogLine = 1 << 20
-
-// AppendLog appends e to log.jsonl (one write, O_APPEND), its text cut to
-// maxLogText. The log is a cache: the transcript is the source of truth.
-func (s *Session) AppendLog(e LogEntry) error {
+// AppendLog appends e to log.jsonl (chatlog.Append: one write, O_APPEND,
+// its text cut). The log is a cache: the transcript is the source of truth.
+func (s *Session) AppendLog(e chatlog.Entry) error {
 	if err := checkChatDirs(s); err != nil {
 		return err
 	}
-	if len(e.Text) > maxLogText {
-		cut := maxLogText
-		for cut > 0 && !utf8.RuneStart(e.Text[cut]) {
-			cut--
-		}
-		e.Text = e.Text[:cut] + fmt.Sprintf("… [%d more bytes in the session's transcript]", len(e.Text)-cut)
-	}
-	if e.At.IsZero() {
-		e.At = time.Now().UTC()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	f, err := safeio.OpenAppend(s.LogPath())
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(append(b, '\n'))
-	return err
+	return chatlog.Append(s.LogPath(), e)
 }
 
-// ReadLogCounted returns the newest keep entries of log.jsonl, oldest first, and
-// how many lines it skipped (not an entry, or over MaxLogLine: passed over
-// without being held in memory). A missing log is no entries.
-func (s *Session) ReadLogCounted(keep int) ([]LogEntry, int, error) {
-	f, err := safeio.OpenChecked(s.LogPath(), os.O_RDONLY, 0, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	var out []LogEntry
-	skipped := 0
-	br := bufio.NewReaderSize(f, 64<<10)
-	var acc []byte
-	tooLong := false
-	for {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if !tooLong && len(acc)+len(frag) > MaxLogLine {
-				tooLong, acc = true, acc[:0]
-			}
-			if !tooLong {
-				acc = append(acc, frag...)
-			}
-			continue
-		}
-		line := frag
-		if len(acc) > 0 || tooLong {
-			if !tooLong && len(acc)+len(frag) <= MaxLogLine {
-				line = append(acc, frag...)
-			} else {
-				line, tooLong = nil, true
-			}
-		}
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			var e LogEntry
-			if tooLong || json.Unmarshal(line, &e) != nil || e.Text == "" {
-				skipped++
-			} else {
-				out = append(out, e)
-				if len(out) > 2*keep {
-					out = append(out[:0], out[len(out)-keep:]...)
-				}
-			}
-		}
-		acc, tooLong = acc[:0], false
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return out, skipped, err
-		}
-	}
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out, skipped, nil
+// ReadLogCounted returns the newest keep entries of log.jsonl, oldest
+// first, and how many lines it skipped (chatlog.Read). A missing log is no
+// entries.
+func (s *Session) ReadLogCounted(keep int) ([]chatlog.Entry, int, error) {
+	return chatlog.Read(s.LogPath(), keep)
 }

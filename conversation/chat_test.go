@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -342,7 +343,7 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.RecordProcess(procfacts.Identify(procfacts.System, os.Getpid())) // a runs (as this test)
-	pd := ProjectDir(ws)
+	pd := claudecode.ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	trB := filepath.Join(pd, b.ID+".jsonl")
 	os.WriteFile(trB, []byte("{}\n"), 0o600)
@@ -367,14 +368,6 @@ func TestRegistrationTargetsAndLead(t *testing.T) {
 	}
 	if got := LocateTranscript(b); got != trB {
 		t.Errorf("LocateTranscript(b) = %q, want the slug path %q", got, trB)
-	}
-}
-
-func TestProjectSlug(t *testing.T) {
-	for in, want := range map[string]string{"/tmp/proj": "-tmp-proj", "/a/.b": "-a--b", "/x y/z_1": "-x-y-z-1"} {
-		if got := projectSlug(in); got != want {
-			t.Errorf("projectSlug(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

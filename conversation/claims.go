@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -236,7 +237,7 @@ func socketPostShown(s *Session, p SocketPost, id string) bool {
 	if inTranscript(s, mk, id) == yes {
 		return true
 	}
-	return enqueuedInTranscript(transcriptOf(s, mk), p.Offset, id)
+	return claudecode.EnqueuedInTranscript(transcriptOf(s, mk), p.Offset, id)
 }
 
 // requeue moves delivered/<m.ID>.json back to the inbox as mk.Inbox (a
@@ -437,7 +438,7 @@ func recoverOne(s *Session, id string, force bool) (recovered, bool) {
 	} else {
 		seen = inTranscript(s, mk, id)
 	}
-	if seen == no && mk.Lane == LaneSocket && enqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
+	if seen == no && mk.Lane == LaneSocket && claudecode.EnqueuedInTranscript(transcriptOf(s, mk), mk.Offset, id) {
 		// The session took it into its queue and hands it to the model at
 		// its next tool result: not lost, not to be delivered again.
 		return recovered{}, false

@@ -1,24 +1,17 @@
 package conversation
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events/render"
-	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
-	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/subprocess"
 	"github.com/relay-baton/relay-baton/transcript"
 )
@@ -42,114 +35,9 @@ const (
 // `codex queue`.
 const LaneQueue Lane = "queue"
 
-// CodexHome is Codex's home folder: $CODEX_HOME, else ~/.codex ("" when no
-// home is known).
-func CodexHome() string {
-	if d := os.Getenv("CODEX_HOME"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".codex")
-}
-
-// codexSessionsRoot is $CODEX_HOME/sessions.
-func codexSessionsRoot() string {
-	if h := CodexHome(); h != "" {
-		return filepath.Join(h, "sessions")
-	}
-	return ""
-}
-
-// findRollout returns the rollout file of Codex thread id, or "".
-func findRollout(id string) string {
-	root := codexSessionsRoot()
-	if root == "" || ValidSessionID(id) != nil {
-		return ""
-	}
-	for _, pat := range []string{"*/*/*/rollout-*-" + id + ".jsonl", "rollout-*-" + id + ".jsonl"} {
-		if m, _ := filepath.Glob(filepath.Join(root, pat)); len(m) > 0 {
-			return m[len(m)-1]
-		}
-	}
-	return ""
-}
-
 // IsCodex reports whether s is a Codex thread: its transcript is a rollout.
 func (s *Session) IsCodex() bool {
 	return transcript.IsRolloutPath(LocateTranscript(s))
-}
-
-// maxMetaLine caps how much of a rollout's first line (session_meta, which
-// carries the whole base instructions) is read.
-const maxMetaLine = 4 << 20
-
-// readRolloutMeta reads the session_meta line of a rollout.
-func readRolloutMeta(path string) (transcript.RolloutMeta, bool) {
-	f, err := safeio.OpenRegular(path) // a FIFO there does not block
-	if err != nil {
-		return transcript.RolloutMeta{}, false
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10)
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		var buf bytes.Buffer
-		buf.Write(line)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.ReadSlice('\n')
-			buf.Write(line)
-		}
-		line = buf.Bytes()
-	}
-	return transcript.ParseRolloutMeta(line)
-}
-
-// codexTurn says whether a Codex thread is in a turn, from the end of its
-// rollout: a task_started after the last task_complete / turn_aborted. A
-// rollout untouched for busyTTL is idle whatever it says (its process died
-// mid-turn).
-func codexTurn(rollout string, now time.Time) bool {
-	f, err := safeio.OpenRegular(rollout) // a FIFO there does not block
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || now.Sub(fi.ModTime()) > busyTTL {
-		return false
-	}
-	// The turn's boundary lines are small; 256 KB covers the big items
-	// (tool outputs) written after a task_started.
-	size := fi.Size()
-	off := max(size-256<<10, 0)
-	buf := make([]byte, size-off)
-	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return false
-	}
-	in, _ := transcript.RolloutTurnState(buf)
-	return in
-}
-
-// CodexLoaded reports whether thread id is loaded in a running codex
-// process: codex holds an exclusive flock on
-// $CODEX_HOME/thread-writer-locks/<id>.lock while it writes the thread
-// (measured with 0.169.0). Whether another process holds it is a fact of
-// the system (filelock.WriterHeld): Linux reads /proc/locks, other systems (and
-// -tags portable) probe with a shared non-blocking lock dropped at once.
-func CodexLoaded(id string) bool {
-	home := CodexHome()
-	if home == "" || ValidSessionID(id) != nil {
-		return false
-	}
-	p := filepath.Join(home, "thread-writer-locks", id+".lock")
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	return filelock.WriterHeld(p, fi)
 }
 
 // codexTargetAge: a Codex thread whose rollout was last written longer ago
@@ -165,7 +53,7 @@ const codexTargetAge = 7 * 24 * time.Hour
 // lane reaches it; Send creates the folder).
 //
 // A Codex thread is Live while a codex process holds its writer lock
-// (CodexLoaded), else Ended; without all, only live threads are kept.
+// (codex.Loaded), else Ended; without all, only live threads are kept.
 func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target {
 	idx := map[string]int{}
 	for i := range out {
@@ -177,41 +65,9 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 			}
 		}
 	}
-	seen := map[string]string{}
-	if root := codexSessionsRoot(); root != "" {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d != nil && d.IsDir() && p != root {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() || !d.Type().IsRegular() || !transcript.IsRolloutPath(p) {
-				return nil
-			}
-			base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-			if len(base) < 36 {
-				return nil
-			}
-			id := base[len(base)-36:]
-			if ValidSessionID(id) != nil {
-				return nil
-			}
-			if _, ok := idx[id]; !ok {
-				// Only recent or loaded rollouts of this workspace become
-				// new targets (a CODEX_HOME can hold thousands of old ones).
-				if fi, err := d.Info(); err != nil || now.Sub(fi.ModTime()) > codexTargetAge && !CodexLoaded(id) {
-					return nil
-				}
-				m, ok := readRolloutMeta(p)
-				if !ok || !inWorkspace(ws, m.Cwd) {
-					return nil
-				}
-			}
-			seen[id] = p
-			return nil
-		})
-	}
+	// Only recent or loaded rollouts of this workspace become new targets
+	// (a CODEX_HOME can hold thousands of old ones).
+	seen := codex.Rollouts(now, codexTargetAge, func(id string) bool { _, ok := idx[id]; return ok }, func(cwd string) bool { return inWorkspace(ws, cwd) })
 	for i := range out {
 		if out[i].Agent != AgentCodex {
 			continue
@@ -230,9 +86,12 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 			continue
 		}
 		t := Target{SessionID: id, Agent: AgentCodex, TranscriptPath: p}
-		if m, ok := readRolloutMeta(p); ok {
-			if s, err := OpenSession(ws, id); execRun(m) && (err != nil || !s.ChatCapable()) {
-				continue // no hook registered it
+		if m, ok := codex.ReadRolloutMeta(p); ok {
+			if s, err := OpenSession(ws, id); codex.ExecRun(m) && (err != nil || !s.ChatCapable()) {
+				// A one-shot `codex exec` run no hook registered (relay-baton's
+				// own agent runs among them): like a `claude -p` run, never a
+				// target.
+				continue
 			}
 			t.Cwd = m.Cwd
 		}
@@ -251,14 +110,6 @@ func withCodexThreads(ws string, out []Target, now time.Time, all bool) []Target
 	return keep
 }
 
-// execRun reports whether a rollout is a one-shot `codex exec` run that no
-// hook registered (no chat folder): relay-baton's own agent runs among
-// them, whose hooks stand aside. Like a `claude -p` run, it is never a
-// target.
-func execRun(m transcript.RolloutMeta) bool {
-	return m.Originator == "codex_exec" || m.Source == "exec"
-}
-
 // codexState fills in a Codex target's state from its rollout, its writer
 // lock and its chat folder.
 func codexState(ws string, t *Target, now time.Time) {
@@ -266,20 +117,20 @@ func codexState(ws string, t *Target, now time.Time) {
 		t.LastActivity = fi.ModTime()
 	}
 	if t.Cwd == "" {
-		if m, ok := readRolloutMeta(t.TranscriptPath); ok {
+		if m, ok := codex.ReadRolloutMeta(t.TranscriptPath); ok {
 			t.Cwd = m.Cwd
 		}
 	}
-	t.Loaded = CodexLoaded(t.SessionID)
+	t.Loaded = codex.Loaded(t.SessionID)
 	t.State, t.PID = procfacts.Ended, 0
 	if t.Loaded {
 		t.State = procfacts.Live
-		if codexTUIGone(t.SessionID, t.Cwd) {
+		if codex.TUIGone(t.SessionID, t.Cwd) {
 			// Only the app-server daemon holds it: nobody sees it.
 			t.State, t.TUIQuit = procfacts.Ended, true
 		}
 	}
-	t.Busy = t.Busy || codexTurn(t.TranscriptPath, now)
+	t.Busy = t.Busy || codex.InTurn(t.TranscriptPath, now, busyTTL)
 	t.Waiting = t.Loaded && !t.TUIQuit && !t.Busy // the queue lane reaches it at once
 	if !t.ChatCapable && t.Loaded {
 		t.ChatCapable = true
@@ -298,18 +149,6 @@ func inWorkspace(ws, dir string) bool {
 	}
 	rel, err := filepath.Rel(ws, dir)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-}
-
-// CodexBinary is the codex CLI relay-baton runs for the queue lane and the
-// hook trust: $RELAY_BATON_CODEX, else codex on PATH ("" when neither).
-func CodexBinary() string {
-	if p := os.Getenv(agents.CodexBinEnv); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("codex"); err == nil {
-		return p
-	}
-	return ""
 }
 
 // queueTimeout bounds one `codex queue` run.
@@ -332,10 +171,10 @@ func deliverQueue(ctx context.Context, s *Session) (ok bool, err error) {
 	if err != nil || !has {
 		return false, err
 	}
-	if s.Busy(time.Now()) || codexTurn(rollout, time.Now()) || !CodexLoaded(s.ID) {
+	if s.Busy(time.Now()) || codex.InTurn(rollout, time.Now(), busyTTL) || !codex.Loaded(s.ID) {
 		return false, nil
 	}
-	bin := CodexBinary()
+	bin := codex.Binary()
 	if bin == "" {
 		return false, errors.New("codex CLI not found (set RELAY_BATON_CODEX or put codex on PATH): the message stays queued for the session's Stop hook")
 	}
@@ -377,12 +216,12 @@ func pendingForRollout(s *Session) (rollout string, has bool, err error) {
 // while a codex app-server daemon still holds it loaded: a message would
 // be answered in a turn no terminal shows (Linux; see codexTUIGone).
 func (s *Session) codexTUIQuit() bool {
-	if !s.IsCodex() || !CodexLoaded(s.ID) {
+	if !s.IsCodex() || !codex.Loaded(s.ID) {
 		return false
 	}
 	cwd := ""
-	if m, ok := readRolloutMeta(LocateTranscript(s)); ok {
+	if m, ok := codex.ReadRolloutMeta(LocateTranscript(s)); ok {
 		cwd = m.Cwd
 	}
-	return codexTUIGone(s.ID, cwd)
+	return codex.TUIGone(s.ID, cwd)
 }

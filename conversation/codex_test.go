@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -122,7 +123,7 @@ func TestCodexTargets(t *testing.T) {
 		t.Errorf("TUI thread %+v", i)
 	}
 	release()
-	if CodexLoaded(tuiThread) {
+	if codex.Loaded(tuiThread) {
 		t.Error("a released writer lock still reads as loaded")
 	}
 	// With the hooks, the SessionStart hook made the chat folder: chat-capable.

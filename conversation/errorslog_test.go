@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 )
 
 // The same failure many times over (a TUI that exits made 222 in 50 ms)
 // is one line of errors.log with its count; distinct failures keep a line
-// each; the file stays under maxErrorsLog however many there are.
+// each; the file stays under chatlog.MaxErrorsLog however many there are.
 func TestErrorsLogOneLinePerFailure(t *testing.T) {
 	s := newSession(t)
 	path := filepath.Join(s.Dir(), "errors.log")
@@ -59,8 +61,8 @@ func TestErrorsLogOneLinePerFailure(t *testing.T) {
 		s.RecordError(fmt.Errorf("distinct failure number %05d %s", i, strings.Repeat("x", 60)))
 	}
 	b, _ = os.ReadFile(path)
-	if len(b) > maxErrorsLog || !strings.Contains(string(b), "distinct failure number 01199") || strings.Contains(string(b), "distinct failure number 00000") {
-		t.Fatalf("errors.log is %d bytes (bound %d); newest kept: %v", len(b), maxErrorsLog, strings.Contains(string(b), "number 01199"))
+	if len(b) > chatlog.MaxErrorsLog || !strings.Contains(string(b), "distinct failure number 01199") || strings.Contains(string(b), "distinct failure number 00000") {
+		t.Fatalf("errors.log is %d bytes (bound %d); newest kept: %v", len(b), chatlog.MaxErrorsLog, strings.Contains(string(b), "number 01199"))
 	}
 	// A message over several lines stays on one.
 	s.RecordError(errors.New("first line\nsecond line"))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/internal/testkit"
@@ -47,18 +46,5 @@ func TestFIFOInPlaceOfChatFolders(t *testing.T) {
 				t.Fatalf("inbox: queue error %v", err)
 			}
 		}
-	}
-}
-
-// A FIFO at a Codex rollout's path: the targets view reads its first line
-// and its end.
-func TestFIFORollout(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "rollout.jsonl")
-	testkit.MakeFIFO(t, p)
-	if ok := agenttest.Within(t, "readRolloutMeta", func() bool { _, ok := readRolloutMeta(p); return ok }); ok {
-		t.Fatal("a FIFO read as a rollout")
-	}
-	if busy := agenttest.Within(t, "codexTurn", func() bool { return codexTurn(p, time.Now()) }); busy {
-		t.Fatal("a FIFO read as a turn")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/prompts"
 )
@@ -24,7 +25,7 @@ import (
 type hooklessTarget struct {
 	ws, tr string
 	reg    *fakeRegistry
-	live   LiveSession
+	live   claudecode.Session
 	got    string
 }
 
@@ -35,16 +36,16 @@ func newHooklessTarget(t *testing.T) *hooklessTarget {
 	privateTemp(t)
 	ws := t.TempDir()
 	h := &hooklessTarget{ws: ws, reg: reg}
-	h.live = LiveSession{Cwd: ws, Kind: "interactive", StartedAt: time.Now().UnixMilli(), SessionID: testSID, Name: "demo", Status: StatusIdle}
-	pending := filepath.Join(filepath.Dir(claudeSocketPath(1)), "pending.sock")
+	h.live = claudecode.Session{Cwd: ws, Kind: "interactive", StartedAt: time.Now().UnixMilli(), SessionID: testSID, Name: "demo", Status: claudecode.StatusIdle}
+	pending := filepath.Join(filepath.Dir(claudecode.SocketPath(1)), "pending.sock")
 	cmd := otherListener(t, pending)
 	h.live.PID = cmd.Process.Pid
-	if err := os.Rename(pending, claudeSocketPath(h.live.PID)); err != nil {
+	if err := os.Rename(pending, claudecode.SocketPath(h.live.PID)); err != nil {
 		t.Fatal(err)
 	}
 	h.got = pending + ".got"
 	reg.set(h.live)
-	h.tr = filepath.Join(ProjectDir(ws), testSID+".jsonl")
+	h.tr = filepath.Join(claudecode.ProjectDir(ws), testSID+".jsonl")
 	if err := os.MkdirAll(filepath.Dir(h.tr), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 	h := newHooklessTarget(t)
 	r1 := h.send(t, "first")
 	h.shows(t, r1.Message)
-	h.status(t, StatusBusy)
+	h.status(t, claudecode.StatusBusy)
 
 	r2 := h.send(t, "second")
 	if r2.Behind != r1.Message.ID || !queued(t, r2) {
@@ -156,14 +157,14 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 		done <- m
 	}()
 	h.answers(t, "ANSWER-ONE")
-	h.status(t, StatusIdle)
+	h.status(t, claudecode.StatusIdle)
 	if m := <-done; m == nil || m.Lane != LaneSocket || !h.posted(r2.Message.ID) {
 		t.Fatalf("AwaitPost: %+v, posted %v", m, h.posted(r2.Message.ID))
 	}
 
 	// Interrupted: shown, no turn end; the registry says busy, then idle.
 	h.shows(t, r2.Message)
-	h.status(t, StatusBusy)
+	h.status(t, claudecode.StatusBusy)
 	r3 := h.send(t, "third")
 	if r3.Behind != r2.Message.ID {
 		t.Fatalf("message %s behind %q while its turn is young, want %s", r3.Message.ID, r3.Behind, r2.Message.ID)
@@ -172,7 +173,7 @@ func TestHooklessHeldMessagePostedAtTheTurnEnd(t *testing.T) {
 	if id, _ := r3.Session.awaitingAnswer(time.Now(), mayRun); id != r2.Message.ID {
 		t.Fatalf("awaiting %q while the registry says busy, want %s", id, r2.Message.ID)
 	}
-	h.status(t, StatusIdle)
+	h.status(t, claudecode.StatusIdle)
 	if m, err := AwaitPost(ctx, r3, 20*time.Millisecond); err != nil || m == nil || !h.posted(r3.Message.ID) {
 		t.Fatalf("AwaitPost after the interrupted turn: %+v, %v", m, err)
 	}
@@ -203,7 +204,7 @@ func TestNoSocketSessionNotReachedThroughTheRegistry(t *testing.T) {
 		t.Fatalf("socket lane: %v", err)
 	}
 	// The next process of the session has its socket on: the lane is back.
-	recordSocketFromEnv(s, func(k string) string { return map[string]string{socketEnv: claudeSocketPath(h.live.PID)}[k] }, p, "", true)
+	recordSocketFromEnv(s, func(k string) string { return map[string]string{socketEnv: claudecode.SocketPath(h.live.PID)}[k] }, p, "", true)
 	if _, err := s.SocketLane(); err != nil {
 		t.Fatalf("socket lane after a hook saw the socket: %v", err)
 	}
@@ -215,7 +216,7 @@ func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
 	h := newHooklessTarget(t)
 	r1 := h.send(t, "first")
 	h.shows(t, r1.Message)
-	h.status(t, StatusBusy)
+	h.status(t, claudecode.StatusBusy)
 	var pad strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&pad, `{"type":"assistant","message":{"id":"p-%d","role":"assistant","content":[{"type":"text","text":"%s"}]}}`+"\n", i, strings.Repeat("x", 400))
@@ -240,7 +241,7 @@ func TestTurnLooksReadOnlyWhatIsNew(t *testing.T) {
 	if id, ok := s.awaitingAnswer(time.Now(), mayRun); ok {
 		t.Fatalf("still awaiting %s after the turn's end", id)
 	}
-	read := turnBytesRead(h.tr)
+	read := turnScans.BytesRead(h.tr)
 	t.Logf("%d looks read %d bytes of a %d-byte transcript", looks+1, read, size)
 	if read == 0 || read > 2*size {
 		t.Fatalf("%d looks read %d bytes of a %d-byte transcript; want each byte about once", looks+1, read, size)
@@ -254,7 +255,7 @@ func TestReachabilityStartsNoProcess(t *testing.T) {
 	h := newHooklessTarget(t)
 	r1 := h.send(t, "first")
 	h.shows(t, r1.Message)
-	h.status(t, StatusBusy)
+	h.status(t, claudecode.StatusBusy)
 	r2 := h.send(t, "second")
 	if r2.Behind != r1.Message.ID {
 		t.Fatalf("message %s behind %q, want %s", r2.Message.ID, r2.Behind, r1.Message.ID)
@@ -268,7 +269,7 @@ func TestReachabilityStartsNoProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(agents.ClaudeBinEnv, wrapper)
-	ForgetRegistry()
+	claudecode.ForgetRegistry()
 	if got := s.Reachability(later); !strings.Contains(got, "until message "+r1.Message.ID+" is answered") {
 		t.Fatalf("reachability %q does not name the message awaited", got)
 	}
@@ -276,10 +277,10 @@ func TestReachabilityStartsNoProcess(t *testing.T) {
 		t.Fatalf("a view ran claude: %q", b)
 	}
 	// Nothing remembered either: the view says less, and still runs nothing.
-	if err := os.Remove(registryFile()); err != nil {
+	if err := os.Remove(claudecode.RegistryFile()); err != nil {
 		t.Fatal(err)
 	}
-	ForgetRegistry()
+	claudecode.ForgetRegistry()
 	if got := s.Reachability(later); !strings.Contains(got, "until message "+r1.Message.ID+" is answered") {
 		t.Fatalf("reachability %q does not name the message awaited", got)
 	}
@@ -295,19 +296,4 @@ func transcriptSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// turnBytesRead sums what the looks at path's turns read.
-func turnBytesRead(path string) int64 {
-	turnScans.mu.Lock()
-	defer turnScans.mu.Unlock()
-	var n int64
-	for k, sc := range turnScans.m {
-		if k.path == path {
-			sc.mu.Lock()
-			n += sc.read
-			sc.mu.Unlock()
-		}
-	}
-	return n
 }

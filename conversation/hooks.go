@@ -247,7 +247,3 @@ func HookWait(ctx context.Context, s *Session, p HookPayload, errOut io.Writer, 
 	_ = markAnswering(s, res.Message.ID)
 	return true
 }
-
-// SkipRegistry is set by a hook's process: a hook never runs claude (its
-// session recorded its own socket), so Registry answers errNoRegistry.
-func SkipRegistry() { registryOff.Store(true) }

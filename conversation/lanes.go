@@ -12,6 +12,9 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -134,7 +137,7 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	if !s.ChatCapable() && !transcript.IsRolloutPath(path) {
 		// Not hooked: a session Claude Code's registry lists is reached
 		// without hooks (its socket); relay-baton makes its own queue.
-		if l, ok, _ := registrySession(ctx, s.ID); ok {
+		if l, ok, _ := claudecode.FindSession(ctx, s.ID); ok {
 			if err := adopt(s, l); err != nil {
 				return Receipt{}, err
 			}
@@ -147,11 +150,11 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 		return Receipt{}, fmt.Errorf("%w %s in %s (neither a chat folder nor a transcript): 'relay-baton targets' lists the sessions there", errNoSession, sessionID, ws)
 	}
 	off := transcript.Size(path)
-	codex := transcript.IsRolloutPath(path)
-	if codex && s.codexTUIQuit() {
+	isCodex := transcript.IsRolloutPath(path)
+	if isCodex && s.codexTUIQuit() {
 		return Receipt{}, EndedError(s)
 	}
-	if codex && !s.ChatCapable() && CodexLoaded(s.ID) {
+	if isCodex && !s.ChatCapable() && codex.Loaded(s.ID) {
 		// A running Codex thread without the hooks: the queue lane reaches it.
 		if err := s.Ensure(); err != nil {
 			return Receipt{}, err
@@ -161,9 +164,9 @@ func SendContext(ctx context.Context, ws, sessionID, from, text string) (Receipt
 	if err != nil {
 		return Receipt{}, err
 	}
-	_ = s.AppendLog(LogEntry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
+	_ = s.AppendLog(chatlog.Entry{At: m.CreatedAt, Role: "user", Text: m.Text, ID: m.ID, Source: m.From})
 	r := Receipt{Session: s, Message: m, TranscriptPath: path, Offset: off}
-	if codex {
+	if isCodex {
 		// Idle and loaded (queue) or in a turn on the daemon (steer): hand
 		// it over now. An error leaves it queued for the Stop hook
 		// (recorded in errors.log).
@@ -460,7 +463,7 @@ func (w *delivery) settleSocket(ctx context.Context, m *Message) (*Message, erro
 			return nil, nil
 		case <-time.After(max(wait, 0)):
 		}
-		if w.path != "" && enqueuedInTranscript(w.path, w.offset, w.id) {
+		if w.path != "" && claudecode.EnqueuedInTranscript(w.path, w.offset, w.id) {
 			return nil, nil // in the session's queue until its next tool result
 		}
 		settleSocketPost(w.s, w.id)
@@ -694,3 +697,8 @@ func (s *Session) Monitor(ctx context.Context, once, inert bool, out, errOut io.
 		}
 	}
 }
+
+// closeWatcher closes an fsnotify watcher in the background: Close waits
+// for the watcher's reader to wake (about 8 ms with inotify), which would
+// otherwise sit between a claim and its delivery.
+func closeWatcher(w *fsnotify.Watcher) { go w.Close() }

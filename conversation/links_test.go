@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -36,7 +37,7 @@ func TestLinkedChatFoldersNotFollowedForWrites(t *testing.T) {
 			if _, err := s.Enqueue("x", "secret"); err == nil {
 				t.Fatal("Enqueue through the link succeeded")
 			}
-			s.AppendLog(LogEntry{Role: "user", Text: "secret"})
+			s.AppendLog(chatlog.Entry{Role: "user", Text: "secret"})
 			s.RecordError(errors.New("secret"))
 			s.Register(Registration{Cwd: ws})
 			s.RecordProcess(procfacts.ThisProcess())

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 )
 
 // logReplyOnce appends text, the reply to message id, to log.jsonl unless
@@ -21,7 +23,7 @@ func logReplyOnce(s *Session, id, text, source string) {
 		return // logged by another reader (or the folder cannot take the mark)
 	}
 	f.Close()
-	if err := s.AppendLog(LogEntry{Role: "agent", Text: text, ID: id, Source: source}); err != nil {
+	if err := s.AppendLog(chatlog.Entry{Role: "agent", Text: text, ID: id, Source: source}); err != nil {
 		s.RecordError(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -154,6 +155,13 @@ func (s *Session) Waiting() bool {
 // leadPath is the file that marks the lead session of a workspace.
 func leadPath(ws string) string { return filepath.Join(ws, workspace.ChatDir, "lead") }
 
+// MarkedLead is the session `targets --set-lead` marked as the lead of
+// ws ("" when none is marked).
+func MarkedLead(ws string) string {
+	b, _ := safeio.ReadOwned(leadPath(ws), 4096)
+	return strings.TrimSpace(string(b))
+}
+
 // SetLead marks id as the workspace's lead session ("" clears the mark).
 func SetLead(ws, id string) error {
 	if id == "" {
@@ -190,7 +198,7 @@ type Target struct {
 	// Agent is "claude" or "codex" (a Codex thread: SessionID is its
 	// thread id, TranscriptPath its rollout file).
 	Agent string `json:"agent"`
-	// Loaded: a Codex thread held by a running codex process (codex.go).
+	// Loaded: a Codex thread held by a running codex process (codex.Loaded).
 	Loaded bool `json:"loaded,omitempty"`
 	// TUIQuit: a Codex thread whose TUI quit, held only by a codex
 	// app-server daemon (State is Ended: nobody would see an answer).
@@ -286,7 +294,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		if t.TranscriptPath == "" {
 			t.TranscriptPath = LocateTranscript(s)
 			if t.TranscriptPath == "" && isListed {
-				t.TranscriptPath = registryTranscript(id, l.Cwd)
+				t.TranscriptPath = claudecode.FindTranscript(id, l.Cwd)
 			}
 		}
 		if t.State == procfacts.Unknown && !t.ChatCapable && printModeTranscript(t.TranscriptPath) {
@@ -319,7 +327,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 		}
 		return out[i].SessionID < out[j].SessionID
 	})
-	markLeadIn(ws, out, plant.lead)
+	markLeadIn(ws, out, plant.Lead)
 	return out, nil
 }
 
@@ -327,7 +335,7 @@ func listTargets(ctx context.Context, dir string, all bool, procs procfacts.Sour
 // of ws, the transcripts of its Claude Code project folder, the sessions
 // Claude Code's registry lists there (listed), less those a clone planted
 // (plant).
-func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]LiveSession, planted, error) {
+func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[string]claudecode.Session, workspace.Planted, error) {
 	byID := map[string]*Target{}
 	get := func(id string) *Target {
 		t := byID[id]
@@ -339,14 +347,14 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 	}
 	entries, err := os.ReadDir(filepath.Join(ws, workspace.ChatDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, planted{}, err
+		return nil, nil, workspace.Planted{}, err
 	}
 	for _, e := range entries {
 		if ValidSessionID(e.Name()) == nil && e.IsDir() {
 			get(e.Name())
 		}
 	}
-	if dir := ProjectDir(ws); dir != "" {
+	if dir := claudecode.ProjectDir(ws); dir != "" {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			id, ok := strings.CutSuffix(e.Name(), ".jsonl")
@@ -360,8 +368,8 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 	for id := range listed {
 		get(id)
 	}
-	plant := findPlanted(ws)
-	for id := range plant.sessions {
+	plant := workspace.FindPlanted(ws)
+	for id := range plant.Sessions {
 		delete(byID, id) // committed by a clone: never a target
 	}
 	return byID, listed, plant, nil
@@ -370,7 +378,7 @@ func gatherTargets(ctx context.Context, ws string) (map[string]*Target, map[stri
 // chatState fills in how a chat-capable target t is reached now: its
 // queue, busy or waiting, its socket (or why not), whether it waits for
 // its user, with the registry's word (l, when isListed) over the marks.
-func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isListed bool, procs procfacts.Source, now time.Time) {
+func chatState(ctx context.Context, s *Session, t *Target, l claudecode.Session, isListed bool, procs procfacts.Source, now time.Time) {
 	q, _ := s.Queue()
 	t.Depth, t.Oldest = q.Depth, q.Oldest
 	t.Busy = s.Busy(now)
@@ -388,11 +396,11 @@ func chatState(ctx context.Context, s *Session, t *Target, l LiveSession, isList
 	}
 	switch {
 	case !isListed:
-	case l.Status == StatusBusy:
+	case l.Status == claudecode.StatusBusy:
 		t.Busy = true
-	case l.Status == StatusWaiting:
-		t.NeedsUser = registryWaiting(l)
-	case l.Status == StatusIdle:
+	case l.Status == claudecode.StatusWaiting:
+		t.NeedsUser = l.Awaits()
+	case l.Status == claudecode.StatusIdle:
 		t.Busy, t.NeedsUser = false, ""
 	}
 	t.Delivers = t.lane()
@@ -429,12 +437,12 @@ var ErrNoLiveSession = errors.New("no running Claude Code session")
 
 // Lead returns the workspace's lead session: always a live one.
 func Lead(ws string) (Target, error) {
-	return lead(context.Background(), ws)
+	return LeadContext(context.Background(), ws)
 }
 
-// lead is Lead; ctx ends its read of Claude Code's registry, and then the
-// error is ctx's.
-func lead(ctx context.Context, ws string) (Target, error) {
+// LeadContext is Lead; ctx ends its read of Claude Code's registry, and
+// then the error is ctx's.
+func LeadContext(ctx context.Context, ws string) (Target, error) {
 	ts, err := ListTargetsContext(ctx, ws, false)
 	if err == nil {
 		err = ctx.Err()
@@ -448,23 +456,10 @@ func lead(ctx context.Context, ws string) (Target, error) {
 		}
 	}
 	why := "start Claude Code there (relay-baton finds it in Claude Code's own list of sessions, `claude agents`, and reaches it through its messaging socket)"
-	if note := RegistryNote(); note != "" {
+	if note := claudecode.RegistryNote(); note != "" {
 		why = "start Claude Code there after `relay-baton hook install` (" + strings.TrimPrefix(note, "note: ") + ")"
 	}
 	return Target{}, fmt.Errorf("%w in %s: %s (one-shot `claude -p` runs are never targets; `relay-baton targets --all` lists ended sessions)", ErrNoLiveSession, ws, why)
-}
-
-// PickSession is the session a command talks to: id when given, a whole
-// id or a unique prefix of one (an error wrapping
-// ErrBadSessionID, ErrUnknownSession or ErrAmbiguousSession otherwise),
-// else the workspace's Lead. ctx ends the read of Claude Code's registry
-// either needs (the error is then ctx's).
-func PickSession(ctx context.Context, ws, id string) (string, error) {
-	if id != "" {
-		return resolveSessionID(ctx, ws, id)
-	}
-	t, err := lead(ctx, ws)
-	return t.SessionID, err
 }
 
 // TranscriptOf finds the transcript (or Codex rollout) of session id in
@@ -477,7 +472,7 @@ func TranscriptOf(ws, id string) (string, error) {
 	if path := LocateTranscript(s); path != "" {
 		return path, nil
 	}
-	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, projectsWhere())
+	return "", fmt.Errorf("no transcript found for session %s (looked in its registration and %s): `relay-baton targets` lists the sessions of this workspace", id, claudecode.ProjectsWhere())
 }
 
 // printModeTranscript reports whether the transcript at path was written by

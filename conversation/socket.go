@@ -1,20 +1,18 @@
 package conversation
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/conversation/peer"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
@@ -56,7 +54,7 @@ const NoSocketEnv = "RELAY_BATON_NO_SOCKET"
 const socketName = "socket.json"
 
 // socketTimeout bounds one post: the dial, and the write of both lines.
-const socketTimeout = 2 * time.Second
+const socketTimeout = claudecode.PostTimeout
 
 // maxSocketBurst caps the messages the stress test's senders post at once.
 const maxSocketBurst = 20
@@ -149,9 +147,8 @@ type SocketInfo struct {
 
 // Errors of the socket lane (wrapped).
 var (
-	errNoSocket      = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
-	ErrSocketHeld    = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
-	errSocketRefused = peer.ErrRefused
+	errNoSocket   = errors.New("no messaging socket recorded for the session (Claude Code before 2.1.224, messaging switched off, or the session started before `relay-baton hook install`)")
+	ErrSocketHeld = errors.New("the session runs in bypassPermissions, where Claude Code holds a posted message for the user's approval")
 	// errSocketDrops: a post to this session process's socket was taken
 	// but never shown in its transcript (socket-off.json): the socket lane
 	// is off for it, the Stop hook and the rewake waiter deliver.
@@ -322,57 +319,6 @@ func socketLane(s *Session, ctx context.Context, procs procfacts.Source, mode lo
 	return info, nil
 }
 
-// PostSocket posts text to the socket of info as one user message: the
-// auth line (when there is a token), then
-// {"type":"user","message":{"role":"user","content":text}}, written at
-// once, within timeout (dial and write) and while ctx lasts (its end
-// closes the connection; the error then wraps ctx.Err()). It never blocks longer and never
-// opens anything but a socket: the path is checked and the listening end
-// must be a process of this user, info.Process.PID itself when known
-// (peer.Dial); otherwise nothing is written.
-func PostSocket(ctx context.Context, info SocketInfo, text string, timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = socketTimeout
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if info.Token != "" {
-		_ = enc.Encode(struct {
-			Type  string `json:"type"`
-			Token string `json:"token"`
-		}{"auth", info.Token})
-	}
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	if err := enc.Encode(struct {
-		Type    string `json:"type"`
-		Message msg    `json:"message"`
-	}{"user", msg{"user", text}}); err != nil {
-		return err
-	}
-	c, err := peer.Dial(ctx, info.Path, info.Process.PID, timeout)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if _, err := c.Write(buf.Bytes()); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, ctx.Err())
-		}
-		return fmt.Errorf("%w: write to %s: %w", errSocketRefused, info.Path, opErr(err))
-	}
-	if uc, ok := c.(*net.UnixConn); ok {
-		_ = uc.CloseWrite() // the end of the message
-	}
-	return nil
-}
-
 // deliverSocket posts the inbox's oldest message to the session's socket,
 // claimed for the socket lane before it is posted (a poster that dies
 // between the two leaves it to recoverClaims: back in the inbox, delivered
@@ -395,7 +341,7 @@ func (s *Session) deliverSocket(ctx context.Context, transcript string) (int, er
 	if err != nil || !res.OK {
 		return 0, err
 	}
-	if err := PostSocket(ctx, info, s.Frame(res.Message), socketTimeout); err != nil {
+	if err := claudecode.Post(ctx, info.Path, info.Token, info.Process.PID, s.Frame(res.Message), socketTimeout); err != nil {
 		_ = res.abandon(err)
 		return 0, err
 	}
@@ -449,53 +395,4 @@ func recordSwitchedOff(s *Session, p procfacts.Process) {
 // socket lane switched off.
 func socketSwitchedOff(s *Session) (procfacts.Process, bool) {
 	return readProcess(s.path(noSocketName))
-}
-
-// enqueuedInTranscript reports whether the transcript at path shows, after
-// off, Claude Code taking message id into its queue (a queue-operation
-// enqueue line): a message posted to the socket of a session busy in a
-// long tool call shows only that until the tool returns, and must not be
-// delivered again meanwhile.
-func enqueuedInTranscript(path string, off int64, id string) bool {
-	if path == "" {
-		return false
-	}
-	f, err := safeio.OpenRegular(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() < off {
-		off = 0 // replaced or truncated: all of it
-	}
-	if _, err := f.Seek(off, 0); err != nil {
-		return false
-	}
-	needle := []byte("chat message " + id + " ")
-	br := bufio.NewReaderSize(f, 64<<10)
-	head := true // at the start of a line
-	for {
-		frag, err := br.ReadSlice('\n')
-		if head && bytes.Contains(frag, []byte(`"queue-operation"`)) && bytes.Contains(frag, []byte(`"enqueue"`)) && bytes.Contains(frag, needle) {
-			return true
-		}
-		switch {
-		case err == nil:
-			head = true
-		case errors.Is(err, bufio.ErrBufferFull):
-			head = false // a line longer than the buffer: only its start is looked at
-		default:
-			return false
-		}
-	}
-}
-
-// opErr is the innermost error of a net error, without the addresses
-// (which repeat the path).
-func opErr(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
 }

@@ -159,7 +159,7 @@ func TestSocketFailureFallsBackToTheInbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SocketErr == nil || !errors.Is(r.SocketErr, errSocketRefused) && !errors.Is(r.SocketErr, peer.ErrNotSessions) {
+			if r.SocketErr == nil || !errors.Is(r.SocketErr, peer.ErrRefused) && !errors.Is(r.SocketErr, peer.ErrNotSessions) {
 				t.Fatalf("SocketErr = %v, want a refused socket", r.SocketErr)
 			}
 			if strings.Contains(r.SocketErr.Error(), testToken) {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -138,7 +140,7 @@ func postSocket(s *Session, w *bufio.Writer) (int, error) {
 		if err != nil || !res.OK {
 			return n, err
 		}
-		if err := PostSocket(context.Background(), info, s.Frame(res.Message), socketTimeout); err != nil {
+		if err := claudecode.Post(context.Background(), info.Path, info.Token, info.Process.PID, s.Frame(res.Message), socketTimeout); err != nil {
 			_ = res.abandon(err)
 			return n, err
 		}
@@ -405,7 +407,7 @@ func TestStressTwoEnqueuerProcesses(t *testing.T) {
 		logged := 0
 		if b, err := os.ReadFile(s.LogPath()); err == nil {
 			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				var e LogEntry
+				var e chatlog.Entry
 				if json.Unmarshal([]byte(l), &e) != nil || sent[e.ID] != 1 {
 					t.Fatalf("session log line %q is not a sent message", l)
 				}

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -78,26 +78,6 @@ func (t Target) lane() string {
 	return ""
 }
 
-// FindTarget returns the sessions of ts that want names: the one whose id
-// is want, else those whose id starts with want (at least 4 characters,
-// case-folded). "" or "lead" names the lead.
-func FindTarget(ts []Target, want string) []Target {
-	var found []Target
-	for _, t := range ts {
-		switch {
-		case want == "" || want == "lead":
-			if t.Lead {
-				return []Target{t}
-			}
-		case t.SessionID == want:
-			return []Target{t}
-		case len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)):
-			found = append(found, t)
-		}
-	}
-	return found
-}
-
 // Reachability says where a message sent to s now would go, and when, in a
 // sentence: the long form of Target.Status.
 func (s *Session) Reachability(now time.Time) string {
@@ -110,11 +90,11 @@ func (s *Session) Reachability(now time.Time) string {
 	}
 	if s.IsCodex() {
 		switch {
-		case (s.Busy(now) || codexTurn(LocateTranscript(s), now)) && codexControlSocket() != "":
+		case (s.Busy(now) || codex.InTurn(LocateTranscript(s), now, busyTTL)) && codex.ControlSocket() != "":
 			return "in a turn: a message is delivered at its next tool call's end if the thread runs in the Codex TUI (turn/steer), else when the turn ends (Stop hook); " + queue
-		case s.Busy(now) || codexTurn(LocateTranscript(s), now):
+		case s.Busy(now) || codex.InTurn(LocateTranscript(s), now, busyTTL):
 			return "in a turn: a message is delivered when the turn ends (Stop hook); " + queue
-		case CodexLoaded(s.ID):
+		case codex.Loaded(s.ID):
 			return "idle: a message is delivered at once (codex queue); " + queue
 		}
 		return "not loaded in a running codex: a message waits until the thread runs again (Stop hook, or codex queue once it is loaded); " + queue
@@ -148,36 +128,6 @@ func (s *Session) Reachability(now time.Time) string {
 		return user + "idle, waiter armed: a message is delivered at once (rewake); " + queue
 	}
 	return user + "idle, no waiter armed: a message waits for the session's next turn end (its waiter timed out, or it started before the hooks were installed); " + queue
-}
-
-// MarkLead is SetLead for `targets --set-lead`; running is false when id
-// is not a running session of ws. Marking one that has not started yet is
-// allowed (it becomes the lead when it runs with the hooks installed), but
-// the caller should say so: a typo should not pass silently.
-func MarkLead(ws, id string) (running bool, err error) {
-	if err := SetLead(ws, id); err != nil {
-		return false, err
-	}
-	if id == "" {
-		return true, nil
-	}
-	known, err := ListTargets(ws)
-	return err != nil || slices.ContainsFunc(known, func(t Target) bool { return t.SessionID == id }), nil
-}
-
-// TargetIDs are the session ids of ws's running targets, for completion;
-// none when the workspace cannot be found.
-func TargetIDs(dir string) []string {
-	ws, err := workspace.For(dir)
-	if err != nil {
-		return nil
-	}
-	ts, _ := ListTargets(ws)
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.SessionID
-	}
-	return ids
 }
 
 // ClaudeHooksIn is the Claude Code settings file (project, local, then the

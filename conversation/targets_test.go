@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/internal/testkit"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -54,7 +55,7 @@ func TestTargetsLiveOnlyAndLead(t *testing.T) {
 	register("ended", 103, 0) // the most recently active: a finished `claude -p`
 	register("reused", 104, time.Minute)
 	register("legacy", 0, 2*time.Minute)
-	pd := ProjectDir(ws)
+	pd := claudecode.ProjectDir(ws)
 	os.MkdirAll(pd, 0o700)
 	os.WriteFile(filepath.Join(pd, ids["trOnly"]+".jsonl"), []byte("{}\n"), 0o600)
 	// A one-shot 'claude -p' (relay-baton's own runs among them) leaves a

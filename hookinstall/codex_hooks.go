@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
@@ -38,7 +38,7 @@ import (
 func CodexHooksPath(scope, workspace string) (string, error) {
 	switch scope {
 	case "user", "":
-		h := conversation.CodexHome()
+		h := codex.Home()
 		if h == "" {
 			return "", errors.New("cannot find Codex's home: set CODEX_HOME")
 		}

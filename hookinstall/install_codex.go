@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 )
 
 // `relay-baton hook install --agent codex`: the chat hooks in Codex's
@@ -30,25 +31,25 @@ func installCodexHooks(ctx context.Context, out io.Writer, ws, scope, bin string
 	if err != nil {
 		return false, err
 	}
-	codex := conversation.CodexBinary()
+	codexBin := codex.Binary()
 	manual := func() {
 		fmt.Fprintf(out, `Codex runs a hook only once it is trusted. To trust these by hand, start codex
 (in %s), open /hooks, and trust the relay-baton entries; or run this again
 with the codex CLI on PATH (or RELAY_BATON_CODEX set) so relay-baton records
 the trust Codex reports (codex app-server hooks/list) in %s.
-`, ws, conversation.CodexHome()+"/config.toml")
+`, ws, codex.Home()+"/config.toml")
 	}
 	if check {
 		if plan.Changed {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks missing or out of date (run 'relay-baton hook install --agent codex --scope %s')\n", path, scope)
 			return false, nil
 		}
-		if codex == "" {
+		if codexBin == "" {
 			fmt.Fprintf(out, "%s: relay-baton's Codex hooks installed (%s); trust unknown: codex CLI not found\n", path, bin)
 			manual()
 			return false, nil
 		}
-		rep, err := TrustCodexHooks(ctx, codex, path, ws, true)
+		rep, err := TrustCodexHooks(ctx, codexBin, path, ws, true)
 		if err != nil {
 			return false, fmt.Errorf("%s: cannot ask codex whether the hooks are trusted: %w", path, err)
 		}
@@ -81,12 +82,12 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 		fmt.Fprintf(out, "  %-16s %s (timeout %ds)\n", h.Event, h.Command, h.Timeout)
 	}
 	sayKept(out, plan)
-	if codex == "" {
+	if codexBin == "" {
 		fmt.Fprintln(out)
 		manual()
 		return true, nil
 	}
-	rep, err := TrustCodexHooks(ctx, codex, path, ws, false)
+	rep, err := TrustCodexHooks(ctx, codexBin, path, ws, false)
 	if err != nil {
 		fmt.Fprintf(out, "\nCould not record Codex's trust: %v\n", err)
 		manual()
@@ -94,7 +95,7 @@ the trust Codex reports (codex app-server hooks/list) in %s.
 	}
 	fmt.Fprintln(out)
 	if len(rep.Trusted) > 0 {
-		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), conversation.CodexHome())
+		fmt.Fprintf(out, "Trusted %d hook(s) in %s/config.toml (hooks.state, the hashes codex app-server reported):\n", len(rep.Trusted), codex.Home())
 	}
 	if printCodexHooks(out, rep, len(Hooks(opts))) {
 		fmt.Fprintln(out, "Codex does not trust all of them: they will not run.")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
 	"github.com/relay-baton/relay-baton/reports"
@@ -20,7 +21,7 @@ func CheckSessions(root string) []reports.Check {
 		return nil
 	}
 	var out []reports.Check
-	if note := conversation.RegistryNote(); note != "" {
+	if note := claudecode.RegistryNote(); note != "" {
 		out = append(out, reports.Check{Name: "sessions (claude agents)", Status: reports.Warn, Detail: strings.TrimPrefix(note, "note: ")})
 	}
 	ts, err := conversation.ListTargets(root)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 )
 
 // TestE2ECodexQuitTUIIsNoTarget: the real codex TUI in tmux answers a
@@ -26,12 +27,12 @@ import (
 // says why), and `send` refuses it, naming `codex resume <id>`, with
 // nothing queued and no request to the model.
 func TestE2ECodexQuitTUIIsNoTarget(t *testing.T) {
-	codex := agenttest.CodexBin(t)
+	codexBin := agenttest.CodexBin(t)
 	tmux := agenttest.TmuxBin(t)
 	o := agenttest.NewOpenAI(t)
 	o.When("AFTER-QUIT", agenttest.Reply(agenttest.Text("DAEMON-ANSWER: nobody sees this.")))
 	o.When("FIRST-PROMPT", agenttest.Reply(agenttest.Text("READY-33")))
-	dir, codexHome, baseEnv := codexWorkspace(t, o, codex)
+	dir, codexHome, baseEnv := codexWorkspace(t, o, codexBin)
 	bin, _ := binaries(t)
 	rb := func(args ...string) (string, int) {
 		t.Helper()
@@ -57,7 +58,7 @@ func TestE2ECodexQuitTUIIsNoTarget(t *testing.T) {
 		}
 		return ts
 	}
-	tm, _ := startCodexTUI(t, tmux, codex, dir, baseEnv, "READY-33")
+	tm, _ := startCodexTUI(t, tmux, codexBin, dir, baseEnv, "READY-33")
 	var thread string
 	eventually(t, 30*time.Second, "the TUI's thread, live, in targets", func() bool {
 		for _, tg := range targets() {
@@ -86,7 +87,7 @@ func TestE2ECodexQuitTUIIsNoTarget(t *testing.T) {
 		}
 		return true
 	})
-	if !conversation.CodexLoaded(thread) {
+	if !codex.Loaded(thread) {
 		t.Skip("the daemon unloaded the thread at once: nothing to tell apart")
 	}
 	requests := len(o.Requests())
@@ -103,7 +104,7 @@ func TestE2ECodexQuitTUIIsNoTarget(t *testing.T) {
 	if code == 0 || !strings.Contains(out, "its TUI has quit") || !strings.Contains(out, "codex resume "+thread) || strings.Contains(out, "delivered via") {
 		t.Fatalf("send to a quit TUI's thread (exit %d):\n%s", code, out)
 	}
-	if !conversation.CodexLoaded(thread) {
+	if !codex.Loaded(thread) {
 		t.Log("the daemon unloaded the thread while the test ran (the checks above ran while it held it)")
 	}
 	s, _ := conversation.OpenSession(dir, thread)

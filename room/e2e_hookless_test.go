@@ -17,6 +17,7 @@ import (
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/agents/agenttest"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/prompts"
@@ -324,12 +325,12 @@ func hooklessInProcess(t testing.TB, dir string, a *agenttest.Anthropic) string 
 	var ts []conversation.Target
 	t.Cleanup(func() {
 		if sid == "" {
-			l, err := conversation.Registry(context.Background())
+			l, err := claudecode.Registry(context.Background())
 			t.Logf("Claude Code's list: %+v %v; targets %+v", l, err, ts)
 		}
 	})
 	eventually(t, time.Minute, "the session in Claude Code's list", func() bool {
-		conversation.ForgetRegistry()
+		claudecode.ForgetRegistry()
 		ts, _ = conversation.ListTargets(dir)
 		if len(ts) == 1 && ts[0].Listed && ts[0].Socket {
 			sid = ts[0].SessionID
@@ -357,12 +358,12 @@ func BenchmarkHooklessIdleDelivery(b *testing.B) {
 	for i := range b.N {
 		if i > 0 {
 			eventually(b, time.Minute, "the TUI idle", func() bool {
-				conversation.ForgetRegistry()
-				list, _ := conversation.Registry(context.Background())
-				return len(list) == 1 && list[0].Status == conversation.StatusIdle
+				claudecode.ForgetRegistry()
+				list, _ := claudecode.Registry(context.Background())
+				return len(list) == 1 && list[0].Status == claudecode.StatusIdle
 			})
 		}
-		conversation.ForgetRegistry() // a new `send` process: no answer in memory (the user's cache folder keeps the last one)
+		claudecode.ForgetRegistry() // a new `send` process: no answer in memory (the user's cache folder keeps the last one)
 		start := time.Now()
 		r, err := conversation.Send(dir, sid, "bench", fmt.Sprintf("BENCH-HL-%d: ping", i))
 		if err != nil || r.SocketErr != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/resume"
 
@@ -444,7 +445,7 @@ func TestResumeAdviceNamesWhatIsMissing(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
 	t.Setenv("CODEX_HOME", codexHome)
 	// Claude Code's list of sessions unread: the hooks are the only way.
-	t.Setenv(conversation.NoRegistryEnv, "1")
+	t.Setenv(claudecode.NoRegistryEnv, "1")
 	log := `{"schemaVersion":1,"id":"e1","ts":"2026-05-29T09:00:01.000Z","sessionId":"s","role":"relay-baton","kind":"status","text":"active agent: orchestrator","meta":{"agent":"orchestrator"}}` + "\n"
 	resumed := func() string {
 		t.Helper()
@@ -477,10 +478,10 @@ func TestResumeAdviceNamesWhatIsMissing(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "claude")
 	os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1 $2\" = \"agents --json\" ] && { echo '[]'; exit 0; }\nexit 3\n"), 0o755)
 	t.Setenv("RELAY_BATON_CLAUDE", bin)
-	t.Setenv(conversation.NoRegistryEnv, "")
+	t.Setenv(claudecode.NoRegistryEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	conversation.ForgetRegistry()
-	t.Cleanup(conversation.ForgetRegistry)
+	claudecode.ForgetRegistry()
+	t.Cleanup(claudecode.ForgetRegistry)
 	os.Remove(filepath.Join(codexHome, "hooks.json"))
 	if out := resumed(); !strings.Contains(out, "no hooks needed") || !strings.Contains(out, "for Codex: `relay-baton hook install --agent codex`") {
 		t.Fatalf("registry readable:\n%s", out)

@@ -89,7 +89,7 @@ func (w *Workspace) Check(id string) error {
 
 // Log returns the session's chat log (log.jsonl, a cache of what was sent
 // and answered), oldest first, at most the newest 500 entries. Damaged
-// lines are skipped, and so is a line over conversation.MaxLogLine (read
+// lines are skipped, and so is a line over chatlog.MaxLine (read
 // past, not into memory): the entries after it still come.
 func (w *Workspace) Log(id string) ([]LogEntry, error) {
 	es, _, err := w.LogSkipped(id)
@@ -252,13 +252,13 @@ func panelEvent(a events.Activity) (Event, bool) {
 }
 
 // watchQueue reports queue depth changes and new deliveries until ctx ends
-// (conversation.WatchQueue reads the inbox and delivered/).
+// (watchQueueOf reads the inbox and delivered/).
 func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
-	return s.WatchQueue(ctx, func(u conversation.QueueUpdate) {
-		if m := u.Delivered; m != nil {
+	return watchQueueOf(ctx, s, func(u queueUpdate) {
+		if m := u.delivered; m != nil {
 			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
 			return
 		}
-		emit(Event{Name: "queued", Data: map[string]any{"depth": u.Depth, "ahead": max(u.Depth-1, 0)}})
+		emit(Event{Name: "queued", Data: map[string]any{"depth": u.depth, "ahead": max(u.depth-1, 0)}})
 	})
 }

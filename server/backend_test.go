@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -175,7 +176,7 @@ func TestWorkspaceBackendRoutes(t *testing.T) {
 	other := "22222222-3333-4444-8555-666666666666"
 	cfg := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
-	pdir := conversation.ProjectDir(ws)
+	pdir := claudecode.ProjectDir(ws)
 	if err := os.MkdirAll(pdir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 // its own:
 //
 //	POST /api/send ─► conversation.Send (then Follow, so the reply reaches log.jsonl)
-//	GET /api/events ◄─ Session.WatchQueue (queue, deliveries) + Tail ─► render.Panel
+//	GET /api/events ◄─ watchQueueOf (queue, deliveries) + Tail ─► render.Panel
 //	GET /api/targets, /api/log ◄─ conversation.ListTargets, Session.ReadLog
 //
 // Every string it streams went through render.Inert; encoding/json escapes
@@ -32,7 +32,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/chatlog"
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -64,7 +64,7 @@ type Target struct {
 }
 
 // LogEntry is one line of a session's chat log (log.jsonl).
-type LogEntry = conversation.LogEntry
+type LogEntry = chatlog.Entry
 
 // Sent is the answer to a send.
 type Sent struct {

@@ -14,7 +14,9 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events/render"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 func workspaceFlag(fs *pflag.FlagSet) *string {
@@ -25,7 +27,7 @@ func workspaceFlag(fs *pflag.FlagSet) *string {
 // relay-baton's folders of ws (ignored) and any .gitignore there it could
 // not repair.
 func warnPlanted(inv *cli.Invocation, ws string) {
-	for _, w := range conversation.PlantedWarnings(ws) {
+	for _, w := range workspace.PlantedWarnings(ws) {
 		fmt.Fprintf(inv.IO.Err, "relay-baton: warning: %s\n", render.InertLine(w))
 	}
 }
@@ -35,13 +37,13 @@ func pickSession(ctx context.Context, ws, id string, lead bool) (string, error) 
 	if id != "" && lead {
 		return "", cli.Usagef("give --session or --lead, not both")
 	}
-	return sessionUsage(conversation.PickSession(ctx, ws, id))
+	return sessionUsage(view.PickSession(ctx, ws, id))
 }
 
 // sessionUsage makes a session id that is malformed, or a prefix that
 // matches no session or several, a usage error.
 func sessionUsage(id string, err error) (string, error) {
-	if errors.Is(err, conversation.ErrBadSessionID) || errors.Is(err, conversation.ErrUnknownSession) || errors.Is(err, conversation.ErrAmbiguousSession) {
+	if errors.Is(err, conversation.ErrBadSessionID) || errors.Is(err, view.ErrUnknownSession) || errors.Is(err, view.ErrAmbiguousSession) {
 		return "", &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 	}
 	return id, err

@@ -66,7 +66,7 @@ func runSend(inv *cli.Invocation) error {
 		return err
 	}
 	if *session == "" {
-		if note := conversation.LeadNote(ws, id); note != "" {
+		if note := view.LeadNote(ws, id); note != "" {
 			fmt.Fprintf(inv.IO.Err, "relay-baton: note: %s\n", note)
 		}
 	}

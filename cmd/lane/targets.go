@@ -6,6 +6,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -49,7 +50,7 @@ func runTargets(inv *cli.Invocation) error {
 		return err
 	}
 	if *everywhere {
-		return conversation.WriteEverywhere(inv.Ctx, inv.IO.Out, time.Now())
+		return claudecode.WriteEverywhere(inv.Ctx, inv.IO.Out, time.Now())
 	}
 	ws, err := workspace.For(*wsFlag)
 	if err != nil {
@@ -59,10 +60,10 @@ func runTargets(inv *cli.Invocation) error {
 		id := *setLead
 		if id == "none" {
 			id = ""
-		} else if id, err = sessionUsage(conversation.PickSession(inv.Ctx, ws, id)); err != nil {
+		} else if id, err = sessionUsage(view.PickSession(inv.Ctx, ws, id)); err != nil {
 			return err
 		}
-		running, err := conversation.MarkLead(ws, id)
+		running, err := view.MarkLead(ws, id)
 		if err != nil {
 			return &cli.UsageError{Msg: err.Error(), Hint: "relay-baton targets"}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/cli"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -37,7 +38,7 @@ func runWait(inv *cli.Invocation) error {
 	if err != nil {
 		return err
 	}
-	id, err := sessionUsage(conversation.PickSession(inv.Ctx, ws, *session)) // --session is given: resolved, never the lead
+	id, err := sessionUsage(view.PickSession(inv.Ctx, ws, *session)) // --session is given: resolved, never the lead
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/workspace"
 )
 
@@ -90,8 +91,8 @@ func decodePayload(b []byte, projectDir string) (p conversation.HookPayload, ws 
 // failed is a Stop hook's conversation.ClaimFailure: the caller prints it
 // on stderr and exits 1.
 func Run(ctx context.Context, sub string, in io.Reader, out, errOut io.Writer, timeout time.Duration) (woke bool, failed error) {
-	conversation.SkipRegistry() // a hook never runs claude: its session recorded its own socket
-	var wokeFlag atomic.Bool    // fn may still run when RunBounded gives up on it
+	claudecode.SkipRegistry() // a hook never runs claude: its session recorded its own socket
+	var wokeFlag atomic.Bool  // fn may still run when RunBounded gives up on it
 	var failure atomic.Pointer[error]
 	limit := Budget()
 	if sub == "wait" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 )
 
 // With a claude too old for `agents --json` the report starts with the
@@ -21,16 +22,16 @@ func TestTargetsReportSaysWhyTheRegistryIsNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(agents.ClaudeBinEnv, bin)
-	t.Setenv(conversation.NoRegistryEnv, "")
+	t.Setenv(claudecode.NoRegistryEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
-	conversation.ForgetRegistry()
-	t.Cleanup(conversation.ForgetRegistry)
+	claudecode.ForgetRegistry()
+	t.Cleanup(claudecode.ForgetRegistry)
 	ws := t.TempDir()
 	if _, err := conversation.ListTargets(ws); err != nil {
 		t.Fatal(err)
 	}
-	note := conversation.RegistryNote()
+	note := claudecode.RegistryNote()
 	if !strings.Contains(note, "unknown option '--json'") {
 		t.Fatalf("note: %q", note)
 	}

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/events/render"
 	"github.com/relay-baton/relay-baton/procfacts"
+	"github.com/relay-baton/relay-baton/workspace"
 )
 
 // TableOptions tunes Targets.
@@ -82,12 +84,12 @@ func Targets(w io.Writer, ts []conversation.Target, o TableOptions) error {
 // session to chat with in ws (and, unless all was asked for, how many
 // sessions --all would add).
 func TargetsReport(w io.Writer, ws string, ts []conversation.Target, all bool, now time.Time) error {
-	note := conversation.RegistryNote()
+	note := claudecode.RegistryNote()
 	if note != "" {
 		fmt.Fprintln(w, render.InertLine(note))
 	}
 	if len(ts) == 0 {
-		if note == "" && os.Getenv(conversation.NoRegistryEnv) != "1" {
+		if note == "" && os.Getenv(claudecode.NoRegistryEnv) != "1" {
 			// Claude Code's registry was read: no session runs here.
 			fmt.Fprintf(w, "No running Claude Code session found for %s.\nStart Claude Code there: relay-baton finds it in Claude Code's own list of sessions (`claude agents`) and reaches it through its messaging socket, no hooks needed ('relay-baton hook install' adds the Stop-hook and rewake lanes; for Codex: 'relay-baton hook install --agent codex', then start codex).\n", render.InertLine(ws))
 		} else if path := conversation.ClaudeHooksIn(ws); path != "" {
@@ -108,4 +110,54 @@ func TargetsReport(w io.Writer, ws string, ts []conversation.Target, all bool, n
 		fmt.Fprintln(w, "* lead (the default target of 'relay-baton send')")
 	}
 	return nil
+}
+
+// FindTarget returns the sessions of ts that want names: the one whose id
+// is want, else those whose id starts with want (at least 4 characters,
+// case-folded). "" or "lead" names the lead.
+func FindTarget(ts []conversation.Target, want string) []conversation.Target {
+	var found []conversation.Target
+	for _, t := range ts {
+		switch {
+		case want == "" || want == "lead":
+			if t.Lead {
+				return []conversation.Target{t}
+			}
+		case t.SessionID == want:
+			return []conversation.Target{t}
+		case len(want) >= 4 && strings.HasPrefix(t.SessionID, strings.ToLower(want)):
+			found = append(found, t)
+		}
+	}
+	return found
+}
+
+// MarkLead is SetLead for `targets --set-lead`; running is false when id
+// is not a running session of ws. Marking one that has not started yet is
+// allowed (it becomes the lead when it runs with the hooks installed), but
+// the caller should say so: a typo should not pass silently.
+func MarkLead(ws, id string) (running bool, err error) {
+	if err := conversation.SetLead(ws, id); err != nil {
+		return false, err
+	}
+	if id == "" {
+		return true, nil
+	}
+	known, err := conversation.ListTargets(ws)
+	return err != nil || slices.ContainsFunc(known, func(t conversation.Target) bool { return t.SessionID == id }), nil
+}
+
+// TargetIDs are the session ids of ws's running targets, for completion;
+// none when the workspace cannot be found.
+func TargetIDs(dir string) []string {
+	ws, err := workspace.For(dir)
+	if err != nil {
+		return nil
+	}
+	ts, _ := conversation.ListTargets(ws)
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.SessionID
+	}
+	return ids
 }

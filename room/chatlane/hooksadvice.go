@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -13,7 +15,7 @@ import (
 // installed for the workspace ws: Claude Code's in the project, local or
 // user settings, Codex's in $CODEX_HOME/hooks.json or the workspace's
 // .codex/hooks.json. Read only, never through a FIFO (safeio.ReadRegular).
-func hooksInstalled(ws string) (claude, codex bool) {
+func hooksInstalled(ws string) (claude, codexHooks bool) {
 	has := func(path string) bool {
 		b, err := safeio.ReadRegular(path, 16<<20)
 		return err == nil && conversation.HoldsStopHook(b)
@@ -23,13 +25,13 @@ func hooksInstalled(ws string) (claude, codex bool) {
 			claude = true
 		}
 	}
-	if home := conversation.CodexHome(); home != "" && has(filepath.Join(home, "hooks.json")) {
-		codex = true
+	if home := codex.Home(); home != "" && has(filepath.Join(home, "hooks.json")) {
+		codexHooks = true
 	}
 	if has(filepath.Join(ws, ".codex", "hooks.json")) {
-		codex = true
+		codexHooks = true
 	}
-	return claude, codex
+	return claude, codexHooks
 }
 
 // noSessionAdvice is what to do when the workspace ws has no session to
@@ -44,7 +46,7 @@ func noSessionAdvice(ws string) string {
 	if codex {
 		codexHow = "for Codex (its hooks are installed): start `codex` there, or resume a session (`codex resume`)"
 	}
-	_, err := conversation.Registry(context.Background())
+	_, err := claudecode.Registry(context.Background())
 	if err == nil {
 		return "start Claude Code there (`claude`, or `claude --resume` for an earlier session): relay-baton finds it in Claude Code's own list of sessions and reaches it through its messaging socket, no hooks needed; " + codexHow
 	}

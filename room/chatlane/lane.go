@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/codex"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/events/render"
@@ -113,7 +114,7 @@ func (l *Lane) chatWorkspace() (string, error) {
 // findTarget resolves want (a session id, a unique prefix of one, or ""
 // / "lead" for the lead) among the workspace's sessions.
 func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
-	for _, w := range conversation.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
+	for _, w := range workspace.PlantedWarnings(ws) { // a clone's chat folders: ignored, said
 		l.d.Say("warning: %s", w)
 	}
 	ts, err := conversation.ListTargets(ws)
@@ -124,7 +125,7 @@ func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
 	if active == AgentOrchestrator {
 		active += " (" + short8(l.Session) + ")"
 	}
-	found := conversation.FindTarget(ts, want)
+	found := view.FindTarget(ts, want)
 	if want == "" || want == "lead" {
 		switch {
 		case len(found) == 0:
@@ -137,7 +138,7 @@ func (l *Lane) findTarget(ws, want string) (conversation.Target, error) {
 	switch {
 	case len(found) == 0:
 		if all, err := conversation.ListAllTargets(ws); err == nil {
-			if m := conversation.FindTarget(all, want); len(m) > 0 {
+			if m := view.FindTarget(all, want); len(m) > 0 {
 				return conversation.Target{}, fmt.Errorf("%s %s is not running (%s): only running sessions can answer (/targets lists them)", targetLabel(m[0]), m[0].SessionID, m[0].State)
 			}
 		}
@@ -175,7 +176,7 @@ func (l *Lane) Use(target string) error {
 	}
 	l.d.Say("active agent: orchestrator → %s %s (%s)\n  %s", sessionLabel(s), t.SessionID, which, sessionState(s, time.Now()))
 	if l.Target == "" {
-		if note := conversation.LeadNote(ws, t.SessionID); note != "" {
+		if note := view.LeadNote(ws, t.SessionID); note != "" {
 			l.d.Say("note: %s", note)
 		}
 	}
@@ -499,7 +500,7 @@ func (l *Lane) chatTo(ctx context.Context, ws, sid, text, note string) error {
 	if s.ProcessEnded(procfacts.System) {
 		return fmt.Errorf("%w; then /agent orchestrator (the lead) or /target <id> (/targets lists the running sessions)", conversation.EndedError(s))
 	}
-	if !s.ChatCapable() && !(s.IsCodex() && conversation.CodexLoaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
+	if !s.ChatCapable() && !(s.IsCodex() && codex.Loaded(sid)) && !s.Listed() { // a loaded Codex thread: the queue lane; a listed Claude Code session: its socket
 		return fmt.Errorf("session %s: %w", sid, conversation.ErrNotChatReady)
 	}
 	if len(text) > conversation.MaxMessageBytes {

@@ -1,4 +1,4 @@
-package conversation
+package chatlog
 
 import (
 	"bytes"
@@ -21,10 +21,10 @@ import (
 //	2026-12-04T22:51:07.104Z relay-baton: the socket refused: ...
 //	2026-12-04T22:51:07.120Z ×222 (last 2026-12-04T22:51:07.170Z) codex queue for thread ...: exit 1
 //
-// The file stays under maxErrorsLog: the oldest lines go first.
+// The file stays under MaxErrorsLog: the oldest lines go first.
 
-// maxErrorsLog bounds a session's errors.log.
-const maxErrorsLog = 64 << 10
+// MaxErrorsLog bounds a session's errors.log.
+const MaxErrorsLog = 64 << 10
 
 // errorsLogTime is the timestamp of errors.log's lines.
 const errorsLogTime = "2006-01-02T15:04:05.000Z07:00"
@@ -43,7 +43,7 @@ func (l errorsLine) String() string {
 	return fmt.Sprintf("%s ×%d (last %s) %s", l.first, l.n, l.last, l.msg)
 }
 
-// parseErrorsLine reads a line as written by recordError (or by an older
+// parseErrorsLine reads a line as written by RecordError (or by an older
 // build: "TS message").
 func parseErrorsLine(s string) errorsLine {
 	ts, rest, _ := strings.Cut(s, " ")
@@ -58,12 +58,12 @@ func parseErrorsLine(s string) errorsLine {
 	return l
 }
 
-// recordError adds msg to the errors.log at path, under the file's lock
+// RecordError adds msg to the errors.log at path, under the file's lock
 // (hooks of several processes write it): a message already there counts
 // one more on its line, which moves to the end; the file is then cut to
-// maxErrorsLog from its oldest line. The file is never read or written
+// MaxErrorsLog from its oldest line. The file is never read or written
 // through a link, and a FIFO in its place is refused without blocking.
-func recordError(path, msg string, now time.Time) error {
+func RecordError(path, msg string, now time.Time) error {
 	msg = strings.Join(strings.Fields(render.Cut(msg, 2000)), " ")
 	f, err := safeio.OpenChecked(path, os.O_RDWR|os.O_CREATE, 0o600, true)
 	if err != nil {
@@ -77,7 +77,7 @@ func recordError(path, msg string, now time.Time) error {
 		return err
 	}
 	// A file from an older build may be larger: its newest part is kept.
-	from := max(0, fi.Size()-maxErrorsLog)
+	from := max(0, fi.Size()-MaxErrorsLog)
 	b, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func recordError(path, msg string, now time.Time) error {
 	for _, l := range lines {
 		size += len(l) + 1
 	}
-	for len(lines) > 1 && size > maxErrorsLog {
+	for len(lines) > 1 && size > MaxErrorsLog {
 		size -= len(lines[0]) + 1
 		lines = lines[1:]
 	}

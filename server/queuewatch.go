@@ -1,4 +1,4 @@
-package conversation
+package server
 
 import (
 	"context"
@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/safeio"
 )
 
-// QueueUpdate is one change of a session's queue: its depth (Delivered
+// queueUpdate is one change of a session's queue: its depth (delivered
 // nil), or a message a lane delivered.
-type QueueUpdate struct {
-	Depth     int
-	Delivered *Message
+type queueUpdate struct {
+	depth     int
+	delivered *conversation.Message
 }
 
-// WatchQueue calls fn with the inbox's depth each time it changes (first
-// at once) and with each message delivered from now on (read from
+// watchQueueOf calls fn with the inbox's depth of s each time it changes
+// (first at once) and with each message delivered from now on (read from
 // delivered/ once its claimer recorded deliveredAt), until ctx ends. fn is
 // not called concurrently. It is the one reader of delivered/ besides
-// State.
-func (s *Session) WatchQueue(ctx context.Context, fn func(QueueUpdate)) error {
+// conversation's State.
+func watchQueueOf(ctx context.Context, s *conversation.Session, fn func(queueUpdate)) error {
 	seen := map[string]bool{}
 	for _, n := range listJSON(s.DeliveredDir()) {
 		seen[n] = true
@@ -43,20 +43,20 @@ func (s *Session) WatchQueue(ctx context.Context, fn func(QueueUpdate)) error {
 	for {
 		if q, err := s.Queue(); err == nil && q.Depth != lastDepth {
 			lastDepth = q.Depth
-			fn(QueueUpdate{Depth: q.Depth})
+			fn(queueUpdate{depth: q.Depth})
 		}
 		for _, n := range listJSON(s.DeliveredDir()) {
 			if seen[n] {
 				continue
 			}
 			seen[n] = true
-			var m Message
-			b, err := safeio.ReadOwned(filepath.Join(s.DeliveredDir(), n), maxInboxFile)
+			var m conversation.Message
+			b, err := safeio.ReadOwned(filepath.Join(s.DeliveredDir(), n), maxDeliveredFile)
 			if err != nil || json.Unmarshal(b, &m) != nil || m.DeliveredAt == nil {
 				delete(seen, n) // not complete yet: the claimer rewrites it with deliveredAt
 				continue
 			}
-			fn(QueueUpdate{Depth: -1, Delivered: &m})
+			fn(queueUpdate{depth: -1, delivered: &m})
 		}
 		select {
 		case <-ctx.Done():
@@ -84,7 +84,10 @@ func listJSON(dir string) []string {
 	return out
 }
 
+// maxDeliveredFile caps a delivered message read: the text plus JSON
+// escaping and fields (conversation caps an inbox file the same).
+const maxDeliveredFile = 8*conversation.MaxMessageBytes + 4096
+
 // closeWatcher closes an fsnotify watcher in the background: Close waits
-// for the watcher's reader to wake (about 8 ms with inotify), which would
-// otherwise sit between a claim and its delivery.
+// for the watcher's reader to wake (about 8 ms with inotify).
 func closeWatcher(w *fsnotify.Watcher) { go w.Close() }

@@ -1,4 +1,4 @@
-package conversation
+package claudecode
 
 import (
 	"encoding/json"
@@ -19,9 +19,9 @@ import (
 // socket is still asked who listens there before a byte is written. The
 // targets' list always asks claude (new sessions, their state).
 
-// registryFile is where the answer is kept ("" when the user has no cache
+// RegistryFile is where the answer is kept ("" when the user has no cache
 // folder).
-func registryFile() string {
+func RegistryFile() string {
 	d, err := os.UserCacheDir()
 	if err != nil || d == "" {
 		return ""
@@ -30,14 +30,14 @@ func registryFile() string {
 }
 
 type knownSession struct {
-	LiveSession
+	Session
 	Process procfacts.Process `json:"process"`
 }
 
 // rememberRegistry writes list with each session's process identity
 // (0600, a temporary file renamed over the old one, its folder 0700).
-func rememberRegistry(list []LiveSession) {
-	p := registryFile()
+func rememberRegistry(list []Session) {
+	p := RegistryFile()
 	if p == "" {
 		return
 	}
@@ -71,23 +71,23 @@ func rememberRegistry(list []LiveSession) {
 
 // rememberedSession is the remembered entry of session id whose process
 // still runs as it ran when claude listed it (ok false otherwise).
-func rememberedSession(id string) (LiveSession, bool) {
+func rememberedSession(id string) (Session, bool) {
 	list, _, ok := rememberedRegistry()
 	if !ok {
-		return LiveSession{}, false
+		return Session{}, false
 	}
 	for _, l := range list {
 		if strings.EqualFold(l.SessionID, id) {
 			return l, true
 		}
 	}
-	return LiveSession{}, false
+	return Session{}, false
 }
 
 // rememberedRegistry is the remembered answer, when it was written, and
 // of its sessions those whose process still runs as it ran then.
-func rememberedRegistry() ([]LiveSession, time.Time, bool) {
-	p := registryFile()
+func rememberedRegistry() ([]Session, time.Time, bool) {
+	p := RegistryFile()
 	if p == "" {
 		return nil, time.Time{}, false
 	}
@@ -103,20 +103,20 @@ func rememberedRegistry() ([]LiveSession, time.Time, bool) {
 	if json.Unmarshal(b, &known) != nil {
 		return nil, time.Time{}, false
 	}
-	var live []LiveSession
+	var live []Session
 	for _, k := range known {
 		if k.Process.PID == k.PID && k.Process.Start != 0 && k.Process.Check(procfacts.System) == procfacts.Live {
-			live = append(live, k.LiveSession)
+			live = append(live, k.Session)
 		}
 	}
 	return live, fi.ModTime(), true
 }
 
-// cachedRegistry is the last answer of `claude agents --json` this process
+// CachedRegistry is the last answer of `claude agents --json` this process
 // or another one read (the remembered file), and when it was read; ok is
 // false when there is none to be had without running claude. It never
 // starts a process: the views' word on the registry.
-func cachedRegistry() ([]LiveSession, time.Time, bool) {
+func CachedRegistry() ([]Session, time.Time, bool) {
 	if os.Getenv(NoRegistryEnv) == "1" || registryOff.Load() {
 		return nil, time.Time{}, false
 	}
@@ -129,12 +129,12 @@ func cachedRegistry() ([]LiveSession, time.Time, bool) {
 	return rememberedRegistry()
 }
 
-// cachedRegistrySession is registrySession from what cachedRegistry has:
+// CachedSession is FindSession from what CachedRegistry has:
 // no new call of claude (ok false when the last answer does not name id).
-func cachedRegistrySession(id string) (LiveSession, bool) {
-	list, _, ok := cachedRegistry()
+func CachedSession(id string) (Session, bool) {
+	list, _, ok := CachedRegistry()
 	if !ok {
-		return LiveSession{}, false
+		return Session{}, false
 	}
 	if l, ok := rememberedSession(id); ok {
 		return l, true
@@ -144,5 +144,5 @@ func cachedRegistrySession(id string) (LiveSession, bool) {
 			return l, true
 		}
 	}
-	return LiveSession{}, false
+	return Session{}, false
 }

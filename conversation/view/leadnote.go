@@ -1,4 +1,4 @@
-package conversation
+package view
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/conversation"
 	"github.com/relay-baton/relay-baton/safeio"
 	"github.com/relay-baton/relay-baton/workspace"
 )
@@ -29,7 +30,7 @@ func LeadNote(ws, id string) string {
 	if b, err := safeio.ReadOwned(seen, 4096); err == nil {
 		prev = strings.TrimSpace(string(b))
 	}
-	if prev == id || ValidSessionID(id) != nil {
+	if prev == id || conversation.ValidSessionID(id) != nil {
 		return ""
 	}
 	for _, d := range []string{filepath.Join(ws, ".claude"), root} {
@@ -37,15 +38,14 @@ func LeadNote(ws, id string) string {
 			return "" // no chat folder (or a link): nothing recorded, nothing said
 		}
 	}
-	if err := writeFileAtomic(root, leadSeenName, []byte(id+"\n"), false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := safeio.WriteFileAtomic(seen, []byte(id+"\n"), 0o600, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	marked, _ := safeio.ReadOwned(leadPath(ws), 4096)
-	if prev == "" || strings.TrimSpace(string(marked)) == id {
+	if prev == "" || conversation.MarkedLead(ws) == id {
 		return ""
 	}
 	agent := "claude"
-	if s, err := OpenSession(ws, id); err == nil && s.IsCodex() {
+	if s, err := conversation.OpenSession(ws, id); err == nil && s.IsCodex() {
 		agent = "codex"
 	}
 	return fmt.Sprintf("lead is now %s %s (the most recently active running session; it was %s): `relay-baton targets` shows them, `relay-baton targets --set-lead ID` keeps one", agent, id, prev[:min(8, len(prev))])

@@ -1,4 +1,4 @@
-package conversation_test
+package view_test
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/conversation/view"
 	"github.com/relay-baton/relay-baton/hookinstall"
 )
 
-// targets' text with no session, conversation.PickSession's two ways and conversation.MarkLead's
+// targets' text with no session, view.PickSession's two ways and view.MarkLead's
 // note for a session that is not running.
 func TestTargetsReportPickAndMark(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // no user hooks
-	t.Setenv(conversation.NoRegistryEnv, "1")  // the hooks' words (registry_test.go has the others)
+	t.Setenv(claudecode.NoRegistryEnv, "1")    // the hooks' words (registry_test.go has the others)
 	var b strings.Builder
 	if err := view.TargetsReport(&b, ws, nil, false, time.Now()); err != nil || !strings.HasPrefix(b.String(), "No running Claude Code session found for "+ws+".\nRun 'relay-baton hook install'") {
 		t.Errorf("empty report %q %v", b.String(), err)
@@ -33,23 +34,23 @@ func TestTargetsReportPickAndMark(t *testing.T) {
 		!strings.Contains(b.String(), "The chat hooks are installed ("+filepath.Join(ws, ".claude", "settings.json")+"): start Claude Code there, or restart (resume) a session started before the install") {
 		t.Errorf("report after hook install %q %v", b.String(), err)
 	}
-	if _, err := conversation.PickSession(context.Background(), ws, "../x"); err == nil || !strings.Contains(err.Error(), "UUID") {
+	if _, err := view.PickSession(context.Background(), ws, "../x"); err == nil || !strings.Contains(err.Error(), "UUID") {
 		t.Errorf("a bad id: %v", err)
 	}
 	const id = "01234567-89ab-cdef-0123-456789abcdef"
-	if got, err := conversation.PickSession(context.Background(), ws, id); got != id || err != nil {
+	if got, err := view.PickSession(context.Background(), ws, id); got != id || err != nil {
 		t.Errorf("PickSession(id) = %q, %v", got, err)
 	}
-	if _, err := conversation.PickSession(context.Background(), ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
+	if _, err := view.PickSession(context.Background(), ws, ""); err == nil || !strings.Contains(err.Error(), conversation.ErrNoLiveSession.Error()) {
 		t.Errorf("no lead: %v", err)
 	}
-	if running, err := conversation.MarkLead(ws, id); running || err != nil {
+	if running, err := view.MarkLead(ws, id); running || err != nil {
 		t.Errorf("MarkLead of a session that does not run: %v %v", running, err)
 	}
-	if running, err := conversation.MarkLead(ws, ""); !running || err != nil {
+	if running, err := view.MarkLead(ws, ""); !running || err != nil {
 		t.Errorf("clearing the lead: %v %v", running, err)
 	}
-	if ids := conversation.TargetIDs(ws); len(ids) != 0 {
+	if ids := view.TargetIDs(ws); len(ids) != 0 {
 		t.Errorf("TargetIDs of an empty workspace: %q", ids)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux && !portable
 
-package conversation
+package codex
 
 import (
 	"os"
@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/filelock"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
-// codexTUIGone reports whether thread id is held only by a codex
+// TUIGone reports whether thread id is held only by a codex
 // app-server daemon, with no codex TUI left to show it (measured with
 // 0.171.0): the TUI runs its thread on a managed app-server daemon, which
 // holds the thread's writer lock and outlives the TUI, keeping the thread
@@ -20,9 +21,9 @@ import (
 // /proc/locks; when it is an app-server, a TUI shows the thread while a
 // codex process with a terminal (not an app-server, exec or queue run)
 // runs in the thread's folder (cwd).
-func codexTUIGone(id, cwd string) bool {
-	home := CodexHome()
-	if home == "" || ValidSessionID(id) != nil {
+func TUIGone(id, cwd string) bool {
+	home := Home()
+	if home == "" || !sessionid.IsUUID(id) {
 		return false
 	}
 	fi, err := os.Lstat(filepath.Join(home, "thread-writer-locks", id+".lock"))

@@ -1,9 +1,9 @@
 //go:build !linux || portable
 
-package conversation
+package codex
 
-// codexTUIGone: on macOS and Windows (and with -tags portable) the holder
+// TUIGone: on macOS and Windows (and with -tags portable) the holder
 // of a thread's writer lock is not known (a probe says only that one is
 // held), so a thread a codex app-server daemon keeps loaded after its TUI
 // quit counts as live until the daemon unloads it (about a minute).
-func codexTUIGone(id, cwd string) bool { return false }
+func TUIGone(id, cwd string) bool { return false }
