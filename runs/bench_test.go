@@ -28,8 +28,9 @@ import (
 //     worktree | git apply --3way in the user's tree.
 //
 // Apply is timed as /apply follows a run: the run takes more than a
-// second (agentTime), and the room prints its change summary when it ends
-// (r.Changes, not timed; by hand, a git status in the worktree). That
+// second (agentTime), and when it ends the room sets its watch over the
+// worktree and prints the change summary (r.Watch and r.Changes, not
+// timed; by hand, a git status in the worktree). That
 // first look at the worktree re-reads, once, the files its set-up wrote
 // in its last second (git's racy-git rule: a file as new as the index is
 // compared by content).
@@ -110,8 +111,10 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 				ourSetup = append(ourSetup, time.Since(t0))
 				agentTime()
 				runWork(r.Worktree, "run")
-				// The room's change summary after the run (not timed),
-				// as /apply follows it.
+				// What the room does when the executor ends (not
+				// timed), as /apply follows it: its watch over the
+				// worktree, then the change summary.
+				r.Watch()
 				if _, _, err := r.Changes(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -74,6 +74,16 @@ type Run struct {
 
 	diffMu   sync.Mutex
 	lastDiff treePair // the last tree diff read (treeDiff)
+
+	// The room's watch over the worktree and its look at the user's
+	// files (Watch); the user's index file (its stat tells whether what
+	// git tracks there changed).
+	watchMu   sync.Mutex
+	watch     *watch
+	look      *look
+	indexPath string
+	fineOnce  sync.Once
+	fineRoot  fineDev
 }
 
 // AppliedFile is one file Apply wrote: what it held before ("" blob:
@@ -290,6 +300,7 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	r.objects = filepath.Join(lines[0], "objects")
 	userIndex, head := lines[1], lines[2]
+	r.indexPath = userIndex
 	r.Head, r.Started, r.PID, r.Agent, r.Command = head, time.Now().UTC(), os.Getpid(), o.Agent, o.Command
 	fail := func(err error) error {
 		r.remove(context.WithoutCancel(ctx))
@@ -645,6 +656,7 @@ func (r *Run) remove(ctx context.Context) error {
 // cut short (the process ended) is finished by the next Reserve or List.
 // The folder is relay-baton's own, in the cache folder.
 func (r *Run) dropWorktree(ctx context.Context) error {
+	r.Unwatch()
 	admin := r.adminDir(ctx)
 	trash := r.Worktree + ".trash"
 	if err := os.Rename(r.Worktree, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -705,11 +717,12 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// removals counts the worktree removals running in the background.
+// removals counts the worktree removals and the monitors' closes (see
+// monitor.let) running in the background.
 var removals sync.WaitGroup
 
-// WaitRemovals waits for the worktree removals running in the
-// background to end (a process about to exit, tests).
+// WaitRemovals waits for the worktree removals and the monitors' closes
+// running in the background to end (a process about to exit, tests).
 func WaitRemovals() { removals.Wait() }
 
 // sweep removes worktree folders left aside by a removal cut short.
