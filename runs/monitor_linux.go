@@ -76,7 +76,7 @@ var errTooManyFolders = errors.New("the worktree has more folders than relay-bat
 // maxWatches is how many folders a monitor watches at most: an eighth of
 // the user's inotify watches (other programs share them), and no more
 // than 16,384.
-func maxWatches() int {
+var maxWatches = func() int {
 	limit := 8192 // the kernel's default before 5.11
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 {
