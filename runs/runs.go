@@ -6,6 +6,8 @@
 // config lists them); Changes and Diff say what the run did; Apply brings
 // it into the user's files by a three-way merge, all or nothing; Undo
 // takes out exactly what was applied, or discards a run not applied.
+// Watch, set by the room when the executor ends, keeps what the change
+// summary read for the apply while nothing changes (watch.go).
 //
 // Each run has a record (run.json, written atomically) and a private
 // index and object folder beside its worktree, with the repository's
