@@ -122,12 +122,20 @@ func (r *Run) Snapshot(ctx context.Context) (string, error) {
 	if r.State != Pending {
 		return r.After, nil
 	}
-	return r.snapshot(ctx, r.Worktree, r.runIndex())
+	if tree := r.watchedTree(); tree != "" {
+		return tree, nil // nothing changed in the worktree since it was read
+	}
+	tree, err := r.snapshot(ctx, r.Worktree, r.runIndex())
+	if err == nil {
+		r.watchRead(tree)
+	}
+	return tree, err
 }
 
 // Changes lists what the run changed since it started (the worktree now
 // against the user's tree at the start), with line counts, and the tree
-// it read.
+// it read. Of a run its room watches (Watch), it also looks at the
+// user's files at those paths for the apply (once per watch).
 func (r *Run) Changes(ctx context.Context) ([]gitrepo.FileChange, string, error) {
 	after, err := r.Snapshot(ctx)
 	if err != nil {
@@ -140,6 +148,13 @@ func (r *Run) Changes(ctx context.Context) ([]gitrepo.FileChange, string, error)
 	if r.State == Pending && r.Files != len(list) {
 		r.Files = len(list)
 		r.save() // a count for the second screen: its loss costs nothing
+	}
+	if r.State == Pending && r.wantsLook() {
+		paths := make([]string, len(list))
+		for i, e := range list {
+			paths[i] = e.Path
+		}
+		r.lookAhead(ctx, paths) // a help for the apply: without it, the apply looks itself
 	}
 	return fileChanges(list), after, nil
 }
@@ -247,14 +262,18 @@ type seen struct {
 // tree: each path is looked at (lstat), the untracked ones git ignores
 // are asked of git check-ignore, and the regular files are hashed as git
 // would store them (git hash-object -w: their filters applied, stored in
-// the run's own objects for a merge), the two at once. A file known
-// (a recheck's earlier look) whose settled stat is unchanged is not
-// hashed again. At most two git commands whatever the size of the tree,
-// one without ignores (a recheck, which needs no ignored status: a path
-// absent then must be absent now).
-func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known map[string]seen) (map[string]userFile, error) {
+// the run's own objects for a merge), the two at once. What an earlier
+// look (prior: the summary's, or the plan's for a recheck) found stands
+// where it still holds: a file whose settled stat is unchanged is not
+// hashed again, and one the user's index tracked then, the index file
+// unchanged, is not ignored (git never ignores a tracked file). At most
+// two git commands whatever the size of the tree, none when the earlier
+// look holds; without ignores (a recheck, which needs no ignored status:
+// a path absent then must be absent now) at most one.
+func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, prior *look) (map[string]userFile, error) {
 	out := make(map[string]userFile, len(paths))
-	var hash []string
+	var hash, check []string
+	tracked := ignores && r.indexSame(prior)
 	at := time.Now()
 	for _, p := range paths {
 		var u userFile
@@ -266,11 +285,14 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 				if fi.Mode().Perm()&0o111 != 0 {
 					u.mode = "100755"
 				}
-				u.stat = statAt(fi, at)
-				if k, ok := known[p]; ok && k.stat.ok && k.blob != "" && u.stat == k.stat {
+				u.stat = statAt(fi, at, r.fine())
+				if k, ok := prior.file(p); ok && k.stat.ok && k.blob != "" && u.stat == k.stat {
 					u.blob, u.diskBlob = k.blob, k.blob
 				} else {
 					hash = append(hash, p)
+				}
+				if ignores && !(tracked && prior.tracked[p]) {
+					check = append(check, p)
 				}
 			} else {
 				u.kind = kindOf(fi)
@@ -278,7 +300,7 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 		}
 		out[p] = u
 	}
-	if len(hash) == 0 {
+	if len(hash) == 0 && len(check) == 0 {
 		return out, nil
 	}
 	if _, err := r.repoObjects(ctx); err != nil { // asked once, before the two commands run at once
@@ -286,32 +308,24 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 	}
 	var ignored map[string]bool
 	ignErr := make(chan error, 1)
-	if ignores {
+	if len(check) > 0 {
 		go func() {
 			var err error
-			ignored, err = r.ignoredOf(ctx, hash)
+			ignored, err = r.ignoredOf(ctx, check)
 			ignErr <- err
 		}()
 	} else {
 		ignErr <- nil
 	}
-	in := strings.Builder{}
-	for _, p := range hash {
-		in.WriteString(cQuote(p) + "\n")
-	}
-	ids, err := r.gitIn(ctx, r.Root, in.String(), nil, "hash-object", "-w", "--stdin-paths")
+	lines, err := r.hashFiles(ctx, hash)
 	if ierr := <-ignErr; err == nil && ierr != nil {
 		err = ierr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read your tree: %w", err)
 	}
-	lines := strings.Fields(ids)
-	if len(lines) != len(hash) {
-		return nil, fmt.Errorf("read your tree: git hash-object gave %d ids for %d files", len(lines), len(hash))
-	}
 	modes := map[string]string{}
-	if runtime.GOOS == "windows" {
+	if runtime.GOOS == "windows" && len(hash) > 0 {
 		// No executable bit on disk: git keeps the index's mode.
 		if modes, err = r.indexModes(ctx, hash); err != nil {
 			return nil, err
@@ -319,18 +333,50 @@ func (r *Run) userFiles(ctx context.Context, paths []string, ignores bool, known
 	}
 	for i, p := range hash {
 		u := out[p]
-		u.diskBlob = lines[i]
+		u.blob, u.diskBlob = lines[i], lines[i]
 		if m, ok := modes[p]; ok {
 			u.mode = m
 		}
-		if ignored[p] {
-			u.ignored, u.mode = true, ""
-		} else {
-			u.blob = lines[i]
-		}
 		out[p] = u
 	}
+	for p := range ignored {
+		if u, ok := out[p]; ok {
+			u.ignored, u.mode, u.blob = true, "", ""
+			out[p] = u
+		}
+	}
 	return out, nil
+}
+
+// file is what the look found at path p.
+func (l *look) file(p string) (seen, bool) {
+	if l == nil {
+		return seen{}, false
+	}
+	k, ok := l.files[p]
+	return k, ok
+}
+
+// hashFiles hashes the user's files at paths as git would store them
+// (git hash-object -w --stdin-paths: their filters applied, stored in
+// the run's objects), one id per path.
+func (r *Run) hashFiles(ctx context.Context, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	in := strings.Builder{}
+	for _, p := range paths {
+		in.WriteString(cQuote(p) + "\n")
+	}
+	ids, err := r.gitIn(ctx, r.Root, in.String(), nil, "hash-object", "-w", "--stdin-paths")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Fields(ids)
+	if len(lines) != len(paths) {
+		return nil, fmt.Errorf("git hash-object gave %d ids for %d files", len(lines), len(paths))
+	}
+	return lines, nil
 }
 
 // ignoredOf is the set of the untracked files among paths that git
@@ -453,7 +499,7 @@ func (r *Run) PlanApply(ctx context.Context) (*Plan, error) {
 	for i, e := range list {
 		paths[i] = e.Path
 	}
-	cur, err := r.userFiles(ctx, paths, true, nil)
+	cur, err := r.userFiles(ctx, paths, true, r.prior())
 	if err != nil {
 		return nil, err
 	}
@@ -642,11 +688,11 @@ func (r *Run) Apply(ctx context.Context, plan *Plan) error {
 // stat is the one the plan saw is not read again (see statAt).
 func (r *Run) recheck(ctx context.Context, plan *Plan) error {
 	var paths []string
-	known := map[string]seen{}
+	known := &look{files: map[string]seen{}}
 	for _, pp := range plan.Paths {
 		if pp.blob != "" || pp.Action == ActDelete {
 			paths = append(paths, pp.Path)
-			known[pp.Path] = pp.looked
+			known.files[pp.Path] = pp.looked
 		}
 	}
 	cur, err := r.userFiles(ctx, paths, false, known)

@@ -28,8 +28,9 @@ import (
 //     worktree | git apply --3way in the user's tree.
 //
 // Apply is timed as /apply follows a run: the run takes more than a
-// second (agentTime), and the room prints its change summary when it ends
-// (r.Changes, not timed; by hand, a git status in the worktree). That
+// second (agentTime), and when it ends the room sets its watch over the
+// worktree and prints the change summary (r.Watch and r.Changes, not
+// timed; by hand, a git status in the worktree). That
 // first look at the worktree re-reads, once, the files its set-up wrote
 // in its last second (git's racy-git rule: a file as new as the index is
 // compared by content).
@@ -38,7 +39,10 @@ import (
 // even number, as each side goes first in half of them and the second
 // finds a warmer machine), the two sides interleaved, and prints the
 // medians with the load average before and after.
-// RUNS_BENCH_SIZES overrides the sizes (e.g. "1000,10000"). The
+// RUNS_BENCH_SIZES overrides the sizes (e.g. "1000,10000");
+// RUNS_BENCH_NOWATCH=1 leaves the watch out (the apply then reads the
+// worktree and the user's files again, as the one-shot relay-baton apply
+// does, and the room where no monitor runs). The
 // repositories are built once and kept in $TMPDIR/relay-baton-bench
 // (RUNS_BENCH_DIR) for the next run. Run it with
 //
@@ -66,6 +70,7 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("RUNS_BENCH_IGNORED")); err == nil {
 		ignored = n
 	}
+	noWatch := os.Getenv("RUNS_BENCH_NOWATCH") != "" // as the one-shot apply, and where no monitor runs
 	cache := os.Getenv("RUNS_BENCH_DIR")
 	if cache == "" {
 		cache = filepath.Join(os.TempDir(), "relay-baton-bench")
@@ -110,8 +115,12 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 				ourSetup = append(ourSetup, time.Since(t0))
 				agentTime()
 				runWork(r.Worktree, "run")
-				// The room's change summary after the run (not timed),
-				// as /apply follows it.
+				// What the room does when the executor ends (not
+				// timed), as /apply follows it: its watch over the
+				// worktree, then the change summary.
+				if !noWatch {
+					r.Watch()
+				}
 				if _, _, err := r.Changes(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -165,8 +174,12 @@ func TestBenchWorktreeSetupAndApply(t *testing.T) {
 		}
 		loads = append(loads, loadAverage())
 		t.Logf("%6d files, each round: set-up %v, by hand %v; apply %v, by hand %v", size, rounded(ourSetup), rounded(handSetup), rounded(ourApply), rounded(handApply))
-		t.Logf("%6d files (+%d ignored), %d rounds, load %s: set-up %v (by hand %v, %.2fx); apply %v (by hand %v, %.2fx)",
-			size, ignored, rounds, strings.Join(loads, " → "), median(ourSetup), median(handSetup), ratio(ourSetup, handSetup),
+		watched := "watched"
+		if noWatch {
+			watched = "not watched"
+		}
+		t.Logf("%6d files (+%d ignored), %d rounds, load %s: set-up %v (by hand %v, %.2fx); apply, %s, %v (by hand %v, %.2fx)",
+			size, ignored, rounds, strings.Join(loads, " → "), median(ourSetup), median(handSetup), ratio(ourSetup, handSetup), watched,
 			median(ourApply), median(handApply), ratio(ourApply, handApply))
 	}
 }

@@ -6,6 +6,8 @@
 // config lists them); Changes and Diff say what the run did; Apply brings
 // it into the user's files by a three-way merge, all or nothing; Undo
 // takes out exactly what was applied, or discards a run not applied.
+// Watch, set by the room when the executor ends, keeps what the change
+// summary read for the apply while nothing changes (watch.go).
 //
 // Each run has a record (run.json, written atomically) and a private
 // index and object folder beside its worktree, with the repository's
@@ -74,6 +76,16 @@ type Run struct {
 
 	diffMu   sync.Mutex
 	lastDiff treePair // the last tree diff read (treeDiff)
+
+	// The room's watch over the worktree and its look at the user's
+	// files (Watch); the user's index file (its stat tells whether what
+	// git tracks there changed).
+	watchMu   sync.Mutex
+	watch     *watch
+	look      *look
+	indexPath string
+	fineOnce  sync.Once
+	fineRoot  fineDev
 }
 
 // AppliedFile is one file Apply wrote: what it held before ("" blob:
@@ -290,6 +302,7 @@ func (r *Run) Setup(ctx context.Context, o Options) error {
 	}
 	r.objects = filepath.Join(lines[0], "objects")
 	userIndex, head := lines[1], lines[2]
+	r.indexPath = userIndex
 	r.Head, r.Started, r.PID, r.Agent, r.Command = head, time.Now().UTC(), os.Getpid(), o.Agent, o.Command
 	fail := func(err error) error {
 		r.remove(context.WithoutCancel(ctx))
@@ -645,6 +658,7 @@ func (r *Run) remove(ctx context.Context) error {
 // cut short (the process ended) is finished by the next Reserve or List.
 // The folder is relay-baton's own, in the cache folder.
 func (r *Run) dropWorktree(ctx context.Context) error {
+	r.Unwatch()
 	admin := r.adminDir(ctx)
 	trash := r.Worktree + ".trash"
 	if err := os.Rename(r.Worktree, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -705,11 +719,12 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// removals counts the worktree removals running in the background.
+// removals counts the worktree removals and the monitors' closes (see
+// monitor.let) running in the background.
 var removals sync.WaitGroup
 
-// WaitRemovals waits for the worktree removals running in the
-// background to end (a process about to exit, tests).
+// WaitRemovals waits for the worktree removals and the monitors' closes
+// running in the background to end (a process about to exit, tests).
 func WaitRemovals() { removals.Wait() }
 
 // sweep removes worktree folders left aside by a removal cut short.

@@ -15,3 +15,6 @@ func sysStat(fi os.FileInfo) fileStat {
 	return fileStat{dev: uint64(s.Dev), ino: uint64(s.Ino), size: fi.Size(), mode: fi.Mode(),
 		mtime: s.Mtimespec.Nano(), ctime: s.Ctimespec.Nano(), ok: true}
 }
+
+// fineFS: none here (every look waits out settled).
+func fineFS(string) fineDev { return fineDev{} }

@@ -81,7 +81,7 @@ func (t *Tracker) RunDir(role agents.Role) string {
 	}
 	t.runErr = nil
 	t.keepApplied()
-	t.run = r
+	t.setRun(r)
 	return r.Worktree
 }
 
@@ -521,8 +521,9 @@ func (t *Tracker) FindRun(id string) (*runs.Run, error) {
 // UseRun makes r the room's run (resume, the one-shot commands).
 func (t *Tracker) UseRun(ctx context.Context, r *runs.Run) {
 	t.CancelReserved()
-	t.run = r
+	t.setRun(r)
 	if r.State == runs.Pending {
+		r.Watch() // /apply may follow: see afterWorktreeRun
 		if ch, after, err := r.Changes(context.WithoutCancel(ctx)); err == nil {
 			t.pendingFiles = len(ch)
 			if len(ch) > 0 {
@@ -530,6 +531,15 @@ func (t *Tracker) UseRun(ctx context.Context, r *runs.Run) {
 			}
 		}
 	}
+}
+
+// setRun makes r the room's run, letting the watch over the one it
+// replaces go.
+func (t *Tracker) setRun(r *runs.Run) {
+	if t.run != nil && t.run != r {
+		t.run.Unwatch()
+	}
+	t.run = r
 }
 
 // Resume brings back the newest pending run of the repository (a room
@@ -588,14 +598,16 @@ func (t *Tracker) Adopt(ctx context.Context, made []string) {
 		now, err := runs.Load(t.d.Root, r.ID)
 		switch {
 		case err != nil: // discarded there: its record is gone
-			t.run, t.pendingFiles = nil, 0
+			t.setRun(nil)
+			t.pendingFiles = 0
 			if t.work != nil && t.work.Run == r.ID {
 				t.work = nil
 			}
 		case now.State == runs.Pending:
 			t.UseRun(ctx, now)
 		case now.State != r.State:
-			t.run, t.pendingFiles = now, 0
+			t.setRun(now)
+			t.pendingFiles = 0
 		}
 	}
 	for i := len(made) - 1; i >= 0 && t.Pending() == nil; i-- {

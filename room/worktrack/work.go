@@ -83,6 +83,9 @@ func New(d Deps) *Tracker {
 // store.
 func (t *Tracker) Close() {
 	t.CancelReserved()
+	if t.run != nil {
+		t.run.Unwatch()
+	}
 	runs.WaitRemovals() // an applied or discarded run's worktree, removed in the background
 	if t.snaps != nil {
 		t.snaps.Close()
@@ -139,6 +142,7 @@ func (t *Tracker) Before(ctx context.Context, req agents.Request) string {
 	}
 	if r := t.Pending(); r != nil && req.Dir == r.Worktree {
 		tree, err := r.Snapshot(context.WithoutCancel(ctx))
+		r.Unwatch() // the executor writes it now: afterWorktreeRun watches it again
 		if err != nil {
 			return ""
 		}
@@ -202,6 +206,10 @@ func (t *Tracker) After(ctx context.Context, command string, req agents.Request,
 // stopped (Ctrl-C) before its worktree held any change is discarded, as a
 // declined preview is: nothing is left pending.
 func (t *Tracker) afterWorktreeRun(ctx context.Context, r *runs.Run, command, agent, before string, stopped bool) {
+	// The room's watch over the worktree, set before the summary reads
+	// it: /apply reads neither the worktree nor the user's files again
+	// while nothing changed them (runs.Run.Watch).
+	r.Watch()
 	files, after, err := r.Changes(ctx)
 	if err != nil {
 		t.d.Say("cannot read the run's worktree %s: %v", r.Worktree, err)
