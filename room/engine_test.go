@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/relay-baton/relay-baton/agents"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/diet"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/reports"
@@ -233,6 +234,9 @@ func TestUnknownCommandKeepsRoomOpen(t *testing.T) {
 }
 
 func TestAgentArgument(t *testing.T) {
+	// Claude Code's list of sessions unread, as where claude is not
+	// installed: the advice is the hooks' whether or not it is on PATH.
+	t.Setenv(claudecode.NoRegistryEnv, "1")
 	h := newHarness(t)
 	ctx := context.Background()
 	cases := []struct {
