@@ -146,7 +146,7 @@ func (r *Run) Changes(ctx context.Context) ([]gitrepo.FileChange, string, error)
 	}
 	if r.State == Pending && r.Files != len(list) {
 		r.Files = len(list)
-		r.save() // a count for the second screen: its loss costs nothing
+		r.saveCount() // a count for the second screen: its loss costs nothing
 	}
 	if r.State == Pending && r.wantsLook() {
 		paths := make([]string, len(list))
@@ -156,6 +156,18 @@ func (r *Run) Changes(ctx context.Context) ([]gitrepo.FileChange, string, error)
 		r.lookAhead(ctx, paths) // a help for the apply: without it, the apply looks itself
 	}
 	return fileChanges(list), after, nil
+}
+
+// saveCount records the run's file count under the run's lock, unless
+// another process holds it or changed the run since this one read it
+// (its apply's record is never written over with a pending one).
+func (r *Run) saveCount() {
+	release, err := r.holdFor("count the changes of")
+	if err != nil {
+		return
+	}
+	defer release()
+	r.save()
 }
 
 // Diff is the run's change as a unified diff (paths: only those).

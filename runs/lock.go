@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -79,9 +80,57 @@ func (r *Run) Hold(h Holder) (release func(), err error) {
 // holdFor takes the run's lock for an apply, undo or discard by this
 // process (action): refused while an executor holds it, and an executor
 // is refused meanwhile.
+// Under the lock the run's record is read again: another process (a
+// second screen, a one-shot command) may have applied, undone or
+// discarded the run since this one read it (ElsewhereError; nothing is
+// done then).
 func (r *Run) holdFor(action string) (release func(), err error) {
-	return r.hold(Holder{PID: os.Getpid(), Command: action, Since: time.Now()}, action)
+	if _, err := os.Stat(r.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, &ElsewhereError{Run: r.ID, Action: action}
+	}
+	release, err = r.hold(Holder{PID: os.Getpid(), Command: action, Since: time.Now()}, action)
+	if err != nil {
+		return nil, err
+	}
+	now, lerr := loadDir(r.dir)
+	switch {
+	case errors.Is(lerr, fs.ErrNotExist):
+		release()
+		return nil, &ElsewhereError{Run: r.ID, Action: action}
+	case lerr == nil && now.State != r.State:
+		release()
+		return nil, &ElsewhereError{Run: r.ID, Action: action, State: now.State, At: now.AppliedAt}
+	}
+	return release, nil
 }
+
+// ElsewhereError says another process applied, undid or discarded a run
+// after this one read it: nothing was done here.
+type ElsewhereError struct {
+	Run    string
+	Action string    // what was not done: apply, undo, discard
+	State  string    // the run's state now (Applied); "" when it is gone (discarded, or its apply taken out)
+	At     time.Time // when it was applied
+}
+
+func (e *ElsewhereError) Error() string {
+	if e.State == Applied {
+		at := ""
+		if !e.At.IsZero() {
+			at = " at " + e.At.Local().Format("15:04:05")
+		}
+		return fmt.Sprintf("another screen (or relay-baton apply) applied run %s%s, after this one read it: nothing was done here (/undo takes out what that apply wrote; relay-baton runs lists the runs)", e.Run, at)
+	}
+	if e.State != "" {
+		return fmt.Sprintf("another screen changed run %s after this one read it (it is %s now): nothing was done here (relay-baton runs lists the runs)", e.Run, e.State)
+	}
+	return fmt.Sprintf("another screen (or relay-baton undo) discarded run %s or took out its apply, after this one read it: nothing was done here (relay-baton runs lists the runs)", e.Run)
+}
+
+// ErrElsewhere matches every ElsewhereError (errors.Is).
+var ErrElsewhere = errors.New("the run was changed by another process")
+
+func (e *ElsewhereError) Is(target error) bool { return target == ErrElsewhere }
 
 func (r *Run) hold(h Holder, action string) (release func(), err error) {
 	f, err := os.OpenFile(r.lockPath(), os.O_RDWR|os.O_CREATE, 0o600)

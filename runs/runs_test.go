@@ -666,3 +666,65 @@ func TestApplyRefusesALinkMadeOnTheWayAfterThePreview(t *testing.T) {
 		t.Fatal("the user's link was replaced")
 	}
 }
+
+// Two screens hold one run (each read its record): what one does, the
+// other finds under the run's lock and does nothing, and never writes
+// over the first's record.
+func TestTwoScreensOneRun(t *testing.T) {
+	ctx := context.Background()
+	t.Run("applied by the other", func(t *testing.T) {
+		dir := repo(t, map[string]string{"a.txt": lines})
+		a := start(t, dir, Options{})
+		write(t, a.Worktree, "new.txt", "run's\n")
+		b, err := Load(dir, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb := planApply(t, b)
+		if err := a.Apply(ctx, planApply(t, a)); err != nil {
+			t.Fatal(err)
+		}
+		var ee *ElsewhereError
+		if err := b.Apply(ctx, pb); !errors.As(err, &ee) || ee.State != Applied || !strings.Contains(err.Error(), "/undo takes out what that apply wrote") {
+			t.Fatalf("b's apply after a's: %v", err)
+		}
+		b.Files = 7
+		b.saveCount() // b's summary, its record still pending in memory
+		if now, err := Load(dir, a.ID); err != nil || now.State != Applied || len(now.Wrote) != 1 {
+			t.Fatalf("a's apply record after b's count: %+v, %v", now, err)
+		}
+		if err := b.Undo(ctx, planUndo(t, b)); !errors.Is(err, ErrElsewhere) { // b would discard: a's record must stay
+			t.Fatalf("b's discard of the applied run: %v", err)
+		}
+		if now, err := Load(dir, a.ID); err != nil || now.State != Applied {
+			t.Fatalf("the applied run's record after b's discard: %+v, %v", now, err)
+		}
+		if err := a.Undo(ctx, planUndo(t, a)); err != nil {
+			t.Fatal(err)
+		}
+		if exists(dir, "new.txt") {
+			t.Fatal("a's undo left the file")
+		}
+	})
+	t.Run("discarded by the other", func(t *testing.T) {
+		dir := repo(t, map[string]string{"a.txt": lines})
+		a := start(t, dir, Options{})
+		write(t, a.Worktree, "new.txt", "run's\n")
+		b, err := Load(dir, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb := planApply(t, b)
+		if err := a.Discard(ctx); err != nil {
+			t.Fatal(err)
+		}
+		WaitRemovals()
+		var ee *ElsewhereError
+		if err := b.Apply(ctx, pb); !errors.As(err, &ee) || ee.State != "" || !strings.Contains(err.Error(), "discarded run") {
+			t.Fatalf("b's apply after a's discard: %v", err)
+		}
+		if exists(dir, "new.txt") {
+			t.Fatal("a discarded run was applied")
+		}
+	})
+}

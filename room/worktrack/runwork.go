@@ -301,7 +301,7 @@ func (t *Tracker) ApplyRun(ctx context.Context, r *runs.Run) (*runs.Plan, error)
 		return plan, err
 	}
 	if err := r.Apply(bg, plan); err != nil {
-		if errors.Is(err, runs.ErrMoved) {
+		if errors.Is(err, runs.ErrMoved) || errors.Is(err, runs.ErrElsewhere) {
 			t.d.Say("/apply: %v", err)
 			return plan, nil
 		}
@@ -367,7 +367,7 @@ func (t *Tracker) UndoRun(ctx context.Context, r *runs.Run) error {
 		return err
 	}
 	if err := r.Undo(bg, plan); err != nil {
-		if errors.Is(err, runs.ErrMoved) {
+		if errors.Is(err, runs.ErrMoved) || errors.Is(err, runs.ErrElsewhere) {
 			t.d.Say("/undo: %v", err)
 			return nil
 		}
