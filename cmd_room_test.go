@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-baton/relay-baton/agents"
 	"github.com/relay-baton/relay-baton/conversation"
+	"github.com/relay-baton/relay-baton/conversation/claudecode"
 	"github.com/relay-baton/relay-baton/procfacts"
 )
 
@@ -228,6 +229,7 @@ func TestOneShotOutsideRepo(t *testing.T) {
 
 func TestChatAgentOrchestrator(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	t.Setenv(claudecode.NoRegistryEnv, "1") // the hooks' advice whether or not claude is on PATH
 	dir := roomRepo(t)
 	code, _, errs := runCLI(t, "", "chat", "--path", dir, "--agent", "orchestrator")
 	if code == 0 || !strings.Contains(errs, "no chat-capable Claude Code or Codex session in "+dir+": run `relay-baton hook install` (for Codex: `relay-baton hook install --agent codex`) there, then start the agent") {
