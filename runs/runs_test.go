@@ -667,20 +667,27 @@ func TestApplyRefusesALinkMadeOnTheWayAfterThePreview(t *testing.T) {
 	}
 }
 
+// twoScreens is one run (it makes new.txt) read by two screens, a and
+// b, with b's apply previewed.
+func twoScreens(t *testing.T) (dir string, a, b *Run, pb *Plan) {
+	t.Helper()
+	dir = repo(t, map[string]string{"a.txt": lines})
+	a = start(t, dir, Options{})
+	write(t, a.Worktree, "new.txt", "run's\n")
+	b, err := Load(dir, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, a, b, planApply(t, b)
+}
+
 // Two screens hold one run (each read its record): what one does, the
 // other finds under the run's lock and does nothing, and never writes
 // over the first's record.
 func TestTwoScreensOneRun(t *testing.T) {
 	ctx := context.Background()
 	t.Run("applied by the other", func(t *testing.T) {
-		dir := repo(t, map[string]string{"a.txt": lines})
-		a := start(t, dir, Options{})
-		write(t, a.Worktree, "new.txt", "run's\n")
-		b, err := Load(dir, a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pb := planApply(t, b)
+		dir, a, b, pb := twoScreens(t)
 		if err := a.Apply(ctx, planApply(t, a)); err != nil {
 			t.Fatal(err)
 		}
@@ -707,14 +714,7 @@ func TestTwoScreensOneRun(t *testing.T) {
 		}
 	})
 	t.Run("discarded by the other", func(t *testing.T) {
-		dir := repo(t, map[string]string{"a.txt": lines})
-		a := start(t, dir, Options{})
-		write(t, a.Worktree, "new.txt", "run's\n")
-		b, err := Load(dir, a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pb := planApply(t, b)
+		dir, a, b, pb := twoScreens(t)
 		if err := a.Discard(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/relay-baton/relay-baton/conversation/sessionid"
 	"github.com/relay-baton/relay-baton/events"
 	"github.com/relay-baton/relay-baton/replay"
 	"github.com/relay-baton/relay-baton/safeio"
@@ -79,7 +80,7 @@ func path(sd, session string) string {
 // failure to write it costs only the label.
 func Announce(sd, session, kind, name string) (forget func()) {
 	p := path(sd, session)
-	if p == "" || !uuidShaped(session) {
+	if p == "" || !sessionid.IsUUID(session) {
 		return func() {}
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -98,7 +99,7 @@ func Announce(sd, session, kind, name string) (forget func()) {
 // KindOf reads the kind of screen session's record in sd names (""
 // when there is none or it cannot be read).
 func KindOf(sd, session string) string {
-	if !uuidShaped(session) { // log content: nothing else becomes a path
+	if !sessionid.IsUUID(session) { // log content: nothing else becomes a path
 		return ""
 	}
 	p := path(sd, session)
@@ -118,28 +119,6 @@ func KindOf(sd, session string) string {
 		return r.Kind
 	}
 	return ""
-}
-
-// uuidShaped reports whether s is a UUID in its canonical text form (what
-// events.NewUUID makes).
-func uuidShaped(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Follow hands fn the events of the log at path after byte from, whole
