@@ -191,9 +191,10 @@ func (w *Workspace) Recording(session string) (pending int, running bool) {
 // Watch streams the session's chat activity: queue depth changes,
 // deliveries (from delivered/), and what the session does (from its
 // transcript, followed from its current end).
-func (w *Workspace) Watch(ctx context.Context, id string, fn func(Event)) error {
+func (w *Workspace) Watch(ctx context.Context, id string, ready func(), fn func(Event)) error {
 	s, err := w.open(id)
 	if err != nil {
+		ready()
 		return err
 	}
 	var mu sync.Mutex
@@ -204,13 +205,20 @@ func (w *Workspace) Watch(ctx context.Context, id string, fn func(Event)) error 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// ready once both have their starting points.
+	var started sync.WaitGroup
+	started.Add(2)
+	go func() {
+		started.Wait()
+		ready()
+	}()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.followTranscript(ctx, s, emit)
+		w.followTranscript(ctx, s, started.Done, emit)
 	}()
-	err = w.watchQueue(ctx, s, emit)
+	err = w.watchQueue(ctx, s, started.Done, emit)
 	cancel()
 	wg.Wait()
 	return err
@@ -218,8 +226,13 @@ func (w *Workspace) Watch(ctx context.Context, id string, fn func(Event)) error 
 
 // followTranscript maps transcript activity onto panel events. A missing
 // transcript is looked for again every second.
-func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Session, emit func(Event)) {
+func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Session, started func(), emit func(Event)) {
 	path := conversation.LocateTranscript(s)
+	var offset int64
+	if path != "" {
+		offset = transcript.Size(path)
+	}
+	started() // a transcript found later is all new: it is read from its start
 	for path == "" {
 		select {
 		case <-ctx.Done():
@@ -229,7 +242,7 @@ func (w *Workspace) followTranscript(ctx context.Context, s *conversation.Sessio
 		path = conversation.LocateTranscript(s)
 	}
 	err := transcript.Tail(ctx, transcript.TailOptions{
-		Path: path, Offset: transcript.Size(path), Follow: true,
+		Path: path, Offset: offset, Follow: true,
 		OnActivity: func(_ int64, acts []events.Activity) bool {
 			for _, a := range acts {
 				if e, ok := panelEvent(a); ok {
@@ -253,8 +266,8 @@ func panelEvent(a events.Activity) (Event, bool) {
 
 // watchQueue reports queue depth changes and new deliveries until ctx ends
 // (watchQueueOf reads the inbox and delivered/).
-func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, emit func(Event)) error {
-	return watchQueueOf(ctx, s, func(u queueUpdate) {
+func (w *Workspace) watchQueue(ctx context.Context, s *conversation.Session, started func(), emit func(Event)) error {
+	return watchQueueOf(ctx, s, started, func(u queueUpdate) {
 		if m := u.delivered; m != nil {
 			emit(Event{Name: "delivered", Data: map[string]any{"id": m.ID, "lane": m.Lane, "at": m.DeliveredAt}})
 			return

@@ -350,3 +350,39 @@ func TestWorkspaceSendKeepsTheCause(t *testing.T) {
 		t.Fatalf("bad id: %v, want ErrUnknownSession wrapping conversation.ErrBadSessionID", err)
 	}
 }
+
+// Watch calls ready once it has its starting points (what was delivered,
+// how long the transcript is), and everything after that reaches the
+// page: a delivery and a reply made at once after ready are both shown.
+// (The page opens its stream, and sends, only after ready.)
+func TestWatchShowsWhatFollowsReady(t *testing.T) {
+	ws, _, transcript := chatWorkspace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWorkspace(ctx, ws)
+	const text = "are the tests green?"
+	if _, err := w.Send(ctx, sid, "page", text); err != nil {
+		t.Fatal(err)
+	}
+	evs := make(chan Event, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Watch(ctx, sid, func() { stopHookTurn(t, ws, transcript, text, "All green after the split.") }, func(e Event) { evs <- e })
+	}()
+	var got []string
+	for want := []string{"delivered", "text", "end_turn"}; len(want) > 0; {
+		select {
+		case e := <-evs:
+			got = append(got, e.Name)
+			if e.Name == want[0] {
+				want = want[1:]
+			}
+		case <-time.After(time.Minute): // a hang guard
+			t.Fatalf("after ready the page was shown %v, not the delivery, the reply and its end", got)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -21,15 +21,17 @@ type queueUpdate struct {
 }
 
 // watchQueueOf calls fn with the inbox's depth of s each time it changes
-// (first at once) and with each message delivered from now on (read from
+// (first at once) and with each message delivered after it called started
+// (read from
 // delivered/ once its claimer recorded deliveredAt), until ctx ends. fn is
 // not called concurrently. It is the one reader of delivered/ besides
 // conversation's State.
-func watchQueueOf(ctx context.Context, s *conversation.Session, fn func(queueUpdate)) error {
+func watchQueueOf(ctx context.Context, s *conversation.Session, started func(), fn func(queueUpdate)) error {
 	seen := map[string]bool{}
 	for _, n := range listJSON(s.DeliveredDir()) {
 		seen[n] = true
 	}
+	started() // what is delivered from now on is reported
 	lastDepth := -1
 	var wake <-chan fsnotify.Event
 	if fw, err := fsnotify.NewWatcher(); err == nil {

@@ -15,7 +15,7 @@ func TestWatchQueueDepthAndDeliveries(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ups := make(chan queueUpdate, 64)
 	done := make(chan error, 1)
-	go func() { done <- watchQueueOf(ctx, s, func(u queueUpdate) { ups <- u }) }()
+	go func() { done <- watchQueueOf(ctx, s, func() {}, func(u queueUpdate) { ups <- u }) }()
 	next := func(what string) queueUpdate {
 		t.Helper()
 		select {

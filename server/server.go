@@ -91,7 +91,10 @@ type Backend interface {
 	// ErrUnknownSession or ErrBadRequest).
 	Check(session string) error
 	// Watch streams the session's chat activity to fn until ctx is done.
-	Watch(ctx context.Context, session string, fn func(Event)) error
+	// It calls ready once, when it has taken its starting points (what was
+	// delivered and how long the transcript is): what happens after that
+	// reaches fn. The stream is opened to the page only then.
+	Watch(ctx context.Context, session string, ready func(), fn func(Event)) error
 }
 
 // ErrUnknownSession is returned (wrapped) by a Backend for a session it does
@@ -472,14 +475,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	evc := make(chan Event, 64)
 	errc := make(chan error, 1)
+	readyc := make(chan struct{})
+	var once sync.Once
 	go func() {
-		errc <- s.b.Watch(ctx, id, func(e Event) {
+		errc <- s.b.Watch(ctx, id, func() { once.Do(func() { close(readyc) }) }, func(e Event) {
 			select {
 			case evc <- e:
 			case <-ctx.Done():
 			}
 		})
 	}()
+	// The page sends only once its stream is open: the stream opens when
+	// the watch has its starting points, so no delivery or reply falls
+	// between the two.
+	select {
+	case <-readyc:
+	case err := <-errc:
+		errc <- err
+	case <-ctx.Done():
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

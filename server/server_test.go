@@ -86,7 +86,7 @@ func (f *fakeBackend) Send(_ context.Context, id, from, text string) (Sent, erro
 	return Sent{ID: "deadbeef", Ahead: len(f.sent) - 1}, nil
 }
 
-func (f *fakeBackend) Watch(ctx context.Context, id string, fn func(Event)) error {
+func (f *fakeBackend) Watch(ctx context.Context, id string, ready func(), fn func(Event)) error {
 	f.once.Do(f.fanOut)
 	c := make(chan Event, 16)
 	f.mu.Lock()
@@ -95,6 +95,7 @@ func (f *fakeBackend) Watch(ctx context.Context, id string, fn func(Event)) erro
 	}
 	f.subs[c] = true
 	f.mu.Unlock()
+	ready()
 	defer func() {
 		f.mu.Lock()
 		delete(f.subs, c)

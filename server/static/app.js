@@ -434,11 +434,26 @@ function switchTarget() {
   connectEvents();
 }
 
+// streamOpen resolves once the session's event stream is open: the server
+// opens it when its watch has taken its starting points, so the delivery
+// and the reply of a message sent after it are shown. A stream that does
+// not open within 10 s does not hold the message back (its reply is in the
+// log on the next load).
+function streamOpen() {
+  const es = state.es;
+  if (!es || es.readyState === EventSource.OPEN) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, 10000);
+    es.addEventListener("open", () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+}
+
 async function send() {
   const text = $("text").value;
   if (!text.trim() || $("send").disabled) return;
   $("send").disabled = true;
   try {
+    await streamOpen();
     const r = await fetch("/api/send", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
