@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // TestPageDiffApplyUndo: an executor run left pending (3 new files in its
@@ -54,7 +52,7 @@ func TestPageDiffApplyUndo(t *testing.T) {
 	}
 	absent("before the click")
 	if err := within(ctx, 10*time.Second,
-		chromedp.Click(`#preview-cancel`, chromedp.ByQuery),
+		press(`#preview-cancel`),
 		waitText(`#console`, "nothing applied; the run stays pending"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {
@@ -64,7 +62,7 @@ func TestPageDiffApplyUndo(t *testing.T) {
 	if err := within(ctx, 10*time.Second,
 		typeLine("/apply"),
 		waitText(`#preview-run`, "Apply"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "applied 3 files of codex /execute"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {
@@ -82,7 +80,7 @@ func TestPageDiffApplyUndo(t *testing.T) {
 		waitText(`#preview-text`, "/undo takes out what /apply wrote"),
 		waitText(`#preview-text`, "b.txt"),
 		waitText(`#preview-run`, "Undo"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "took out 3 files of codex /execute"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {

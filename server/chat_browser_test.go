@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/relay-baton/relay-baton/events"
 )
 
@@ -48,7 +46,7 @@ func TestPageComposerChatsWithSession(t *testing.T) {
 	}
 	shoot(ctx, t, "room-page-chat-preview.png")
 	if err := within(ctx, 10*time.Second,
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "queued (0 ahead): message "),
 	); err != nil {
 		t.Fatalf("Send: %v\nconsole: %s", err, pageText(ctx, t, "#console"))

@@ -95,7 +95,7 @@ func waitJS(expr string) chromedp.Action {
 func typeLine(line string) chromedp.Action {
 	return chromedp.Tasks{
 		chromedp.SetValue(`#room-line`, line, chromedp.ByQuery),
-		chromedp.Click(`#room-send`, chromedp.ByQuery),
+		press(`#room-send`),
 	}
 }
 
@@ -180,7 +180,7 @@ func TestPagePlanConfirmedWithClick(t *testing.T) {
 	}
 	shoot(ctx, t, "room-page-preview.png")
 	if err := within(ctx, 30*time.Second,
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "Bash"),
 		waitText(`#console`, "wrote .ai-session/plan.md"),
 		waitText(`#room-status`, "ready"),
@@ -229,7 +229,7 @@ func TestPageDeclinedPreviewRunsNothing(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("what is in this repository?"),
 		waitText(`#preview-text`, "preview: /ask → claude"),
-		chromedp.Click(`#preview-cancel`, chromedp.ByQuery),
+		press(`#preview-cancel`),
 		waitText(`#console`, "cancelled. nothing ran."),
 		waitText(`#room-status`, "ready"),
 		waitJS(`document.getElementById("preview").hidden`),
@@ -278,7 +278,7 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	}
 	os.WriteFile(plan, []byte("## Goal\nthe second plan\n"), 0o600)
 	if err := within(ctx, 10*time.Second,
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#room-error`, "refused: plan.md or HEAD changed after the preview"),
 		waitJS(`document.getElementById("preview").dataset.id !== `+jsString(first)+` && document.getElementById("preview-all").textContent.includes("the second plan")`),
 	); err != nil {
@@ -298,7 +298,7 @@ func TestPageStalePreviewRefused(t *testing.T) {
 	}
 	shoot(ctx, t, "room-page-stale.png")
 	if err := within(ctx, 30*time.Second,
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "the plan says: ship the second plan"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {
@@ -328,7 +328,7 @@ func TestPageStopDuringRun(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("tell me a long story"),
 		waitText(`#preview-text`, "preview: /ask → claude"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#room-status`, "an agent runs: tell me a long story"),
 	); err != nil {
 		t.Fatalf("the run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
@@ -343,7 +343,7 @@ func TestPageStopDuringRun(t *testing.T) {
 		t.Fatalf("run.holder: %s %v", b, err)
 	}
 	if err := within(ctx, 30*time.Second,
-		chromedp.Click(`#room-stop`, chromedp.ByQuery),
+		press(`#room-stop`),
 		waitText(`#console`, "cancelled"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {
@@ -485,7 +485,7 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("tell me the page's long story"),
 		waitText(`#preview-text`, "preview: /ask → claude"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#room-status`, "an agent runs"),
 	); err != nil {
 		t.Fatalf("the page after the terminal's run: %v\nconsole: %s", err, pageText(ctx, t, "#console"))
@@ -505,7 +505,7 @@ func TestPageAndTerminalOneRunAtATime(t *testing.T) {
 	if strings.Contains(screen[typed:], "preview:") {
 		t.Fatalf("the terminal previewed a second run:\n%s", screen)
 	}
-	if err := within(ctx, 10*time.Second, chromedp.Click(`#room-stop`, chromedp.ByQuery), waitText(`#room-status`, "ready")); err != nil {
+	if err := within(ctx, 10*time.Second, press(`#room-stop`), waitText(`#room-status`, "ready")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -534,7 +534,7 @@ func TestServeScreenshot(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("/plan add a --verbose flag"),
 		waitText(`#preview-text`, "preview: /plan → claude (planner)"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#turns`, "plan.md written by claude"),
 		waitText(`#room-status`, "ready"),
 		typeLine("which step is riskiest?"),
@@ -588,14 +588,14 @@ func TestPageEditPreviewsAgain(t *testing.T) {
 		waitText(`#room-complete`, "/replan"),
 		typeLine("the first question"),
 		waitText(`#preview-text`, "the first question"),
-		chromedp.Click(`#preview-edit`, chromedp.ByQuery),
+		press(`#preview-edit`),
 		waitJS(`!document.getElementById("preview-editor").hidden && document.getElementById("preview-editor").value.includes("the first question")`),
 		chromedp.SetValue(`#preview-editor`, "the edited question", chromedp.ByQuery),
-		chromedp.Click(`#preview-edit`, chromedp.ByQuery),
+		press(`#preview-edit`),
 		waitText(`#preview-title`, "· edited"),
 		waitText(`#preview-text`, "the edited question"),
 		waitJS(`document.getElementById("preview-editor").hidden`),
-		chromedp.Click(`#preview-cancel`, chromedp.ByQuery),
+		press(`#preview-cancel`),
 		waitText(`#console`, "cancelled. nothing ran."),
 	); err != nil {
 		t.Fatalf("edit: %v\nconsole: %s", err, pageText(ctx, t, "#console"))

@@ -109,6 +109,17 @@ const browserGuard = 2 * time.Minute
 
 // within runs actions under a hang guard of at least browserGuard (d, the
 // time they take on a quiet machine, only documents the expectation).
+// press clicks the button sel once it is enabled, by the page's own
+// click() rather than a mouse event at coordinates taken a moment before:
+// a timeline growing above the room (a loaded machine draws late) moves
+// the button between the two, and the mouse then clicks beside it.
+func press(sel string) chromedp.Action {
+	return chromedp.Tasks{
+		chromedp.WaitEnabled(sel, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector(`+jsString(sel)+`).click()`, nil),
+	}
+}
+
 func within(ctx context.Context, d time.Duration, actions ...chromedp.Action) error {
 	c, cancel := context.WithTimeout(ctx, max(d, browserGuard))
 	defer cancel()

@@ -96,7 +96,7 @@ func TestTwoScreensShowEachOthersRuns(t *testing.T) {
 		waitText(`#room-status`, "ready"),
 		typeLine("/plan add a --verbose flag"),
 		waitText(`#preview-title`, "run this? /plan → claude (planner)"),
-		chromedp.Click(`#preview-run`, chromedp.ByQuery),
+		press(`#preview-run`),
 		waitText(`#console`, "wrote .ai-session/plan.md"),
 		waitText(`#room-status`, "ready"),
 	); err != nil {
